@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { FerryConfig } from './config.js';
+import { TargetRegistry } from './registry.js';
+import type { SecretStore } from './keychain/port.js';
+import { ACCESS_KEY_ACCOUNT } from './keychain/port.js';
+import type { JobService } from './jobs/types.js';
+import { createJobService } from './jobs/service.js';
+import { registerTransferExecutors } from './jobs/executors.js';
+import { LocalTarget } from './targets/local/local-target.js';
+
+/** The host-neutral service: targets, jobs, secrets. The CLI and Electron main both start one. */
+export interface FerryCore {
+  readonly config: FerryConfig;
+  readonly targets: TargetRegistry;
+  readonly secrets: SecretStore;
+  /** the 256-bit key that authorises requests to the local API (hex) */
+  readonly accessKey: string;
+  readonly jobs: JobService;
+  close(): Promise<void>;
+}
+
+export interface CoreOptions {
+  secrets: SecretStore;
+  /** an access key to reuse when the secret store has none (e.g. from endpoint.json) */
+  previousAccessKey?: string | null;
+}
+
+export async function createCore(config: FerryConfig, options: CoreOptions): Promise<FerryCore> {
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  await mkdir(config.workspace, { recursive: true });
+  const accessKey = await loadAccessKey(options.secrets, options.previousAccessKey ?? null);
+
+  const targets = new TargetRegistry();
+  targets.register(new LocalTarget({ root: config.workspace }));
+
+  const jobs = createJobService({
+    dir: path.join(config.dataDir, 'jobs'),
+    concurrency: config.jobConcurrency,
+    retentionMs: config.jobRetentionMs,
+    accessKey,
+  });
+  registerTransferExecutors(jobs, { targets, secrets: options.secrets, limits: config.limits, accessKey });
+  await jobs.start();
+
+  return {
+    config,
+    targets,
+    secrets: options.secrets,
+    accessKey,
+    jobs,
+    async close() {
+      await jobs.close();
+      await targets.close();
+    },
+  };
+}
+
+async function loadAccessKey(secrets: SecretStore, previous: string | null): Promise<string> {
+  const stored = await secrets.get(ACCESS_KEY_ACCOUNT);
+  if (stored && /^[0-9a-f]{64}$/.test(stored)) return stored;
+  const key = previous && /^[0-9a-f]{64}$/.test(previous) ? previous : randomBytes(32).toString('hex');
+  await secrets.set(ACCESS_KEY_ACCOUNT, key);
+  return key;
+}

@@ -1,0 +1,58 @@
+import type { Job, JobKind, JobProgress, JobReport } from '../../../shared/api.js';
+
+/**
+ * What a running job's executor gets. Executors are registered per job kind, so a new
+ * kind (verify, download-to-library) plugs in without the runner knowing it.
+ */
+export interface JobExecutionContext {
+  job: Readonly<Job>;
+  /** the parameters the job was submitted with (persisted; never holds a token) */
+  params: Record<string, unknown>;
+  /** tokens by role ("source", "destination"); in memory only, or looked up again on resume */
+  tokens: Record<string, string>;
+  signal: AbortSignal;
+  /** merge progress; the runner persists and publishes it at a bounded rate */
+  progress(update: Partial<JobProgress>): void;
+  /** true when this run resumes a job that was running when the service stopped */
+  resumed: boolean;
+}
+
+export type JobExecutor = (ctx: JobExecutionContext) => Promise<JobReport>;
+
+export interface SubmitJob {
+  kind: JobKind;
+  target: string;
+  resource_id: string | null;
+  source?: { target: string; resource_id: string } | null;
+  params: Record<string, unknown>;
+  /** tokens by role; kept in memory, their sha256 persisted to authorise later requests */
+  tokens: Record<string, string>;
+  /** files the job owns (a spooled upload); removed when the job is pruned */
+  ownedFiles?: string[];
+}
+
+export interface JobService {
+  register(kind: JobKind, executor: JobExecutor): void;
+  /** loads persisted jobs, resumes or fails the ones that were running, starts pruning */
+  start(): Promise<void>;
+  submit(request: SubmitJob): Promise<Job>;
+  get(ticket: string): Job | undefined;
+  list(): Job[];
+  /** true when `token` is one the job was started with, or the access key */
+  mayAccess(ticket: string, token: string): boolean;
+  /** 409 FerryError when already finished */
+  cancel(ticket: string): Promise<Job>;
+  /** listener gets every change; returns an unsubscribe function */
+  subscribe(listener: (job: Job) => void): () => void;
+  /** stops running jobs without failing them, so start() can resume them next time */
+  close(): Promise<void>;
+}
+
+export const emptyReport = (): JobReport => ({
+  resources_created: [],
+  resources_updated: [],
+  resources_ignored: [],
+  failed_fixity: [],
+  file_errors: [],
+  new_resource: null,
+});

@@ -1,0 +1,30 @@
+import type { Target } from './target.js';
+import { notFound } from './errors.js';
+
+/** The targets this core serves, in the order the UI lists them. */
+export class TargetRegistry {
+  private readonly targets = new Map<string, Target>();
+
+  register(target: Target): void {
+    if (this.targets.has(target.info.name)) throw new Error(`target ${target.info.name} registered twice`);
+    this.targets.set(target.info.name, target);
+  }
+
+  all(): Target[] {
+    return [...this.targets.values()];
+  }
+
+  find(name: string): Target | undefined {
+    return this.targets.get(name);
+  }
+
+  get(name: string): Target {
+    const target = this.targets.get(name);
+    if (!target) throw notFound(`There is no target named '${name}'. GET /api_v1/targets/ lists them.`, 'target_not_found');
+    return target;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.all().map((target) => target.close?.()));
+  }
+}

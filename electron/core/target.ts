@@ -1,0 +1,138 @@
+import type { Readable } from 'node:stream';
+import type {
+  DuplicateFileAction,
+  FileError,
+  ResourceKind,
+  ResourceKindName,
+  TargetAction,
+} from '../../shared/api.js';
+
+/**
+ * The one interface every storage target implements (modelled on rclone's backends).
+ * A target says what it cannot do through `supported_actions`; nothing above the core
+ * ever asks a target's name to decide behaviour.
+ */
+export interface Target {
+  readonly info: TargetInfo;
+  /** Resources the token can see. `scope` (see ListScope) narrows the walk. */
+  list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode>;
+  detail(ctx: TargetContext, id: string): Promise<ResourceInfo>;
+  /** The resource and everything below it, as a stream of entries (see Entry.path). */
+  read(ctx: TargetContext, id: string): Promise<ReadResult>;
+  /**
+   * Writes entries into `containerId`, or, with `containerId === null`, creates a new
+   * top-level resource from entries that all sit under one top folder (its name is the
+   * new resource's title; if taken, the target picks a distinct one and reports it).
+   */
+  write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome>;
+  /** Optional: re-check stored bytes against recorded hashes (the offline library). */
+  verify?(ctx: TargetContext, id: string, options: VerifyOptions): Promise<VerifyOutcome>;
+  /** Optional: release handles (file watchers, sockets) at shutdown. */
+  close?(): Promise<void>;
+}
+
+export interface TargetInfo {
+  name: string;
+  readable_name: string;
+  supported_actions: Record<TargetAction, boolean>;
+  supported_hash_algorithms: string[];
+  /**
+   * Whose token the target takes. `access-key`: Ferry's own access key (local targets);
+   * `remote`: the remote service's token, or the one kept in the keychain for it.
+   */
+  credential: 'access-key' | 'remote';
+}
+
+export interface TargetContext {
+  /** The token for this target; for `access-key` targets, already checked by the caller. */
+  token: string;
+  signal: AbortSignal;
+}
+
+/**
+ * `undefined`: everything, flat and recursive (the contract's collection).
+ * `{container: null}`: the top level only. `{container: id}`: the direct children of id.
+ */
+export interface ListScope {
+  container?: string | null;
+}
+
+/** A ResourceSummary without the URLs the HTTP layer adds. */
+export interface ResourceNode {
+  kind: ResourceKind;
+  kind_name: ResourceKindName;
+  id: string;
+  /** parent id, or null at the top level */
+  container: string | null;
+  title: string;
+}
+
+/** A ResourceDetail without the URLs the HTTP layer adds. */
+export interface ResourceInfo extends ResourceNode {
+  /** contract format (see core/time.ts), or null */
+  date_created: string | null;
+  date_modified: string | null;
+  /** only algorithms of info.supported_hash_algorithms; lowercase hex; {} for containers */
+  hashes: Record<string, string>;
+  extra: Record<string, unknown>;
+}
+
+export interface ReadResult {
+  /** the resource's title; a download's payload sits under data/<title>/ */
+  title: string;
+  /** one of the target's nodes: what was read */
+  root: ResourceNode;
+  entries: AsyncIterable<Entry>;
+}
+
+/**
+ * One file or folder passing from a reader to a writer (a target, the ZIP writer).
+ * `path` is '/'-separated and starts with the read resource's own title:
+ * reading folder "Data" yields "Data", "Data/a.txt", "Data/sub/b.txt"; reading file
+ * "a.txt" yields "a.txt". Writers create `path` inside their destination container.
+ */
+export interface Entry {
+  path: string;
+  kind: 'file' | 'folder';
+  /** bytes, when known before reading */
+  size: number | null;
+  mtime: Date | null;
+  /** hashes the source itself reports (lowercase hex), by algorithm; may be empty */
+  hashes: Record<string, string>;
+  /** opens the bytes (files only); each call gives a fresh stream */
+  open(): Promise<Readable>;
+}
+
+export interface WriteOptions {
+  duplicateAction: DuplicateFileAction;
+  signal: AbortSignal;
+  /** a short label naming the job, for commit messages and logs (e.g. "Ferry upload 1b2c…") */
+  jobLabel: string;
+}
+
+export interface WriteOutcome {
+  /** paths relative to the destination container, as in Entry.path */
+  created: string[];
+  updated: string[];
+  ignored: string[];
+  /** per-file failures the remote reported; the job still finishes */
+  fileErrors: FileError[];
+  /** set for a top-level write */
+  newResource?: { id: string; title: string };
+}
+
+export interface VerifyOptions {
+  signal: AbortSignal;
+  onProgress(done: { files: number; bytes: number }, total: { files: number; bytes: number }): void;
+}
+
+export interface VerifyOutcome {
+  verified: string[];
+  failed: { path: string; algorithm: string; expected: string; actual: string }[];
+  /** files with no recorded hash to check against (now recorded, for plain ZIPs) */
+  unverified: string[];
+}
+
+export function fullActions(upload = true): Record<TargetAction, boolean> {
+  return { resource_collection: true, resource_detail: true, resource_download: true, resource_upload: upload };
+}
