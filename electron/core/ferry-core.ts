@@ -8,7 +8,8 @@ import { ACCESS_KEY_ACCOUNT } from './keychain/port.js';
 import type { JobService } from './jobs/types.js';
 import { createJobService } from './jobs/service.js';
 import { registerTransferExecutors } from './jobs/executors.js';
-import { LocalTarget } from './targets/local/local-target.js';
+import type { Target } from './target.js';
+import { builtinTargets } from './targets/builtin.js';
 
 /** The host-neutral service: targets, jobs, secrets. The CLI and Electron main both start one. */
 export interface FerryCore {
@@ -25,6 +26,8 @@ export interface CoreOptions {
   secrets: SecretStore;
   /** an access key to reuse when the secret store has none (e.g. from endpoint.json) */
   previousAccessKey?: string | null;
+  /** the targets to serve; default: every built-in target (tests pass their own) */
+  targets?: (config: FerryConfig, secrets: SecretStore) => Target[];
 }
 
 export async function createCore(config: FerryConfig, options: CoreOptions): Promise<FerryCore> {
@@ -33,7 +36,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
   const accessKey = await loadAccessKey(options.secrets, options.previousAccessKey ?? null);
 
   const targets = new TargetRegistry();
-  targets.register(new LocalTarget({ root: config.workspace }));
+  for (const target of (options.targets ?? builtinTargets)(config, options.secrets)) targets.register(target);
 
   const jobs = createJobService({
     dir: path.join(config.dataDir, 'jobs'),
