@@ -1,3 +1,4 @@
+import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -13,7 +14,7 @@ export default defineConfig({
         },
       },
       {
-        extends: './renderer/vite.config.ts',
+        plugins: [react()],
         test: {
           name: 'renderer',
           environment: 'jsdom',

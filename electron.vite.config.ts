@@ -1,0 +1,37 @@
+import { resolve } from 'node:path';
+import { defineConfig } from 'electron-vite';
+import react from '@vitejs/plugin-react';
+
+// One build for the three Electron parts and the headless CLI. Dependencies stay external
+// in main (node_modules ships with the app); the preload is CommonJS so the renderer can
+// stay sandboxed.
+export default defineConfig({
+  main: {
+    build: {
+      outDir: 'out/main',
+      rollupOptions: {
+        input: {
+          index: resolve('electron/main/index.ts'),
+          cli: resolve('electron/cli.ts'),
+        },
+      },
+    },
+  },
+  preload: {
+    build: {
+      outDir: 'out/preload',
+      rollupOptions: {
+        input: { index: resolve('electron/preload/index.ts') },
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
+    },
+  },
+  renderer: {
+    root: 'renderer',
+    plugins: [react()],
+    build: {
+      outDir: resolve('out/renderer'),
+      rollupOptions: { input: { index: resolve('renderer/index.html') } },
+    },
+  },
+});
