@@ -1,0 +1,493 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Job, JobKind, JobProgress, JobReport, JobStatus } from '../../../shared/api.js';
+import { CancelledError, conflict, isFerryError, notFound } from '../errors.js';
+import { formatDate } from '../time.js';
+import { TEMP_SUFFIX, writeFileAtomic } from './atomic-file.js';
+import type { JobExecutionContext, JobExecutor, JobService, SubmitJob } from './types.js';
+
+export interface JobServiceOptions {
+  /** where `<ticket>.json` files live */
+  dir: string;
+  /** jobs running at once */
+  concurrency: number;
+  /** finished jobs (and their owned files) are removed after this long */
+  retentionMs: number;
+  /** Ferry's access key: it may see and cancel every job */
+  accessKey: string;
+  now?: () => Date;
+  /** how often progress is persisted and published at most (default 250 ms) */
+  progressIntervalMs?: number;
+  /** how often finished jobs are pruned (default: an hour, or the retention if shorter) */
+  pruneIntervalMs?: number;
+  /** how long close() waits for aborted executors to return (default 10 s) */
+  closeTimeoutMs?: number;
+}
+
+/** What `<ticket>.json` holds. Tokens appear only as sha256 digests. */
+export interface StoredJob {
+  format: 1;
+  job: Job;
+  params: Record<string, unknown>;
+  ownedFiles: string[];
+  tokenSha256: string[];
+}
+
+/**
+ * The abort reason close() gives running executors. Executors that clean up after
+ * themselves (a spooled upload) check `isShutdownAbort(signal)` and keep what a resumed
+ * run needs.
+ */
+export class JobServiceClosing extends Error {
+  constructor() {
+    super('Ferry is stopping; the job will resume when it starts again.');
+    this.name = 'JobServiceClosing';
+  }
+}
+
+export function isShutdownAbort(signal: AbortSignal): boolean {
+  return signal.aborted && signal.reason instanceof JobServiceClosing;
+}
+
+const FINISHED: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled']);
+const TICKET_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const UNEXPECTED_ERROR = 'The job stopped because of an unexpected error inside Ferry; the details are in Ferry\'s log.';
+
+interface JobRecord {
+  job: Job;
+  params: Record<string, unknown>;
+  ownedFiles: string[];
+  tokenSha256: string[];
+  /** in memory only; empty for a job loaded from disk */
+  tokens: Record<string, string>;
+  resumed: boolean;
+  controller: AbortController | null;
+  /** settles when the running executor has returned and the outcome is recorded */
+  settled: Promise<void> | null;
+  cancelRequested: boolean;
+  // progress throttling
+  lastFlush: number;
+  flushTimer: NodeJS.Timeout | null;
+  // persistence: writes for one job run one after another, coalescing bursts
+  dirty: boolean;
+  writing: Promise<void> | null;
+  removed: boolean;
+}
+
+export function createJobService(options: JobServiceOptions): JobService {
+  return new FileJobService(options);
+}
+
+class FileJobService implements JobService {
+  private readonly executors = new Map<JobKind, JobExecutor>();
+  private readonly records = new Map<string, JobRecord>();
+  private readonly queue: string[] = [];
+  private readonly listeners = new Set<(job: Job) => void>();
+  private readonly now: () => Date;
+  private readonly concurrency: number;
+  private readonly progressIntervalMs: number;
+  private readonly accessKeyDigest: Buffer;
+  private running = 0;
+  private dirReady: Promise<void> | null = null;
+  private pruneTimer: NodeJS.Timeout | null = null;
+  private pruning: Promise<void> | null = null;
+  private closing = false;
+  private closed = false;
+
+  constructor(private readonly options: JobServiceOptions) {
+    this.now = options.now ?? (() => new Date());
+    this.concurrency = Math.max(1, Math.floor(options.concurrency));
+    this.progressIntervalMs = options.progressIntervalMs ?? 250;
+    this.accessKeyDigest = sha256(options.accessKey);
+  }
+
+  register(kind: JobKind, executor: JobExecutor): void {
+    this.executors.set(kind, executor);
+  }
+
+  async start(): Promise<void> {
+    await this.ensureDir();
+    const loaded = await this.loadAll();
+    for (const record of loaded) this.records.set(record.job.ticket_number, record);
+
+    // Jobs interrupted by a stop or a crash: resume them in the order they were submitted.
+    const interrupted = loaded
+      .filter((record) => record.job.status === 'running' || record.job.status === 'queued')
+      .sort((a, b) => a.job.created.localeCompare(b.job.created));
+    for (const record of interrupted) {
+      const wasRunning = record.job.status === 'running';
+      if (this.executors.has(record.job.kind)) {
+        record.resumed = wasRunning;
+        record.job.status = 'queued';
+        this.queue.push(record.job.ticket_number);
+      } else {
+        const when = wasRunning ? 'was running' : 'was waiting to run';
+        this.finish(record, 'failed', {
+          error: `Ferry stopped while this job ${when} and it could not be resumed: this version of Ferry cannot run ${record.job.kind} jobs.`,
+        });
+      }
+    }
+    await this.prune();
+    const interval = this.options.pruneIntervalMs ?? Math.min(3_600_000, Math.max(1000, this.options.retentionMs));
+    this.pruneTimer = setInterval(() => void this.prune(), interval);
+    this.pruneTimer.unref();
+    this.pump();
+  }
+
+  async submit(request: SubmitJob): Promise<Job> {
+    if (this.closing) throw new Error('the job service is closed');
+    if (!this.executors.has(request.kind)) throw new Error(`no executor registered for ${request.kind} jobs`);
+    await this.ensureDir();
+    const job: Job = {
+      ticket_number: randomUUID(),
+      kind: request.kind,
+      status: 'queued',
+      target: request.target,
+      resource_id: request.resource_id,
+      created: formatDate(this.now()),
+      started: null,
+      finished: null,
+      progress: { files_done: 0, files_total: null, bytes_done: 0, bytes_total: null },
+      report: null,
+      error: null,
+      source: request.source ?? null,
+    };
+    const tokens = { ...request.tokens };
+    const record = newRecord(job, {
+      params: request.params,
+      ownedFiles: request.ownedFiles ?? [],
+      tokenSha256: Object.values(tokens).map((token) => sha256(token).toString('hex')),
+    });
+    record.tokens = tokens;
+    this.records.set(job.ticket_number, record);
+    // Persist before acknowledging: a ticket handed out survives a crash right after.
+    await this.persist(record);
+    this.publish(record);
+    const acknowledged = clone(record.job);
+    this.queue.push(job.ticket_number);
+    this.pump();
+    return acknowledged;
+  }
+
+  get(ticket: string): Job | undefined {
+    const record = this.records.get(ticket);
+    return record ? clone(record.job) : undefined;
+  }
+
+  list(): Job[] {
+    return [...this.records.values()]
+      .map((record) => clone(record.job))
+      .sort((a, b) => b.created.localeCompare(a.created));
+  }
+
+  mayAccess(ticket: string, token: string): boolean {
+    if (typeof token !== 'string' || token === '') return false;
+    const digest = sha256(token);
+    // Compare against every candidate without stopping early, so timing says nothing
+    // about which (if any) matched.
+    let allowed = timingSafeEqual(digest, this.accessKeyDigest);
+    const record = this.records.get(ticket);
+    for (const stored of record?.tokenSha256 ?? []) {
+      const candidate = Buffer.from(stored, 'hex');
+      if (candidate.length === digest.length && timingSafeEqual(digest, candidate)) allowed = true;
+    }
+    return allowed && record !== undefined;
+  }
+
+  async cancel(ticket: string): Promise<Job> {
+    const record = this.records.get(ticket);
+    if (!record) throw ticketNotFound(ticket);
+    if (FINISHED.has(record.job.status)) throw conflict('The job has already finished.');
+    if (record.job.status === 'queued') {
+      const index = this.queue.indexOf(ticket);
+      if (index >= 0) this.queue.splice(index, 1);
+      this.finish(record, 'cancelled', { error: null });
+      await this.persist(record);
+      return clone(record.job);
+    }
+    record.cancelRequested = true;
+    record.controller?.abort(new CancelledError());
+    // Give the executor a moment to unwind so the answer usually says "cancelled"; an
+    // executor deaf to its signal still ends cancelled when it returns.
+    await Promise.race([record.settled, delay(10_000)]);
+    return clone(record.job);
+  }
+
+  subscribe(listener: (job: Job) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    this.pruneTimer = null;
+    const running = [...this.records.values()].filter((record) => record.controller);
+    for (const record of running) record.controller?.abort(new JobServiceClosing());
+    const timeout = this.options.closeTimeoutMs ?? 10_000;
+    await Promise.race([Promise.allSettled(running.map((record) => record.settled)), delay(timeout)]);
+    await this.pruning;
+    for (const record of this.records.values()) {
+      if (record.flushTimer) clearTimeout(record.flushTimer);
+      record.flushTimer = null;
+    }
+    await Promise.allSettled([...this.records.values()].map((record) => record.writing));
+    this.closed = true;
+    this.listeners.clear();
+  }
+
+  // ---- running -------------------------------------------------------------------
+
+  private pump(): void {
+    while (!this.closing && this.running < this.concurrency && this.queue.length > 0) {
+      const ticket = this.queue.shift()!;
+      const record = this.records.get(ticket);
+      if (!record || record.job.status !== 'queued') continue;
+      this.running += 1;
+      record.settled = this.run(record).finally(() => {
+        this.running -= 1;
+        this.pump();
+      });
+    }
+  }
+
+  private async run(record: JobRecord): Promise<void> {
+    const executor = this.executors.get(record.job.kind)!;
+    const controller = new AbortController();
+    record.controller = controller;
+    record.job.status = 'running';
+    record.job.started ??= formatDate(this.now());
+    record.job.error = null;
+    void this.persist(record);
+    this.publish(record);
+
+    const context: JobExecutionContext = {
+      job: record.job,
+      params: record.params,
+      tokens: { ...record.tokens },
+      signal: controller.signal,
+      progress: (update) => this.progress(record, update),
+      resumed: record.resumed,
+    };
+    let outcome: { report: JobReport } | { error: unknown };
+    try {
+      // `await` inside try so a synchronous throw and a rejection land in the same place.
+      outcome = { report: await executor(context) };
+    } catch (error) {
+      outcome = { error };
+    }
+    record.controller = null;
+    if (record.flushTimer) clearTimeout(record.flushTimer);
+    record.flushTimer = null;
+
+    if (this.closed) return; // the service is gone; the file still says running
+    const shutdown = controller.signal.reason instanceof JobServiceClosing;
+    if ('report' in outcome) {
+      this.finish(record, record.cancelRequested ? 'cancelled' : 'succeeded', { report: outcome.report, error: null });
+    } else if (shutdown && !record.cancelRequested) {
+      // Stopping, not failing: keep `running` on disk so the next start resumes it.
+      await this.persist(record);
+      return;
+    } else if (record.cancelRequested || outcome.error instanceof CancelledError) {
+      this.finish(record, 'cancelled', { error: null });
+    } else {
+      this.finish(record, 'failed', { error: this.describeFailure(record, outcome.error) });
+    }
+    await this.persist(record);
+  }
+
+  private describeFailure(record: JobRecord, error: unknown): string {
+    if (isFerryError(error)) return error.message;
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    // The log may be read by others: never let a token the job holds reach it.
+    const secrets = [...Object.values(record.tokens), this.options.accessKey];
+    console.error(`ferry: ${record.job.kind} job ${record.job.ticket_number} failed: ${redact(detail, secrets)}`);
+    return UNEXPECTED_ERROR;
+  }
+
+  private finish(record: JobRecord, status: JobStatus, fields: { report?: JobReport; error: string | null }): void {
+    record.job.status = status;
+    record.job.finished = formatDate(this.now());
+    if (fields.report) record.job.report = fields.report;
+    record.job.error = fields.error;
+    record.resumed = false;
+    record.tokens = {};
+    void this.persist(record);
+    this.publish(record);
+  }
+
+  // ---- progress --------------------------------------------------------------------
+
+  private progress(record: JobRecord, update: Partial<JobProgress>): void {
+    if (record.job.status !== 'running' || record.controller === null) return;
+    const merged: JobProgress = { ...record.job.progress };
+    for (const key of ['files_done', 'files_total', 'bytes_done', 'bytes_total'] as const) {
+      const value = update[key];
+      if (value !== undefined) (merged as unknown as Record<string, number | null>)[key] = value;
+    }
+    record.job.progress = merged;
+    const since = Date.now() - record.lastFlush;
+    if (since >= this.progressIntervalMs) {
+      this.flushProgress(record);
+    } else if (!record.flushTimer) {
+      record.flushTimer = setTimeout(() => this.flushProgress(record), this.progressIntervalMs - since);
+      record.flushTimer.unref();
+    }
+  }
+
+  private flushProgress(record: JobRecord): void {
+    if (record.flushTimer) clearTimeout(record.flushTimer);
+    record.flushTimer = null;
+    if (this.closed || record.job.status !== 'running') return;
+    record.lastFlush = Date.now();
+    void this.persist(record);
+    this.publish(record);
+  }
+
+  private publish(record: JobRecord): void {
+    if (this.closed) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(clone(record.job));
+      } catch (error) {
+        console.error('ferry: a job listener threw:', error instanceof Error ? error.message : String(error));
+      }
+    }
+  }
+
+  // ---- persistence ---------------------------------------------------------------------
+
+  private ensureDir(): Promise<void> {
+    this.dirReady ??= mkdir(this.options.dir, { recursive: true, mode: 0o700 }).then(() => undefined);
+    return this.dirReady;
+  }
+
+  private fileOf(ticket: string): string {
+    return path.join(this.options.dir, `${ticket}.json`);
+  }
+
+  /** Resolves once the record's latest state is on disk. */
+  private persist(record: JobRecord): Promise<void> {
+    if (record.removed) return Promise.resolve();
+    record.dirty = true;
+    record.writing ??= this.drain(record);
+    return record.writing;
+  }
+
+  private async drain(record: JobRecord): Promise<void> {
+    try {
+      while (record.dirty && !record.removed) {
+        record.dirty = false;
+        const stored: StoredJob = {
+          format: 1,
+          job: record.job,
+          params: record.params,
+          ownedFiles: record.ownedFiles,
+          tokenSha256: record.tokenSha256,
+        };
+        try {
+          await writeFileAtomic(this.fileOf(record.job.ticket_number), `${JSON.stringify(stored, null, 2)}\n`);
+        } catch (error) {
+          console.error(`ferry: could not save job ${record.job.ticket_number}:`, error instanceof Error ? error.message : String(error));
+        }
+      }
+    } finally {
+      // In the same synchronous step as the loop's last check, so no persist() is lost.
+      record.writing = null;
+    }
+  }
+
+  private async loadAll(): Promise<JobRecord[]> {
+    const names = await readdir(this.options.dir);
+    const records: JobRecord[] = [];
+    for (const name of names) {
+      if (name.endsWith(TEMP_SUFFIX)) {
+        // Left by a write that never finished; the json it was replacing is intact.
+        await rm(path.join(this.options.dir, name), { force: true });
+        continue;
+      }
+      const ticket = name.slice(0, -'.json'.length);
+      if (!name.endsWith('.json') || !TICKET_PATTERN.test(ticket)) continue;
+      try {
+        const stored = JSON.parse(await readFile(path.join(this.options.dir, name), 'utf8')) as StoredJob;
+        if (stored.format !== 1 || stored.job?.ticket_number !== ticket) throw new Error('unexpected content');
+        records.push(
+          newRecord(stored.job, {
+            params: stored.params ?? {},
+            ownedFiles: Array.isArray(stored.ownedFiles) ? stored.ownedFiles : [],
+            tokenSha256: Array.isArray(stored.tokenSha256) ? stored.tokenSha256 : [],
+          }),
+        );
+      } catch (error) {
+        console.error(`ferry: ignoring unreadable job file ${name}:`, error instanceof Error ? error.message : String(error));
+      }
+    }
+    return records;
+  }
+
+  private prune(): Promise<void> {
+    this.pruning ??= this.pruneOnce().finally(() => {
+      this.pruning = null;
+    });
+    return this.pruning;
+  }
+
+  private async pruneOnce(): Promise<void> {
+    const cutoff = this.now().getTime() - this.options.retentionMs;
+    for (const record of [...this.records.values()]) {
+      if (!FINISHED.has(record.job.status) || !record.job.finished) continue;
+      if (Date.parse(record.job.finished) >= cutoff) continue;
+      record.removed = true;
+      await record.writing;
+      this.records.delete(record.job.ticket_number);
+      for (const file of record.ownedFiles) await rm(file, { force: true, recursive: true }).catch(() => undefined);
+      await rm(this.fileOf(record.job.ticket_number), { force: true });
+    }
+  }
+}
+
+function newRecord(job: Job, stored: { params: Record<string, unknown>; ownedFiles: string[]; tokenSha256: string[] }): JobRecord {
+  return {
+    job,
+    params: stored.params,
+    ownedFiles: stored.ownedFiles,
+    tokenSha256: stored.tokenSha256,
+    tokens: {},
+    resumed: false,
+    controller: null,
+    settled: null,
+    cancelRequested: false,
+    lastFlush: 0,
+    flushTimer: null,
+    dirty: false,
+    writing: null,
+    removed: false,
+  };
+}
+
+function ticketNotFound(ticket: string) {
+  const shown = TICKET_PATTERN.test(ticket) ? ` '${ticket}'` : '';
+  return notFound(`There is no job with ticket${shown}; finished jobs are removed after a while.`, 'ticket_not_found');
+}
+
+function sha256(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+function redact(text: string, secrets: string[]): string {
+  let result = text;
+  for (const token of secrets) {
+    if (token.length >= 4) result = result.split(token).join('[token]');
+  }
+  return result;
+}
+
+function clone(job: Job): Job {
+  return structuredClone(job);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
