@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# System packages the tests use (Debian): Chromium for the UI tests, gnome-keyring and
+# D-Bus for the keychain tests, zip/unzip as independent ZIP checkers, Apache with mod_dav
+# as a real WebDAV server. Runs apt only for what is missing.
+set -euo pipefail
+packages=(chromium gnome-keyring dbus dbus-x11 libsecret-tools zip unzip apache2 apache2-utils)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "Test system packages present: ${packages[*]}"

@@ -1,0 +1,64 @@
+// `npm test`: every check the project has, in the order that fails fastest, then one
+// closing line "tests: N passed, N failed, N skipped" over Vitest and Playwright together.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+
+const CHROMIUM = process.env.FERRY_CHROMIUM ?? '/usr/bin/chromium';
+const quick = process.argv.includes('--unit');
+mkdirSync('test-results', { recursive: true });
+
+function step(title, command, args, env = {}) {
+  console.log(`\n=== ${title}: ${[command, ...args].join(' ')}`);
+  const result = spawnSync(command, args, { stdio: 'inherit', env: { ...process.env, ...env } });
+  return result.status === 0;
+}
+
+function readJson(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+const counts = { passed: 0, failed: 0, skipped: 0 };
+const failures = [];
+const mustPass = (name, ok) => {
+  if (!ok) failures.push(name);
+  return ok;
+};
+
+mustPass('layer boundaries', step('Layer boundaries', 'node', ['scripts/check-boundaries.mjs']));
+mustPass('lint', step('Lint', 'npx', ['eslint', '.']));
+mustPass('typecheck', step('Type check', 'npx', ['tsc', '-b']));
+const built = mustPass('build', step('Build', 'npx', ['electron-vite', 'build']));
+
+step('Unit and integration tests (Vitest)', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json']);
+const vitest = readJson('test-results/vitest.json');
+if (vitest) {
+  counts.passed += vitest.numPassedTests;
+  counts.failed += vitest.numFailedTests;
+  counts.skipped += vitest.numPendingTests + (vitest.numTodoTests ?? 0);
+  if (vitest.numFailedTests > 0 || vitest.numFailedTestSuites > 0) failures.push('vitest');
+} else failures.push('vitest (no report)');
+
+if (quick) {
+  console.log('\nUI tests not run (--unit).');
+} else if (!existsSync(CHROMIUM)) {
+  console.log(`\nUI tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set FERRY_CHROMIUM).`);
+} else if (!built) {
+  failures.push('UI tests (build failed)');
+} else {
+  step('UI tests (Playwright, Chromium)', 'npx', ['playwright', 'test', '--reporter=list,json'], { PLAYWRIGHT_JSON_OUTPUT_NAME: 'test-results/playwright.json' });
+  const playwright = readJson('test-results/playwright.json');
+  if (playwright?.stats) {
+    counts.passed += playwright.stats.expected + (playwright.stats.flaky ?? 0);
+    counts.failed += playwright.stats.unexpected;
+    counts.skipped += playwright.stats.skipped;
+    if (playwright.stats.unexpected > 0) failures.push('playwright');
+  } else failures.push('playwright (no report)');
+}
+
+console.log(failures.length ? `\nFailed: ${failures.join(', ')}` : '\nAll checks passed.');
+console.log(`tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
+process.exit(failures.length ? 1 : 0);
