@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { describe, expect, it } from 'vitest';
+import type { Entry } from '../target.js';
+import { WatchedEntries } from './entry-stream.js';
+
+const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
+const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+
+function fileEntry(path: string, bytes: Buffer, hashes: Record<string, string>, chunks = 1): Entry {
+  return {
+    path,
+    kind: 'file',
+    size: bytes.length,
+    mtime: null,
+    hashes,
+    async open() {
+      const size = Math.ceil(bytes.length / chunks);
+      const parts: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i += size) parts.push(bytes.subarray(i, i + size));
+      return Readable.from(parts);
+    },
+  };
+}
+
+async function* fromArray(entries: Entry[]): AsyncIterable<Entry> {
+  yield* entries;
+}
+
+describe('WatchedEntries', () => {
+  it('counts bytes and files and passes the bytes through unchanged', async () => {
+    const data = Buffer.from('hello fixity world');
+    const progress: { files_done: number; bytes_done: number }[] = [];
+    const watched = new WatchedEntries(
+      fromArray([{ path: 'D', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) }, fileEntry('D/a.txt', data, { md5: md5(data) }, 4)]),
+      { signal: new AbortController().signal, onProgress: (p) => progress.push(p) },
+    );
+    const out: Buffer[] = [];
+    for await (const entry of watched) if (entry.kind === 'file') out.push(await buffer(await entry.open()));
+    expect(Buffer.concat(out)).toEqual(data);
+    expect(watched.filesDone).toBe(1);
+    expect(watched.bytesDone).toBe(data.length);
+    expect(watched.filesSeen).toBe(1);
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress.at(-1)).toEqual({ files_done: 1, bytes_done: data.length });
+    expect(watched.fixityFailures).toEqual([]);
+  });
+
+  it('records a flipped byte as a fixity failure for every reported algorithm it can compute', async () => {
+    const good = Buffer.from('the original bytes');
+    const bad = Buffer.from(good);
+    bad[3] = bad[3]! ^ 0x01;
+    const watched = new WatchedEntries(
+      fromArray([
+        fileEntry('D/bad.txt', bad, { MD5: md5(good).toUpperCase(), sha256: sha256(good), 'quickxor': 'zzz' }),
+        fileEntry('D/good.txt', good, { md5: md5(good) }),
+      ]),
+      { signal: new AbortController().signal, onProgress: () => undefined },
+    );
+    for await (const entry of watched) await buffer(await entry.open());
+    expect(watched.fixityFailures).toEqual([
+      { path: 'D/bad.txt', algorithm: 'md5', expected: md5(good), actual: md5(bad) },
+      { path: 'D/bad.txt', algorithm: 'sha256', expected: sha256(good), actual: sha256(bad) },
+    ]);
+  });
+
+  it('counts a file read twice (a retried upload) once', async () => {
+    const data = Buffer.alloc(1000, 7);
+    const watched = new WatchedEntries(fromArray([fileEntry('a.bin', data, { md5: md5(data) }, 10)]), {
+      signal: new AbortController().signal,
+      onProgress: () => undefined,
+    });
+    for await (const entry of watched) {
+      const first = await entry.open();
+      first.read(); // a partial read, then the writer gives up and retries
+      first.destroy();
+      await buffer(await entry.open());
+    }
+    expect(watched.bytesDone).toBe(1000);
+    expect(watched.filesDone).toBe(1);
+  });
+
+  it('destroys open streams and stops iterating when the signal aborts', async () => {
+    const controller = new AbortController();
+    const endless = new Readable({ read() { this.push(Buffer.alloc(1024)); } });
+    const entries: Entry[] = [
+      { path: 'big', kind: 'file', size: null, mtime: null, hashes: {}, open: async () => endless },
+      fileEntry('next', Buffer.from('x'), {}),
+    ];
+    const watched = new WatchedEntries(fromArray(entries), { signal: controller.signal, onProgress: () => undefined });
+    const iterator = watched[Symbol.asyncIterator]();
+    const first = (await iterator.next()).value as Entry;
+    const stream = await first.open();
+    const reading = buffer(stream);
+    controller.abort();
+    await expect(reading).rejects.toThrow(/cancelled/);
+    expect(endless.destroyed).toBe(true);
+    await expect(iterator.next()).rejects.toThrow(/cancelled/);
+  });
+});

@@ -1,0 +1,126 @@
+import type { Readable } from 'node:stream';
+import type { FixityFailure } from '../../../shared/api.js';
+import { CancelledError } from '../errors.js';
+import { HashingPassThrough, type HashAlgorithm } from '../hashing.js';
+import type { Entry } from '../target.js';
+
+const COMPUTABLE: ReadonlySet<string> = new Set<HashAlgorithm>(['md5', 'sha1', 'sha256', 'sha512']);
+
+export interface WatchedEntriesOptions {
+  signal: AbortSignal;
+  /** called whenever the counts move; the job runner rate-limits what it publishes */
+  onProgress(progress: { files_done: number; bytes_done: number }): void;
+}
+
+/**
+ * Entries passing from a reader to a writer, watched on the way: every byte a writer reads
+ * through `open()` is counted and hashed once, and the hashes the source reported are
+ * checked when the stream ends. The writer never sees the difference.
+ */
+export class WatchedEntries implements AsyncIterable<Entry> {
+  filesDone = 0;
+  bytesDone = 0;
+  /** file entries the writer has been handed */
+  filesSeen = 0;
+  /** the sum of the known sizes of those files */
+  bytesSeen = 0;
+  private readonly failures = new Map<string, FixityFailure[]>();
+  private readonly open = new Set<Readable>();
+  private readonly onAbort = () => this.destroyAll();
+
+  constructor(
+    private readonly source: AsyncIterable<Entry>,
+    private readonly options: WatchedEntriesOptions,
+  ) {
+    options.signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Fixity failures found so far: the last complete read of each file counts. */
+  get fixityFailures(): FixityFailure[] {
+    return [...this.failures.values()].flat();
+  }
+
+  /** Stops listening to the signal; call when the writer is done. */
+  dispose(): void {
+    this.options.signal.removeEventListener('abort', this.onAbort);
+    this.destroyAll();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Entry> {
+    throwIfCancelled(this.options.signal);
+    for await (const entry of this.source) {
+      throwIfCancelled(this.options.signal);
+      if (entry.kind === 'file') {
+        this.filesSeen += 1;
+        this.bytesSeen += entry.size ?? 0;
+        yield this.watch(entry);
+      } else {
+        yield entry;
+      }
+    }
+  }
+
+  private watch(entry: Entry): Entry {
+    const expected = Object.entries(entry.hashes)
+      .map(([algorithm, value]) => [algorithm.toLowerCase(), value.toLowerCase()] as const)
+      .filter(([algorithm]) => COMPUTABLE.has(algorithm));
+    // A writer may open a file more than once (a retried upload): count each byte once.
+    let counted = 0;
+    let finished = false;
+    return {
+      ...entry,
+      open: async () => {
+        throwIfCancelled(this.options.signal);
+        const raw = await entry.open();
+        let read = 0;
+        const hasher = new HashingPassThrough(
+          expected.map(([algorithm]) => algorithm),
+          (n) => {
+            read += n;
+            if (read > counted) {
+              this.bytesDone += read - counted;
+              counted = read;
+              this.report();
+            }
+          },
+        );
+        raw.on('error', (error) => hasher.destroy(error));
+        hasher.on('close', () => {
+          this.open.delete(raw);
+          this.open.delete(hasher);
+          if (!raw.destroyed && !raw.readableEnded) raw.destroy();
+        });
+        hasher.once('end', () => {
+          this.failures.delete(entry.path);
+          const actual = hasher.digests ?? {};
+          const mismatches = expected
+            .filter(([algorithm, value]) => actual[algorithm] !== value)
+            .map(([algorithm, value]) => ({ path: entry.path, algorithm, expected: value, actual: actual[algorithm] ?? '' }));
+          if (mismatches.length > 0) this.failures.set(entry.path, mismatches);
+          if (!finished) {
+            finished = true;
+            this.filesDone += 1;
+            this.report();
+          }
+        });
+        this.open.add(raw);
+        this.open.add(hasher);
+        if (this.options.signal.aborted) this.destroyAll();
+        return raw.pipe(hasher);
+      },
+    };
+  }
+
+  private report(): void {
+    this.options.onProgress({ files_done: this.filesDone, bytes_done: this.bytesDone });
+  }
+
+  private destroyAll(): void {
+    for (const stream of this.open) stream.destroy(new CancelledError());
+    this.open.clear();
+  }
+}
+
+function throwIfCancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw new CancelledError();
+}
