@@ -1,0 +1,73 @@
+// Hashes of workspace files, remembered by what identifies a file's version on disk, so
+// a second detail (or an `update` comparison) does not read the bytes again.
+
+export interface FileVersion {
+  /** relative path ('/'-separated) */
+  path: string;
+  size: bigint;
+  mtimeNs: bigint;
+  /** the inode: an atomic replace (rename over) always changes it, even with the same size and mtime */
+  ino: bigint;
+}
+
+export class HashCache {
+  private readonly entries = new Map<string, Record<string, string>>();
+  private readonly inFlight = new Map<string, Promise<Record<string, string>>>();
+  /** how many times a file's bytes were actually read to hash them (tests check cache hits) */
+  computations = 0;
+
+  constructor(private readonly capacity = 20_000) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(version: FileVersion): Record<string, string> | undefined {
+    const key = keyOf(version);
+    const hashes = this.entries.get(key);
+    if (hashes) {
+      // Least recently used goes first: re-inserting moves the key to the end.
+      this.entries.delete(key);
+      this.entries.set(key, hashes);
+    }
+    return hashes;
+  }
+
+  set(version: FileVersion, hashes: Record<string, string>): void {
+    const key = keyOf(version);
+    this.entries.delete(key);
+    this.entries.set(key, hashes);
+    while (this.entries.size > this.capacity) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.entries.delete(oldest);
+    }
+  }
+
+  /** The cached hashes, or `compute()`'s (one computation per version even when asked concurrently). */
+  async getOrCompute(version: FileVersion, compute: () => Promise<Record<string, string>>): Promise<Record<string, string>> {
+    const cached = this.get(version);
+    if (cached) return cached;
+    const key = keyOf(version);
+    let pending = this.inFlight.get(key);
+    if (!pending) {
+      this.computations += 1;
+      pending = compute().then(
+        (hashes) => {
+          this.set(version, hashes);
+          return hashes;
+        },
+      ).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+function keyOf(version: FileVersion): string {
+  return `${version.path}\0${version.size}\0${version.mtimeNs}\0${version.ino}`;
+}

@@ -1,0 +1,12 @@
+import type { FerryConfig } from '../../config.js';
+import type { SecretStore } from '../../keychain/port.js';
+import type { Target } from '../../target.js';
+import { LocalTarget } from './local-target.js';
+
+export { LocalTarget, LOCAL_HASH_ALGORITHMS, type LocalTargetOptions } from './local-target.js';
+export { encodeLocalId, decodeLocalId } from './ids.js';
+
+/** The `local` target over the configured workspace (it needs no secrets). */
+export function createLocalTarget(config: FerryConfig, _secrets: SecretStore): Target {
+  return new LocalTarget({ root: config.workspace });
+}

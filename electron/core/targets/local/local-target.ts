@@ -1,0 +1,242 @@
+// The `local` target: folders and files under one workspace root on this machine.
+// Ids: see ids.ts. Symlinks: never followed, never listed, refused by id (README.md says why).
+
+import { constants, type BigIntStats } from 'node:fs';
+import { lstat, mkdir, open, realpath } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { notFound } from '../../errors.js';
+import { hashStream } from '../../hashing.js';
+import { formatNanoseconds } from '../../time.js';
+import type {
+  Entry,
+  ListScope,
+  ReadResult,
+  ResourceInfo,
+  ResourceNode,
+  Target,
+  TargetContext,
+  TargetInfo,
+  WriteOptions,
+  WriteOutcome,
+} from '../../target.js';
+import { fullActions } from '../../target.js';
+import { HashCache, type FileVersion } from './hash-cache.js';
+import { decodeLocalId, encodeLocalId } from './ids.js';
+import { joinInside } from './safe-path.js';
+import { childrenOf, isCode, walkTree, type WalkNode } from './walk.js';
+import { writeEntries } from './writer.js';
+
+export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
+const READ_CHUNK = 1024 * 1024;
+/** O_NOFOLLOW where the platform has it (not on Windows, where symlinks need privileges anyway). */
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+export interface LocalTargetOptions {
+  /** the workspace folder; its immediate children are the top-level resources */
+  root: string;
+  /** how many files' hashes to remember (LRU) */
+  hashCacheSize?: number;
+}
+
+/** A node on disk, checked to be a real file or folder inside the root. */
+interface ResolvedNode {
+  relativePath: string;
+  absolutePath: string;
+  stat: BigIntStats;
+  isFolder: boolean;
+}
+
+export class LocalTarget implements Target {
+  readonly info: TargetInfo = {
+    name: 'local',
+    readable_name: 'Local folders',
+    supported_actions: fullActions(true),
+    supported_hash_algorithms: [...LOCAL_HASH_ALGORITHMS],
+    credential: 'access-key',
+  };
+  /** exposed so tests (and a future verify) can see what is cached and how often bytes were read */
+  readonly hashCache: HashCache;
+  private readonly root: string;
+  private rootRealPath: string | null = null;
+
+  constructor(options: LocalTargetOptions) {
+    this.root = options.root;
+    this.hashCache = new HashCache(options.hashCacheSize);
+  }
+
+  async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+    const root = await this.realRoot();
+    if (scope === undefined || scope.container === undefined) {
+      if (root === null) return;
+      for await (const node of walkTree(root, '', ctx.signal)) yield toResourceNode(node.relativePath, node.isFolder);
+      return;
+    }
+    let dir: { absolutePath: string; relativePath: string };
+    if (scope.container === null) {
+      if (root === null) return;
+      dir = { absolutePath: root, relativePath: '' };
+    } else {
+      const resolved = await this.resolve(scope.container);
+      if (!resolved.isFolder) throw notFound(`'${resolved.relativePath}' is a file, not a folder: it has no children to list.`);
+      dir = resolved;
+    }
+    for (const node of await childrenOf(dir.absolutePath, dir.relativePath)) yield toResourceNode(node.relativePath, node.isFolder);
+  }
+
+  async detail(_ctx: TargetContext, id: string): Promise<ResourceInfo> {
+    const resolved = await this.resolve(id);
+    const { stat, relativePath, isFolder } = resolved;
+    const created = stat.birthtimeNs > 0n ? stat.birthtimeNs : stat.ctimeNs;
+    const materializedPath = `/${relativePath}${isFolder ? '/' : ''}`;
+    return {
+      ...toResourceNode(relativePath, isFolder),
+      date_created: formatNanoseconds(created),
+      date_modified: formatNanoseconds(stat.mtimeNs),
+      hashes: isFolder ? {} : await this.hashesOf(resolved),
+      extra: {
+        materialized_path: materializedPath,
+        path: materializedPath,
+        provider: 'local',
+        size: isFolder ? null : Number(stat.size),
+        tags: [],
+        last_touched: null,
+        mode: (Number(stat.mode) & 0o7777).toString(8).padStart(4, '0'),
+      },
+    };
+  }
+
+  async read(ctx: TargetContext, id: string): Promise<ReadResult> {
+    const resolved = await this.resolve(id);
+    const root = toResourceNode(resolved.relativePath, resolved.isFolder);
+    const title = root.title;
+    const prefixLength = resolved.relativePath.length - title.length;
+    const entries = resolved.isFolder
+      ? this.folderEntries(resolved, prefixLength, ctx.signal)
+      : (async function* (self: LocalTarget) {
+          yield self.entryFor(resolved, title);
+        })(this);
+    return { title, root, entries };
+  }
+
+  async write(_ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    let root = await this.realRoot();
+    if (root === null) {
+      await mkdir(this.root, { recursive: true });
+      root = await this.realRoot();
+      if (root === null) throw notFound('The workspace folder could not be created.');
+    }
+    let containerPath = '';
+    if (containerId !== null) {
+      const container = await this.resolve(containerId);
+      if (!container.isFolder) throw notFound(`'${container.relativePath}' is a file; files can only be written into a folder.`);
+      containerPath = container.relativePath;
+    }
+    return writeEntries({
+      rootRealPath: root,
+      containerPath,
+      topLevel: containerId === null,
+      entries,
+      options,
+      hashCache: this.hashCache,
+      algorithms: LOCAL_HASH_ALGORITHMS,
+      idOf: encodeLocalId,
+    });
+  }
+
+  /** The entries of a folder read: the folder itself, then everything below it. */
+  private async *folderEntries(folder: ResolvedNode, prefixLength: number, signal: AbortSignal): AsyncGenerator<Entry> {
+    yield this.entryFor(folder, folder.relativePath.slice(prefixLength));
+    for await (const node of walkTree(folder.absolutePath, folder.relativePath, signal)) {
+      const resolved = await this.statNode(node);
+      if (resolved) yield this.entryFor(resolved, node.relativePath.slice(prefixLength));
+    }
+  }
+
+  private entryFor(node: ResolvedNode, entryPath: string): Entry {
+    const version = versionOf(node);
+    return {
+      path: entryPath,
+      kind: node.isFolder ? 'folder' : 'file',
+      size: node.isFolder ? null : Number(node.stat.size),
+      mtime: new Date(Number(node.stat.mtimeNs / 1_000_000n)),
+      hashes: node.isFolder ? {} : { ...(this.hashCache.get(version) ?? {}) },
+      open: async () => {
+        if (node.isFolder) throw new Error(`'${entryPath}' is a folder; only files have bytes to open.`);
+        return openNoFollow(node.absolutePath);
+      },
+    };
+  }
+
+  /** lstat of a walked node; null when it vanished or turned into something else meanwhile. */
+  private async statNode(node: WalkNode): Promise<ResolvedNode | null> {
+    try {
+      const stat = await lstat(node.absolutePath, { bigint: true });
+      if (node.isFolder ? !stat.isDirectory() : !stat.isFile()) return null;
+      return { relativePath: node.relativePath, absolutePath: node.absolutePath, stat, isFolder: node.isFolder };
+    } catch (error) {
+      if (isCode(error, 'ENOENT', 'ENOTDIR')) return null;
+      throw error;
+    }
+  }
+
+  private hashesOf(node: ResolvedNode): Promise<Record<string, string>> {
+    return this.hashCache.getOrCompute(versionOf(node), async () => {
+      const { hashes } = await hashStream(await openNoFollow(node.absolutePath), LOCAL_HASH_ALGORITHMS);
+      return hashes;
+    });
+  }
+
+  /**
+   * The file or folder an id names, or 404: unknown ids, missing paths, symlinks (at the
+   * node or any folder above it) and anything that is neither a regular file nor a folder.
+   */
+  private async resolve(id: string): Promise<ResolvedNode> {
+    const relativePath = decodeLocalId(id);
+    const missing = () => notFound(`There is no file or folder '${relativePath}' in the local workspace.`);
+    const root = await this.realRoot();
+    if (root === null) throw missing();
+    const absolutePath = joinInside(root, relativePath);
+    let stat: BigIntStats;
+    try {
+      stat = await lstat(absolutePath, { bigint: true });
+      // The lexical path must be the real one: a symlinked folder anywhere above would differ.
+      if (!(stat.isFile() || stat.isDirectory()) || (await realpath(absolutePath)) !== absolutePath) throw missing();
+    } catch (error) {
+      if (isCode(error, 'ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'ENAMETOOLONG')) throw missing();
+      throw error;
+    }
+    return { relativePath, absolutePath, stat, isFolder: stat.isDirectory() };
+  }
+
+  /** The root's real path (the root itself may sit behind a symlink, like /tmp on macOS); null while it does not exist. */
+  private async realRoot(): Promise<string | null> {
+    if (this.rootRealPath !== null) return this.rootRealPath;
+    try {
+      this.rootRealPath = await realpath(this.root);
+      return this.rootRealPath;
+    } catch (error) {
+      if (isCode(error, 'ENOENT')) return null;
+      throw error;
+    }
+  }
+}
+
+function toResourceNode(relativePath: string, isFolder: boolean): ResourceNode {
+  const slash = relativePath.lastIndexOf('/');
+  return {
+    kind: isFolder ? 'container' : 'item',
+    kind_name: isFolder ? 'folder' : 'file',
+    id: encodeLocalId(relativePath),
+    container: slash < 0 ? null : encodeLocalId(relativePath.slice(0, slash)),
+    title: relativePath.slice(slash + 1),
+  };
+}
+
+function versionOf(node: ResolvedNode): FileVersion {
+  return { path: node.relativePath, size: node.stat.size, mtimeNs: node.stat.mtimeNs, ino: node.stat.ino };
+}
+
+async function openNoFollow(absolutePath: string): Promise<Readable> {
+  const handle = await open(absolutePath, constants.O_RDONLY | NOFOLLOW);
+  return handle.createReadStream({ highWaterMark: READ_CHUNK, autoClose: true });
+}

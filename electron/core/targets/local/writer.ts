@@ -1,0 +1,270 @@
+// Writing entries into the workspace. Every file goes to a temporary name in its
+// destination folder and is renamed into place, so a reader never sees half a file and an
+// abort leaves nothing behind. Nothing here follows a symlink: folders are made one level
+// at a time and each existing level is lstat-checked, the temp file is opened with
+// O_EXCL|O_NOFOLLOW, and each destination folder's realpath is checked to be inside the root.
+
+import { randomBytes } from 'node:crypto';
+import { constants, type BigIntStats } from 'node:fs';
+import { lstat, lutimes, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { badRequest, CancelledError, throwIfAborted } from '../../errors.js';
+import { HashingPassThrough, hashStream } from '../../hashing.js';
+import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
+import type { FileVersion, HashCache } from './hash-cache.js';
+import { checkRelativePath, isInside, joinInside } from './safe-path.js';
+import { isCode, joinRelative } from './walk.js';
+
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const MAX_NAME_ATTEMPTS = 10_000;
+
+export interface WriteParams {
+  /** the workspace root, already resolved with realpath */
+  rootRealPath: string;
+  /** the destination folder relative to the root; '' for the root itself */
+  containerPath: string;
+  /** a top-level write: the entries' one top folder becomes a new top-level resource */
+  topLevel: boolean;
+  entries: AsyncIterable<Entry>;
+  options: WriteOptions;
+  hashCache: HashCache;
+  /** what to compute while bytes pass (the cache then knows a written file's hashes) */
+  algorithms: readonly string[];
+  idOf(relativePath: string): string;
+}
+
+/** A problem with one entry only (a file where a folder should be, ...): reported, the write goes on. */
+class EntryConflict extends Error {}
+
+export async function writeEntries(params: WriteParams): Promise<WriteOutcome> {
+  return new Writer(params).run();
+}
+
+class Writer {
+  private readonly outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
+  private readonly containerAbsolute: string;
+  /** folders known to be real directories inside the root */
+  private readonly knownFolders = new Set<string>();
+  private readonly checkedParents = new Set<string>();
+  /** folders this write made, with the mtime their entry asked for (applied at the end) */
+  private readonly folderTimes = new Map<string, Date>();
+  private readonly madeFolders = new Set<string>();
+  private top: { from: string; to: string } | null = null;
+
+  constructor(private readonly params: WriteParams) {
+    this.containerAbsolute = joinInside(params.rootRealPath, params.containerPath);
+    this.knownFolders.add(this.containerAbsolute);
+  }
+
+  async run(): Promise<WriteOutcome> {
+    const { entries, options } = this.params;
+    for await (const entry of entries) {
+      throwIfAborted(options.signal);
+      const problem = checkRelativePath(entry.path);
+      if (problem !== null) throw badRequest(`Cannot write '${entry.path.replace(/\0/g, '\\0')}': ${problem}. Nothing outside the destination is written.`);
+      const destination = this.params.topLevel ? await this.remapTopLevel(entry) : entry.path;
+      if (destination === null) continue;
+      try {
+        if (entry.kind === 'folder') await this.writeFolder(entry, destination);
+        else await this.writeFile(entry, destination);
+      } catch (error) {
+        if (!(error instanceof EntryConflict)) throw error;
+        this.outcome.fileErrors.push({ path: destination, error: error.message });
+      }
+    }
+    await this.applyFolderTimes();
+    if (this.params.topLevel) {
+      if (this.top === null) throw badRequest('A top-level upload needs one folder (or file) to create; there were no entries.');
+      this.outcome.newResource = { id: this.params.idOf(this.top.to), title: this.top.to };
+    }
+    return this.outcome;
+  }
+
+  /**
+   * The entry's path with the top folder renamed to the distinct name this write claimed
+   * (claimed on the first entry). Null when the entry is not under that one top folder.
+   */
+  private async remapTopLevel(entry: Entry): Promise<string | null> {
+    const slash = entry.path.indexOf('/');
+    const first = slash < 0 ? entry.path : entry.path.slice(0, slash);
+    const rest = slash < 0 ? '' : entry.path.slice(slash);
+    if (this.top === null) {
+      const isFolder = entry.kind === 'folder' || slash >= 0;
+      this.top = { from: first, to: isFolder ? await this.claimTopFolder(first) : await this.freeTopFileName(first) };
+    } else if (first !== this.top.from) {
+      this.outcome.fileErrors.push({
+        path: entry.path,
+        error: `'${entry.path}' is not inside the top folder '${this.top.from}'; a top-level upload holds exactly one folder, so it was skipped.`,
+      });
+      return null;
+    }
+    return this.top.to + rest;
+  }
+
+  /** Makes `Name`, or `Name (2)`, `Name (3)`… at the root; mkdir claims the name atomically. */
+  private async claimTopFolder(name: string): Promise<string> {
+    for (let n = 1; n <= MAX_NAME_ATTEMPTS; n += 1) {
+      const candidate = n === 1 ? name : `${name} (${n})`;
+      const absolute = path.join(this.containerAbsolute, candidate);
+      try {
+        await mkdir(absolute);
+      } catch (error) {
+        if (isCode(error, 'EEXIST')) continue;
+        throw error;
+      }
+      this.knownFolders.add(absolute);
+      this.madeFolders.add(absolute);
+      this.outcome.created.push(candidate);
+      return candidate;
+    }
+    throw badRequest(`Too many resources are already named like '${name}'; rename the folder and try again.`);
+  }
+
+  /** `a.txt`, or `a (2).txt`, `a (3).txt`… whichever is free at the root. */
+  private async freeTopFileName(name: string): Promise<string> {
+    const dot = name.lastIndexOf('.');
+    const [stem, extension] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+    for (let n = 1; n <= MAX_NAME_ATTEMPTS; n += 1) {
+      const candidate = n === 1 ? name : `${stem} (${n})${extension}`;
+      if ((await lstatOrNull(path.join(this.containerAbsolute, candidate))) === null) return candidate;
+    }
+    throw badRequest(`Too many resources are already named like '${name}'; rename the file and try again.`);
+  }
+
+  private async writeFolder(entry: Entry, destination: string): Promise<void> {
+    const absolute = await this.ensureFolder(destination);
+    if (entry.mtime && this.madeFolders.has(absolute) && !Number.isNaN(entry.mtime.getTime())) this.folderTimes.set(absolute, entry.mtime);
+  }
+
+  private async writeFile(entry: Entry, destination: string): Promise<void> {
+    const slash = destination.lastIndexOf('/');
+    const folder = await this.ensureFolder(slash < 0 ? '' : destination.slice(0, slash));
+    const target = path.join(folder, destination.slice(slash + 1));
+    const existing = await lstatOrNull(target);
+    if (existing !== null) {
+      if (existing.isDirectory()) throw new EntryConflict(`A folder '${destination}' already exists where this file should go; it was left alone.`);
+      if (!existing.isFile()) throw new EntryConflict(`'${destination}' already exists and is not a regular file (a link or a device); it was left alone.`);
+      if (this.params.options.duplicateAction === 'ignore') {
+        this.outcome.ignored.push(destination);
+        return;
+      }
+    }
+
+    const temporary = path.join(folder, `.ferry-${randomBytes(8).toString('hex')}.part`);
+    const written = await this.writeTemporary(entry, temporary, existing !== null);
+    try {
+      if (existing !== null && BigInt(written.bytes) === existing.size) {
+        const existingHashes = await this.params.hashCache.getOrCompute(this.versionOf(target, existing), () => hashNoFollow(target, this.params.algorithms));
+        if (existingHashes.sha256 !== undefined && existingHashes.sha256 === written.hashes.sha256) {
+          await unlink(temporary);
+          this.outcome.ignored.push(destination);
+          return;
+        }
+      }
+      if (entry.mtime && !Number.isNaN(entry.mtime.getTime())) await lutimes(temporary, new Date(), entry.mtime);
+      try {
+        await rename(temporary, target);
+      } catch (error) {
+        // A folder appeared at the destination after the check above.
+        if (isCode(error, 'EISDIR', 'ENOTEMPTY', 'EEXIST', 'ENOTDIR')) throw new EntryConflict(`A folder '${destination}' already exists where this file should go; it was left alone.`);
+        throw error;
+      }
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined);
+      throw error;
+    }
+    const stored = await lstatOrNull(target);
+    if (stored?.isFile()) this.params.hashCache.set(this.versionOf(target, stored), written.hashes);
+    (existing === null ? this.outcome.created : this.outcome.updated).push(destination);
+  }
+
+  /**
+   * Streams the entry's bytes into a new temporary file, hashing them on the way. Removes
+   * the temporary file on any failure; an abort becomes CancelledError. Replacements are
+   * fsynced before the rename so a crash cannot leave an empty file where data was.
+   */
+  private async writeTemporary(entry: Entry, temporary: string, replacing: boolean): Promise<{ hashes: Record<string, string>; bytes: number }> {
+    const { signal } = this.params.options;
+    const source: Readable = await entry.open();
+    let handle;
+    try {
+      handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
+    } catch (error) {
+      source.destroy();
+      throw error;
+    }
+    const hasher = new HashingPassThrough(this.params.algorithms);
+    try {
+      await pipeline(source, hasher, handle.createWriteStream({ autoClose: false }), { signal });
+      if (replacing) await handle.sync();
+      await handle.close();
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await unlink(temporary).catch(() => undefined);
+      if (signal.aborted) throw new CancelledError();
+      throw error;
+    }
+    return { hashes: hasher.digests ?? {}, bytes: hasher.bytes };
+  }
+
+  /**
+   * The absolute path of a folder relative to the container, made one level at a time.
+   * An existing level must be a real directory (not a file, not a symlink).
+   */
+  private async ensureFolder(relative: string): Promise<string> {
+    let current = this.containerAbsolute;
+    let currentRelative = '';
+    for (const segment of relative === '' ? [] : relative.split('/')) {
+      current = path.join(current, segment);
+      currentRelative = joinRelative(currentRelative, segment);
+      if (this.knownFolders.has(current)) continue;
+      try {
+        await mkdir(current);
+        this.madeFolders.add(current);
+        this.outcome.created.push(currentRelative);
+      } catch (error) {
+        if (!isCode(error, 'EEXIST')) throw error;
+        const existing = await lstat(current);
+        if (!existing.isDirectory()) {
+          throw new EntryConflict(`'${currentRelative}' already exists as a ${existing.isFile() ? 'file' : 'link or special file'}, so no folder can be made there; it was left alone.`);
+        }
+      }
+      this.knownFolders.add(current);
+    }
+    if (!this.checkedParents.has(current)) {
+      // Defence in depth: whatever happened above, bytes only land inside the root.
+      const real = await realpath(current);
+      if (!isInside(this.params.rootRealPath, real)) throw badRequest(`'${relative}' would land outside the workspace; nothing was written there.`);
+      this.checkedParents.add(current);
+    }
+    return current;
+  }
+
+  /** Folder mtimes last, deepest first: writing files into a folder would change them again. */
+  private async applyFolderTimes(): Promise<void> {
+    const folders = [...this.folderTimes].sort(([a], [b]) => b.length - a.length);
+    for (const [folder, mtime] of folders) await lutimes(folder, new Date(), mtime).catch(() => undefined);
+  }
+
+  private versionOf(absolute: string, stat: BigIntStats): FileVersion {
+    const relative = path.relative(this.params.rootRealPath, absolute).split(path.sep).join('/');
+    return { path: relative, size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino };
+  }
+}
+
+async function lstatOrNull(absolute: string): Promise<BigIntStats | null> {
+  try {
+    return await lstat(absolute, { bigint: true });
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return null;
+    throw error;
+  }
+}
+
+async function hashNoFollow(absolute: string, algorithms: readonly string[]): Promise<Record<string, string>> {
+  const handle = await open(absolute, constants.O_RDONLY | NOFOLLOW);
+  const { hashes } = await hashStream(handle.createReadStream({ highWaterMark: 1024 * 1024, autoClose: true }), algorithms);
+  return hashes;
+}
