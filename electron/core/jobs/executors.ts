@@ -1,0 +1,189 @@
+import { rm } from 'node:fs/promises';
+import type { DuplicateFileAction, JobReport } from '../../../shared/api.js';
+import { DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
+import { badRequest, FerryError, notSupported } from '../errors.js';
+import { tokenAccount, type SecretStore } from '../keychain/port.js';
+import type { Limits } from '../limits.js';
+import type { TargetRegistry } from '../registry.js';
+import type { Entry, Target, WriteOutcome } from '../target.js';
+import { openUploadZip } from '../zip/upload-reader.js';
+import { WatchedEntries } from './entry-stream.js';
+import { isShutdownAbort } from './service.js';
+import type { JobExecutionContext, JobService } from './types.js';
+
+export interface TransferExecutorDeps {
+  targets: TargetRegistry;
+  secrets: SecretStore;
+  limits: Limits;
+  accessKey: string;
+}
+
+/** What an `upload` job is submitted with (persisted; no token). */
+export interface UploadParams {
+  /** the spooled ZIP, owned by the job */
+  spoolPath: string;
+  containerId: string | null;
+  duplicateAction: DuplicateFileAction;
+}
+
+/** What a `transfer` job is submitted with (persisted; no token). */
+export interface TransferParams {
+  source: { target: string; resourceId: string };
+  containerId: string | null;
+  duplicateAction: DuplicateFileAction;
+}
+
+/**
+ * The two job kinds that move entries into a target: `upload` (a spooled ZIP → the
+ * destination) and `transfer` (one target's resource → another's, streaming, no ZIP).
+ * Tokens by role: `destination`, and `source` for transfers.
+ */
+export function registerTransferExecutors(jobs: JobService, deps: TransferExecutorDeps): void {
+  jobs.register('upload', (ctx) => runUpload(ctx, deps));
+  jobs.register('transfer', (ctx) => runTransfer(ctx, deps));
+}
+
+async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): Promise<JobReport> {
+  const params = uploadParams(ctx.params);
+  try {
+    const destination = destinationOf(ctx, deps);
+    const token = await tokenFor(ctx, deps, 'destination', destination);
+    const archive = await openUploadZip(params.spoolPath, deps.limits);
+    try {
+      if (params.containerId === null && archive.topLevel.length !== 1) {
+        throw badRequest(
+          `A new top-level resource needs exactly one top-level folder in the ZIP; found ${describeTopLevel(archive.topLevel)}. ` +
+            'Put everything in one folder, or upload into an existing folder instead.',
+        );
+      }
+      ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
+      return await writeWatched(ctx, destination, token, archive.entries(), params);
+    } finally {
+      await archive.close();
+    }
+  } finally {
+    // The spool is kept only while the job may still be resumed (Ferry stopping mid-job).
+    if (!isShutdownAbort(ctx.signal)) await rm(params.spoolPath, { force: true }).catch(() => undefined);
+  }
+}
+
+async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps): Promise<JobReport> {
+  const params = transferParams(ctx.params);
+  const destination = destinationOf(ctx, deps);
+  const source = deps.targets.get(params.source.target);
+  if (!source.info.supported_actions.resource_download) {
+    throw notSupported(`${source.info.readable_name} does not let Ferry read resources, so nothing can be transferred from it.`);
+  }
+  const sourceToken = await tokenFor(ctx, deps, 'source', source);
+  const destinationToken = await tokenFor(ctx, deps, 'destination', destination);
+  const read = await source.read({ token: sourceToken, signal: ctx.signal }, params.source.resourceId);
+  if (params.containerId === null && read.root.kind !== 'container') {
+    throw badRequest(
+      `'${read.title}' is a single file, and a new top-level resource needs a folder. Transfer it into an existing folder instead.`,
+    );
+  }
+  ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
+  return writeWatched(ctx, destination, destinationToken, read.entries, params);
+}
+
+/** destination.write with every byte counted and checked against the source's hashes. */
+async function writeWatched(
+  ctx: JobExecutionContext,
+  destination: Target,
+  token: string,
+  entries: AsyncIterable<Entry>,
+  params: { containerId: string | null; duplicateAction: DuplicateFileAction },
+): Promise<JobReport> {
+  const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done) });
+  let outcome: WriteOutcome;
+  try {
+    outcome = await destination.write({ token, signal: ctx.signal }, params.containerId, watched, {
+      duplicateAction: params.duplicateAction,
+      signal: ctx.signal,
+      jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
+    });
+  } finally {
+    watched.dispose();
+  }
+  // Files the writer skipped without reading (ignored duplicates) are done too.
+  ctx.progress({
+    files_done: watched.filesSeen,
+    files_total: watched.filesSeen,
+    bytes_done: Math.max(watched.bytesDone, watched.bytesSeen),
+    bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
+  });
+  return {
+    resources_created: outcome.created,
+    resources_updated: outcome.updated,
+    resources_ignored: outcome.ignored,
+    failed_fixity: watched.fixityFailures,
+    file_errors: outcome.fileErrors,
+    new_resource: outcome.newResource ?? null,
+  };
+}
+
+function destinationOf(ctx: JobExecutionContext, deps: TransferExecutorDeps): Target {
+  const destination = deps.targets.get(ctx.job.target);
+  if (!destination.info.supported_actions.resource_upload) {
+    throw notSupported(`${destination.info.readable_name} does not accept uploads.`);
+  }
+  return destination;
+}
+
+/**
+ * The token the job was submitted with, or — when the job resumes after a restart and
+ * tokens were never written down — the one Ferry can find again: its own access key for
+ * local targets, the keychain's for remote ones.
+ */
+async function tokenFor(ctx: JobExecutionContext, deps: TransferExecutorDeps, role: string, target: Target): Promise<string> {
+  const given = ctx.tokens[role];
+  if (given) return given;
+  if (target.info.credential === 'access-key') return deps.accessKey;
+  const stored = await deps.secrets.get(tokenAccount(target.info.name));
+  if (stored) return stored;
+  const why = ctx.resumed ? 'This job could not be resumed' : 'This job could not start';
+  throw new FerryError(
+    401,
+    'unauthorized',
+    `${why} because the ${target.info.readable_name} token is not stored in the keychain; submit the job again.`,
+  );
+}
+
+function describeTopLevel(names: string[]): string {
+  if (names.length === 0) return 'nothing';
+  const shown = names.slice(0, 5).map((name) => `'${name}'`).join(', ');
+  return `${names.length} (${shown}${names.length > 5 ? ', …' : ''})`;
+}
+
+// Params come back from a JSON file on resume: check their shape rather than trust it.
+
+function uploadParams(raw: Record<string, unknown>): UploadParams {
+  if (typeof raw.spoolPath !== 'string' || raw.spoolPath === '') throw brokenJob('upload');
+  return { spoolPath: raw.spoolPath, containerId: containerIdOf(raw), duplicateAction: duplicateActionOf(raw) };
+}
+
+function transferParams(raw: Record<string, unknown>): TransferParams {
+  const source = raw.source as { target?: unknown; resourceId?: unknown } | undefined;
+  if (!source || typeof source.target !== 'string' || typeof source.resourceId !== 'string') throw brokenJob('transfer');
+  return {
+    source: { target: source.target, resourceId: source.resourceId },
+    containerId: containerIdOf(raw),
+    duplicateAction: duplicateActionOf(raw),
+  };
+}
+
+function containerIdOf(raw: Record<string, unknown>): string | null {
+  if (raw.containerId === null || raw.containerId === undefined) return null;
+  if (typeof raw.containerId !== 'string') throw brokenJob('job');
+  return raw.containerId;
+}
+
+function duplicateActionOf(raw: Record<string, unknown>): DuplicateFileAction {
+  const action = raw.duplicateAction;
+  if (typeof action === 'string' && (DUPLICATE_FILE_ACTIONS as readonly string[]).includes(action)) return action as DuplicateFileAction;
+  throw brokenJob('job');
+}
+
+function brokenJob(kind: string): FerryError {
+  return new FerryError(500, 'internal_error', `This ${kind} job's saved parameters are incomplete; submit it again.`);
+}
