@@ -5,6 +5,14 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 
 const CHROMIUM = process.env.FERRY_CHROMIUM ?? '/usr/bin/chromium';
 const quick = process.argv.includes('--unit');
+
+// The keychain tests want a real Secret Service. Without a D-Bus session, run again inside
+// a private one with an unlocked gnome-keyring (scripts/with-keyring.sh) when it's installed.
+const haveKeyring = ['dbus-run-session', 'gnome-keyring-daemon'].every((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0);
+if (!process.env.DBUS_SESSION_BUS_ADDRESS && !process.env.FERRY_NO_KEYRING && haveKeyring) {
+  const again = spawnSync('scripts/with-keyring.sh', [process.execPath, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(again.status ?? 1);
+}
 mkdirSync('test-results', { recursive: true });
 
 function step(title, command, args, env = {}) {
