@@ -37,6 +37,6 @@ if (electron.binary && !headless) {
 } else {
   const why = electron.binary ? 'there is no display to open a window on' : electron.reason;
   console.log(`Starting Ferry in browser mode because ${why}.`);
-  console.log('The same UI is served to your browser; `npx ferry open` (or the --open flag below) signs it in.');
+  console.log('The same UI is served to your browser; `node bin/ferry.js open` (or the --open flag below) signs it in.');
   run(process.execPath, ['bin/ferry.js', 'serve', '--open', ...extraArgs]);
 }
