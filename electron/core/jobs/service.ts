@@ -441,9 +441,9 @@ class FileJobService implements JobService {
       if (Date.parse(record.job.finished) >= cutoff) continue;
       record.removed = true;
       await record.writing;
-      this.records.delete(record.job.ticket_number);
       for (const file of record.ownedFiles) await rm(file, { force: true, recursive: true }).catch(() => undefined);
-      await rm(this.fileOf(record.job.ticket_number), { force: true });
+      await rm(this.fileOf(record.job.ticket_number), { force: true }).catch(() => undefined);
+      this.records.delete(record.job.ticket_number);
     }
   }
 }
