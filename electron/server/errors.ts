@@ -1,0 +1,75 @@
+// One place that turns anything thrown into the contract's `{error, code}` with a status.
+// Never a stack, a token or an absolute path: unknown errors get a fixed sentence.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiError, ErrorCode } from '../../shared/api.js';
+import { CancelledError, isFerryError } from '../core/errors.js';
+
+export interface MappedError {
+  status: number;
+  body: ApiError;
+  retryAfter?: number;
+}
+
+const INTERNAL: ApiError = { error: 'Something went wrong inside Ferry; the error was logged.', code: 'internal_error' };
+
+const VALIDATION_PART: Record<string, string> = {
+  body: 'The JSON body',
+  querystring: 'The query string',
+  params: 'The path',
+  headers: 'The headers',
+};
+
+export function mapError(error: unknown): MappedError & { log: boolean } {
+  if (isFerryError(error)) {
+    return { status: error.status, body: { error: error.message, code: error.code }, retryAfter: error.retryAfter, log: error.status >= 500 };
+  }
+  if (error instanceof CancelledError) {
+    return { status: 409, body: { error: 'The request was cancelled.', code: 'conflict' }, log: false };
+  }
+  const fastifyError = error as Partial<FastifyError> & { validationContext?: string };
+  if (fastifyError.validation) {
+    const part = VALIDATION_PART[fastifyError.validationContext ?? ''] ?? 'The request';
+    const detail = fastifyError.validation
+      .map((issue) => `${issue.instancePath ? issue.instancePath.replace(/^\//, '').replace(/\//g, '.') + ' ' : ''}${issue.message ?? 'is not valid'}`)
+      .join('; ');
+    return { status: 400, body: { error: `${part} is not valid: ${detail}.`, code: 'bad_request' }, log: false };
+  }
+  // Fastify's and its plugins' own client errors (bad JSON, multipart limits): their
+  // messages are fixed English sentences without paths, safe to pass on.
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500 && typeof fastifyError.code === 'string' && fastifyError.code.startsWith('FST_')) {
+    const code: ErrorCode = status === 413 ? 'too_large' : status === 415 ? 'unsupported_media_type' : status === 404 ? 'not_found' : 'bad_request';
+    const message = fastifyError.message ?? 'The request is malformed.';
+    return { status: status === 406 ? 400 : status, body: { error: sentence(message), code }, log: false };
+  }
+  return { status: 500, body: INTERNAL, log: true };
+}
+
+function sentence(message: string): string {
+  const trimmed = message.trim();
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
+  const mapped = mapError(error);
+  if (mapped.log) reply.log.error({ err: error }, 'request failed');
+  if (mapped.retryAfter !== undefined) reply.header('retry-after', String(Math.max(0, Math.ceil(mapped.retryAfter))));
+  return reply.code(mapped.status).type('application/json; charset=utf-8').send(mapped.body);
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, _request: FastifyRequest, reply: FastifyReply) => {
+    // the listing or download already started: the stream code destroys the socket
+    if (reply.raw.headersSent) return;
+    reply.removeHeader('content-disposition');
+    return sendError(reply, error);
+  });
+}
+
+/** Unknown routes, in the same shape (the renderer's SPA fallback decides first when set). */
+export function notFoundBody(method: string, url: string): ApiError {
+  const full = url.split('?')[0] ?? url;
+  const path = full.length > 200 ? `${full.slice(0, 200)}…` : full;
+  return { error: `There is no route ${method} ${path}. GET /api_v1/openapi.json lists them.`, code: 'not_found' };
+}

@@ -1,0 +1,147 @@
+// 4.2 (collection), 4.3 (detail) and 4.4 (download) over any target, through the Target
+// interface only. The resource segment is parsed from the raw path (see urls.ts) so that
+// `<id>`, `<id>.json` and `<id>.zip` split on the final suffix and any id round-trips.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ResourceDetail, ResourceSummary, TargetAction } from '../../../shared/api.js';
+import { notSupported } from '../../core/errors.js';
+import type { ResourceInfo, ResourceNode, Target, TargetContext } from '../../core/target.js';
+import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
+import { clientGone, type ServerContext } from '../context.js';
+import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
+import { jsonArrayStream } from '../stream-json.js';
+import { resolveTargetToken } from '../tokens.js';
+import { baseUrl, downloadUrl, resourceFromPath, resourceUrl } from '../urls.js';
+
+const ACTION_WORDS: Record<TargetAction, string> = {
+  resource_collection: 'listing its resources',
+  resource_detail: 'showing resource details',
+  resource_download: 'downloading',
+  resource_upload: 'uploading',
+};
+
+/** 405 with a sentence naming the target and the flag, for any action a target declines. */
+export function requireAction(target: Target, action: TargetAction): void {
+  if (!target.info.supported_actions[action]) {
+    throw notSupported(`${target.info.readable_name} does not support ${ACTION_WORDS[action]} (its ${action} flag is false).`);
+  }
+}
+
+export function toSummary(node: ResourceNode, base: string, targetName: string): ResourceSummary {
+  return {
+    kind: node.kind,
+    kind_name: node.kind_name,
+    id: node.id,
+    container: node.container ?? 'None',
+    title: node.title,
+    detail: resourceUrl(base, targetName, node.id),
+  };
+}
+
+export function toDetail(info: ResourceInfo, base: string, targetName: string): ResourceDetail {
+  return {
+    kind: info.kind,
+    kind_name: info.kind_name,
+    id: info.id,
+    title: info.title,
+    date_created: info.date_created,
+    date_modified: info.date_modified,
+    hashes: info.hashes,
+    extra: info.extra,
+    download_url: downloadUrl(base, targetName, info.id),
+  };
+}
+
+/** `filename="..."` in ASCII, plus RFC 5987 `filename*` when the name needs more. */
+export function attachmentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  if (ascii === filename) return `attachment; filename="${filename}"`;
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+type TargetParams = { Params: { target: string }; Querystring: { container?: string } };
+
+export function registerResourceRoutes(app: FastifyInstance, { core }: ServerContext): void {
+  const sourceHeaders = { type: 'object', properties: { 'service-source-token': tokenHeader('source') } };
+
+  app.get<TargetParams>(
+    '/api_v1/targets/:target/resources/',
+    {
+      schema: {
+        summary: 'List resources (4.2): flat, nesting through `container`',
+        description:
+          'Streams every resource the token can see. Extension: `?container=None` lists the top level only, ' +
+          '`?container=<id>` the direct children of that folder.',
+        tags: ['resources'],
+        params: { type: 'object', required: ['target'], properties: { target: targetParam } },
+        querystring: { type: 'object', properties: { container: { type: 'string' } } },
+        headers: sourceHeaders,
+        response: { 200: { type: 'array', items: ref('ResourceSummary') }, ...errorResponses(401, 403, 404, 405, 429, 502, 503) },
+      },
+    },
+    async (request, reply) => {
+      const target = core.targets.get(request.params.target);
+      requireAction(target, 'resource_collection');
+      const ctx: TargetContext = { token: await resolveTargetToken(core, target, request, 'source'), signal: clientGone(request, reply) };
+      const container = request.query.container;
+      const scope = container === undefined ? undefined : { container: container === 'None' ? null : container };
+      const base = baseUrl(request);
+      const name = target.info.name;
+      const body = await jsonArrayStream(target.list(ctx, scope), (node) => JSON.stringify(toSummary(node, base, name)));
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  );
+
+  // `<id>` and `<id>.json` give the detail, `<id>.zip` the download (one route: the suffix
+  // is part of the one path segment)
+  app.get<{ Params: { target: string; resource: string } }>(
+    '/api_v1/targets/:target/resources/:resource/',
+    {
+      schema: {
+        summary: 'A resource: `<id>.json/` its detail (4.3), `<id>.zip/` its download (4.4), `<id>/` its detail',
+        description:
+          'The download is a BagIt bag in a ZIP, streamed, with `Content-Disposition: attachment; ' +
+          'filename="<t>_download_<id-safe>.zip"`. A download that fails part-way is cut off (the connection ' +
+          'is aborted), never ended as if complete.',
+        tags: ['resources'],
+        params: { type: 'object', required: ['target', 'resource'], properties: { target: targetParam, resource: resourceParam } },
+        headers: sourceHeaders,
+        produces: ['application/json', 'application/zip'],
+        response: {
+          200: {
+            description: 'ResourceDetail (for `.json` and the bare id) or the ZIP bytes (for `.zip`)',
+            content: {
+              'application/json': { schema: ref('ResourceDetail') },
+              'application/zip': { schema: { type: 'string', format: 'binary' } },
+            },
+          },
+          ...errorResponses(400, 401, 403, 404, 405, 429, 502, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const target = core.targets.get(request.params.target);
+      const { id, view } = resourceFromPath(request);
+      requireAction(target, view === 'zip' ? 'resource_download' : 'resource_detail');
+      const signal = clientGone(request, reply);
+      const ctx: TargetContext = { token: await resolveTargetToken(core, target, request, 'source'), signal };
+      if (view !== 'zip') {
+        return reply.type('application/json; charset=utf-8').send(toDetail(await target.detail(ctx, id), baseUrl(request), target.info.name));
+      }
+      return sendDownload(reply, target, ctx, id);
+    },
+  );
+}
+
+async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetContext, id: string): Promise<FastifyReply> {
+  const read = await target.read(ctx, id);
+  const bagName = bagNameFor(target.info.name, id);
+  const zip = writeBagZip(read, { targetName: target.info.name, resourceId: id, bagName, signal: ctx.signal });
+  return reply
+    .type('application/zip')
+    .header('content-disposition', attachmentDisposition(`${bagName}.zip`))
+    .header('cache-control', 'no-store')
+    .send(zip);
+}
+
+export type ResourceRequest = FastifyRequest<{ Params: { target: string; resource: string } }>;

@@ -1,0 +1,45 @@
+// 4.1 and the single-target views: what each target is and can do.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TargetDescription } from '../../../shared/api.js';
+import type { Target } from '../../core/target.js';
+import type { ServerContext } from '../context.js';
+import { errorResponses, ref, targetParam } from '../schemas.js';
+import { baseUrl, targetUrl } from '../urls.js';
+
+export function describeTarget(target: Target, base: string): TargetDescription {
+  const { name, readable_name, supported_actions, supported_hash_algorithms } = target.info;
+  return {
+    name,
+    readable_name,
+    supported_actions: { ...supported_actions },
+    supported_hash_algorithms: [...supported_hash_algorithms],
+    detail: targetUrl(base, name),
+  };
+}
+
+export function registerTargetRoutes(app: FastifyInstance, { core }: ServerContext): void {
+  app.get(
+    '/api_v1/targets/',
+    {
+      schema: {
+        summary: 'List the targets (4.1)',
+        tags: ['targets'],
+        response: { 200: { type: 'array', items: ref('Target') } },
+      },
+    },
+    async (request) => core.targets.all().map((target) => describeTarget(target, baseUrl(request))),
+  );
+
+  const one = async (request: FastifyRequest<{ Params: { target: string } }>) =>
+    describeTarget(core.targets.get(request.params.target), baseUrl(request));
+  const oneSchema = (summary: string) => ({
+    schema: {
+      summary,
+      tags: ['targets'],
+      params: { type: 'object', required: ['target'], properties: { target: targetParam } },
+      response: { 200: ref('Target'), ...errorResponses(404) },
+    },
+  });
+  app.get('/api_v1/target/:target/', oneSchema("One target (the Target's detail link)"), one);
+  app.get('/api_v1/targets/:target/', oneSchema('One target'), one);
+}

@@ -1,0 +1,164 @@
+// 4.5 / 4.6: POST into a folder (or to the top level). A multipart body is an upload (a
+// spooled ZIP); a JSON body is a transfer from another target. Both become jobs: 202 with
+// a ticket. Everything that can be refused is refused before the body is read.
+import { rm } from 'node:fs/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Acknowledgement, DuplicateFileAction, Job, TransferRequest } from '../../../shared/api.js';
+import { ACKNOWLEDGEMENT_MESSAGE, DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
+import { badRequest, FerryError } from '../../core/errors.js';
+import type { Target, TargetContext } from '../../core/target.js';
+import { clientGone, type ServerContext } from '../context.js';
+import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
+import { FILE_FIELD, spoolUpload } from '../spool.js';
+import { resolveTargetToken } from '../tokens.js';
+import { jobPath, resourceFromPath } from '../urls.js';
+import { requireAction } from './resources.js';
+
+export function parseDuplicateAction(value: string | string[] | undefined): DuplicateFileAction {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim().toLowerCase();
+  if (!text || !(DUPLICATE_FILE_ACTIONS as readonly string[]).includes(text)) {
+    throw badRequest(
+      `Send the header duplicate-file-action as 'ignore' (keep existing files) or 'update' (replace files whose bytes differ)${text ? `, not '${text.slice(0, 40)}'` : ''}.`,
+      'invalid_duplicate_action',
+    );
+  }
+  return text as DuplicateFileAction;
+}
+
+/** The destination folder must exist and be a folder, checked before any byte is spooled. */
+async function requireContainer(target: Target, ctx: TargetContext, id: string): Promise<void> {
+  const info = await target.detail(ctx, id);
+  if (info.kind !== 'container') {
+    throw badRequest(`'${info.title}' is a file, not a folder; upload into a folder, or POST to /resources/ for a new top-level resource.`);
+  }
+}
+
+const headerSchema = {
+  type: 'object',
+  properties: {
+    // checked in the handler, to answer with its own code (invalid_duplicate_action)
+    'duplicate-file-action': { type: 'string', description: 'required: ignore | update' },
+    'service-destination-token': tokenHeader('destination'),
+    'service-source-token': { ...tokenHeader('source'), description: 'transfer only: the source target’s token' },
+  },
+};
+
+const bodySchema = {
+  content: {
+    'multipart/form-data': {
+      schema: {
+        // null: the multipart body is read by the handler, not parsed ahead of validation
+        type: ['object', 'null'],
+        description: `An upload: the ZIP (plain, or a zipped BagIt bag) in the field '${FILE_FIELD}'.`,
+        properties: { [FILE_FIELD]: { type: 'string', format: 'binary' } },
+      },
+    },
+    'application/json': {
+      schema: {
+        type: 'object',
+        description: "A transfer (extension): another target's resource, copied in without a ZIP.",
+        required: ['source_target_name', 'source_resource_id'],
+        additionalProperties: false,
+        properties: { source_target_name: { type: 'string', minLength: 1 }, source_resource_id: { type: 'string', minLength: 1 } },
+      },
+    },
+  },
+};
+
+const responses = {
+  202: { ...ref('Acknowledgement'), description: 'accepted; follow Location (/api_v1/jobs/<ticket>/) for the job' },
+  ...errorResponses(400, 401, 403, 404, 405, 413, 415, 429, 502, 503),
+};
+
+export function registerUploadRoutes(app: FastifyInstance, context: ServerContext): void {
+  const post = (request: FastifyRequest<{ Params: { target: string } }>, reply: FastifyReply, containerId: string | null) =>
+    acceptPost(context, request, reply, containerId);
+
+  app.post<{ Params: { target: string } }>(
+    '/api_v1/targets/:target/resources/',
+    {
+      schema: {
+        summary: 'Upload or transfer into a new top-level resource (4.6)',
+        description: 'The ZIP holds exactly one top-level folder (in a bag: under data/); it becomes the new resource.',
+        tags: ['uploads'],
+        params: { type: 'object', required: ['target'], properties: { target: targetParam } },
+        headers: headerSchema,
+        body: bodySchema,
+        response: responses,
+      },
+    },
+    (request, reply) => post(request, reply, null),
+  );
+
+  app.post<{ Params: { target: string; resource: string } }>(
+    '/api_v1/targets/:target/resources/:resource/',
+    {
+      schema: {
+        summary: 'Upload or transfer into a folder (4.5)',
+        tags: ['uploads'],
+        params: { type: 'object', required: ['target', 'resource'], properties: { target: targetParam, resource: resourceParam } },
+        headers: headerSchema,
+        body: bodySchema,
+        response: responses,
+      },
+    },
+    (request, reply) => post(request, reply, resourceFromPath(request).id),
+  );
+}
+
+async function acceptPost(
+  { core }: ServerContext,
+  request: FastifyRequest<{ Params: { target: string } }>,
+  reply: FastifyReply,
+  containerId: string | null,
+): Promise<FastifyReply> {
+  const target = core.targets.get(request.params.target);
+  requireAction(target, 'resource_upload');
+  const duplicateAction = parseDuplicateAction(request.headers['duplicate-file-action']);
+  const signal = clientGone(request, reply);
+
+  let job: Job;
+  if (request.isMultipart()) {
+    const destination = await resolveTargetToken(core, target, request, 'destination');
+    if (containerId !== null) await requireContainer(target, { token: destination, signal }, containerId);
+    const spoolPath = await spoolUpload(request, core.config.dataDir, core.config.limits.maxUploadBytes);
+    try {
+      job = await core.jobs.submit({
+        kind: 'upload',
+        target: target.info.name,
+        resource_id: containerId,
+        params: { spoolPath, containerId, duplicateAction },
+        tokens: { destination },
+        ownedFiles: [spoolPath],
+      });
+    } catch (error) {
+      await rm(spoolPath, { force: true });
+      throw error;
+    }
+  } else if (request.mediaType === 'application/json') {
+    const body = request.body as TransferRequest;
+    const source = core.targets.get(body.source_target_name);
+    requireAction(source, 'resource_download');
+    const sourceToken = await resolveTargetToken(core, source, request, 'source');
+    const destination = await resolveTargetToken(core, target, request, 'destination');
+    await source.detail({ token: sourceToken, signal }, body.source_resource_id);
+    if (containerId !== null) await requireContainer(target, { token: destination, signal }, containerId);
+    job = await core.jobs.submit({
+      kind: 'transfer',
+      target: target.info.name,
+      resource_id: containerId,
+      source: { target: source.info.name, resource_id: body.source_resource_id },
+      params: { source: { target: source.info.name, resourceId: body.source_resource_id }, containerId, duplicateAction },
+      tokens: { source: sourceToken, destination },
+    });
+  } else {
+    throw new FerryError(
+      415,
+      'unsupported_media_type',
+      `Send an upload as multipart/form-data with the ZIP in '${FILE_FIELD}', or a transfer as application/json.`,
+    );
+  }
+
+  const acknowledgement: Acknowledgement = { ticket_number: job.ticket_number, message: ACKNOWLEDGEMENT_MESSAGE };
+  return reply.code(202).header('location', jobPath(job.ticket_number)).send(acknowledgement);
+}

@@ -1,0 +1,165 @@
+// JSON schemas of the contract (API.md). They document the routes in openapi.json and
+// drive Fastify's serializer (fast-json-stringify) for the fixed shapes. `extra` stays
+// free-form: each target puts its own fields there.
+import type { FastifyInstance } from 'fastify';
+
+const nullableString = { type: ['string', 'null'] } as const;
+
+export const componentSchemas = [
+  {
+    $id: 'Error',
+    type: 'object',
+    description: 'Every error: a sentence a person can act on, and a stable snake_case code.',
+    required: ['error', 'code'],
+    properties: { error: { type: 'string' }, code: { type: 'string' } },
+  },
+  {
+    $id: 'Target',
+    type: 'object',
+    required: ['name', 'readable_name', 'supported_actions', 'supported_hash_algorithms', 'detail'],
+    properties: {
+      name: { type: 'string' },
+      readable_name: { type: 'string' },
+      supported_actions: {
+        type: 'object',
+        required: ['resource_collection', 'resource_detail', 'resource_download', 'resource_upload'],
+        properties: {
+          resource_collection: { type: 'boolean' },
+          resource_detail: { type: 'boolean' },
+          resource_download: { type: 'boolean' },
+          resource_upload: { type: 'boolean' },
+        },
+      },
+      supported_hash_algorithms: { type: 'array', items: { type: 'string' } },
+      detail: { type: 'string', description: '{base}/api_v1/target/<name>/' },
+    },
+  },
+  {
+    $id: 'ResourceSummary',
+    type: 'object',
+    required: ['kind', 'kind_name', 'id', 'container', 'title', 'detail'],
+    properties: {
+      kind: { type: 'string', enum: ['container', 'item'] },
+      kind_name: { type: 'string', enum: ['folder', 'file'] },
+      id: { type: 'string' },
+      container: { type: 'string', description: 'the parent id, or "None" at the top level' },
+      title: { type: 'string' },
+      detail: { type: 'string', description: '{base}/api_v1/targets/<t>/resources/<id>' },
+    },
+  },
+  {
+    $id: 'ResourceDetail',
+    type: 'object',
+    required: ['kind', 'kind_name', 'id', 'title', 'date_created', 'date_modified', 'hashes', 'extra', 'download_url'],
+    properties: {
+      kind: { type: 'string', enum: ['container', 'item'] },
+      kind_name: { type: 'string', enum: ['folder', 'file'] },
+      id: { type: 'string' },
+      title: { type: 'string' },
+      date_created: { ...nullableString, description: 'ISO 8601 UTC, six fraction digits, Z' },
+      date_modified: { ...nullableString, description: 'ISO 8601 UTC, six fraction digits, Z' },
+      hashes: { type: 'object', additionalProperties: { type: 'string' } },
+      extra: { type: 'object', additionalProperties: true },
+      download_url: { type: 'string' },
+    },
+  },
+  {
+    $id: 'Acknowledgement',
+    type: 'object',
+    required: ['ticket_number', 'message'],
+    properties: { ticket_number: { type: 'string' }, message: { type: 'string' } },
+  },
+  {
+    $id: 'Job',
+    type: 'object',
+    // open: a job kind may add fields, and dropping them silently would hide progress
+    additionalProperties: true,
+    required: ['ticket_number', 'kind', 'status', 'target', 'resource_id', 'created', 'started', 'finished', 'progress', 'report', 'error'],
+    properties: {
+      ticket_number: { type: 'string' },
+      kind: { type: 'string', enum: ['upload', 'transfer', 'verify', 'download'] },
+      status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] },
+      target: { type: 'string' },
+      resource_id: nullableString,
+      created: { type: 'string' },
+      started: nullableString,
+      finished: nullableString,
+      progress: {
+        type: 'object',
+        required: ['files_done', 'files_total', 'bytes_done', 'bytes_total'],
+        properties: {
+          files_done: { type: 'integer' },
+          files_total: { type: ['integer', 'null'] },
+          bytes_done: { type: 'integer' },
+          bytes_total: { type: ['integer', 'null'] },
+        },
+      },
+      report: {
+        type: ['object', 'null'],
+        additionalProperties: true,
+        properties: {
+          resources_created: { type: 'array', items: { type: 'string' } },
+          resources_updated: { type: 'array', items: { type: 'string' } },
+          resources_ignored: { type: 'array', items: { type: 'string' } },
+          failed_fixity: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { path: { type: 'string' }, algorithm: { type: 'string' }, expected: { type: 'string' }, actual: { type: 'string' } },
+            },
+          },
+          file_errors: {
+            type: 'array',
+            items: { type: 'object', properties: { path: { type: 'string' }, error: { type: 'string' } } },
+          },
+          new_resource: {
+            type: ['object', 'null'],
+            properties: { id: { type: 'string' }, title: { type: 'string' } },
+          },
+        },
+      },
+      error: nullableString,
+      source: {
+        type: ['object', 'null'],
+        properties: { target: { type: 'string' }, resource_id: { type: 'string' } },
+      },
+    },
+  },
+] as const;
+
+export function addComponentSchemas(app: FastifyInstance): void {
+  for (const schema of componentSchemas) app.addSchema(schema);
+}
+
+export const ref = (id: (typeof componentSchemas)[number]['$id']) => ({ $ref: `${id}#` });
+
+/** The error responses a route can give, all in the Error shape. */
+export function errorResponses(...statuses: number[]): Record<number, { $ref: string; description: string }> {
+  const descriptions: Record<number, string> = {
+    400: 'malformed request',
+    401: 'missing or invalid token',
+    403: 'no access, or refused by the security gate',
+    404: 'unknown target, resource or ticket',
+    405: 'the target does not support this action',
+    409: 'conflict (e.g. the job already finished)',
+    413: 'over a size limit',
+    415: 'wrong content type',
+    429: 'rate limited by the remote (Retry-After when known)',
+    502: 'the remote failed',
+    503: 'the remote is unavailable (Retry-After when known)',
+  };
+  return Object.fromEntries(statuses.map((status) => [status, { ...ref('Error'), description: descriptions[status] ?? 'error' }]));
+}
+
+export const tokenHeader = (_role: 'source' | 'destination') => ({
+  type: 'string',
+  description:
+    `The target's token; for local targets Ferry's access key. May be omitted when ` +
+    '`Authorization: Bearer <access key>` is sent and a token for the target is stored.',
+});
+
+export const targetParam = { type: 'string', description: "a target's name (GET /api_v1/targets/)" } as const;
+export const resourceParam = {
+  type: 'string',
+  description: 'a resource id, percent-encoded in one path segment; with `.json` or `.zip` appended for 4.3/4.4',
+} as const;

@@ -1,0 +1,102 @@
+// The HTTP listener: builds the Fastify app for /api_v1/ (+ /app/ and the renderer) over a
+// FerryCore. Imports core and shared only; every target is served through the Target
+// interface without naming any target.
+import type { AddressInfo } from 'node:net';
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { FerryCore } from '../core/ferry-core.js';
+import type { ServerContext } from './context.js';
+import { registerErrorHandling, sendError } from './errors.js';
+import { registerGate } from './gate.js';
+import { registerRenderer } from './renderer.js';
+import { registerAppRoutes } from './routes/app.js';
+import { registerJobRoutes } from './routes/jobs.js';
+import { registerOpenApiGenerator, registerOpenApiRoute } from './routes/openapi.js';
+import { registerResourceRoutes } from './routes/resources.js';
+import { registerTargetRoutes } from './routes/targets.js';
+import { registerUploadRoutes } from './routes/uploads.js';
+import { addComponentSchemas } from './schemas.js';
+import { findVersion } from './version.js';
+
+export interface ServerOptions {
+  host: string;
+  /** 0 = a free port */
+  port: number;
+  /** the built renderer, served at / in browser mode */
+  rendererDir?: string | null;
+  /** origins besides http://127.0.0.1:<port> allowed to call the API (the Electron custom protocol) */
+  allowedOrigins?: string[];
+  /** log errors to stdout (default true); tokens are redacted either way */
+  logger?: boolean;
+  /** reported by /app/session and openapi.json; default: from package.json */
+  version?: string;
+}
+
+const REDACTED_HEADERS = [
+  'req.headers.authorization',
+  'req.headers["service-source-token"]',
+  'req.headers["service-destination-token"]',
+  'req.headers.cookie',
+];
+
+export async function buildServer(core: FerryCore, options: ServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === false ? false : { level: 'error', redact: { paths: REDACTED_HEADERS, censor: '[redacted]' } },
+    // malformed URLs, bad content-type headers: the same error shape as everything else
+    frameworkErrors: (error, _request, reply) => {
+      sendError(reply, error);
+    },
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      // resource ids (base64url of long paths) can be far longer than the default 100
+      maxParamLength: 16 * 1024,
+    },
+    bodyLimit: 1024 * 1024, // JSON bodies only; uploads stream through multipart with their own limit
+    ajv: { customOptions: { formats: { binary: true } } },
+    return503OnClosing: true,
+  });
+  const context: ServerContext = { core, version: options.version ?? findVersion() };
+
+  registerErrorHandling(app);
+  registerGate(app, {
+    host: options.host,
+    allowedOrigins: options.allowedOrigins ?? [],
+    port: () => (app.server.address() as AddressInfo | null)?.port ?? options.port,
+  });
+  addComponentSchemas(app);
+  await registerOpenApiGenerator(app, context.version);
+  await app.register(multipart, {
+    limits: { fileSize: core.config.limits.maxUploadBytes },
+    throwFileSizeLimit: true,
+  });
+
+  registerTargetRoutes(app, context);
+  registerResourceRoutes(app, context);
+  registerUploadRoutes(app, context);
+  registerJobRoutes(app, context);
+  registerAppRoutes(app, context);
+  registerOpenApiRoute(app);
+  await registerRenderer(app, options.rendererDir);
+  return app;
+}
+
+export async function startServer(
+  core: FerryCore,
+  options: ServerOptions,
+): Promise<{ app: FastifyInstance; url: string; port: number }> {
+  const app = await buildServer(core, options);
+  try {
+    await app.listen({ host: options.host, port: options.port });
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  const port = (app.server.address() as AddressInfo).port;
+  return { app, url: `http://${urlHost(options.host)}:${port}`, port };
+}
+
+/** The host to put in the URL the user opens: a wildcard address is reached over loopback. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
