@@ -1,0 +1,165 @@
+import { Octokit } from '@octokit/rest';
+import { throttling } from '@octokit/plugin-throttling';
+import { retry } from '@octokit/plugin-retry';
+import { FerryError, conflict, forbidden, notFound, unauthorized } from '../../errors.js';
+
+/**
+ * Octokit set up for Ferry: throttling (GitHub's own primary/secondary limit guidance) and
+ * retry (5xx) plugins, plus a guard that reads x-ratelimit-* from every response and, once the
+ * budget is used up, waits for a reset that is near (≤ maxRateWaitMs) or fails with a clear
+ * error instead of hammering.
+ */
+export interface GithubClientOptions {
+  baseUrl: string;
+  /** GitHub asks for ≥ 1 s between content-creating requests; tests shorten it */
+  writeSpacingMs?: number;
+  /** longest wait for a rate-limit reset before failing (default 60 s) */
+  maxRateWaitMs?: number;
+}
+
+const ThrottledOctokit = Octokit.plugin(throttling, retry);
+export type GithubOctokit = InstanceType<typeof ThrottledOctokit>;
+
+export const USER_AGENT = 'Ferry (research data transfer; https://github.com/ferry)';
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+export function createOctokit(token: string, options: GithubClientOptions, signal?: AbortSignal): GithubOctokit {
+  const maxWait = options.maxRateWaitMs ?? 60_000;
+  const guard = new RateLimitGuard(maxWait);
+  const octokit = new ThrottledOctokit({
+    auth: token,
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    userAgent: USER_AGENT,
+    log: quiet,
+    request: { signal },
+    throttle: {
+      // a retry after a limit is worth one wait, only when the reset is near
+      onRateLimit: (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => retryCount < 1 && retryAfter * 1000 <= maxWait,
+      onSecondaryRateLimit: (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => retryCount < 2 && retryAfter * 1000 <= maxWait,
+      write: new SpacedQueue(options.writeSpacingMs ?? 1000),
+    },
+    retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 429, 451] },
+  });
+  octokit.hook.before('request', () => guard.beforeRequest(signal));
+  octokit.hook.after('request', (response) => guard.record(response.headers as Record<string, string | undefined>));
+  octokit.hook.error('request', (error) => {
+    const response = (error as { response?: { headers?: Record<string, string | undefined> } }).response;
+    if (response?.headers) guard.record(response.headers);
+    throw error;
+  });
+  return octokit;
+}
+
+/** Remembers the last x-ratelimit-* seen; before the next request, waits or refuses. */
+class RateLimitGuard {
+  private remaining: number | null = null;
+  private resetAt = 0;
+
+  constructor(private readonly maxWaitMs: number) {}
+
+  record(headers: Record<string, string | undefined>): void {
+    const remaining = headers['x-ratelimit-remaining'];
+    const reset = headers['x-ratelimit-reset'];
+    if (remaining !== undefined) this.remaining = Number(remaining);
+    if (reset !== undefined) this.resetAt = Number(reset) * 1000;
+  }
+
+  async beforeRequest(signal?: AbortSignal): Promise<void> {
+    if (this.remaining === null || this.remaining > 0) return;
+    const wait = this.resetAt - Date.now() + 1000;
+    if (wait <= 0) return;
+    if (wait > this.maxWaitMs) throw rateLimited(Math.ceil(wait / 1000));
+    await sleep(wait, signal);
+    this.remaining = null;
+  }
+}
+
+/**
+ * The throttling plugin's "write" limiter, spacing content-creating requests (GitHub: wait at
+ * least a second between them). Implements only the slice of Bottleneck.Group the plugin uses.
+ */
+class SpacedQueue {
+  private last = 0;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly spacingMs: number) {}
+
+  key(_id: string) {
+    return {
+      schedule: <T>(_options: unknown, fn: (...args: unknown[]) => Promise<T>, ...args: unknown[]): Promise<T> => {
+        const run = this.chain.then(async () => {
+          const wait = this.last + this.spacingMs - Date.now();
+          if (wait > 0) await sleep(wait);
+          this.last = Date.now();
+        });
+        this.chain = run.catch(() => undefined);
+        return run.then(() => fn(...args));
+      },
+    };
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
+
+function rateLimited(seconds: number): FerryError {
+  return new FerryError(429, 'rate_limited', `GitHub's API rate limit for this token is used up; it resets in about ${seconds} s. Try again then.`, seconds);
+}
+
+export const NOT_FOUND_HINT =
+  'GitHub has no such repository, folder or file, or the token cannot see it. A private repository needs a classic token with the `repo` scope, or a fine-grained token granted access to that repository.';
+
+/** Maps an Octokit RequestError (or anything else) to the FerryError a person can act on. */
+export function githubError(error: unknown): unknown {
+  if (error instanceof FerryError) return error;
+  const e = error as { status?: number; message?: string; response?: { headers?: Record<string, string>; data?: { message?: string } } };
+  if (typeof e.status !== 'number') {
+    if ((error as Error)?.name === 'AbortError') return error;
+    return new FerryError(502, 'upstream_unavailable', `GitHub could not be reached (${(error as Error)?.message ?? 'network error'}).`);
+  }
+  const said = e.response?.data?.message ?? e.message ?? '';
+  const headers = e.response?.headers ?? {};
+  switch (e.status) {
+    case 401:
+      return unauthorized('The GitHub token is invalid or expired.');
+    case 403:
+    case 429: {
+      if (headers['x-ratelimit-remaining'] === '0' || e.status === 429 || /rate limit/i.test(said)) {
+        const reset = Number(headers['x-ratelimit-reset'] ?? 0) * 1000;
+        const retryAfter = Number(headers['retry-after'] ?? 0) || Math.max(1, Math.ceil((reset - Date.now()) / 1000));
+        return rateLimited(retryAfter);
+      }
+      return forbidden(`The GitHub token may not do this (GitHub said: ${said}). Writing needs the \`repo\` scope, or Contents read/write on a fine-grained token.`);
+    }
+    case 404:
+      return notFound(NOT_FOUND_HINT);
+    case 409:
+      return conflict(`GitHub reported a conflict (GitHub said: ${said}).`);
+    case 422:
+      return new FerryError(400, 'bad_request', `GitHub refused the request (GitHub said: ${said}).`);
+    default:
+      if (e.status >= 500) return new FerryError(502, 'upstream_error', `GitHub failed with HTTP ${e.status}; try again later.`);
+      return new FerryError(502, 'upstream_error', `GitHub answered HTTP ${e.status} (GitHub said: ${said}).`);
+  }
+}
+
+/** Runs a GitHub call, translating its errors. */
+export async function gh<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw githubError(error);
+  }
+}
+
+export function statusOf(error: unknown): number | undefined {
+  return (error as { status?: number }).status;
+}

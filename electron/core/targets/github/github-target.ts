@@ -1,0 +1,200 @@
+import { badRequest, notFound } from '../../errors.js';
+import { normalizeTimestamp } from '../../time.js';
+import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { createOctokit, gh, NOT_FOUND_HINT, type GithubClientOptions, type GithubOctokit } from './client.js';
+import { GIT_SHA1, LFS_POINTER_MAX_BYTES, parseLfsPointer } from './git-hash.js';
+import { decodeForgeId, encodeForgeId } from './ids.js';
+import { allRepos, findItem, listTree, openBlob, readSmallBlob, repoById, walkTree, type Repo, type TreeItem } from './repo-tree.js';
+import { GITHUB_MAX_FILE_BYTES, GITHUB_WARN_FILE_BYTES, writeToGithub, type WriteLimits } from './github-write.js';
+
+export interface GithubTargetOptions extends GithubClientOptions {
+  /** per-file limits (GitHub's own by default) */
+  limits?: WriteLimits;
+}
+
+const PREFIX = 'r';
+
+/**
+ * GitHub as a Ferry target: repositories the token can see are the top-level containers; the
+ * folders and files of each repository's default branch sit below them. Files report GitHub's
+ * only hash, the git blob id, honestly named `git-sha1`.
+ */
+export class GithubTarget implements Target {
+  readonly info = {
+    name: 'github',
+    readable_name: 'GitHub',
+    supported_actions: fullActions(true),
+    supported_hash_algorithms: [GIT_SHA1],
+    credential: 'remote' as const,
+  };
+
+  constructor(private readonly options: GithubTargetOptions) {}
+
+  private get limits(): WriteLimits {
+    return this.options.limits ?? { maxFileBytes: GITHUB_MAX_FILE_BYTES, warnFileBytes: GITHUB_WARN_FILE_BYTES };
+  }
+
+  private client(ctx: TargetContext): GithubOctokit {
+    return createOctokit(ctx.token, this.options, ctx.signal);
+  }
+
+  async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+    const octokit = this.client(ctx);
+    if (scope?.container === undefined || scope.container === null) {
+      for await (const repo of allRepos(octokit)) {
+        yield repoNode(repo);
+        if (scope?.container === null) continue;
+        for await (const item of walkTree(octokit, repo)) {
+          if (item.type !== 'commit') yield itemNode(repo, item);
+        }
+      }
+      return;
+    }
+    const { repoId, path } = decodeForgeId(PREFIX, scope.container, 'GitHub');
+    const repo = await repoById(octokit, repoId);
+    let treeSha = repo.defaultBranch;
+    if (path) {
+      const folder = await findItem(octokit, repo, path);
+      if (!folder) throw notFound(NOT_FOUND_HINT);
+      if (folder.type !== 'tree') return;
+      treeSha = folder.sha;
+    }
+    for (const item of await listTree(octokit, repo, treeSha, path ? `${path}/` : '')) {
+      if (item.type !== 'commit') yield itemNode(repo, item);
+    }
+  }
+
+  async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
+    const octokit = this.client(ctx);
+    const { repoId, path } = decodeForgeId(PREFIX, id, 'GitHub');
+    const repo = await repoById(octokit, repoId);
+    if (!path) {
+      return {
+        ...repoNode(repo),
+        date_created: normalizeTimestamp(repo.createdAt),
+        date_modified: normalizeTimestamp(repo.pushedAt ?? repo.updatedAt),
+        hashes: {},
+        extra: {
+          full_name: repo.fullName,
+          private: repo.private,
+          default_branch: repo.defaultBranch,
+          html_url: repo.htmlUrl,
+          description: repo.description,
+          size_kb: repo.sizeKb,
+          provider: 'github',
+        },
+      };
+    }
+    const item = await findItem(octokit, repo, path);
+    if (!item || item.type === 'commit') throw notFound(NOT_FOUND_HINT);
+    const extra: Record<string, unknown> = {
+      repository: repo.fullName,
+      ref: repo.defaultBranch,
+      path,
+      materialized_path: `/${path}${item.type === 'tree' ? '/' : ''}`,
+      provider: 'github',
+      git_sha: item.sha,
+      mode: item.mode,
+    };
+    let lastChange: string | null = null;
+    const commits = await gh(() => octokit.rest.repos.listCommits({ owner: repo.owner, repo: repo.name, sha: repo.defaultBranch, path, per_page: 1 }));
+    lastChange = commits.data[0]?.commit.committer?.date ?? null;
+    if (item.type === 'blob') {
+      extra.size = item.size ?? 0;
+      if (item.mode === '120000') extra.symlink = true;
+      if ((item.size ?? 0) <= LFS_POINTER_MAX_BYTES) {
+        const pointer = parseLfsPointer(await readSmallBlob(octokit, repo, item));
+        if (pointer) {
+          extra.lfs_pointer = true;
+          extra.lfs_oid_sha256 = pointer.oid;
+          extra.lfs_size = pointer.size;
+          extra.lfs_note = 'This file is stored with Git LFS; Ferry downloads the small pointer file, not the large content it points to.';
+        }
+      }
+    }
+    return {
+      ...itemNode(repo, item),
+      date_created: null,
+      date_modified: normalizeTimestamp(lastChange),
+      hashes: item.type === 'blob' ? { [GIT_SHA1]: item.sha } : {},
+      extra,
+    };
+  }
+
+  async read(ctx: TargetContext, id: string): Promise<ReadResult> {
+    const octokit = this.client(ctx);
+    const { repoId, path } = decodeForgeId(PREFIX, id, 'GitHub');
+    const repo = await repoById(octokit, repoId);
+    if (!path) {
+      return { title: repo.name, root: repoNode(repo), entries: this.treeEntries(octokit, repo, repo.defaultBranch, '', repo.name) };
+    }
+    const item = await findItem(octokit, repo, path);
+    if (!item || item.type === 'commit') throw notFound(NOT_FOUND_HINT);
+    const title = basename(path);
+    const root = itemNode(repo, item);
+    if (item.type === 'blob') {
+      return { title, root, entries: once(fileEntry(octokit, repo, item, title)) };
+    }
+    return { title, root, entries: this.treeEntries(octokit, repo, item.sha, `${path}/`, title) };
+  }
+
+  /** The folder entry itself, then everything below it, paths starting with `title`. */
+  private async *treeEntries(octokit: GithubOctokit, repo: Repo, treeSha: string, repoPrefix: string, title: string): AsyncGenerator<Entry> {
+    yield folderEntry(title);
+    for await (const item of walkTree(octokit, repo, treeSha, repoPrefix)) {
+      const relative = `${title}/${item.path.slice(repoPrefix.length)}`;
+      if (item.type === 'tree') yield folderEntry(relative);
+      else if (item.type === 'blob') yield fileEntry(octokit, repo, item, relative);
+      // submodules (type "commit") point into other repositories: nothing to copy here
+    }
+  }
+
+  async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const octokit = this.client(ctx);
+    if (containerId === null) return writeToGithub(octokit, null, entries, options, this.limits);
+    const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitHub');
+    const repo = await repoById(octokit, repoId);
+    if (path) {
+      const folder = await findItem(octokit, repo, path);
+      if (!folder) throw notFound(NOT_FOUND_HINT);
+      if (folder.type !== 'tree') throw badRequest(`"${path}" is a file in ${repo.fullName}; upload into a repository or a folder.`);
+    }
+    return writeToGithub(octokit, { repo, prefix: path }, entries, options, this.limits);
+  }
+}
+
+function repoNode(repo: Repo): ResourceNode {
+  return { kind: 'container', kind_name: 'folder', id: encodeForgeId(PREFIX, repo.id), container: null, title: repo.name };
+}
+
+function itemNode(repo: Repo, item: TreeItem): ResourceNode {
+  const parent = item.path.includes('/') ? item.path.slice(0, item.path.lastIndexOf('/')) : '';
+  return {
+    kind: item.type === 'tree' ? 'container' : 'item',
+    kind_name: item.type === 'tree' ? 'folder' : 'file',
+    id: encodeForgeId(PREFIX, repo.id, item.path),
+    container: encodeForgeId(PREFIX, repo.id, parent),
+    title: basename(item.path),
+  };
+}
+
+function folderEntry(path: string): Entry {
+  return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`"${path}" is a folder.`)) };
+}
+
+function fileEntry(octokit: GithubOctokit, repo: Repo, item: TreeItem, path: string): Entry {
+  return {
+    path,
+    kind: 'file',
+    size: item.size ?? null,
+    mtime: null,
+    hashes: { [GIT_SHA1]: item.sha },
+    open: () => openBlob(octokit, repo, item, path),
+  };
+}
+
+async function* once<T>(value: T): AsyncGenerator<T> {
+  yield value;
+}
+
+const basename = (path: string) => path.slice(path.lastIndexOf('/') + 1);

@@ -1,0 +1,228 @@
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startGithubEmulator, type GithubEmulator, type GithubUser } from '../../../../test/emulators/github/server.js';
+import { makeConfig } from '../../config.js';
+import { FerryError } from '../../errors.js';
+import { MemorySecretStore } from '../../keychain/memory.js';
+import type { Entry, ResourceNode, Target, TargetContext, WriteOptions } from '../../target.js';
+import { gitBlobSha } from './git-hash.js';
+import { createGithubTarget } from './index.js';
+import { sanitizeRepoName } from './github-write.js';
+
+const TOKEN = 'ghp_test_token_alice';
+let emu: GithubEmulator;
+let alice: GithubUser;
+let target: Target;
+const ctx = (token = TOKEN): TargetContext => ({ token, signal: new AbortController().signal });
+const writeOptions = (duplicateAction: 'ignore' | 'update' = 'ignore'): WriteOptions => ({ duplicateAction, signal: new AbortController().signal, jobLabel: 'Ferry upload 1b2c3d' });
+
+function fileEntry(path: string, content: string | Buffer, size?: number | null): Entry {
+  const bytes = Buffer.from(content);
+  return { path, kind: 'file', size: size === undefined ? bytes.length : size, mtime: null, hashes: {}, open: async () => Readable.from([bytes]) };
+}
+function folderEntry(path: string): Entry {
+  return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+}
+async function* iterate(entries: Entry[]): AsyncGenerator<Entry> {
+  yield* entries;
+}
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+beforeEach(async () => {
+  emu = await startGithubEmulator();
+  alice = { id: 1, login: 'alice' };
+  emu.state.tokens.set(TOKEN, alice);
+  emu.state.tokens.set('ghp_bob', { id: 2, login: 'bob' });
+  target = createGithubTarget(makeConfig({ remotes: { ...makeConfig().remotes, githubApiUrl: emu.url } }), new MemorySecretStore(), { writeSpacingMs: 0, maxRateWaitMs: 5000 });
+});
+afterEach(async () => {
+  await emu.close();
+});
+
+describe('github target: listing and detail', () => {
+  it('pages through /user/repos via Link headers and walks trees', async () => {
+    for (let i = 0; i < 105; i++) emu.state.addRepo(alice, `repo-${String(i).padStart(3, '0')}`);
+    emu.state.addRepo(alice, 'zz-data', { 'README.md': 'hello', 'data/a.csv': '1,2\n', 'data/sub/b.txt': 'b' });
+    const top = await collect(target.list(ctx(), { container: null }));
+    expect(top).toHaveLength(106);
+    expect(emu.state.requests.filter((r) => r === 'GET /user/repos')).toHaveLength(2);
+    for (const node of top) expect(node.id).toMatch(/^[A-Za-z0-9_-]+$/);
+
+    const all = await collect(target.list(ctx()));
+    const data = all.filter((n) => n.id.startsWith(top.at(-1)!.id));
+    const titles = data.map((n) => `${n.kind_name}:${n.title}`).sort();
+    expect(titles).toEqual(['file:README.md', 'file:a.csv', 'file:b.txt', 'folder:data', 'folder:sub', 'folder:zz-data']);
+    const sub = data.find((n) => n.title === 'sub') as ResourceNode;
+    const b = data.find((n) => n.title === 'b.txt') as ResourceNode;
+    expect(b.container).toBe(sub.id);
+    expect(b.id).not.toContain('.');
+
+    const children = await collect(target.list(ctx(), { container: sub.id }));
+    expect(children.map((c) => c.title)).toEqual(['b.txt']);
+  });
+
+  it('walks sub-trees when the recursive listing is truncated', async () => {
+    const repo = emu.state.addRepo(alice, 'big', { 'a/1.txt': '1', 'a/2.txt': '2', 'b/c/3.txt': '3', 'top.txt': 't' });
+    emu.state.treeTruncateAt = 2;
+    const nodes = await collect(target.list(ctx(), undefined));
+    expect(nodes.filter((n) => n.kind === 'item').map((n) => n.title).sort()).toEqual(['1.txt', '2.txt', '3.txt', 'top.txt']);
+    expect(repo.name).toBe('big');
+  });
+
+  it('reports git blob ids as git-sha1 and repo dates', async () => {
+    const repo = emu.state.addRepo(alice, 'hashes', { 'test.txt': 'Test content' });
+    const detail = await target.detail(ctx(), `r${repo.id}`);
+    expect(detail.kind).toBe('container');
+    expect(detail.hashes).toEqual({});
+    expect(detail.date_created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    const [file] = (await collect(target.list(ctx(), { container: `r${repo.id}` })));
+    const fileDetail = await target.detail(ctx(), file!.id);
+    // the value GitHub itself recorded for these 12 bytes (octokit/fixtures create-file)
+    expect(fileDetail.hashes).toEqual({ 'git-sha1': '3f3f005b29247e51a4f4d6b8ce07b67646cd6074' });
+    expect(fileDetail.extra.size).toBe(12);
+    expect(fileDetail.date_modified).not.toBeNull();
+    expect(target.info.supported_hash_algorithms).toEqual(['git-sha1']);
+  });
+
+  it('flags LFS pointer files in extra', async () => {
+    const pointer = 'version https://git-lfs.github.com/spec/v1\noid sha256:' + 'a'.repeat(64) + '\nsize 123456789\n';
+    const repo = emu.state.addRepo(alice, 'lfs', { 'big.bin': pointer });
+    const [file] = await collect(target.list(ctx(), { container: `r${repo.id}` }));
+    const detail = await target.detail(ctx(), file!.id);
+    expect(detail.extra.lfs_pointer).toBe(true);
+    expect(detail.extra.lfs_size).toBe(123456789);
+  });
+
+  it('401 for a bad token, 404 with a scope hint for a hidden private repo', async () => {
+    const bobs = emu.state.addRepo({ id: 2, login: 'bob' }, 'secret', { 'x.txt': 'x' });
+    await expect(collect(target.list(ctx('ghp_wrong'), { container: null }))).rejects.toMatchObject({ status: 401, code: 'unauthorized', message: 'The GitHub token is invalid or expired.' });
+    const error = await target.detail(ctx(), `r${bobs.id}`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FerryError);
+    expect(error).toMatchObject({ status: 404, code: 'resource_not_found' });
+    expect((error as Error).message).toContain('`repo` scope');
+    await expect(target.detail(ctx(), 'not-an-id')).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('treats an empty repository as a container with no items', async () => {
+    const repo = emu.state.addRepo(alice, 'empty');
+    expect(await collect(target.list(ctx(), { container: `r${repo.id}` }))).toEqual([]);
+    const read = await target.read(ctx(), `r${repo.id}`);
+    expect((await collect(read.entries)).map((e) => e.path)).toEqual(['empty']);
+  });
+});
+
+describe('github target: download', () => {
+  it('streams files with the git blob id checked in flight', async () => {
+    const big = Buffer.alloc(1_500_000, 7); // over the contents API's 1 MB JSON limit
+    const repo = emu.state.addRepo(alice, 'dl', { 'docs/a.txt': 'alpha', 'docs/big.bin': big, 'root.txt': 'r' });
+    const read = await target.read(ctx(), `r${repo.id}`);
+    expect(read.title).toBe('dl');
+    const entries = await collect(read.entries);
+    expect(entries.map((e) => `${e.kind}:${e.path}`).sort()).toEqual(['file:dl/docs/a.txt', 'file:dl/docs/big.bin', 'file:dl/root.txt', 'folder:dl', 'folder:dl/docs']);
+    const bigEntry = entries.find((e) => e.path === 'dl/docs/big.bin')!;
+    expect(bigEntry.hashes['git-sha1']).toBe(gitBlobSha(big));
+    expect((await readAll(await bigEntry.open())).equals(big)).toBe(true);
+
+    const folder = (await collect(target.list(ctx(), { container: `r${repo.id}` }))).find((n) => n.title === 'docs')!;
+    const folderRead = await target.read(ctx(), folder.id);
+    expect((await collect(folderRead.entries)).map((e) => e.path).sort()).toEqual(['docs', 'docs/a.txt', 'docs/big.bin']);
+  });
+
+  it('fails the stream with a fixity error when the bytes do not match', async () => {
+    const repo = emu.state.addRepo(alice, 'bad', { 'a.txt': 'genuine bytes' });
+    emu.state.corruptBlobs.add(gitBlobSha(Buffer.from('genuine bytes')));
+    const read = await target.read(ctx(), `r${repo.id}`);
+    const file = (await collect(read.entries)).find((e) => e.kind === 'file')!;
+    await expect(readAll(await file.open())).rejects.toThrow(/Fixity check failed for "bad\/a.txt"/);
+  });
+});
+
+describe('github target: upload', () => {
+  it('writes a job as exactly one commit, honouring ignore and update', async () => {
+    const repo = emu.state.addRepo(alice, 'up', { 'keep.txt': 'old', 'same.txt': 'same' });
+    const before = emu.state.commitCount(repo);
+    const outcome = await target.write(ctx(), `r${repo.id}`, iterate([folderEntry('new'), fileEntry('new/a.txt', 'A'), fileEntry('keep.txt', 'changed'), fileEntry('same.txt', 'same')]), writeOptions('ignore'));
+    expect(outcome.created).toEqual(['new/a.txt']);
+    expect(outcome.ignored.sort()).toEqual(['keep.txt', 'same.txt']);
+    expect(emu.state.commitCount(repo)).toBe(before + 1);
+    expect(emu.state.files(repo)['keep.txt']!.toString()).toBe('old');
+
+    const blobPostsBefore = emu.state.requests.filter((r) => r.endsWith('/git/blobs') ).length;
+    const second = await target.write(ctx(), `r${repo.id}`, iterate([fileEntry('keep.txt', 'changed'), fileEntry('same.txt', 'same')]), writeOptions('update'));
+    expect(second.updated).toEqual(['keep.txt']);
+    expect(second.ignored).toEqual(['same.txt']);
+    // identical bytes were recognised by their git blob id, not uploaded again
+    expect(emu.state.requests.filter((r) => r.endsWith('/git/blobs')).length).toBe(blobPostsBefore + 1);
+    expect(emu.state.commitCount(repo)).toBe(before + 2);
+    expect(emu.state.files(repo)['keep.txt']!.toString()).toBe('changed');
+    const head = repo.git.commit(repo.refs.get('refs/heads/main')!)!;
+    expect(head.message).toBe('Ferry: Ferry upload 1b2c3d');
+
+    // nothing to change → no commit at all
+    await target.write(ctx(), `r${repo.id}`, iterate([fileEntry('same.txt', 'same')]), writeOptions('update'));
+    expect(emu.state.commitCount(repo)).toBe(before + 2);
+  });
+
+  it('writes into a folder', async () => {
+    const repo = emu.state.addRepo(alice, 'folders', { 'data/x.txt': 'x' });
+    const folder = (await collect(target.list(ctx(), { container: `r${repo.id}` })))[0]!;
+    const outcome = await target.write(ctx(), folder.id, iterate([fileEntry('y.txt', 'y')]), writeOptions());
+    expect(outcome.created).toEqual(['y.txt']);
+    expect(Object.keys(emu.state.files(repo)).sort()).toEqual(['data/x.txt', 'data/y.txt']);
+  });
+
+  it('fills an empty repository with one commit', async () => {
+    const repo = emu.state.addRepo(alice, 'blank');
+    const outcome = await target.write(ctx(), `r${repo.id}`, iterate([fileEntry('a.txt', 'a'), fileEntry('d/b.txt', 'b'), fileEntry('d/c.txt', 'c')]), writeOptions());
+    expect(outcome.created.sort()).toEqual(['a.txt', 'd/b.txt', 'd/c.txt']);
+    expect(emu.state.commitCount(repo)).toBe(1);
+    expect(Object.keys(emu.state.files(repo)).sort()).toEqual(['a.txt', 'd/b.txt', 'd/c.txt']);
+  });
+
+  it('creates a new private repository for a top-level upload, with a distinct name on a clash', async () => {
+    emu.state.addRepo(alice, 'My-Study');
+    const outcome = await target.write(ctx(), null, iterate([folderEntry('My Study'), fileEntry('My Study/notes.md', '# notes'), fileEntry('My Study/raw/r.csv', '1')]), writeOptions());
+    expect(outcome.newResource?.title).toBe('My-Study-2');
+    const repo = emu.state.repos.find((r) => r.name === 'My-Study-2')!;
+    expect(repo.private).toBe(true);
+    expect(outcome.newResource?.id).toBe(`r${repo.id}`);
+    expect(Object.keys(emu.state.files(repo)).sort()).toEqual(['notes.md', 'raw/r.csv']);
+    expect(emu.state.commitCount(repo)).toBe(1);
+    expect(sanitizeRepoName('Données 2024 (final)')).toBe('Donn-es-2024-final');
+  });
+
+  it('reports files over the size limit as per-file errors and keeps going', async () => {
+    const repo = emu.state.addRepo(alice, 'sizes', { 'x.txt': 'x' });
+    const huge: Entry = { path: 'huge.bin', kind: 'file', size: 101 * 1024 * 1024, mtime: null, hashes: {}, open: () => Promise.reject(new Error('must not be read')) };
+    const outcome = await target.write(ctx(), `r${repo.id}`, iterate([huge, fileEntry('ok.txt', 'ok')]), writeOptions());
+    expect(outcome.created).toEqual(['ok.txt']);
+    expect(outcome.fileErrors).toHaveLength(1);
+    expect(outcome.fileErrors[0]!.path).toBe('huge.bin');
+    expect(outcome.fileErrors[0]!.error).toMatch(/100 MB/);
+  });
+
+  it('waits for a near rate-limit reset instead of hammering, and fails clearly when it is far', async () => {
+    emu.state.addRepo(alice, 'one');
+    emu.state.rateLimit.remaining = 0;
+    emu.state.rateLimit.reset = Math.floor(Date.now() / 1000) + 2;
+    const started = Date.now();
+    const nodes = await collect(target.list(ctx(), { container: null }));
+    expect(nodes).toHaveLength(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+
+    emu.state.rateLimit.remaining = 0;
+    emu.state.rateLimit.reset = Math.floor(Date.now() / 1000) + 3600;
+    const requests = emu.state.requests.length;
+    await expect(collect(target.list(ctx(), { container: null }))).rejects.toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(emu.state.requests.length - requests).toBeLessThanOrEqual(1);
+  });
+});
