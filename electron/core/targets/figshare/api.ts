@@ -1,0 +1,168 @@
+import type { Readable } from 'node:stream';
+import { FerryError, unauthorized } from '../../errors.js';
+import { RemoteClient, type RequestOptions } from '../../remote/http.js';
+
+/** Shapes Ferry reads from figshare API v2 (remote-targets.md §4; waterbutler fixtures). */
+export interface FigshareProject {
+  id: number;
+  title: string;
+  created_date?: string;
+  modified_date?: string;
+  figshare_url?: string;
+  quota?: number;
+  used_quota?: number;
+  role?: string;
+}
+
+export interface FigshareArticle {
+  id: number;
+  title: string;
+  created_date?: string;
+  modified_date?: string;
+  published_date?: string | null;
+  status?: string;
+  is_public?: boolean;
+  defined_type_name?: string;
+  size?: number;
+  doi?: string;
+  figshare_url?: string;
+  version?: number;
+  files?: FigshareFile[];
+}
+
+export interface FigshareFile {
+  id: number;
+  name: string;
+  size: number;
+  is_link_only?: boolean;
+  download_url?: string;
+  supplied_md5?: string;
+  /** "" until figshare has processed the upload */
+  computed_md5?: string;
+  status?: string;
+  upload_url?: string;
+  upload_token?: string;
+  mimetype?: string;
+}
+
+export interface UploadSession {
+  token: string;
+  size: number;
+  status: string;
+  parts: { partNo: number; startOffset: number; endOffset: number; status: string; locked: boolean }[];
+}
+
+export interface FigshareApiOptions {
+  baseUrl: string;
+  /** figshare asks for at most one request a second */
+  ratePerSecond?: number;
+  retries?: number;
+  maxRetryAfterMs?: number;
+  timeoutMs?: number;
+  /** items per list page (figshare's default is 10) */
+  pageSize?: number;
+}
+
+const UNAUTHORIZED = 'The figshare token is invalid or expired.';
+
+/**
+ * figshare's own auth scheme is `Authorization: token <t>`, so it goes in per request on
+ * API calls only (the API never redirects). The upload host authenticates by the token in
+ * its URL; file downloads carry the token as `?token=` so a redirect to S3 carries nothing.
+ * figshare answers 403 for a bad or missing token (its docs say 401) and hides what a token
+ * cannot read behind 404, so a 403 here means the token is the problem.
+ */
+export class FigshareApi {
+  readonly client: RemoteClient;
+  private readonly pageSize: number;
+
+  constructor(options: FigshareApiOptions) {
+    this.client = new RemoteClient({
+      baseUrl: options.baseUrl,
+      serviceName: 'figshare',
+      ratePerSecond: options.ratePerSecond ?? 1,
+      retries: options.retries,
+      maxRetryAfterMs: options.maxRetryAfterMs,
+      timeoutMs: options.timeoutMs,
+      messages: { unauthorized: UNAUTHORIZED, forbidden: UNAUTHORIZED },
+    });
+    this.pageSize = Math.min(1000, Math.max(1, options.pageSize ?? 100));
+  }
+
+  private async call(token: string, url: string, options: RequestOptions = {}): Promise<Response> {
+    try {
+      return await this.client.request(url, { ...options, headers: { accept: 'application/json', authorization: `token ${token}`, ...options.headers } });
+    } catch (error) {
+      if (error instanceof FerryError && error.status === 403) throw unauthorized(UNAUTHORIZED);
+      throw error;
+    }
+  }
+
+  async json<T>(token: string, url: string, options: RequestOptions = {}): Promise<T> {
+    return (await (await this.call(token, url, options)).json()) as T;
+  }
+
+  /** page + page_size until a short page (no totals or Link headers on figshare). */
+  async *paged<T>(token: string, url: string, signal?: AbortSignal): AsyncIterable<T> {
+    for (let page = 1; ; page++) {
+      if ((page - 1) * this.pageSize > 1000) {
+        throw new FerryError(502, 'upstream_error', 'figshare lists at most about 1000 entries per collection through its API; this account has more.');
+      }
+      const items = await this.json<T[]>(token, url, { signal, searchParams: { page, page_size: this.pageSize } });
+      yield* items;
+      if (items.length < this.pageSize) return;
+    }
+  }
+
+  projects = (token: string, signal?: AbortSignal) => this.paged<FigshareProject>(token, 'account/projects', signal);
+  projectArticles = (token: string, projectId: number, signal?: AbortSignal) => this.paged<FigshareArticle>(token, `account/projects/${projectId}/articles`, signal);
+  articles = (token: string, signal?: AbortSignal) => this.paged<FigshareArticle>(token, 'account/articles', signal);
+  files = (token: string, articleId: number, signal?: AbortSignal) => this.paged<FigshareFile>(token, `account/articles/${articleId}/files`, signal);
+  project = (token: string, id: number, signal?: AbortSignal) => this.json<FigshareProject>(token, `account/projects/${id}`, { signal });
+  article = (token: string, id: number, signal?: AbortSignal) => this.json<FigshareArticle>(token, `account/articles/${id}`, { signal });
+  file = (token: string, articleId: number, fileId: number, signal?: AbortSignal) => this.json<FigshareFile>(token, `account/articles/${articleId}/files/${fileId}`, { signal });
+
+  /** A new private article, in a project or standalone; its id. */
+  async createArticle(token: string, fields: { title: string; description: string; defined_type: string }, projectId: number | null, signal?: AbortSignal): Promise<number> {
+    const url = projectId === null ? 'account/articles' : `account/projects/${projectId}/articles`;
+    const created = await this.json<{ entity_id?: number; location: string }>(token, url, { method: 'POST', json: fields, signal });
+    return created.entity_id ?? Number(/(\d+)\/?$/.exec(created.location)?.[1]);
+  }
+
+  /** Step 1 of the upload protocol: announce the file; its new id. */
+  async initiateUpload(token: string, articleId: number, file: { name: string; size: number; md5: string }, signal?: AbortSignal): Promise<FigshareFile> {
+    const { location } = await this.json<{ location: string }>(token, `account/articles/${articleId}/files`, { method: 'POST', json: file, signal });
+    return this.json<FigshareFile>(token, location, { signal });
+  }
+
+  /** Step 2: the part layout the upload host chose. */
+  uploadSession(uploadUrl: string, signal?: AbortSignal): Promise<UploadSession> {
+    return this.client.json<UploadSession>(uploadUrl, { signal });
+  }
+
+  /** Step 3: one part's exact bytes (a buffer, so a failed PUT can be retried). */
+  async putPart(uploadUrl: string, partNo: number, bytes: Buffer, signal?: AbortSignal): Promise<void> {
+    await this.client.request(`${uploadUrl}/${partNo}`, { method: 'PUT', body: bytes, signal, headers: { 'content-type': 'application/octet-stream' } });
+  }
+
+  /** Step 4: tell figshare the parts are all there (202, HTML body). */
+  async completeUpload(token: string, articleId: number, fileId: number, signal?: AbortSignal): Promise<void> {
+    const response = await this.call(token, `account/articles/${articleId}/files/${fileId}`, { method: 'POST', signal, retry: false });
+    await response.body?.cancel();
+  }
+
+  async deleteFile(token: string, articleId: number, fileId: number, signal?: AbortSignal): Promise<void> {
+    const response = await this.call(token, `account/articles/${articleId}/files/${fileId}`, { method: 'DELETE', signal, allow: [404] });
+    await response.body?.cancel();
+  }
+
+  async download(token: string, file: FigshareFile, signal?: AbortSignal): Promise<Readable> {
+    if (!file.download_url) throw new FerryError(404, 'resource_not_found', `The figshare file '${file.name}' has nothing to download (a link-only file?).`);
+    try {
+      return (await this.client.stream(file.download_url, { searchParams: { token }, signal, timeoutMs: 600_000 })).body;
+    } catch (error) {
+      if (error instanceof FerryError && error.status === 403) throw unauthorized(UNAUTHORIZED);
+      throw error;
+    }
+  }
+}

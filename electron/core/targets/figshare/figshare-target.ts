@@ -1,0 +1,415 @@
+import type { Readable } from 'node:stream';
+import { CancelledError, FerryError, badRequest, notFound, throwIfAborted } from '../../errors.js';
+import { normalizeTimestamp } from '../../time.js';
+import {
+  fullActions,
+  type Entry,
+  type ListScope,
+  type ReadResult,
+  type ResourceInfo,
+  type ResourceNode,
+  type Target,
+  type TargetContext,
+  type TargetInfo,
+  type WriteOptions,
+  type WriteOutcome,
+} from '../../target.js';
+import { sizeAndMd5 } from '../zenodo/spool.js';
+import { FigshareApi, type FigshareApiOptions, type FigshareArticle, type FigshareFile } from './api.js';
+
+/**
+ * Ids: project `p<id>`, article `a<id>`, file `f<article id>_<file id>` — digits only after
+ * the prefix, so never a '.'.
+ */
+type FigshareId = { kind: 'project'; id: number } | { kind: 'article'; id: number } | { kind: 'file'; articleId: number; fileId: number };
+
+export function parseFigshareId(id: string): FigshareId {
+  let m: RegExpExecArray | null;
+  if ((m = /^p(\d+)$/.exec(id))) return { kind: 'project', id: Number(m[1]) };
+  if ((m = /^a(\d+)$/.exec(id))) return { kind: 'article', id: Number(m[1]) };
+  if ((m = /^f(\d+)_(\d+)$/.exec(id))) return { kind: 'file', articleId: Number(m[1]), fileId: Number(m[2]) };
+  throw badRequest(`'${id}' is not a figshare resource id; list the target's resources to find one.`);
+}
+
+const projectId = (id: number) => `p${id}`;
+const articleId = (id: number) => `a${id}`;
+const fileId = (article: number, file: number) => `f${article}_${file}`;
+
+/** figshare items hold files, not folders: a sub-path is flattened into the name (`raw/x.csv` → `raw__x.csv`). */
+export const FOLDER_SEPARATOR = '__';
+
+export type FigshareTargetOptions = FigshareApiOptions;
+
+/**
+ * figshare: projects and articles ("items") are containers — articles in a project sit under
+ * it, the others at the top level — and files are the items. Hashes: figshare's own
+ * `computed_md5`, which stays empty until figshare has processed an upload; until then a
+ * file has no md5 and says `extra.md5_status: "pending"`.
+ *
+ * A top-level upload makes one new private article (not a project: an article is what
+ * figshare publishes and cites, and needs nothing but a title); writing into a project makes
+ * or reuses one article per top folder. Nothing is ever published by Ferry.
+ */
+export class FigshareTarget implements Target {
+  readonly info: TargetInfo = {
+    name: 'figshare',
+    readable_name: 'figshare',
+    supported_actions: fullActions(true),
+    supported_hash_algorithms: ['md5'],
+    credential: 'remote',
+  };
+
+  private readonly api: FigshareApi;
+
+  constructor(options: FigshareTargetOptions) {
+    this.api = new FigshareApi(options);
+  }
+
+  async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+    const { token, signal } = ctx;
+    if (scope?.container) {
+      const parsed = parseFigshareId(scope.container);
+      if (parsed.kind === 'project') {
+        for await (const article of this.api.projectArticles(token, parsed.id, signal)) yield articleNode(article, projectId(parsed.id));
+      } else if (parsed.kind === 'article') {
+        for await (const file of this.api.files(token, parsed.id, signal)) yield fileNode(parsed.id, file);
+      }
+      return;
+    }
+    const recursive = scope === undefined;
+    const inProjects = new Set<number>();
+    for await (const project of this.api.projects(token, signal)) {
+      yield projectNode(project.id, project.title);
+      for await (const article of this.api.projectArticles(token, project.id, signal)) {
+        inProjects.add(article.id);
+        if (!recursive) continue;
+        yield articleNode(article, projectId(project.id));
+        for await (const file of this.api.files(token, article.id, signal)) yield fileNode(article.id, file);
+      }
+    }
+    // /account/articles may include project articles too: list each article once.
+    for await (const article of this.api.articles(token, signal)) {
+      if (inProjects.has(article.id)) continue;
+      yield articleNode(article, null);
+      if (recursive) for await (const file of this.api.files(token, article.id, signal)) yield fileNode(article.id, file);
+    }
+  }
+
+  async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
+    const parsed = parseFigshareId(id);
+    if (parsed.kind === 'project') {
+      const project = await this.api.project(ctx.token, parsed.id, ctx.signal);
+      return {
+        ...projectNode(project.id, project.title),
+        date_created: normalizeTimestamp(project.created_date),
+        date_modified: normalizeTimestamp(project.modified_date),
+        hashes: {},
+        extra: { provider: 'figshare', figshare_url: project.figshare_url ?? null, quota: project.quota ?? null, used_quota: project.used_quota ?? null },
+      };
+    }
+    if (parsed.kind === 'article') {
+      const article = await this.api.article(ctx.token, parsed.id, ctx.signal);
+      return {
+        ...articleNode(article, await this.projectOf(ctx, article.id)),
+        date_created: normalizeTimestamp(article.created_date),
+        date_modified: normalizeTimestamp(article.modified_date),
+        hashes: {},
+        extra: {
+          provider: 'figshare',
+          status: article.status ?? null,
+          is_public: article.is_public ?? false,
+          defined_type: article.defined_type_name ?? null,
+          doi: article.doi || null,
+          version: article.version ?? null,
+          size: article.size ?? null,
+          file_count: article.files?.length ?? null,
+          figshare_url: article.figshare_url ?? null,
+        },
+      };
+    }
+    const file = await this.api.file(ctx.token, parsed.articleId, parsed.fileId, ctx.signal);
+    const md5 = computedMd5(file);
+    return {
+      ...fileNode(parsed.articleId, file),
+      // figshare keeps dates per item only.
+      date_created: null,
+      date_modified: null,
+      hashes: md5 ? { md5 } : {},
+      extra: {
+        provider: 'figshare',
+        size: file.size,
+        status: file.status ?? null,
+        md5_status: md5 ? 'computed' : 'pending',
+        supplied_md5: file.supplied_md5 || null,
+        is_link_only: file.is_link_only ?? false,
+        materialized_path: `/${file.name}`,
+        article_id: parsed.articleId,
+      },
+    };
+  }
+
+  /** The project an article sits in (figshare's article JSON does not always say). */
+  private async projectOf(ctx: TargetContext, article: number): Promise<string | null> {
+    for await (const project of this.api.projects(ctx.token, ctx.signal)) {
+      for await (const candidate of this.api.projectArticles(ctx.token, project.id, ctx.signal)) {
+        if (candidate.id === article) return projectId(project.id);
+      }
+    }
+    return null;
+  }
+
+  async read(ctx: TargetContext, id: string): Promise<ReadResult> {
+    const parsed = parseFigshareId(id);
+    const open = (file: FigshareFile) => () => this.api.download(ctx.token, file, ctx.signal);
+    if (parsed.kind === 'file') {
+      const file = await this.api.file(ctx.token, parsed.articleId, parsed.fileId, ctx.signal);
+      const entry = fileEntry(file.name, file, open(file));
+      return { title: file.name, root: fileNode(parsed.articleId, file), entries: (async function* () { yield entry; })() };
+    }
+    if (parsed.kind === 'article') {
+      const article = await this.api.article(ctx.token, parsed.id, ctx.signal);
+      const title = article.title;
+      const api = this.api;
+      async function* entries(): AsyncIterable<Entry> {
+        yield folderEntry(title);
+        for await (const file of api.files(ctx.token, article.id, ctx.signal)) {
+          if (!file.is_link_only) yield fileEntry(`${title}/${safeSegment(file.name)}`, file, open(file));
+        }
+      }
+      return { title, root: articleNode(article, null), entries: entries() };
+    }
+    const project = await this.api.project(ctx.token, parsed.id, ctx.signal);
+    const title = project.title;
+    const api = this.api;
+    async function* entries(): AsyncIterable<Entry> {
+      yield folderEntry(title);
+      const used = new Set<string>();
+      for await (const article of api.projectArticles(ctx.token, project.id, ctx.signal)) {
+        let name = safeSegment(article.title);
+        for (let n = 2; used.has(name); n++) name = `${safeSegment(article.title)} (${n})`;
+        used.add(name);
+        yield folderEntry(`${title}/${name}`);
+        for await (const file of api.files(ctx.token, article.id, ctx.signal)) {
+          if (!file.is_link_only) yield fileEntry(`${title}/${name}/${safeSegment(file.name)}`, file, open(file));
+        }
+      }
+    }
+    return { title, root: projectNode(project.id, project.title), entries: entries() };
+  }
+
+  async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
+    if (containerId === null) return this.writeNewArticle(ctx, entries, options, outcome);
+    const parsed = parseFigshareId(containerId);
+    if (parsed.kind === 'file') throw badRequest('A figshare file is not a container; upload into its item (article) instead.');
+    if (parsed.kind === 'article') {
+      const article = await this.openArticle(ctx, parsed.id);
+      for await (const entry of entries) {
+        throwIfAborted(options.signal);
+        if (entry.kind === 'file') await this.uploadOne(ctx, article, entry, entry.path, options, outcome);
+      }
+      return outcome;
+    }
+    // Into a project: each top folder becomes (or joins) an article of that title.
+    await this.api.project(ctx.token, parsed.id, ctx.signal);
+    const articles = new Map<string, ArticleFiles>();
+    for await (const article of this.api.projectArticles(ctx.token, parsed.id, ctx.signal)) {
+      if (!articles.has(article.title)) articles.set(article.title, { id: article.id, files: null });
+    }
+    for await (const entry of entries) {
+      throwIfAborted(options.signal);
+      const [head, ...rest] = entry.path.split('/');
+      if (entry.kind === 'folder' && rest.length > 0) continue;
+      if (entry.kind === 'file' && rest.length === 0) {
+        outcome.fileErrors.push({ path: entry.path, error: 'figshare keeps files in items, not directly in a project: put files in a folder, which becomes an item.' });
+        continue;
+      }
+      let article = articles.get(head as string);
+      if (!article) {
+        const id = await this.api.createArticle(ctx.token, newArticleFields(head as string, options), parsed.id, ctx.signal);
+        article = { id, files: [] };
+        articles.set(head as string, article);
+      }
+      if (entry.kind === 'file') await this.uploadOne(ctx, article, entry, rest.join('/'), options, outcome);
+    }
+    return outcome;
+  }
+
+  private async writeNewArticle(ctx: TargetContext, entries: AsyncIterable<Entry>, options: WriteOptions, outcome: WriteOutcome): Promise<WriteOutcome> {
+    let article: ArticleFiles | null = null;
+    let top: string | null = null;
+    let title = '';
+    for await (const entry of entries) {
+      throwIfAborted(options.signal);
+      const [head, ...rest] = entry.path.split('/');
+      if (top === null) top = head as string;
+      if (head !== top) throw badRequest(`A new figshare item is made from one top folder; '${entry.path}' is outside '${top}'.`);
+      if (!article) {
+        title = await this.distinctTitle(ctx, top);
+        article = { id: await this.api.createArticle(ctx.token, newArticleFields(title, options), null, ctx.signal), files: [] };
+      }
+      if (entry.kind === 'folder') continue;
+      if (rest.length === 0) {
+        outcome.fileErrors.push({ path: entry.path, error: 'A top-level upload needs its files inside one top folder.' });
+        continue;
+      }
+      await this.uploadOne(ctx, article, entry, rest.join('/'), options, outcome);
+    }
+    if (!article) throw badRequest('The upload holds nothing: a new figshare item needs one top folder.');
+    outcome.newResource = { id: articleId(article.id), title };
+    return outcome;
+  }
+
+  private async distinctTitle(ctx: TargetContext, wanted: string): Promise<string> {
+    const base = fitTitle(wanted);
+    const taken = new Set<string>();
+    for await (const article of this.api.articles(ctx.token, ctx.signal)) taken.add(article.title);
+    let title = base;
+    for (let n = 2; taken.has(title); n++) title = `${base} (${n})`;
+    return title;
+  }
+
+  private async openArticle(ctx: TargetContext, id: number): Promise<ArticleFiles> {
+    await this.api.article(ctx.token, id, ctx.signal);
+    return { id, files: null };
+  }
+
+  /**
+   * One file through figshare's multi-part protocol. `update` uploads the new file first
+   * and only then deletes the old one, so a failure leaves the old bytes in place; a failed
+   * upload deletes its own half-made file.
+   */
+  private async uploadOne(ctx: TargetContext, article: ArticleFiles, entry: Entry, relativePath: string, options: WriteOptions, outcome: WriteOutcome): Promise<void> {
+    const { token } = ctx;
+    const signal = options.signal;
+    const name = relativePath.split('/').join(FOLDER_SEPARATOR);
+    if (article.files === null) {
+      article.files = [];
+      for await (const file of this.api.files(token, article.id, signal)) article.files.push(file);
+    }
+    const existing = article.files.find((file) => file.name === name);
+    if (existing && options.duplicateAction === 'ignore') {
+      outcome.ignored.push(entry.path);
+      return;
+    }
+    const bytes = await sizeAndMd5(entry, signal);
+    let started: FigshareFile | null = null;
+    try {
+      // Until figshare has computed its own MD5, the one Ferry supplied at upload stands in.
+      if (existing && (computedMd5(existing) || existing.supplied_md5?.toLowerCase()) === bytes.md5) {
+        outcome.ignored.push(entry.path);
+        return;
+      }
+      started = await this.api.initiateUpload(token, article.id, { name, size: bytes.size, md5: bytes.md5 }, signal);
+      if (started.upload_url) await this.sendParts(started.upload_url, await bytes.open(), signal);
+      await this.api.completeUpload(token, article.id, started.id, signal);
+      const done = started;
+      started = null;
+      if (existing) {
+        await this.api.deleteFile(token, article.id, existing.id, signal);
+        article.files.splice(article.files.indexOf(existing), 1, { ...done, supplied_md5: bytes.md5, computed_md5: '' });
+        outcome.updated.push(entry.path);
+      } else {
+        article.files.push({ ...done, supplied_md5: bytes.md5, computed_md5: '' });
+        outcome.created.push(entry.path);
+      }
+    } catch (error) {
+      if (started) await this.api.deleteFile(token, article.id, started.id).catch(() => undefined);
+      if (error instanceof CancelledError || signal.aborted) throw error;
+      if (error instanceof FerryError && error.status !== 401) {
+        outcome.fileErrors.push({ path: entry.path, error: error.message });
+        return;
+      }
+      throw error;
+    } finally {
+      await bytes.dispose();
+    }
+  }
+
+  /** Reads the stream once, in order, cutting it into the parts the upload host laid out. */
+  private async sendParts(uploadUrl: string, stream: Readable, signal: AbortSignal): Promise<void> {
+    const session = await this.api.uploadSession(uploadUrl, signal);
+    const parts = [...session.parts].sort((a, b) => a.startOffset - b.startOffset);
+    const reader = new ExactReader(stream);
+    try {
+      for (const part of parts) {
+        throwIfAborted(signal);
+        const bytes = await reader.read(part.endOffset - part.startOffset + 1);
+        await this.api.putPart(uploadUrl, part.partNo, bytes, signal);
+      }
+    } finally {
+      stream.destroy();
+    }
+  }
+}
+
+interface ArticleFiles {
+  id: number;
+  /** loaded on first use */
+  files: FigshareFile[] | null;
+}
+
+/** Pulls exactly n bytes at a time from a stream, holding at most one part in memory. */
+class ExactReader {
+  private readonly iterator: AsyncIterator<Buffer>;
+  private pending: Buffer = Buffer.alloc(0);
+
+  constructor(stream: Readable) {
+    this.iterator = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  }
+
+  async read(n: number): Promise<Buffer> {
+    const chunks = [this.pending];
+    let have = this.pending.length;
+    while (have < n) {
+      const next = await this.iterator.next();
+      if (next.done) throw new FerryError(400, 'bad_request', 'The file ended before its announced size; it changed while being uploaded.');
+      chunks.push(next.value);
+      have += next.value.length;
+    }
+    const all = Buffer.concat(chunks, have);
+    this.pending = all.subarray(n);
+    return all.subarray(0, n);
+  }
+}
+
+function computedMd5(file: FigshareFile): string | null {
+  const value = file.computed_md5?.trim().toLowerCase();
+  return value && /^[0-9a-f]{32}$/.test(value) ? value : null;
+}
+
+/** figshare titles are 3–1000 characters. */
+function fitTitle(title: string): string {
+  const trimmed = title.trim().slice(0, 990);
+  return trimmed.length >= 3 ? trimmed : `${trimmed || 'Untitled'} (dataset)`;
+}
+
+function newArticleFields(title: string, options: WriteOptions) {
+  return { title: fitTitle(title), description: `Uploaded with Ferry (${options.jobLabel}).`, defined_type: 'dataset' };
+}
+
+/** A name used as one path segment: '/' would make a folder that is not there. */
+function safeSegment(name: string): string {
+  return name.replace(/\//g, '_') || '_';
+}
+
+function projectNode(id: number, title: string): ResourceNode {
+  return { kind: 'container', kind_name: 'folder', id: projectId(id), container: null, title };
+}
+
+function articleNode(article: FigshareArticle, container: string | null): ResourceNode {
+  return { kind: 'container', kind_name: 'folder', id: articleId(article.id), container, title: article.title };
+}
+
+function fileNode(article: number, file: FigshareFile): ResourceNode {
+  return { kind: 'item', kind_name: 'file', id: fileId(article, file.id), container: articleId(article), title: file.name };
+}
+
+function fileEntry(path: string, file: FigshareFile, open: Entry['open']): Entry {
+  const md5 = computedMd5(file);
+  return { path, kind: 'file', size: file.size, mtime: null, hashes: md5 ? { md5 } : {}, open };
+}
+
+function folderEntry(path: string): Entry {
+  return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(notFound(`${path} is a folder`)) };
+}

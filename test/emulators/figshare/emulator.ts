@@ -1,0 +1,464 @@
+import { createHash, randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A loopback model of figshare's API v2 (remote-targets.md §4; shapes checked against the
+ * trimmed real bodies in ./recorded/). Three servers, as on figshare:
+ * - the API (`/v2/account/...`): projects, articles (inside projects or not), files,
+ *   `Authorization: token <t>`; a bad or missing token answers 403 (what figshare does in
+ *   practice, though its docs say 401); paging `page`+`page_size` or `limit`+`offset`
+ *   (mixing → 422, offset past 1000 → 422), no totals or Link; error bodies `{message, code}`;
+ * - the upload host (`/upload/<token>`): parts with zero-based inclusive offsets, PUT per part
+ *   (wrong length → 400; a locked part → 409), and a fake S3 (`/s3/<id>`) that rejects any
+ *   Authorization header, as S3 does for figshare's;
+ * - the download host (`/files/<id>`, like ndownloader): private files need the token
+ *   (`?token=` or the header); published ones answer 302 to the fake S3.
+ * After the complete call a file is `moving_to_final` with `computed_md5: ""` for
+ * `processingReads` reads of it, then `available` with the MD5 filled in (figshare computes
+ * it asynchronously). Politeness: more than `maxPerSecond` API requests a second per token → 429.
+ */
+export interface FigshareFile {
+  id: number;
+  articleId: number;
+  name: string;
+  size: number;
+  suppliedMd5: string;
+  computedMd5: string;
+  status: 'created' | 'moving_to_final' | 'available';
+  uploadToken: string;
+  bytes: Buffer;
+  parts: { partNo: number; startOffset: number; endOffset: number; status: 'PENDING' | 'COMPLETE'; locked: boolean; data?: Buffer }[];
+  /** reads left before processing finishes */
+  pendingReads: number;
+}
+
+export interface FigshareArticle {
+  id: number;
+  owner: number;
+  projectId: number | null;
+  title: string;
+  description: string;
+  definedType: string;
+  created: string;
+  modified: string;
+  isPublic: boolean;
+  files: FigshareFile[];
+}
+
+export interface FigshareProject {
+  id: number;
+  owner: number;
+  title: string;
+  created: string;
+  modified: string;
+}
+
+export interface FigshareEmulatorOptions {
+  tokens?: Record<string, number>;
+  /** bytes per upload part (figshare's is about 10 MB; tests make it small) */
+  partSize?: number;
+  /** API requests per second per token before 429 (figshare asks for ≤ 1) */
+  maxPerSecond?: number;
+  /** reads of a completed file that still show `computed_md5: ""` */
+  processingReads?: number;
+}
+
+export interface FigshareState {
+  tokens: Record<string, number>;
+  projects: Map<number, FigshareProject>;
+  articles: Map<number, FigshareArticle>;
+  options: Required<Omit<FigshareEmulatorOptions, 'tokens'>>;
+  requests: string[];
+  /** the next N API requests answer 429 */
+  throttle: { count: number };
+  addProject(owner: number, title: string): FigshareProject;
+  addArticle(owner: number, title: string, projectId: number | null, files?: Record<string, string | Buffer>, options?: { public?: boolean; processing?: boolean }): FigshareArticle;
+  /** finishes processing of every completed file */
+  processAll(): void;
+}
+
+export interface FigshareEmulator {
+  /** the API base, like https://api.figshare.com/v2 */
+  url: string;
+  uploadUrl: string;
+  downloadUrl: string;
+  state: FigshareState;
+  close(): Promise<void>;
+}
+
+const stamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
+
+export async function startFigshareEmulator(options: FigshareEmulatorOptions = {}): Promise<FigshareEmulator> {
+  let nextId = 4_000_000;
+  const state: FigshareState = {
+    tokens: options.tokens ?? { 'figshare-token': 1, 'figshare-other': 2 },
+    projects: new Map(),
+    articles: new Map(),
+    options: { partSize: options.partSize ?? 10 * 1024 * 1024, maxPerSecond: options.maxPerSecond ?? 1000, processingReads: options.processingReads ?? 1 },
+    requests: [],
+    throttle: { count: 0 },
+    addProject(owner, title) {
+      const project = { id: nextId++, owner, title, created: stamp(), modified: stamp() };
+      state.projects.set(project.id, project);
+      return project;
+    },
+    addArticle(owner, title, projectId, files = {}, flags = {}) {
+      const article: FigshareArticle = {
+        id: nextId++, owner, projectId, title, description: '', definedType: 'dataset', created: stamp(), modified: stamp(), isPublic: Boolean(flags.public), files: [],
+      };
+      for (const [name, content] of Object.entries(files)) {
+        const bytes = Buffer.isBuffer(content) ? content : Buffer.from(content);
+        article.files.push({
+          id: nextId++, articleId: article.id, name, size: bytes.length, suppliedMd5: md5(bytes), computedMd5: flags.processing ? '' : md5(bytes),
+          status: flags.processing ? 'moving_to_final' : 'available', uploadToken: randomUUID(), bytes, parts: [], pendingReads: flags.processing ? Number.POSITIVE_INFINITY : 0,
+        });
+      }
+      state.articles.set(article.id, article);
+      return article;
+    },
+    processAll() {
+      for (const article of state.articles.values()) for (const file of article.files) if (file.status === 'moving_to_final') finishProcessing(file);
+    },
+  };
+
+  const seen = new Map<string, number[]>();
+  let api = '';
+  let upload = '';
+  let download = '';
+
+  function finishProcessing(file: FigshareFile): void {
+    file.pendingReads = 0;
+    file.computedMd5 = md5(file.bytes);
+    file.status = 'available';
+  }
+
+  /** A read of a file advances its processing by one step. */
+  function observe(file: FigshareFile): void {
+    if (file.status !== 'moving_to_final') return;
+    if (file.pendingReads <= 0) finishProcessing(file);
+    else file.pendingReads--;
+  }
+
+  function serializeFile(file: FigshareFile): Record<string, unknown> {
+    return {
+      status: file.status,
+      is_link_only: false,
+      name: file.name,
+      viewer_type: '',
+      preview_state: 'preview_not_available',
+      download_url: `${download}/files/${file.id}`,
+      supplied_md5: file.suppliedMd5,
+      computed_md5: file.status === 'available' ? file.computedMd5 : '',
+      upload_token: file.uploadToken,
+      upload_url: file.status === 'created' ? `${upload}/upload/${file.uploadToken}` : '',
+      id: file.id,
+      size: file.size,
+      is_attached_to_public_version: false,
+      mimetype: 'application/octet-stream',
+    };
+  }
+
+  function serializeArticleSummary(a: FigshareArticle): Record<string, unknown> {
+    const url = a.projectId ? `${api}/account/projects/${a.projectId}/articles/${a.id}` : `${api}/account/articles/${a.id}`;
+    return {
+      id: a.id, title: a.title, doi: '', handle: '', url, url_public_html: `https://figshare.com/articles/_/${a.id}`, url_public_api: `${api}/articles/${a.id}`,
+      url_private_html: `https://figshare.com/account/articles/${a.id}`, url_private_api: `${api}/account/articles/${a.id}`,
+      published_date: a.isPublic ? a.modified : null, timeline: { posted: a.isPublic ? a.modified : null, firstOnline: a.isPublic ? a.modified : null },
+      thumb: '', defined_type: 3, defined_type_name: a.definedType, group_id: null, resource_title: null, resource_doi: null,
+      created_date: a.created, modified_date: a.modified,
+    };
+  }
+
+  function serializeArticle(a: FigshareArticle): Record<string, unknown> {
+    for (const file of a.files) observe(file);
+    return {
+      ...serializeArticleSummary(a),
+      group_resource_id: null, embargo_date: null, citation: `${a.title}. figshare.`, embargo_reason: '', references: [], custom_fields: [],
+      size: a.files.reduce((s, f) => s + f.size, 0), metadata_reason: '', funding: '', figshare_url: `https://figshare.com/articles/_/${a.id}`,
+      embargo_type: null, is_embargoed: false, version: a.isPublic ? 1 : 0, confidential_reason: '',
+      files: a.files.map(serializeFile), description: a.description, tags: [], is_active: true,
+      authors: [{ url_name: '_', is_active: true, id: 1, full_name: 'Jane Doe', orcid_id: '' }], is_public: a.isPublic, categories: [],
+      is_confidential: false, license: { url: 'https://creativecommons.org/licenses/by/4.0/', name: 'CC BY 4.0', value: 1 },
+      has_linked_file: false, status: a.isPublic ? 'public' : 'draft', is_metadata_record: false, download_disabled: false,
+    };
+  }
+
+  function serializeProject(p: FigshareProject, complete: boolean): Record<string, unknown> {
+    const summary = { id: p.id, title: p.title, url: `${api}/account/projects/${p.id}`, published_date: null, role: 'Owner', storage: 'individual', group_id: null, created_date: p.created, modified_date: p.modified };
+    if (!complete) return summary;
+    return { ...summary, description: '', funding: '', quota: 0, used_quota: 0, used_quota_private: 0, used_quota_public: 0, collaborators: [], figshare_url: `https://figshare.com/projects/_/${p.id}`, account_id: p.owner };
+  }
+
+  // ---------------------------------------------------------------- API server
+  async function handleApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', api);
+    const method = req.method ?? 'GET';
+    state.requests.push(`${method} ${url.pathname}${url.search}`);
+    const body = await readBody(req);
+    if (state.throttle.count > 0) {
+      state.throttle.count--;
+      return sendJson(res, 429, { message: 'Too many requests', code: 'TooManyRequests' });
+    }
+    const token = /^token\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? url.searchParams.get('access_token');
+    const owner = token ? state.tokens[token] : undefined;
+    if (owner === undefined) return sendJson(res, 403, { message: 'Invalid or expired token', code: 'Forbidden' });
+    const times = (seen.get(token as string) ?? []).filter((t) => Date.now() - t < 1000);
+    times.push(Date.now());
+    seen.set(token as string, times);
+    if (times.length > state.options.maxPerSecond) return sendJson(res, 429, { message: 'Too many requests', code: 'TooManyRequests' });
+
+    const path = url.pathname.replace(/^\/v2/, '').replace(/\/+$/, '');
+    let m: RegExpExecArray | null;
+    const json = (): Record<string, unknown> | null => {
+      if (body.length === 0) return {};
+      try {
+        return JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      } catch {
+        return null;
+      }
+    };
+
+    if (path === '/account') return sendJson(res, 200, { id: owner, first_name: 'Jane', last_name: 'Doe', used_quota_private: 0, quota: 20 * 1024 ** 3 });
+
+    if (path === '/account/projects' && method === 'GET') {
+      const page = paginate(url, res, [...state.projects.values()].filter((p) => p.owner === owner).sort((a, b) => a.id - b.id));
+      return void (page && sendJson(res, 200, page.map((p) => serializeProject(p, false))));
+    }
+    if (path === '/account/projects' && method === 'POST') {
+      const data = json();
+      if (!data) return sendJson(res, 400, { message: 'Invalid JSON', code: 'BadRequest' });
+      const title = String(data.title ?? '');
+      if (title.length < 3 || title.length > 1000) return sendJson(res, 422, { message: 'Title must be between 3 and 1000 characters', code: 'InvalidParams' });
+      const project = state.addProject(owner, title);
+      return sendJson(res, 201, { entity_id: project.id, location: `${api}/account/projects/${project.id}` });
+    }
+    if ((m = /^\/account\/projects\/(\d+)$/.exec(path)) && method === 'GET') {
+      const project = state.projects.get(Number(m[1]));
+      if (!project || project.owner !== owner) return notFound(res, 'Project');
+      return sendJson(res, 200, serializeProject(project, true));
+    }
+    if ((m = /^\/account\/projects\/(\d+)\/articles$/.exec(path))) {
+      const project = state.projects.get(Number(m[1]));
+      if (!project || project.owner !== owner) return notFound(res, 'Project');
+      if (method === 'GET') {
+        const page = paginate(url, res, [...state.articles.values()].filter((a) => a.projectId === project.id).sort((a, b) => a.id - b.id));
+        return void (page && sendJson(res, 200, page.map(serializeArticleSummary)));
+      }
+      if (method === 'POST') return createArticle(owner, project.id, json(), res);
+    }
+    if (path === '/account/articles' && method === 'GET') {
+      // Includes articles that sit in projects (the client must not list them twice).
+      const page = paginate(url, res, [...state.articles.values()].filter((a) => a.owner === owner).sort((a, b) => a.id - b.id));
+      return void (page && sendJson(res, 200, page.map(serializeArticleSummary)));
+    }
+    if (path === '/account/articles' && method === 'POST') return createArticle(owner, null, json(), res);
+    if ((m = /^\/account\/articles\/(\d+)$/.exec(path)) && method === 'GET') {
+      const article = state.articles.get(Number(m[1]));
+      if (!article || article.owner !== owner) return notFound(res, 'Article');
+      return sendJson(res, 200, serializeArticle(article));
+    }
+    if ((m = /^\/account\/articles\/(\d+)\/files$/.exec(path))) {
+      const article = state.articles.get(Number(m[1]));
+      if (!article || article.owner !== owner) return notFound(res, 'Article');
+      if (method === 'GET') {
+        for (const file of article.files) observe(file);
+        const page = paginate(url, res, article.files);
+        return void (page && sendJson(res, 200, page.map(serializeFile)));
+      }
+      if (method === 'POST') {
+        const data = json();
+        if (!data) return sendJson(res, 400, { message: 'Invalid JSON', code: 'BadRequest' });
+        const name = String(data.name ?? '');
+        const size = Number(data.size);
+        if (!name || !Number.isInteger(size) || size < 0) return sendJson(res, 422, { message: 'Missing or invalid name or size', code: 'InvalidParams' });
+        const file: FigshareFile = {
+          id: nextId++, articleId: article.id, name, size, suppliedMd5: typeof data.md5 === 'string' ? data.md5 : '', computedMd5: '', status: 'created',
+          uploadToken: randomUUID(), bytes: Buffer.alloc(0), parts: [], pendingReads: 0,
+        };
+        for (let start = 0, no = 1; start < size; start += state.options.partSize, no++) {
+          file.parts.push({ partNo: no, startOffset: start, endOffset: Math.min(size, start + state.options.partSize) - 1, status: 'PENDING', locked: false });
+        }
+        article.files.push(file);
+        article.modified = stamp();
+        return sendJson(res, 201, { location: `${api}/account/articles/${article.id}/files/${file.id}` });
+      }
+    }
+    if ((m = /^\/account\/articles\/(\d+)\/files\/(\d+)$/.exec(path))) {
+      const article = state.articles.get(Number(m[1]));
+      if (!article || article.owner !== owner) return notFound(res, 'Article');
+      const file = article.files.find((f) => f.id === Number(m?.[2]));
+      if (!file) return notFound(res, 'File');
+      if (method === 'GET') {
+        observe(file);
+        return sendJson(res, 200, serializeFile(file));
+      }
+      if (method === 'DELETE') {
+        article.files = article.files.filter((f) => f !== file);
+        res.statusCode = 204;
+        return void res.end();
+      }
+      if (method === 'POST') {
+        if (file.status !== 'created') return sendJson(res, 400, { message: 'File upload already completed', code: 'BadRequest' });
+        if (file.parts.some((p) => p.status !== 'COMPLETE')) return sendJson(res, 400, { message: 'Not all parts were uploaded', code: 'BadRequest' });
+        file.bytes = Buffer.concat(file.parts.map((p) => p.data as Buffer));
+        file.parts = [];
+        file.status = 'moving_to_final';
+        file.pendingReads = state.options.processingReads;
+        if (file.pendingReads <= 0) finishProcessing(file);
+        res.statusCode = 202;
+        res.setHeader('content-type', 'text/html; charset=utf-8');
+        return void res.end('<html><body><h1>202 Accepted</h1></body></html>');
+      }
+    }
+    return sendJson(res, 404, { message: 'Resource not found', code: 'NotFound' });
+  }
+
+  function createArticle(owner: number, projectId: number | null, data: Record<string, unknown> | null, res: ServerResponse): void {
+    if (!data) return sendJson(res, 400, { message: 'Invalid JSON', code: 'BadRequest' });
+    const title = String(data.title ?? '');
+    if (title.length < 3 || title.length > 1000) return sendJson(res, 422, { message: 'Title must be between 3 and 1000 characters', code: 'InvalidParams' });
+    const article = state.addArticle(owner, title, projectId);
+    article.description = String(data.description ?? '');
+    if (typeof data.defined_type === 'string') article.definedType = data.defined_type;
+    const location = projectId ? `${api}/account/projects/${projectId}/articles/${article.id}` : `${api}/account/articles/${article.id}`;
+    sendJson(res, 201, { entity_id: article.id, location, warnings: [] });
+  }
+
+  function paginate<T>(url: URL, res: ServerResponse, items: T[]): T[] | null {
+    const p = url.searchParams;
+    const pageMode = p.has('page') || p.has('page_size');
+    const offsetMode = p.has('limit') || p.has('offset');
+    if (pageMode && offsetMode) {
+      sendJson(res, 422, { message: 'Pagination parameters page/page_size and limit/offset cannot be mixed', code: 'InvalidParams' });
+      return null;
+    }
+    const size = Number(p.get(pageMode ? 'page_size' : 'limit') ?? 10);
+    const offset = pageMode ? (Number(p.get('page') ?? 1) - 1) * size : Number(p.get('offset') ?? 0);
+    if (!Number.isInteger(size) || size < 1 || size > 1000 || !Number.isInteger(offset) || offset < 0 || offset > 1000) {
+      sendJson(res, 422, { message: 'Invalid pagination: offset may not exceed 1000', code: 'InvalidParams' });
+      return null;
+    }
+    return items.slice(offset, offset + size);
+  }
+
+  // ---------------------------------------------------------------- upload host (+ fake S3)
+  async function handleUpload(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', upload);
+    const method = req.method ?? 'GET';
+    state.requests.push(`UPLOAD ${method} ${url.pathname}`);
+    const body = await readBody(req);
+    let m: RegExpExecArray | null;
+    if ((m = /^\/s3\/(\d+)$/.exec(url.pathname))) {
+      if (req.headers.authorization) {
+        res.statusCode = 400;
+        res.setHeader('content-type', 'application/xml');
+        return void res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidArgument</Code><Message>Unsupported Authorization Type</Message></Error>');
+      }
+      const file = findFile(Number(m[1]));
+      if (!file) return sendJson(res, 404, { message: 'NoSuchKey' });
+      res.setHeader('content-length', String(file.bytes.length));
+      return void res.end(file.bytes);
+    }
+    const file = (m = /^\/upload\/([0-9a-f-]+)(?:\/(\d+))?$/.exec(url.pathname)) ? findByUploadToken(m[1] as string) : undefined;
+    if (!m || !file) return sendJson(res, 404, { message: 'Upload not found', code: 'NotFound' });
+    if (!m[2] && method === 'GET') {
+      return sendJson(res, 200, {
+        token: file.uploadToken, md5: file.suppliedMd5, size: file.size, name: `${file.id}/${file.name}`, status: file.parts.every((p) => p.status === 'COMPLETE') ? 'COMPLETED' : 'PENDING',
+        parts: file.parts.map(({ partNo, startOffset, endOffset, status, locked }) => ({ partNo, startOffset, endOffset, status, locked })),
+      });
+    }
+    const part = file.parts.find((p) => p.partNo === Number(m?.[2]));
+    if (!part) return sendJson(res, 404, { message: 'Part not found', code: 'NotFound' });
+    if (method === 'PUT') {
+      if (part.locked) return sendJson(res, 409, { message: 'Part is locked', code: 'Conflict' });
+      if (body.length !== part.endOffset - part.startOffset + 1) return sendJson(res, 400, { message: 'Part size mismatch', code: 'BadRequest' });
+      part.data = body;
+      part.status = 'COMPLETE';
+      res.setHeader('content-type', 'text/plain');
+      return void res.end('OK');
+    }
+    if (method === 'DELETE') {
+      part.data = undefined;
+      part.status = 'PENDING';
+      res.setHeader('content-type', 'text/plain');
+      return void res.end('OK');
+    }
+    if (method === 'GET') return sendJson(res, 200, { partNo: part.partNo, startOffset: part.startOffset, endOffset: part.endOffset, status: part.status, locked: part.locked });
+    return sendJson(res, 405, { message: 'Method not allowed' });
+  }
+
+  // ---------------------------------------------------------------- download host
+  async function handleDownload(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', download);
+    state.requests.push(`DOWNLOAD ${req.method} ${url.pathname}`);
+    await readBody(req);
+    const m = /^\/files\/(\d+)$/.exec(url.pathname);
+    const file = m ? findFile(Number(m[1])) : undefined;
+    const article = file ? state.articles.get(file.articleId) : undefined;
+    if (!file || !article || file.status === 'created') return sendJson(res, 404, { message: 'File not found', code: 'NotFound' });
+    if (article.isPublic) {
+      res.statusCode = 302;
+      res.setHeader('location', `${upload}/s3/${file.id}?X-Amz-Signature=fake`);
+      return void res.end();
+    }
+    const token = url.searchParams.get('token') ?? /^token\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (!token || state.tokens[token] !== article.owner) return sendJson(res, 403, { message: 'Forbidden', code: 'Forbidden' });
+    res.setHeader('content-type', 'application/octet-stream');
+    // Private downloads may come without Content-Length (remote-targets.md §4): stream chunked.
+    res.write(file.bytes);
+    res.end();
+  }
+
+  function findFile(id: number): FigshareFile | undefined {
+    for (const article of state.articles.values()) for (const file of article.files) if (file.id === id) return file;
+    return undefined;
+  }
+  function findByUploadToken(token: string): FigshareFile | undefined {
+    for (const article of state.articles.values()) for (const file of article.files) if (file.uploadToken === token && file.status === 'created') return file;
+    return undefined;
+  }
+
+  const servers = [serve(handleApi), serve(handleUpload), serve(handleDownload)];
+  const ports = await Promise.all(servers.map(listen));
+  api = `http://127.0.0.1:${ports[0]}/v2`;
+  upload = `http://127.0.0.1:${ports[1]}`;
+  download = `http://127.0.0.1:${ports[2]}`;
+  return {
+    url: api,
+    uploadUrl: upload,
+    downloadUrl: download,
+    state,
+    close: async () => {
+      await Promise.all(servers.map((server) => new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      })));
+    },
+  };
+}
+
+function serve(handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>): Server {
+  return http.createServer((req, res) => {
+    handler(req, res).catch((error: unknown) => sendJson(res, 500, { message: `emulator error: ${String(error)}`, code: 'InternalError' }));
+  });
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(body));
+}
+
+const notFound = (res: ServerResponse, what: string) => sendJson(res, 404, { message: `${what} not found`, code: 'EntityNotFound', data: null });
