@@ -1,0 +1,394 @@
+// What the buttons, keys and drops do: they combine the stores with the API.
+import type { DuplicateFileAction, ResourceSummary } from '../../shared/api.js';
+import { ApiRequestError, downloadPath, messageOf } from './api/client.js';
+import { streamSse } from './api/sse.js';
+import type { BaseServices } from './services.js';
+import { isFinished, type Submission } from './stores/jobs.js';
+import { containerOf, type Crumb, type PaneSide } from './stores/pane.js';
+import { askText, setNotice } from './stores/ui.js';
+import { planUploads, topLevelNames, type Picked } from './upload/collect.js';
+import { newFolderPlan, zipBlob } from './upload/zip.js';
+import type { Job } from '../../shared/api.js';
+
+export const otherSide = (side: PaneSide): PaneSide => (side === 'left' ? 'right' : 'left');
+
+export function createActions(s: BaseServices) {
+  /** ZIP bodies of this run's uploads, so a failed upload can be sent again */
+  const uploadBlobs = new Map<string, Blob>();
+  let blobCounter = 0;
+
+  const pane = (side: PaneSide) => s.panes[side].getState();
+
+  function describe(target: string, trail: readonly Crumb[]): string {
+    return [s.session.readableName(target), ...trail.map((c) => c.title)].join(' › ');
+  }
+
+  function selectedItems(side: PaneSide): ResourceSummary[] {
+    const state = pane(side);
+    const chosen = state.selection.size > 0 ? state.selection : new Set(state.cursor ? [state.cursor] : []);
+    return state.items.filter((item) => chosen.has(item.id));
+  }
+
+  /**
+   * Where a drop or a copy lands: a folder row of the destination pane, or the folder the
+   * pane shows. `known` = the destination's listing when we have it (for the duplicate check).
+   */
+  function destinationOf(side: PaneSide, folder?: Crumb) {
+    const state = pane(side);
+    const trail = folder ? [...state.trail, folder] : state.trail;
+    return {
+      target: state.target,
+      trail,
+      containerId: trail.at(-1)?.id ?? null,
+      known: folder ? null : state.items,
+    };
+  }
+
+  async function chooseDuplicateAction(
+    names: readonly string[],
+    known: readonly ResourceSummary[] | null,
+    containerId: string | null,
+    label: string,
+  ): Promise<DuplicateFileAction | null> {
+    // a new top-level resource gets a distinct name if taken: nothing can be overwritten
+    if (containerId === null) return 'ignore';
+    if (known) {
+      const titles = new Set(known.map((item) => item.title));
+      if (!names.some((name) => titles.has(name))) return 'ignore';
+    }
+    return s.duplicates.ask(label);
+  }
+
+  async function track(ticket: string, submission: Submission): Promise<void> {
+    s.jobs.remember(ticket, submission);
+    try {
+      s.jobs.event(await s.api.job(ticket));
+    } catch {
+      /* the event stream will bring it */
+    }
+  }
+
+  async function sendUpload(side: PaneSide, submission: Submission, blob: Blob): Promise<void> {
+    const { destination } = submission;
+    const ack = await s.api.upload(destination.target, destination.containerId, blob, submission.duplicateAction);
+    await track(ack.ticket_number, submission);
+  }
+
+  async function uploadPicked(side: PaneSide, picked: Picked, folder?: Crumb): Promise<void> {
+    const dest = destinationOf(side, folder);
+    if (!dest.target) {
+      setNotice(s.ui, side, { kind: 'error', text: 'Choose a target in this pane first, then drop the files again.' });
+      return;
+    }
+    if (picked.files.length === 0 && picked.emptyFolders.length === 0) {
+      setNotice(s.ui, side, { kind: 'info', text: 'Nothing to upload: the drop held no files.' });
+      return;
+    }
+    const atTop = dest.containerId === null;
+    let looseName = 'Upload';
+    if (atTop && picked.files.some((f) => !f.path.includes('/'))) {
+      const answer = await askText(s.ui, {
+        title: 'New folder for these files',
+        label: `At the top level of ${s.session.readableName(dest.target)}, files go into a new folder. Its name:`,
+        initial: `Upload ${new Date().toISOString().slice(0, 10)}`,
+        confirm: 'Upload',
+      });
+      if (!answer) return;
+      looseName = answer;
+    }
+    const names = topLevelNames(picked);
+    const where = describe(dest.target, dest.trail);
+    const count = picked.files.length;
+    const label = `${count} file${count === 1 ? '' : 's'} → ${where}`;
+    const action = await chooseDuplicateAction(names, dest.known, dest.containerId, `${names.join(', ')} into ${where}`);
+    if (!action) return;
+    setNotice(s.ui, side, { kind: 'info', text: `Packing ${label}…` });
+    try {
+      for (const plan of planUploads(picked, atTop, looseName)) {
+        const blob = await zipBlob(plan);
+        const blobKey = `upload-${++blobCounter}`;
+        uploadBlobs.set(blobKey, blob);
+        const submission: Submission = {
+          kind: 'upload',
+          label: plan.folder && atTop ? `${plan.folder} → ${where}` : label,
+          destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
+          duplicateAction: action,
+          blobKey,
+        };
+        await sendUpload(side, submission, blob);
+      }
+      setNotice(s.ui, side, null);
+    } catch (error) {
+      setNotice(s.ui, side, {
+        kind: 'error',
+        text: `The upload could not start: ${messageOf(error)}`,
+        retry: () => void uploadPicked(side, picked, folder),
+      });
+    }
+  }
+
+  async function transferSelection(from: PaneSide, to: PaneSide, folder?: Crumb, ids?: readonly string[]): Promise<void> {
+    const source = pane(from);
+    const items = ids ? source.items.filter((item) => ids.includes(item.id)) : selectedItems(from);
+    const dest = destinationOf(to, folder);
+    if (!source.target || items.length === 0) {
+      setNotice(s.ui, from, { kind: 'info', text: 'Select something to copy first.' });
+      return;
+    }
+    if (!dest.target) {
+      setNotice(s.ui, to, { kind: 'error', text: 'Choose a target in this pane to copy into.' });
+      return;
+    }
+    if (dest.target === source.target && items.some((item) => item.id === dest.containerId)) {
+      setNotice(s.ui, to, { kind: 'error', text: 'A folder cannot be copied into itself.' });
+      return;
+    }
+    const where = describe(dest.target, dest.trail);
+    const action = await chooseDuplicateAction(
+      items.map((item) => item.title),
+      dest.known,
+      dest.containerId,
+      `${items.length === 1 ? items[0]!.title : `${items.length} items`} into ${where}`,
+    );
+    if (!action) return;
+    const failures: string[] = [];
+    for (const item of items) {
+      const submission: Submission = {
+        kind: 'transfer',
+        label: `${item.title} → ${where}`,
+        destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
+        source: { target: source.target, id: item.id, title: item.title },
+        duplicateAction: action,
+      };
+      try {
+        const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: item.id }, action);
+        await track(ack.ticket_number, submission);
+      } catch (error) {
+        failures.push(`${item.title}: ${messageOf(error)}`);
+      }
+    }
+    setNotice(
+      s.ui,
+      to,
+      failures.length
+        ? {
+            kind: 'error',
+            text: `The copy could not start. ${failures.join(' ')}`,
+            retry: () => void transferSelection(from, to, folder, ids ?? items.map((i) => i.id)),
+          }
+        : null,
+    );
+  }
+
+  async function newFolder(side: PaneSide): Promise<void> {
+    const dest = destinationOf(side);
+    if (!dest.target) {
+      setNotice(s.ui, side, { kind: 'error', text: 'Choose a target in this pane first.' });
+      return;
+    }
+    const name = await askText(s.ui, {
+      title: 'New folder',
+      label: `Name of the new folder in ${describe(dest.target, dest.trail)}:`,
+      initial: 'New folder',
+      confirm: 'Create',
+    });
+    if (!name) return;
+    if (name.includes('/') || name === '.' || name === '..') {
+      setNotice(s.ui, side, { kind: 'error', text: 'A folder name cannot contain "/" or be "." or "..".' });
+      return;
+    }
+    if (dest.known?.some((item) => item.title === name)) {
+      setNotice(s.ui, side, { kind: 'error', text: `"${name}" already exists here.` });
+      return;
+    }
+    try {
+      const blob = await zipBlob(newFolderPlan(name));
+      await sendUpload(
+        side,
+        {
+          kind: 'upload',
+          label: `New folder ${name} → ${describe(dest.target, dest.trail)}`,
+          destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
+          duplicateAction: 'ignore',
+        },
+        blob,
+      );
+      setNotice(s.ui, side, null);
+    } catch (error) {
+      setNotice(s.ui, side, {
+        kind: 'error',
+        text: `The folder could not be created: ${messageOf(error)}`,
+        retry: () => void newFolder(side),
+      });
+    }
+  }
+
+  async function saveInBrowser(path: string, name: string, side: PaneSide, single: boolean): Promise<void> {
+    const picker = (globalThis as { showSaveFilePicker?: (o: unknown) => Promise<FileSystemFileHandle> })
+      .showSaveFilePicker;
+    if (picker && single) {
+      let handle: FileSystemFileHandle | null = null;
+      try {
+        handle = await picker({ suggestedName: name, types: [{ description: 'ZIP', accept: { 'application/zip': ['.zip'] } }] });
+      } catch (error) {
+        if (error instanceof DOMException && error.name === 'AbortError') return;
+        handle = null; // picker unavailable here: fall back below
+      }
+      if (handle) {
+        const response = await s.api.download(path);
+        const writable = await (handle as FileSystemFileHandle & { createWritable(): Promise<WritableStream> }).createWritable();
+        await response.body!.pipeTo(writable); // streamed to disk, never whole in memory
+        return;
+      }
+    }
+    // fallback: the whole ZIP goes through memory, fine for small downloads
+    setNotice(s.ui, side, { kind: 'info', text: `Downloading ${name}… (this browser keeps the whole file in memory until it is saved)` });
+    const blob = await (await s.api.download(path)).blob();
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = name;
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  }
+
+  async function download(side: PaneSide, keepOffline: boolean): Promise<void> {
+    const state = pane(side);
+    const items = selectedItems(side);
+    if (!state.target || items.length === 0) {
+      setNotice(s.ui, side, { kind: 'info', text: 'Select what to download first.' });
+      return;
+    }
+    for (const item of items) {
+      const path = downloadPath(state.target, item.id, keepOffline);
+      const name = `${item.title}.zip`;
+      try {
+        if (s.bridge) {
+          setNotice(s.ui, side, { kind: 'info', text: `Downloading ${name}…` });
+          const result = await s.bridge.download({ path, suggestedName: name });
+          if (result.status === 'failed') throw new Error(result.error);
+          if (result.status === 'cancelled') continue;
+        } else {
+          await saveInBrowser(path, name, side, items.length === 1);
+        }
+        setNotice(s.ui, side, { kind: 'info', text: `${name} saved.${keepOffline ? ' A copy is kept offline.' : ''}` });
+      } catch (error) {
+        setNotice(s.ui, side, {
+          kind: 'error',
+          text: `${item.title} could not be downloaded: ${messageOf(error)}`,
+          retry: () => void download(side, keepOffline),
+        });
+        return;
+      }
+    }
+  }
+
+  async function refresh(side: PaneSide): Promise<void> {
+    const target = pane(side).target;
+    if (target) s.details.invalidate(target);
+    setNotice(s.ui, side, null);
+    await s.panes[side].getState().refresh();
+  }
+
+  async function cancelJob(ticket: string): Promise<string | null> {
+    try {
+      s.jobs.event(await s.api.cancelJob(ticket));
+      return null;
+    } catch (error) {
+      if (error instanceof ApiRequestError && error.status === 409) return 'The job had already finished.';
+      return messageOf(error);
+    }
+  }
+
+  /** Resubmits a failed or cancelled job with the parameters it was started with. */
+  async function retryJob(ticket: string): Promise<string | null> {
+    const submission = s.jobs.store.getState().submissions[ticket];
+    if (!submission) return 'This job was started elsewhere, so Ferry does not know how to resubmit it.';
+    try {
+      if (submission.kind === 'transfer' && submission.source) {
+        const { destination, source } = submission;
+        const ack = await s.api.transfer(destination.target, destination.containerId, source, submission.duplicateAction);
+        await track(ack.ticket_number, submission);
+        return null;
+      }
+      const blob = submission.blobKey ? uploadBlobs.get(submission.blobKey) : undefined;
+      if (!blob) return 'The files of this upload are no longer at hand; drop them again to upload.';
+      await sendUpload(s.ui.getState().active, submission, blob);
+      return null;
+    } catch (error) {
+      return messageOf(error);
+    }
+  }
+
+  /** Shows a job's destination in the active pane. */
+  async function openDestination(job: Job): Promise<void> {
+    const submission = s.jobs.store.getState().submissions[job.ticket_number];
+    const side = s.ui.getState().active;
+    if (submission) {
+      await s.panes[side].getState().setTarget(submission.destination.target, submission.destination.trail);
+      return;
+    }
+    let trail: Crumb[] = [];
+    if (job.resource_id) {
+      const entry = await s.details.load(job.target, job.resource_id);
+      trail = [{ id: job.resource_id, title: entry.state === 'ready' ? entry.detail.title : 'Destination' }];
+    }
+    await s.panes[side].getState().setTarget(job.target, trail);
+  }
+
+  /** Loads the job list and follows the event stream until `signal` aborts. */
+  function followJobs(signal: AbortSignal): void {
+    const catchUp = async () => {
+      try {
+        s.jobs.load(await s.api.jobs());
+        s.jobs.setLoadError(null);
+      } catch (error) {
+        s.jobs.setLoadError(`The job list could not be loaded: ${messageOf(error)}`);
+      }
+    };
+    void catchUp();
+    void streamSse({
+      url: `${s.api.baseUrl}/api_v1/jobs/events/`,
+      headers: s.api.authHeaders,
+      signal,
+      onOpen: () => {
+        s.jobs.setStream('live');
+        void catchUp(); // whatever changed while we were away
+      },
+      onError: () => s.jobs.setStream('reconnecting'),
+      onMessage: (message) => {
+        if (message.event !== 'job') return;
+        try {
+          s.jobs.event(JSON.parse(message.data) as Job);
+        } catch {
+          /* a malformed event is skipped; the next catch-up corrects the state */
+        }
+      },
+    });
+    // when a job finishes, panes showing its destination list it again
+    const stop = s.jobs.onChange((view, previous) => {
+      if (!isFinished(view.job.status) || (previous && isFinished(previous.job.status))) return;
+      if (!previous) return; // finished before we saw it: nothing on screen is stale
+      s.details.invalidate(view.job.target);
+      for (const side of ['left', 'right'] as const) {
+        const state = pane(side);
+        if (state.target === view.job.target && containerOf(state) === view.job.resource_id) void state.refresh();
+      }
+    });
+    signal.addEventListener('abort', stop);
+  }
+
+  return {
+    describe,
+    selectedItems,
+    uploadPicked,
+    transferSelection,
+    newFolder,
+    download,
+    refresh,
+    cancelJob,
+    retryJob,
+    openDestination,
+    followJobs,
+  };
+}

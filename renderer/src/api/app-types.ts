@@ -1,0 +1,16 @@
+// Shapes of the app-only routes (/app/...) the renderer uses besides /api_v1/.
+// The server side owns them; keep in step with /work/shared/API.md.
+
+export interface SessionTarget {
+  name: string;
+  readable_name: string;
+  /** "none" for local targets, otherwise what the service wants (e.g. "token") */
+  credential: string;
+  has_stored_token: boolean;
+}
+
+export interface Session {
+  version: string;
+  keychain: { persistent: boolean; description: string };
+  targets: SessionTarget[];
+}

@@ -1,0 +1,160 @@
+// The renderer's only way to the core: HTTP on the local API, authorised with the access
+// key. With the key as Bearer, remote targets use the token stored in the keychain, so the
+// renderer never holds a service token after the Accounts form sent it.
+import type {
+  Acknowledgement,
+  ApiError as ApiErrorBody,
+  DuplicateFileAction,
+  Job,
+  ResourceDetail,
+  ResourceSummary,
+  TargetDescription,
+} from '../../../shared/api.js';
+import type { Connection } from '../../../shared/ipc.js';
+import type { Session } from './app-types.js';
+
+/** An API failure, carrying the server's sentence. */
+export class ApiRequestError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+    readonly retryAfterSeconds: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof ApiRequestError) return error.message;
+  if (error instanceof DOMException && error.name === 'AbortError') return 'Cancelled.';
+  if (error instanceof Error && error.message) return error.message;
+  return 'Something went wrong.';
+}
+
+const STATUS_SENTENCES: Record<number, string> = {
+  400: 'The request was not understood.',
+  401: 'The token is missing, invalid or expired.',
+  403: 'Access was refused.',
+  404: 'It was not found; it may have been moved or deleted.',
+  405: 'This target does not support that action.',
+  409: 'That is no longer possible.',
+  413: 'It is larger than the limit allows.',
+  429: 'The service is rate limiting requests; try again shortly.',
+  502: 'The remote service answered with an error.',
+  503: 'The remote service is unavailable right now.',
+};
+
+async function errorFrom(response: Response): Promise<ApiRequestError> {
+  let body: Partial<ApiErrorBody> | null = null;
+  try {
+    body = (await response.json()) as Partial<ApiErrorBody>;
+  } catch {
+    body = null;
+  }
+  const retry = Number(response.headers.get('retry-after'));
+  const sentence =
+    typeof body?.error === 'string' && body.error
+      ? body.error
+      : (STATUS_SENTENCES[response.status] ?? `The local service answered ${response.status}.`);
+  return new ApiRequestError(
+    sentence,
+    response.status,
+    typeof body?.code === 'string' ? body.code : 'http_' + response.status,
+    Number.isFinite(retry) && retry > 0 ? retry : null,
+  );
+}
+
+const seg = (value: string) => encodeURIComponent(value);
+
+export type ContainerRef = string | null;
+
+export function resourcesPath(target: string, containerId: ContainerRef): string {
+  return containerId === null
+    ? `/api_v1/targets/${seg(target)}/resources/`
+    : `/api_v1/targets/${seg(target)}/resources/${seg(containerId)}/`;
+}
+
+export function downloadPath(target: string, id: string, keepOffline: boolean): string {
+  return `/api_v1/targets/${seg(target)}/resources/${seg(id)}.zip/${keepOffline ? '?keep=1' : ''}`;
+}
+
+export function createApiClient(connection: Connection, fetchImpl: typeof fetch = (...a) => fetch(...a)) {
+  const base = connection.url.replace(/\/+$/, '');
+  const auth = { Authorization: `Bearer ${connection.accessKey}` };
+
+  async function request(path: string, init: RequestInit = {}): Promise<Response> {
+    let response: Response;
+    try {
+      response = await fetchImpl(base + path, {
+        ...init,
+        headers: { ...auth, ...(init.headers as Record<string, string> | undefined) },
+      });
+    } catch (error) {
+      if (error instanceof DOMException && error.name === 'AbortError') throw error;
+      throw new ApiRequestError("Ferry's local service did not answer. Is it still running?", 0, 'network_error');
+    }
+    if (!response.ok) throw await errorFrom(response);
+    return response;
+  }
+
+  async function json<T>(path: string, init?: RequestInit): Promise<T> {
+    return (await (await request(path, init)).json()) as T;
+  }
+
+  const jsonBody = (body: unknown): RequestInit => ({
+    body: JSON.stringify(body),
+    headers: { 'Content-Type': 'application/json' },
+  });
+
+  return {
+    baseUrl: base,
+    authHeaders: auth,
+    session: () => json<Session>('/app/session'),
+    saveToken: async (target: string, token: string) => {
+      await request(`/app/tokens/${seg(target)}`, { method: 'PUT', ...jsonBody({ token }) });
+    },
+    forgetToken: async (target: string) => {
+      await request(`/app/tokens/${seg(target)}`, { method: 'DELETE' });
+    },
+    testToken: async (target: string) => {
+      await request(`/app/tokens/${seg(target)}/test`, { method: 'POST', ...jsonBody({}) });
+    },
+    targets: () => json<TargetDescription[]>('/api_v1/targets/'),
+    /** one level of a target: its top-level resources, or a container's children */
+    children: (target: string, containerId: ContainerRef, signal?: AbortSignal) =>
+      json<ResourceSummary[]>(
+        `/api_v1/targets/${seg(target)}/resources/?container=${seg(containerId ?? 'None')}`,
+        { signal },
+      ),
+    detail: (target: string, id: string, signal?: AbortSignal) =>
+      json<ResourceDetail>(`/api_v1/targets/${seg(target)}/resources/${seg(id)}.json/`, { signal }),
+    jobs: () => json<Job[]>('/api_v1/jobs/'),
+    job: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`),
+    cancelJob: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`, { method: 'DELETE' }),
+    upload: (target: string, containerId: ContainerRef, zip: Blob, duplicateAction: DuplicateFileAction) => {
+      const form = new FormData();
+      form.append('service-file', zip, 'upload.zip');
+      return json<Acknowledgement>(resourcesPath(target, containerId), {
+        method: 'POST',
+        body: form,
+        headers: { 'duplicate-file-action': duplicateAction },
+      });
+    },
+    transfer: (
+      destination: string,
+      containerId: ContainerRef,
+      source: { target: string; id: string },
+      duplicateAction: DuplicateFileAction,
+    ) =>
+      json<Acknowledgement>(resourcesPath(destination, containerId), {
+        method: 'POST',
+        body: JSON.stringify({ source_target_name: source.target, source_resource_id: source.id }),
+        headers: { 'Content-Type': 'application/json', 'duplicate-file-action': duplicateAction },
+      }),
+    /** a streamed download response (the caller saves the body) */
+    download: (path: string, signal?: AbortSignal) => request(path, { signal }),
+  };
+}
+
+export type ApiClient = ReturnType<typeof createApiClient>;

@@ -1,0 +1,145 @@
+// The window: two panes side by side, details on demand, the jobs below.
+import { useEffect } from 'react';
+import { useStore } from 'zustand';
+import type { MenuCommand, UiState } from '../../../shared/ipc.js';
+import { otherSide } from '../actions.js';
+import { useServices, type Services } from '../services.js';
+import { locationOf, type PaneSide } from '../stores/pane.js';
+import { AccountsDialog } from './AccountsDialog.js';
+import { DetailPanel } from './DetailPanel.js';
+import { DuplicateDialog } from './DuplicateDialog.js';
+import { JobsPanel } from './JobsPanel.js';
+import { focusPane, Pane } from './Pane.js';
+import { TextDialog } from './TextDialog.js';
+
+/** Picks sensible first locations: the remembered ones, else local | offline. */
+export async function restorePanes(services: Services): Promise<void> {
+  const saved = await services.uiState.read();
+  const names = services.session.store.getState().targets.map((t) => t.name);
+  const defaults: Record<PaneSide, string | null> = {
+    left: names.includes('local') ? 'local' : (names[0] ?? null),
+    right: names.includes('offline') ? 'offline' : (names[1] ?? names[0] ?? null),
+  };
+  await Promise.all(
+    (['left', 'right'] as const).map((side) => {
+      const location = saved?.panes?.[side];
+      if (location?.target && names.includes(location.target)) {
+        return services.panes[side].getState().setTarget(location.target, location.trail ?? []);
+      }
+      return services.panes[side].getState().setTarget(defaults[side]);
+    }),
+  );
+}
+
+function persistLocations(services: Services): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const save = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const state: UiState = {
+        panes: {
+          left: locationOf(services.panes.left.getState()),
+          right: locationOf(services.panes.right.getState()),
+        },
+      };
+      void services.uiState.write(state);
+    }, 300);
+  };
+  const stops = (['left', 'right'] as const).map((side) =>
+    services.panes[side].subscribe((next, previous) => {
+      if (next.target !== previous.target || next.trail !== previous.trail) save();
+    }),
+  );
+  return () => {
+    clearTimeout(timer);
+    stops.forEach((stop) => stop());
+  };
+}
+
+function runMenuCommand(services: Services, command: MenuCommand): void {
+  const side = services.ui.getState().active;
+  const { actions, ui } = services;
+  switch (command) {
+    case 'refresh':
+      void actions.refresh(side);
+      break;
+    case 'new-folder':
+      void actions.newFolder(side);
+      break;
+    case 'transfer':
+      void actions.transferSelection(side, otherSide(side));
+      break;
+    case 'download':
+      void actions.download(side, false);
+      break;
+    case 'accounts':
+      ui.setState({ accountsOpen: true });
+      break;
+    case 'toggle-jobs':
+      document.querySelector<HTMLElement>('.jobs')?.scrollIntoView();
+      break;
+    case 'upload':
+      document.querySelector<HTMLInputElement>(`[data-testid="${side}-file-input"]`)?.click();
+      break;
+  }
+}
+
+export function useStartup(services: Services): void {
+  useEffect(() => {
+    const controller = new AbortController();
+    void (async () => {
+      await services.session.load();
+      await restorePanes(services);
+      focusPane('left');
+    })();
+    services.actions.followJobs(controller.signal);
+    const stopPersist = persistLocations(services);
+    const stopMenu = services.bridge?.onMenu((command) => runMenuCommand(services, command));
+    return () => {
+      controller.abort();
+      stopPersist();
+      stopMenu?.();
+    };
+  }, [services]);
+}
+
+export function App() {
+  const services = useServices();
+  useStartup(services);
+  const { ui, session, duplicates } = services;
+  const detailOpen = useStore(ui, (s) => s.detailOpen);
+  const sessionError = useStore(session.store, (s) => s.error);
+  const version = useStore(session.store, (s) => s.session?.version);
+  return (
+    <div className="app">
+      <header className="app-head">
+        <h1>Ferry</h1>
+        <span className="hint">{version ? `v${version}` : ''}</span>
+        <div className="spacer" />
+        <button type="button" aria-pressed={detailOpen} onClick={() => ui.setState({ detailOpen: !detailOpen })}>
+          Details
+        </button>
+        <button type="button" onClick={() => ui.setState({ accountsOpen: true })}>
+          Accounts
+        </button>
+      </header>
+      {sessionError ? (
+        <div className="message error" role="alert">
+          <span>Ferry's core could not be reached: {sessionError}</span>
+          <button type="button" onClick={() => void session.load().then(() => restorePanes(services))}>
+            Try again
+          </button>
+        </div>
+      ) : null}
+      <main className={`panes${detailOpen ? ' with-detail' : ''}`}>
+        <Pane side="left" />
+        <Pane side="right" />
+        {detailOpen ? <DetailPanel /> : null}
+      </main>
+      <JobsPanel />
+      <AccountsDialog />
+      <DuplicateDialog prompt={duplicates} />
+      <TextDialog ui={ui} />
+    </div>
+  );
+}

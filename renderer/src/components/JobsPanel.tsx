@@ -1,0 +1,155 @@
+// Every upload and transfer, live: progress, bytes, speed, ETA, state; cancel, retry,
+// open the destination; the report when done.
+import { useState } from 'react';
+import { useStore } from 'zustand';
+import type { Job } from '../../../shared/api.js';
+import { useServices } from '../services.js';
+import { etaSeconds, isFinished, type JobView } from '../stores/jobs.js';
+import { formatBytes, formatDuration, formatSpeed } from '../format.js';
+
+const STATUS_TEXT: Record<Job['status'], string> = {
+  queued: 'Waiting',
+  running: 'Running',
+  succeeded: 'Done',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+};
+
+function Report({ job }: { job: Job }) {
+  const r = job.report;
+  if (!r) return null;
+  const parts = [
+    r.resources_created.length ? `${r.resources_created.length} created` : '',
+    r.resources_updated.length ? `${r.resources_updated.length} updated` : '',
+    r.resources_ignored.length ? `${r.resources_ignored.length} skipped (already there)` : '',
+  ].filter(Boolean);
+  return (
+    <div className="job-report">
+      <span>{parts.length ? parts.join(', ') + '.' : 'Nothing needed to change.'}</span>
+      {r.new_resource ? <span> New: {r.new_resource.title}.</span> : null}
+      {r.failed_fixity.length > 0 ? (
+        <details open>
+          <summary className="bad">{r.failed_fixity.length} file(s) failed the fixity check</summary>
+          <ul>
+            {r.failed_fixity.map((f, i) => (
+              <li key={i}>
+                {f.path}: {f.algorithm} expected {f.expected}, got {f.actual}
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+      {r.file_errors?.length ? (
+        <details>
+          <summary className="bad">{r.file_errors.length} file(s) had errors</summary>
+          <ul>
+            {r.file_errors.map((f, i) => (
+              <li key={i}>
+                {f.path}: {f.error}
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+    </div>
+  );
+}
+
+function JobRow({ view }: { view: JobView }) {
+  const { actions, jobs, session } = useServices();
+  const submission = useStore(jobs.store, (s) => s.submissions[view.job.ticket_number]);
+  const [problem, setProblem] = useState<string | null>(null);
+  const job = view.job;
+  const { bytes_done, bytes_total, files_done, files_total } = job.progress;
+  const finished = isFinished(job.status);
+  const percent = bytes_total ? Math.min(100, Math.round((bytes_done / bytes_total) * 100)) : null;
+  const label =
+    submission?.label ??
+    (job.source
+      ? `${session.readableName(job.source.target)} → ${session.readableName(job.target)}`
+      : `${job.kind} → ${session.readableName(job.target)}`);
+  const eta = etaSeconds(view);
+  return (
+    <li className={`job job-${job.status}`} aria-label={`${label}: ${STATUS_TEXT[job.status]}`}>
+      <div className="job-line">
+        <span className="job-label">{label}</span>
+        <span className={`job-status status-${job.status}`}>{STATUS_TEXT[job.status]}</span>
+      </div>
+      <div
+        className="progress"
+        role="progressbar"
+        aria-label={`Progress of ${label}`}
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={finished && job.status === 'succeeded' ? 100 : (percent ?? undefined)}
+      >
+        <div
+          className="progress-fill"
+          style={{ width: `${job.status === 'succeeded' ? 100 : (percent ?? (job.status === 'running' ? 30 : 0))}%` }}
+        />
+      </div>
+      <div className="job-facts">
+        <span>
+          {formatBytes(bytes_done)}
+          {bytes_total !== null ? ` of ${formatBytes(bytes_total)}` : ''}
+          {files_total !== null ? ` · ${files_done}/${files_total} files` : files_done ? ` · ${files_done} files` : ''}
+        </span>
+        {job.status === 'running' && view.speed !== null ? <span>{formatSpeed(view.speed)}</span> : null}
+        {job.status === 'running' && eta !== null ? <span>{formatDuration(eta)} left</span> : null}
+      </div>
+      {job.error ? <p className="job-error">{job.error}</p> : null}
+      {job.status === 'succeeded' ? <Report job={job} /> : null}
+      {problem ? (
+        <p className="job-error" role="alert">
+          {problem}
+        </p>
+      ) : null}
+      <div className="job-actions">
+        {!finished ? (
+          <button type="button" onClick={async () => setProblem(await actions.cancelJob(job.ticket_number))}>
+            Cancel
+          </button>
+        ) : null}
+        {job.status === 'failed' || job.status === 'cancelled' ? (
+          <button type="button" onClick={async () => setProblem(await actions.retryJob(job.ticket_number))}>
+            Retry
+          </button>
+        ) : null}
+        <button type="button" onClick={() => void actions.openDestination(job)}>
+          Open destination
+        </button>
+      </div>
+    </li>
+  );
+}
+
+export function JobsPanel() {
+  const { jobs } = useServices();
+  const order = useStore(jobs.store, (s) => s.order);
+  const all = useStore(jobs.store, (s) => s.jobs);
+  const stream = useStore(jobs.store, (s) => s.stream);
+  const loadError = useStore(jobs.store, (s) => s.loadError);
+  const running = order.filter((t) => all[t] && !isFinished(all[t]!.job.status)).length;
+  return (
+    <section className="jobs" aria-label="Jobs">
+      <div className="panel-head">
+        <h2>
+          Jobs{running ? ` (${running} active)` : ''}
+        </h2>
+        {stream === 'reconnecting' ? <span className="hint">Reconnecting to live updates…</span> : null}
+      </div>
+      {loadError ? (
+        <p className="message error" role="alert">
+          {loadError}
+        </p>
+      ) : null}
+      {order.length === 0 ? (
+        <p className="hint">No transfers yet. Drag items between the panes, or drop files from your desktop onto a pane.</p>
+      ) : (
+        <ul className="job-list">
+          {order.map((ticket) => (all[ticket] ? <JobRow key={ticket} view={all[ticket]!} /> : null))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,269 @@
+// One side of the browser: target picker, breadcrumbs, toolbar, filter, the grid, and the
+// drop zone (files from the desktop → upload; items from the other pane → transfer).
+import { useRef, useState, type DragEvent } from 'react';
+import { useStore } from 'zustand';
+import type { ResourceSummary } from '../../../shared/api.js';
+import { otherSide } from '../actions.js';
+import { useServices } from '../services.js';
+import type { PaneSide } from '../stores/pane.js';
+import { fromDataTransfer, fromFileList } from '../upload/collect.js';
+import { INTERNAL_DRAG_TYPE, ResourceGrid, type InternalDragPayload } from './ResourceGrid.js';
+
+export const gridElements: Partial<Record<PaneSide, HTMLDivElement | null>> = {};
+
+export function focusPane(side: PaneSide): void {
+  gridElements[side]?.focus();
+}
+
+function readInternal(event: DragEvent): InternalDragPayload | null {
+  const raw = event.dataTransfer.getData(INTERNAL_DRAG_TYPE);
+  if (!raw) return null;
+  try {
+    return JSON.parse(raw) as InternalDragPayload;
+  } catch {
+    return null;
+  }
+}
+
+const hasFiles = (event: DragEvent) => Array.from(event.dataTransfer.types).includes('Files');
+const hasInternal = (event: DragEvent) => Array.from(event.dataTransfer.types).includes(INTERNAL_DRAG_TYPE);
+
+export function Pane({ side }: { side: PaneSide }) {
+  const services = useServices();
+  const { actions, ui, details, session } = services;
+  const pane = services.panes[side];
+  const target = useStore(pane, (s) => s.target);
+  const trail = useStore(pane, (s) => s.trail);
+  const status = useStore(pane, (s) => s.status);
+  const error = useStore(pane, (s) => s.error);
+  const errorCode = useStore(pane, (s) => s.errorCode);
+  const filter = useStore(pane, (s) => s.filter);
+  const selectionSize = useStore(pane, (s) => s.selection.size);
+  const itemCount = useStore(pane, (s) => s.items.length);
+  const targets = useStore(session.store, (s) => s.targets);
+  const active = useStore(ui, (s) => s.active === side);
+  const notice = useStore(ui, (s) => s.notices[side]);
+  const [keepOffline, setKeepOffline] = useState(false);
+  const [dropping, setDropping] = useState(false);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
+  const label = side === 'left' ? 'Left pane' : 'Right pane';
+
+  const openItem = (item: ResourceSummary) => {
+    if (item.kind === 'container') void pane.getState().open({ id: item.id, title: item.title });
+    else ui.setState({ detailOpen: true });
+  };
+
+  function acceptDrag(event: DragEvent): void {
+    if (hasFiles(event) || hasInternal(event)) {
+      event.preventDefault();
+      event.dataTransfer.dropEffect = 'copy';
+      setDropping(true);
+    }
+  }
+
+  function handleDrop(event: DragEvent, folder?: ResourceSummary): void {
+    event.preventDefault();
+    event.stopPropagation();
+    setDropping(false);
+    ui.setState({ active: side });
+    const crumb = folder ? { id: folder.id, title: folder.title } : undefined;
+    const internal = readInternal(event);
+    if (internal) {
+      if (internal.side === side) {
+        if (!crumb) return; // dropped back where it came from
+        void actions.transferSelection(internal.side as PaneSide, side, crumb, internal.ids);
+        return;
+      }
+      void actions.transferSelection(internal.side as PaneSide, side, crumb, internal.ids);
+      return;
+    }
+    if (hasFiles(event)) {
+      const picked = fromDataTransfer(event.dataTransfer); // must start inside the handler
+      void picked.then((p) => actions.uploadPicked(side, p, crumb));
+    }
+  }
+
+  const targetInfo = targets.find((t) => t.name === target);
+  const canUpload = targetInfo ? targetInfo.supported_actions.resource_upload : false;
+  const canDownload = targetInfo ? targetInfo.supported_actions.resource_download : false;
+  const emptyMessage = !target
+    ? 'Choose a target above to browse it.'
+    : status === 'loading'
+      ? 'Loading…'
+      : status === 'error'
+        ? 'This location could not be listed.'
+        : canUpload
+          ? 'This folder is empty. Drop files or folders here, or use Upload.'
+          : 'This folder is empty.';
+
+  return (
+    <section
+      className={`pane${active ? ' active' : ''}${dropping ? ' dropping' : ''}`}
+      aria-label={label}
+      onFocusCapture={() => ui.getState().active !== side && ui.setState({ active: side })}
+      onDragOver={acceptDrag}
+      onDragEnter={acceptDrag}
+      onDragLeave={(event) => {
+        if (!event.currentTarget.contains(event.relatedTarget as Node | null)) setDropping(false);
+      }}
+      onDrop={(event) => handleDrop(event)}
+    >
+      <div className="pane-head">
+        <select
+          aria-label="Target"
+          value={target ?? ''}
+          onChange={(event) => void pane.getState().setTarget(event.target.value || null)}
+        >
+          <option value="">Choose a target…</option>
+          {targets.map((t) => (
+            <option key={t.name} value={t.name}>
+              {t.readable_name}
+            </option>
+          ))}
+        </select>
+        <input
+          type="search"
+          className="filter"
+          aria-label="Filter"
+          placeholder="Filter (* and ? work)"
+          value={filter}
+          onChange={(event) => pane.getState().setFilter(event.target.value)}
+        />
+      </div>
+      <nav className="breadcrumbs" aria-label="Location">
+        <ol>
+          <li>
+            <button type="button" disabled={!target} onClick={() => void pane.getState().goToCrumb(-1)}>
+              {targetInfo?.readable_name ?? target ?? '—'}
+            </button>
+          </li>
+          {trail.map((crumb, index) => (
+            <li key={crumb.id}>
+              <span aria-hidden="true">›</span>
+              <button
+                type="button"
+                aria-current={index === trail.length - 1 ? 'location' : undefined}
+                onClick={() => void pane.getState().goToCrumb(index)}
+              >
+                {crumb.title}
+              </button>
+            </li>
+          ))}
+        </ol>
+      </nav>
+      <div className="toolbar" role="toolbar" aria-label={`${label} actions`}>
+        <button type="button" disabled={!target || !canUpload} onClick={() => fileInput.current?.click()}>
+          Upload
+        </button>
+        <button
+          type="button"
+          aria-label="Pick folder"
+          title="Upload a whole folder"
+          disabled={!target || !canUpload}
+          onClick={() => folderInput.current?.click()}
+        >
+          Folder…
+        </button>
+        <button
+          type="button"
+          disabled={!target || !canDownload || (selectionSize === 0 && itemCount === 0)}
+          onClick={() => void actions.download(side, keepOffline)}
+        >
+          Download
+        </button>
+        <label className="keep-offline" title="Also keep a copy in the offline library">
+          <input type="checkbox" checked={keepOffline} onChange={(event) => setKeepOffline(event.target.checked)} />
+          Keep offline
+        </label>
+        <button
+          type="button"
+          disabled={!target}
+          title={`Copy the selection to the ${side === 'left' ? 'right' : 'left'} pane (F5)`}
+          onClick={() => void actions.transferSelection(side, otherSide(side))}
+        >
+          Transfer
+        </button>
+        <button type="button" disabled={!target || !canUpload} onClick={() => void actions.newFolder(side)}>
+          New folder
+        </button>
+        <button type="button" disabled={!target} onClick={() => void actions.refresh(side)}>
+          Refresh
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          multiple
+          hidden
+          data-testid={`${side}-file-input`}
+          onChange={(event) => {
+            if (event.target.files?.length) void actions.uploadPicked(side, fromFileList(event.target.files));
+            event.target.value = '';
+          }}
+        />
+        <input
+          ref={(element) => {
+            folderInput.current = element;
+            element?.setAttribute('webkitdirectory', '');
+          }}
+          type="file"
+          multiple
+          hidden
+          data-testid={`${side}-folder-input`}
+          onChange={(event) => {
+            if (event.target.files?.length) void actions.uploadPicked(side, fromFileList(event.target.files));
+            event.target.value = '';
+          }}
+        />
+      </div>
+      {status === 'error' && error ? (
+        <div className="message error" role="alert">
+          <span>{error}</span>
+          <button type="button" onClick={() => void actions.refresh(side)}>
+            Try again
+          </button>
+          {errorCode === 'unauthorized' || errorCode === 'forbidden' ? (
+            <button type="button" onClick={() => ui.setState({ accountsOpen: true })}>
+              Open Accounts
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+      {notice ? (
+        <div className={`message ${notice.kind}`} role={notice.kind === 'error' ? 'alert' : 'status'}>
+          <span>{notice.text}</span>
+          {notice.retry ? (
+            <button type="button" onClick={notice.retry}>
+              Retry
+            </button>
+          ) : null}
+          <button type="button" aria-label="Dismiss" onClick={() => ui.setState((s) => ({ notices: { ...s.notices, [side]: null } }))}>
+            ×
+          </button>
+        </div>
+      ) : null}
+      <ResourceGrid
+        pane={pane}
+        details={details}
+        emptyMessage={emptyMessage}
+        gridRef={(element) => {
+          gridElements[side] = element;
+        }}
+        commands={{
+          openItem,
+          up: () => void pane.getState().up(),
+          switchPane: () => {
+            ui.setState({ active: otherSide(side) });
+            focusPane(otherSide(side));
+          },
+          copyAcross: () => void actions.transferSelection(side, otherSide(side)),
+          toggleDetail: () => ui.setState((s) => ({ detailOpen: !s.detailOpen })),
+          dropOnFolder: (folder, event) => handleDrop(event, folder),
+        }}
+      />
+      <div className="pane-foot" aria-live="polite">
+        {status === 'ready' ? `${itemCount} item${itemCount === 1 ? '' : 's'}${selectionSize ? `, ${selectionSize} selected` : ''}` : ''}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import type { ResourceSummary } from '../../../shared/api.js';
+import { summary, detail } from '../test-support.js';
+import { arrangeRows, matchesFilter } from './arrange.js';
+import { createPaneStore } from './pane.js';
+
+const tree: Record<string, ResourceSummary[]> = {
+  None: [summary('d1', 'data', 'container'), summary('f1', 'readme.md')],
+  d1: [summary('d2', 'raw', 'container', 'd1'), summary('f2', 'b.csv', 'item', 'd1')],
+  d2: [summary('f3', 'deep.txt', 'item', 'd2')],
+};
+
+function fakeApi(delays: Record<string, number> = {}) {
+  const calls: string[] = [];
+  return {
+    calls,
+    children: async (target: string, container: string | null) => {
+      const key = container ?? 'None';
+      calls.push(`${target}:${key}`);
+      await new Promise((r) => setTimeout(r, delays[key] ?? 0));
+      if (target === 'osf') throw Object.assign(new Error('The OSF token is invalid or expired.'), { code: 'unauthorized' });
+      return tree[key] ?? [];
+    },
+  };
+}
+
+describe('pane store navigation', () => {
+  it('opens folders in place, goes up to the folder it came from, and jumps by breadcrumb', async () => {
+    const api = fakeApi();
+    const pane = createPaneStore('left', api);
+    await pane.getState().setTarget('local');
+    expect(pane.getState().items.map((i) => i.title)).toEqual(['data', 'readme.md']);
+    await pane.getState().open({ id: 'd1', title: 'data' });
+    await pane.getState().open({ id: 'd2', title: 'raw' });
+    expect(pane.getState().trail.map((c) => c.title)).toEqual(['data', 'raw']);
+    expect(pane.getState().items.map((i) => i.title)).toEqual(['deep.txt']);
+    await pane.getState().up();
+    expect(pane.getState().trail.map((c) => c.title)).toEqual(['data']);
+    expect(pane.getState().cursor).toBe('d2');
+    await pane.getState().goToCrumb(-1);
+    expect(pane.getState().trail).toEqual([]);
+    expect(api.calls).toEqual(['local:None', 'local:d1', 'local:d2', 'local:d1', 'local:None']);
+  });
+
+  it('ignores a slow answer for a location the user already left', async () => {
+    const api = fakeApi({ d1: 30 });
+    const pane = createPaneStore('left', api);
+    await pane.getState().setTarget('local');
+    const slow = pane.getState().open({ id: 'd1', title: 'data' });
+    await pane.getState().goToCrumb(-1);
+    await slow;
+    expect(pane.getState().trail).toEqual([]);
+    expect(pane.getState().items.map((i) => i.id)).toEqual(['d1', 'f1']);
+  });
+
+  it('keeps the error sentence and its code', async () => {
+    const pane = createPaneStore('right', fakeApi());
+    await pane.getState().setTarget('osf');
+    expect(pane.getState().status).toBe('error');
+    expect(pane.getState().error).toBe('The OSF token is invalid or expired.');
+    expect(pane.getState().errorCode).toBe('unauthorized');
+  });
+
+  it('selects ranges and toggles', async () => {
+    const pane = createPaneStore('left', fakeApi());
+    const ordered = ['a', 'b', 'c', 'd'];
+    pane.getState().select('b', 'replace', ordered);
+    pane.getState().select('d', 'range', ordered);
+    expect([...pane.getState().selection]).toEqual(['b', 'c', 'd']);
+    pane.getState().select('c', 'toggle', ordered);
+    expect([...pane.getState().selection].sort()).toEqual(['b', 'd']);
+  });
+
+  it('flips the sort direction when the same column is chosen again', () => {
+    const pane = createPaneStore('left', fakeApi());
+    pane.getState().setSort('size');
+    expect(pane.getState().sort).toEqual({ key: 'size', dir: 'asc' });
+    pane.getState().setSort('size');
+    expect(pane.getState().sort).toEqual({ key: 'size', dir: 'desc' });
+  });
+});
+
+describe('arranging rows', () => {
+  const items = [
+    summary('1', 'file10.txt'),
+    summary('2', 'file2.txt'),
+    summary('3', 'Zeta', 'container'),
+    summary('4', 'alpha', 'container'),
+    summary('5', 'nodetail.bin'),
+  ];
+  const details = new Map([
+    ['1', detail('1', 'file10.txt', 500, '2024-01-01T00:00:00.000000Z')],
+    ['2', detail('2', 'file2.txt', 20, '2025-01-01T00:00:00.000000Z')],
+  ]);
+  const lookup = (id: string) => details.get(id);
+
+  it('puts folders first and sorts names naturally', () => {
+    expect(arrangeRows(items, '', { key: 'title', dir: 'asc' }).map((r) => r.title)).toEqual([
+      'alpha',
+      'Zeta',
+      'file2.txt',
+      'file10.txt',
+      'nodetail.bin',
+    ]);
+    expect(arrangeRows(items, '', { key: 'title', dir: 'desc' }).map((r) => r.title)).toEqual([
+      'Zeta',
+      'alpha',
+      'nodetail.bin',
+      'file10.txt',
+      'file2.txt',
+    ]);
+  });
+
+  it('sorts by size and date from details, unknown last in both directions', () => {
+    const bySizeDesc = arrangeRows(items, '', { key: 'size', dir: 'desc' }, lookup).map((r) => r.title);
+    expect(bySizeDesc.slice(2)).toEqual(['file10.txt', 'file2.txt', 'nodetail.bin']);
+    const bySizeAsc = arrangeRows(items, '', { key: 'size', dir: 'asc' }, lookup).map((r) => r.title);
+    expect(bySizeAsc.slice(2)).toEqual(['file2.txt', 'file10.txt', 'nodetail.bin']);
+    const byDate = arrangeRows(items, '', { key: 'modified', dir: 'desc' }, lookup).map((r) => r.title);
+    expect(byDate.slice(2)).toEqual(['file2.txt', 'file10.txt', 'nodetail.bin']);
+  });
+
+  it('filters by substring or wildcard, case-insensitively', () => {
+    expect(arrangeRows(items, 'FILE', { key: 'title', dir: 'asc' }).map((r) => r.id)).toEqual(['2', '1']);
+    expect(arrangeRows(items, 'file?.txt', { key: 'title', dir: 'asc' }).map((r) => r.id)).toEqual(['2']);
+    expect(matchesFilter('a.b(c)', 'a.b(')).toBe(true);
+    expect(matchesFilter('axb', 'a.b')).toBe(false);
+  });
+});

@@ -1,0 +1,34 @@
+// What the core offers: its version, the keychain's nature, and the targets (with whether
+// a token is stored for each). Loaded once, reloaded after the Accounts form changes.
+import { createStore } from 'zustand/vanilla';
+import type { TargetDescription } from '../../../shared/api.js';
+import { messageOf, type ApiClient } from '../api/client.js';
+import type { Session } from '../api/app-types.js';
+
+export interface SessionState {
+  status: 'loading' | 'ready' | 'error';
+  session: Session | null;
+  targets: TargetDescription[];
+  error: string | null;
+}
+
+export function createSessionStore(api: Pick<ApiClient, 'session' | 'targets'>) {
+  const store = createStore<SessionState>()(() => ({ status: 'loading', session: null, targets: [], error: null }));
+  return {
+    store,
+    async load(): Promise<void> {
+      try {
+        const [session, targets] = await Promise.all([api.session(), api.targets()]);
+        store.setState({ status: 'ready', session, targets, error: null });
+      } catch (error) {
+        store.setState({ status: 'error', error: messageOf(error) });
+      }
+    },
+    readableName(target: string | null): string {
+      if (!target) return '';
+      return store.getState().targets.find((t) => t.name === target)?.readable_name ?? target;
+    },
+  };
+}
+
+export type SessionStore = ReturnType<typeof createSessionStore>;
