@@ -80,7 +80,7 @@ export async function startOsfEmulator(options: OsfEmulatorOptions = {}): Promis
 }
 
 function log(state: OsfState, server: LoggedRequest['server'], req: IncomingMessage, status?: number): LoggedRequest {
-  const entry: LoggedRequest = { server, method: req.method ?? 'GET', url: req.url ?? '/', authorization: req.headers.authorization !== undefined, status };
+  const entry: LoggedRequest = { server, method: req.method ?? 'GET', url: req.url ?? '/', authorization: req.headers.authorization !== undefined, accept: req.headers.accept, status };
   state.requests.push(entry);
   return entry;
 }

@@ -85,6 +85,7 @@ export interface LoggedRequest {
   method: string;
   url: string;
   authorization: boolean;
+  accept?: string;
   status?: number;
 }
 

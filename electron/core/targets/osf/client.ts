@@ -1,0 +1,176 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { FerryError } from '../../errors.js';
+import { RemoteClient, type RequestOptions } from '../../remote/http.js';
+import { DEFAULT_RETRY, requestWithRetry, type RetryPolicy } from './retry.js';
+
+/**
+ * OSF API v2 and WaterButler v1 over RemoteClient (retries honouring Retry-After, polite
+ * rate, timeouts). The API version is pinned (2.20: top-level `meta`, `Z` dates). Paging
+ * always sends an explicit `sort` and `page[size]=100`, follows `links.next` verbatim and
+ * drops repeated ids (osf.md §5.1).
+ *
+ * The token reaches OSF hosts only: the API client sends it to the API origin, and one
+ * client per file-server origin sends it there. File-server URLs are only ever taken from
+ * the API's own links, never built; a redirect from the file server to the storage host
+ * (a signed URL) is followed without the token.
+ */
+export const OSF_API_VERSION = '2.20';
+
+export interface OsfClientOptions {
+  apiUrl: string;
+  ratePerSecond?: number;
+  timeoutMs?: number;
+  retries?: number;
+}
+
+export interface JsonApiResource {
+  id: string;
+  type: string;
+  attributes: Record<string, any>;
+  relationships?: Record<string, { links?: { related?: { href: string } }; data?: { id: string; type: string } | null }>;
+  links?: Record<string, string>;
+}
+
+interface JsonApiList {
+  data: JsonApiResource[];
+  links?: { next?: string | null };
+}
+
+const MESSAGES = {
+  unauthorized: 'The OSF token is invalid or expired. Create a new one at https://osf.io/settings/tokens (scopes osf.full_read, osf.full_write).',
+  forbidden: 'The OSF token has no access to this resource (the account must be a contributor, and writing needs the osf.full_write scope)',
+};
+
+export class OsfClient {
+  readonly api: RemoteClient;
+  private readonly fileServers = new Map<string, RemoteClient>();
+  readonly retry: RetryPolicy;
+
+  constructor(private readonly options: OsfClientOptions) {
+    this.retry = { ...DEFAULT_RETRY, retries: options.retries ?? DEFAULT_RETRY.retries };
+    this.api = new RemoteClient({
+      baseUrl: options.apiUrl,
+      serviceName: 'OSF',
+      ratePerSecond: options.ratePerSecond ?? 5,
+      timeoutMs: options.timeoutMs,
+      retries: options.retries,
+      headers: { accept: `application/vnd.api+json; version=${OSF_API_VERSION}` },
+      messages: MESSAGES,
+    });
+  }
+
+  async get(path: string, token: string, signal?: AbortSignal): Promise<JsonApiResource> {
+    return (await this.apiJson<{ data: JsonApiResource }>(canonical(path), { token, signal })).data;
+  }
+
+  private async apiJson<T>(url: string, options: RequestOptions): Promise<T> {
+    const response = await requestWithRetry(this.api, url, () => options, this.retry);
+    return (await response.json()) as T;
+  }
+
+  /**
+   * Every item of a paged collection, each id once. `sort` is required: without it OSF
+   * orders files by a column osfstorage never fills, and pages repeat and skip items.
+   * Files sort by `name`, nodes by `date_created` (fields OSF documents as sortable).
+   */
+  async *list(path: string, token: string, params: { sort: string } & Record<string, string>, signal?: AbortSignal): AsyncGenerator<JsonApiResource> {
+    const seen = new Set<string>();
+    let next: string | null = canonical(path);
+    let searchParams: Record<string, string> | undefined = { ...params, 'page[size]': '100' };
+    while (next) {
+      const page: JsonApiList = await this.apiJson<JsonApiList>(next, { token, signal, searchParams });
+      for (const item of page.data) {
+        if (seen.has(item.id)) continue;
+        seen.add(item.id);
+        yield item;
+      }
+      next = page.links?.next ?? null;
+      // `next` already carries sort, filters and page[size]: follow it verbatim.
+      searchParams = undefined;
+    }
+  }
+
+  async createProject(title: string, token: string, signal?: AbortSignal): Promise<JsonApiResource> {
+    const response = await this.api.request('nodes/', {
+      method: 'POST',
+      token,
+      signal,
+      json: { data: { type: 'nodes', attributes: { title, category: 'project', public: false } } },
+      headers: { 'content-type': 'application/vnd.api+json' },
+    });
+    return ((await response.json()) as { data: JsonApiResource }).data;
+  }
+
+  /** The client for a file-server URL the API handed out (its origin gets the token). */
+  fileServer(url: string): RemoteClient {
+    const origin = new URL(url).origin;
+    let client = this.fileServers.get(origin);
+    if (!client) {
+      client = new RemoteClient({
+        baseUrl: `${origin}/`,
+        serviceName: 'OSF',
+        ratePerSecond: this.options.ratePerSecond ?? 5,
+        timeoutMs: this.options.timeoutMs,
+        retries: this.options.retries,
+        messages: MESSAGES,
+      });
+      this.fileServers.set(origin, client);
+    }
+    return client;
+  }
+
+  /**
+   * Downloads a file through its WaterButler URL (osf.md §2.6): Bearer to the file server,
+   * the 302 to signed storage followed without it. A 200 HTML page is OSF's sign-in page.
+   */
+  async download(wbUrl: string, name: string, token: string | null, signal?: AbortSignal): Promise<Readable> {
+    const response = await requestWithRetry(this.fileServer(wbUrl), wbUrl, () => ({ token, signal }), this.retry);
+    const body = response.body ? Readable.fromWeb(response.body as unknown as WebReadableStream) : Readable.from([]);
+    if (/text\/html/i.test(response.headers.get('content-type') ?? '')) {
+      body.destroy();
+      throw new FerryError(
+        401,
+        'unauthorized',
+        `OSF answered with a sign-in page instead of the file '${name}': the token was not accepted for it. Check that the OSF token is valid and has the osf.full_read scope.`,
+      );
+    }
+    return body;
+  }
+
+  /**
+   * A request to a file-server URL taken from the API's links, retried on 429/5xx.
+   * `options` is called per attempt (a streamed body must be opened afresh each time).
+   */
+  fileRequest(url: string, options: () => Promise<RequestOptions> | RequestOptions): Promise<Response> {
+    return requestWithRetry(this.fileServer(url), url, options, this.retry);
+  }
+}
+
+/** API paths end with '/' (a missing slash costs a 301, and a POST body would be lost). */
+function canonical(path: string): string {
+  if (/^https?:/.test(path)) return path;
+  const [base, query] = path.split('?') as [string, string | undefined];
+  return `${base.endsWith('/') ? base : `${base}/`}${query ? `?${query}` : ''}`;
+}
+
+/** OSF returns titles HTML-escaped (osf.md §5.6). */
+export function unescapeHtml(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos|#39);/gi, (whole, entity: string) => {
+    const lower = entity.toLowerCase();
+    if (lower === 'amp') return '&';
+    if (lower === 'lt') return '<';
+    if (lower === 'gt') return '>';
+    if (lower === 'quot') return '"';
+    if (lower === 'apos') return "'";
+    const code = lower.startsWith('#x') ? parseInt(lower.slice(2), 16) : parseInt(lower.slice(1), 10);
+    return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  });
+}
+
+/** A WaterButler entity URL without its query (`?kind=file` and the like). */
+export function withoutQuery(url: string): string {
+  const parsed = new URL(url);
+  parsed.search = '';
+  return parsed.toString();
+}

@@ -1,0 +1,312 @@
+import { createReadStream } from 'node:fs';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { HashingPassThrough } from '../../hashing.js';
+import { badRequest, CancelledError, FerryError, isFerryError, throwIfAborted } from '../../errors.js';
+import type { Entry, TargetContext, WriteOptions, WriteOutcome } from '../../target.js';
+import { unescapeHtml, withoutQuery, type JsonApiResource } from './client.js';
+import { nodeId, parseOsfId } from './ids.js';
+import type { OsfTarget } from './osf-target.js';
+
+/**
+ * Uploads entries into an OSF container. OSF cannot unzip, so each folder is one
+ * WaterButler `PUT <folder>/?kind=folder&name=` and each file one streamed
+ * `PUT <folder>/?kind=file&name=` with Content-Length (osf.md §2.3, §3). An existing file
+ * (found by listing its folder, exact name) is left alone (`ignore`) or gets a new version
+ * `PUT <file>?kind=file` when its md5 differs (`update`). Per-file refusals (409, 507, ...)
+ * are reported in fileErrors; 401 and 403 end the job.
+ */
+interface Existing {
+  name: string;
+  kind: 'file' | 'folder';
+  md5: string | null;
+  /** WaterButler entity URL, no query */
+  wbUrl: string;
+  /** v2 listing of a folder's children, when the API gave one */
+  listHref: string | null;
+}
+
+interface FolderState {
+  wbUrl: string;
+  listHref: string | null;
+  children: { files: Map<string, Existing>; folders: Map<string, Existing> } | null;
+}
+
+
+export class OsfWriter {
+  private readonly outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
+  private readonly folders = new Map<string, FolderState>();
+  private spoolDir: string | null = null;
+
+  constructor(
+    private readonly target: OsfTarget,
+    private readonly ctx: TargetContext,
+    private readonly options: WriteOptions,
+  ) {}
+
+  async run(containerId: string | null, entries: AsyncIterable<Entry>): Promise<WriteOutcome> {
+    try {
+      if (containerId === null) await this.writeTopLevel(entries);
+      else {
+        this.folders.set('', await this.destination(containerId));
+        for await (const entry of entries) await this.writeEntry(entry, entry.path, entry.path);
+      }
+      return this.outcome;
+    } finally {
+      if (this.spoolDir) await rm(this.spoolDir, { recursive: true, force: true });
+    }
+  }
+
+  /** The WaterButler folder and v2 listing a container id stands for. */
+  private async destination(containerId: string): Promise<FolderState> {
+    const ref = parseOsfId(containerId);
+    if (ref.kind === 'node' || ref.kind === 'storage') {
+      const provider = await this.target.provider(this.ctx, ref.node, ref.kind === 'node' ? 'osfstorage' : ref.provider);
+      return this.providerFolder(provider.record, provider.filesHref);
+    }
+    const folder = await this.target.client.get(`files/${ref.fileId}/`, this.ctx.token, this.options.signal);
+    if (folder.attributes.kind !== 'folder') {
+      throw badRequest(`'${String(folder.attributes.name)}' is a file; OSF uploads go into a project, a component, a storage or a folder.`);
+    }
+    const upload = folder.links?.upload ?? folder.links?.move;
+    if (!upload) throw badRequest(`OSF gave no upload link for the folder '${String(folder.attributes.name)}'.`);
+    return { wbUrl: withoutQuery(upload), listHref: folder.relationships?.files?.links?.related?.href ?? null, children: null };
+  }
+
+  private providerFolder(record: JsonApiResource, filesHref: string): FolderState {
+    const upload = record.links?.upload ?? record.links?.new_folder;
+    if (!upload) throw new FerryError(403, 'forbidden', `OSF offers no upload link for the storage '${String(record.attributes.name)}'; it may be read-only.`);
+    return { wbUrl: withoutQuery(upload), listHref: filesHref, children: null };
+  }
+
+  /** A new private project titled by the entries' one top folder, then its content. */
+  private async writeTopLevel(entries: AsyncIterable<Entry>): Promise<void> {
+    let top: string | null = null;
+    for await (const entry of entries) {
+      throwIfAborted(this.options.signal);
+      const [first, ...rest] = entry.path.split('/');
+      if (top === null) {
+        top = first!;
+        const node = await this.target.client.createProject(top, this.ctx.token, this.options.signal);
+        this.outcome.newResource = { id: nodeId(node.id), title: unescapeHtml(String(node.attributes.title ?? top)) };
+        // The upload host depends on the project's storage region: read it, don't build it.
+        const provider = await this.target.provider(this.ctx, node.id, 'osfstorage');
+        this.folders.set('', this.providerFolder(provider.record, provider.filesHref));
+      } else if (first !== top) {
+        this.outcome.fileErrors.push({ path: entry.path, error: `'${entry.path}' is not inside the top folder '${top}'; a new OSF project is made from one folder, so it was skipped.` });
+        continue;
+      }
+      const inner = rest.join('/');
+      if (inner === '' && entry.kind === 'folder') continue; // the project itself
+      await this.writeEntry(entry, inner === '' ? first! : inner, entry.path);
+    }
+    if (top === null) throw badRequest('A new OSF project needs one folder to make it from; there were no entries.');
+  }
+
+  /** `relative`: where it goes below the destination; `reported`: the path in the outcome. */
+  private async writeEntry(entry: Entry, relative: string, reported: string): Promise<void> {
+    throwIfAborted(this.options.signal);
+    const segments = relative.split('/');
+    if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) {
+      throw badRequest(`Cannot write '${reported}': its path has an empty, '.' or '..' part.`);
+    }
+    const prefix = reported.slice(0, reported.length - relative.length);
+    try {
+      if (entry.kind === 'folder') await this.ensureFolder(segments, prefix);
+      else await this.writeFile(entry, segments, reported, prefix);
+    } catch (error) {
+      if (!this.isPerFileError(error)) throw error;
+      this.outcome.fileErrors.push({ path: reported, error: (error as Error).message });
+    }
+  }
+
+  /** 401/403 and cancellation end the job; anything else OSF refuses is about this file. */
+  private isPerFileError(error: unknown): boolean {
+    if (error instanceof CancelledError || this.options.signal.aborted) return false;
+    if (!isFerryError(error)) return false;
+    return error.status !== 401 && error.status !== 403;
+  }
+
+  private async ensureFolder(segments: string[], prefix: string): Promise<FolderState> {
+    let key = '';
+    let folder = this.folders.get('')!;
+    for (const name of segments) {
+      const childKey = key === '' ? name : `${key}/${name}`;
+      let child = this.folders.get(childKey);
+      if (!child) {
+        const children = await this.children(folder);
+        let existing = children.folders.get(name);
+        if (!existing) {
+          const made = await this.makeFolder(folder, name);
+          if (made) {
+            this.outcome.created.push(prefix + childKey);
+            child = { wbUrl: made.wbUrl, listHref: null, children: { files: new Map(), folders: new Map() } };
+          } else {
+            // 409: someone made it meanwhile; look again.
+            folder.children = null;
+            existing = (await this.children(folder)).folders.get(name);
+            if (!existing) throw new FerryError(409, 'conflict', `OSF refused to create the folder '${name}' and it cannot be found either.`);
+          }
+        }
+        child ??= { wbUrl: existing!.wbUrl, listHref: existing!.listHref, children: null };
+        this.folders.set(childKey, child);
+      }
+      folder = child;
+      key = childKey;
+    }
+    return folder;
+  }
+
+  private async makeFolder(parent: FolderState, name: string): Promise<Existing | null> {
+    const response = await this.target.client.fileRequest(`${parent.wbUrl}?kind=folder&name=${strictEncode(name)}`, () => ({
+      method: 'PUT',
+      token: this.ctx.token,
+      signal: this.options.signal,
+      allow: [409],
+    }));
+    if (response.status === 409) {
+      await response.body?.cancel();
+      return null;
+    }
+    return fromWaterbutler(((await response.json()) as { data: WaterbutlerEntity }).data);
+  }
+
+  private async writeFile(entry: Entry, segments: string[], reported: string, prefix: string): Promise<void> {
+    const name = segments.at(-1)!;
+    const parent = await this.ensureFolder(segments.slice(0, -1), prefix);
+    let existing = (await this.children(parent)).files.get(name);
+    let spooled: Spooled | null = null;
+    try {
+      if (!existing) {
+        if (entry.size === null) spooled = await this.spool(entry);
+        const response = await this.upload(`${parent.wbUrl}?kind=file&name=${strictEncode(name)}`, entry, spooled, [409]);
+        if (response.status !== 409) {
+          await response.body?.cancel();
+          this.outcome.created.push(reported);
+          return;
+        }
+        // The file appeared between our listing and the upload: treat it as existing.
+        await response.body?.cancel();
+        parent.children = null;
+        existing = (await this.children(parent)).files.get(name);
+        if (!existing) throw new FerryError(409, 'conflict', `OSF reported that '${name}' already exists, but it cannot be found in its folder.`);
+      }
+      if (this.options.duplicateAction === 'ignore') {
+        this.outcome.ignored.push(reported);
+        return;
+      }
+      const known = entry.hashes.md5?.toLowerCase();
+      if (!known) spooled ??= await this.spool(entry);
+      const incoming = known ?? spooled!.md5;
+      if (existing.md5 !== null && existing.md5 === incoming) {
+        this.outcome.ignored.push(reported);
+        return;
+      }
+      if (entry.size === null) spooled ??= await this.spool(entry);
+      const response = await this.upload(`${existing.wbUrl}?kind=file`, entry, spooled, []);
+      await response.body?.cancel();
+      existing.md5 = incoming;
+      this.outcome.updated.push(reported);
+    } finally {
+      if (spooled) await rm(spooled.file, { force: true });
+    }
+  }
+
+  /**
+   * One streamed PUT with Content-Length (WaterButler answers 411 without it). Retries
+   * on 429/5xx open the body afresh (a stream cannot be replayed).
+   */
+  private async upload(url: string, entry: Entry, spooled: Spooled | null, allow: number[]): Promise<Response> {
+    const size = spooled ? spooled.size : entry.size!;
+    const opened: Readable[] = [];
+    try {
+      return await this.target.client.fileRequest(url, async () => {
+        throwIfAborted(this.options.signal);
+        const body: Readable = spooled ? createReadStream(spooled.file) : await entry.open();
+        opened.push(body);
+        return {
+          method: 'PUT',
+          token: this.ctx.token,
+          signal: this.options.signal,
+          body,
+          headers: { 'content-length': String(size), 'content-type': 'application/octet-stream' },
+          allow,
+          retry: false,
+          timeoutMs: Math.max(120_000, Math.ceil(size / (256 * 1024)) * 1000),
+        };
+      });
+    } finally {
+      for (const body of opened) if (!body.destroyed) body.destroy();
+    }
+  }
+
+  /** Bytes of unknown size or md5 go to a temp file while hashing (never into memory). */
+  private async spool(entry: Entry): Promise<Spooled> {
+    this.spoolDir ??= await mkdtemp(path.join(os.tmpdir(), 'ferry-osf-'));
+    const file = path.join(this.spoolDir, `${this.outcome.created.length + this.outcome.updated.length + this.outcome.ignored.length}-${Date.now()}`);
+    const hasher = new HashingPassThrough(['md5']);
+    const handle = await open(file, 'wx', 0o600);
+    try {
+      await pipeline(await entry.open(), hasher, handle.createWriteStream(), { signal: this.options.signal });
+    } catch (error) {
+      await rm(file, { force: true });
+      if (this.options.signal.aborted) throw new CancelledError();
+      throw error;
+    }
+    return { file, size: hasher.bytes, md5: hasher.digests!.md5! };
+  }
+
+  /** A folder's files and folders by exact name (all pages), loaded once. */
+  private async children(folder: FolderState): Promise<NonNullable<FolderState['children']>> {
+    if (folder.children) return folder.children;
+    const files = new Map<string, Existing>();
+    const folders = new Map<string, Existing>();
+    const add = (item: Existing) => (item.kind === 'folder' ? folders : files).set(item.name, item);
+    if (folder.listHref) {
+      for await (const item of this.target.client.list(folder.listHref, this.ctx.token, { sort: 'name' }, this.options.signal)) add(fromApi(item));
+    } else {
+      // A folder this job made: WaterButler lists it (one unpaged answer).
+      const response = await this.target.client.fileRequest(folder.wbUrl, () => ({ token: this.ctx.token, signal: this.options.signal }));
+      for (const item of ((await response.json()) as { data: WaterbutlerEntity[] }).data) add(fromWaterbutler(item));
+    }
+    folder.children = { files, folders };
+    return folder.children;
+  }
+}
+
+interface Spooled {
+  file: string;
+  size: number;
+  md5: string;
+}
+
+interface WaterbutlerEntity {
+  attributes: { name: string; kind: 'file' | 'folder'; extra?: { hashes?: { md5?: string | null } } };
+  links: Record<string, string>;
+}
+
+function fromApi(item: JsonApiResource): Existing {
+  const link = item.links?.upload ?? item.links?.move;
+  if (!link) throw new FerryError(502, 'upstream_error', `OSF listed '${String(item.attributes.name)}' without a file-server link.`);
+  return {
+    name: String(item.attributes.name),
+    kind: item.attributes.kind === 'folder' ? 'folder' : 'file',
+    md5: item.attributes.extra?.hashes?.md5 ?? null,
+    wbUrl: withoutQuery(link),
+    listHref: item.relationships?.files?.links?.related?.href ?? null,
+  };
+}
+
+function fromWaterbutler(item: WaterbutlerEntity): Existing {
+  const link = item.links.upload ?? item.links.move ?? item.links.new_folder;
+  if (!link) throw new FerryError(502, 'upstream_error', `OSF answered without a file-server link for '${item.attributes.name}'.`);
+  return { name: item.attributes.name, kind: item.attributes.kind, md5: item.attributes.extra?.hashes?.md5 ?? null, wbUrl: withoutQuery(link), listHref: null };
+}
+
+/** RFC 3986 percent-encoding: a '+' must not become a space (osf.md §5.6). */
+function strictEncode(name: string): string {
+  return encodeURIComponent(name).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
