@@ -1,0 +1,193 @@
+// Test harness for the HTTP layer: a real core (createCore) behind a real server on a
+// loopback port, plus helpers for real ZIPs (system zip/unzip) and workspace snapshots.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, readdir, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Job } from '../../shared/api.js';
+import { makeConfig, type FerryConfig } from '../../electron/core/config.js';
+import { createCore, type FerryCore } from '../../electron/core/ferry-core.js';
+import { MemorySecretStore } from '../../electron/core/keychain/memory.js';
+import type { SecretStore } from '../../electron/core/keychain/port.js';
+import type { Limits } from '../../electron/core/limits.js';
+import type { Target } from '../../electron/core/target.js';
+import { LocalTarget } from '../../electron/core/targets/local/index.js';
+import { startServer, type ServerOptions } from '../../electron/server/server.js';
+
+export const run = promisify(execFile);
+
+export interface Ferry {
+  core: FerryCore;
+  url: string;
+  port: number;
+  key: string;
+  root: string;
+  dataDir: string;
+  workspace: string;
+  /** fetch relative to the server */
+  fetch(pathname: string, init?: RequestInit): Promise<Response>;
+  /** headers carrying the access key as the local target's token */
+  auth(extra?: Record<string, string>): Record<string, string>;
+  bearer(extra?: Record<string, string>): Record<string, string>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  targets?: (config: FerryConfig, secrets: SecretStore) => Target[];
+  limits?: Partial<Limits>;
+  server?: Partial<ServerOptions>;
+  secrets?: SecretStore;
+}
+
+export async function startFerry(options: StartOptions = {}): Promise<Ferry> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'ferry-api-'));
+  const dataDir = path.join(root, 'data');
+  const workspace = path.join(root, 'workspace');
+  const config = makeConfig({ dataDir, workspace, limits: options.limits as Limits | undefined, jobConcurrency: 2 });
+  const core = await createCore(config, {
+    secrets: options.secrets ?? new MemorySecretStore(),
+    targets: options.targets ?? ((c) => [new LocalTarget({ root: c.workspace })]),
+  });
+  const server = await startServer(core, { host: '127.0.0.1', port: 0, logger: false, ...options.server });
+  const key = core.accessKey;
+  return {
+    core,
+    url: server.url,
+    port: server.port,
+    key,
+    root,
+    dataDir,
+    workspace,
+    fetch: (pathname, init) => fetch(new URL(pathname, server.url), init),
+    auth: (extra = {}) => ({ 'service-source-token': key, 'service-destination-token': key, ...extra }),
+    bearer: (extra = {}) => ({ authorization: `Bearer ${key}`, ...extra }),
+    async close() {
+      await server.app.close();
+      await core.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Writes files (path → content) under dir, creating folders. */
+export async function writeTree(dir: string, files: Record<string, string | Buffer>): Promise<void> {
+  for (const [relative, content] of Object.entries(files)) {
+    const file = path.join(dir, relative);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, content);
+  }
+}
+
+/**
+ * Every path under dir with its kind and sha256 (symlinks by their target), so a test can
+ * say "byte-for-byte as it was".
+ */
+export async function snapshotTree(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  async function walk(current: string, prefix: string) {
+    let names: string[];
+    try {
+      names = (await readdir(current)).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const full = path.join(current, name);
+      const relative = prefix ? `${prefix}/${name}` : name;
+      const info = await stat(full).catch(() => null);
+      const link = await readlink(full).catch(() => null);
+      if (link !== null) out[relative] = `link:${link}`;
+      else if (info?.isDirectory()) {
+        out[relative] = 'dir';
+        await walk(full, relative);
+      } else out[relative] = `file:${createHash('sha256').update(await readFile(full)).digest('hex')}`;
+    }
+  }
+  await walk(dir, '');
+  return out;
+}
+
+/** A ZIP made by the system `zip` from the contents of `dir` (extra args: -y, -P x, ...). */
+export async function zipFolder(dir: string, zipPath: string, args: string[] = [], members = ['.']): Promise<Buffer> {
+  await run('zip', ['-q', '-r', ...args, zipPath, ...members], { cwd: dir });
+  return readFile(zipPath);
+}
+
+export async function unzipTo(zipPath: string, dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await run('unzip', ['-q', zipPath, '-d', dir]);
+}
+
+export function uploadForm(zip: Buffer, field = 'service-file'): FormData {
+  const form = new FormData();
+  form.append(field, new Blob([new Uint8Array(zip)], { type: 'application/zip' }), 'upload.zip');
+  return form;
+}
+
+export async function waitForJob(ferry: Ferry, ticket: string, timeoutMs = 30_000): Promise<Job> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await ferry.fetch(`/api_v1/jobs/${ticket}/`, { headers: ferry.bearer() });
+    const job = (await response.json()) as Job;
+    if (['succeeded', 'failed', 'cancelled'].includes(job.status)) return job;
+    if (Date.now() > deadline) throw new Error(`job ${ticket} still ${job.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+  }
+}
+
+/** A raw HTTP request, for headers fetch will not let us set (Host). */
+export function rawRequest(
+  port: number,
+  options: { method?: string; path: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    if (options.body !== undefined) request.write(options.body);
+    request.end();
+  });
+}
+
+/** The contract's error shape, checked field for field. */
+export async function expectApiError(response: Response, status: number, code: string): Promise<{ error: string; code: string }> {
+  const text = await response.text();
+  if (response.status !== status) throw new Error(`expected ${status} ${code}, got ${response.status}: ${text}`);
+  const body = JSON.parse(text) as { error: string; code: string };
+  if (Object.keys(body).sort().join(',') !== 'code,error') throw new Error(`error shape is ${text}`);
+  if (body.code !== code) throw new Error(`expected code ${code}, got ${text}`);
+  if (typeof body.error !== 'string' || body.error.length < 10) throw new Error(`error sentence too short: ${text}`);
+  if (/\/tmp\/|ferry-api-|at .*\.ts:\d+/.test(body.error)) throw new Error(`error leaks a path or stack: ${text}`);
+  return body;
+}
+
+/** A target under another name (e.g. a second local folder for transfers). */
+export function renamed(target: Target, name: string, readable = name): Target {
+  return {
+    info: { ...target.info, name, readable_name: readable },
+    list: (ctx, scope) => target.list(ctx, scope),
+    detail: (ctx, id) => target.detail(ctx, id),
+    read: (ctx, id) => target.read(ctx, id),
+    write: (ctx, containerId, entries, options) => target.write(ctx, containerId, entries, options),
+  };
+}
+
+/** Finds a resource by its title path ("Data/sub/a.txt") in a flat listing. */
+export function findByPath<T extends { id: string; title: string; container: string }>(list: T[], titlePath: string): T | undefined {
+  const parts = titlePath.split('/');
+  let container = 'None';
+  let found: T | undefined;
+  for (const part of parts) {
+    found = list.find((item) => item.container === container && item.title === part);
+    if (!found) return undefined;
+    container = found.id;
+  }
+  return found;
+}
