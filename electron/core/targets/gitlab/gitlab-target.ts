@@ -1,0 +1,168 @@
+import { badRequest, notFound } from '../../errors.js';
+import { normalizeTimestamp } from '../../time.js';
+import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { decodeForgeId, encodeForgeId } from '../github/ids.js';
+import { GitlabApi, NOT_FOUND_HINT, type GitlabApiOptions } from './gitlab-api.js';
+import { allProjects, branchOf, headFile, isFolder, openBlob, projectById, walkTree, type Project, type TreeItem } from './project-tree.js';
+import { writeToGitlab } from './gitlab-write.js';
+
+const PREFIX = 'p';
+
+/**
+ * GitLab (gitlab.com or self-managed) as a Ferry target: projects the user is a member of are
+ * the top-level containers; folders and files of each default branch sit below them. Files
+ * report `sha256` (GitLab's content_sha256, read cheaply with HEAD on the files API).
+ */
+export class GitlabTarget implements Target {
+  readonly info = {
+    name: 'gitlab',
+    readable_name: 'GitLab',
+    supported_actions: fullActions(true),
+    supported_hash_algorithms: ['sha256'],
+    credential: 'remote' as const,
+  };
+
+  constructor(private readonly options: GitlabApiOptions) {}
+
+  private api(ctx: TargetContext): GitlabApi {
+    return new GitlabApi(this.options, ctx.token, ctx.signal);
+  }
+
+  async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+    const api = this.api(ctx);
+    if (scope?.container === undefined || scope.container === null) {
+      for await (const project of allProjects(api)) {
+        yield projectNode(project);
+        if (scope?.container === null) continue;
+        for await (const item of walkTree(api, project)) if (item.type !== 'commit') yield itemNode(project, item);
+      }
+      return;
+    }
+    const { repoId, path } = decodeForgeId(PREFIX, scope.container, 'GitLab');
+    const project = await projectById(api, repoId);
+    if (path && !(await isFolder(api, project, path))) {
+      if (await headFile(api, project, path)) return;
+      throw notFound(NOT_FOUND_HINT);
+    }
+    for await (const item of walkTree(api, project, path, false)) if (item.type !== 'commit') yield itemNode(project, item);
+  }
+
+  async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
+    const api = this.api(ctx);
+    const { repoId, path } = decodeForgeId(PREFIX, id, 'GitLab');
+    const project = await projectById(api, repoId);
+    if (!path) {
+      return {
+        ...projectNode(project),
+        date_created: normalizeTimestamp(project.created_at),
+        date_modified: normalizeTimestamp(project.last_activity_at),
+        hashes: {},
+        extra: {
+          path_with_namespace: project.path_with_namespace,
+          visibility: project.visibility,
+          default_branch: project.default_branch ?? null,
+          empty_repo: project.empty_repo ?? false,
+          web_url: project.web_url,
+          description: project.description ?? null,
+          provider: 'gitlab',
+        },
+      };
+    }
+    const file = await headFile(api, project, path);
+    const folder = file ? false : await isFolder(api, project, path);
+    if (!file && !folder) throw notFound(NOT_FOUND_HINT);
+    const commits = await api.json<{ committed_date?: string }[]>(`projects/${project.id}/repository/commits`, {
+      searchParams: { ref_name: branchOf(project), path, per_page: 1 },
+    });
+    const node = itemNode(project, { id: file?.blobId ?? '', name: basename(path), type: file ? 'blob' : 'tree', path, mode: '' });
+    return {
+      ...node,
+      date_created: null,
+      date_modified: normalizeTimestamp(commits[0]?.committed_date ?? null),
+      hashes: file ? { sha256: file.sha256 } : {},
+      extra: {
+        project: project.path_with_namespace,
+        ref: branchOf(project),
+        path,
+        materialized_path: `/${path}${file ? '' : '/'}`,
+        provider: 'gitlab',
+        ...(file ? { size: file.size, blob_id: file.blobId, last_commit_id: file.lastCommitId, execute_filemode: file.executable } : {}),
+      },
+    };
+  }
+
+  async read(ctx: TargetContext, id: string): Promise<ReadResult> {
+    const api = this.api(ctx);
+    const { repoId, path } = decodeForgeId(PREFIX, id, 'GitLab');
+    const project = await projectById(api, repoId);
+    if (!path) return { title: project.name, root: projectNode(project), entries: this.treeEntries(api, project, '', project.name) };
+    const file = await headFile(api, project, path);
+    const title = basename(path);
+    if (file) {
+      const root = itemNode(project, { id: file.blobId, name: title, type: 'blob', path, mode: '100644' });
+      const entry = fileEntry(api, project, file.blobId, file.size, file.sha256, title);
+      return { title, root, entries: (async function* () { yield entry; })() };
+    }
+    if (!(await isFolder(api, project, path))) throw notFound(NOT_FOUND_HINT);
+    const root = itemNode(project, { id: '', name: title, type: 'tree', path, mode: '040000' });
+    return { title, root, entries: this.treeEntries(api, project, path, title) };
+  }
+
+  private async *treeEntries(api: GitlabApi, project: Project, path: string, title: string): AsyncGenerator<Entry> {
+    yield folderEntry(title);
+    const cut = path ? path.length + 1 : 0;
+    for await (const item of walkTree(api, project, path)) {
+      const relative = `${title}/${item.path.slice(cut)}`;
+      if (item.type === 'tree') yield folderEntry(relative);
+      else if (item.type === 'blob') {
+        // the tree carries no sizes; HEAD gives size + SHA-256 without downloading
+        const head = await headFile(api, project, item.path);
+        if (head) yield fileEntry(api, project, item.id, head.size, head.sha256, relative);
+      }
+    }
+  }
+
+  async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const api = this.api(ctx);
+    if (containerId === null) return writeToGitlab(api, null, entries, options);
+    const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitLab');
+    const project = await projectById(api, repoId);
+    if (path && !(await isFolder(api, project, path))) {
+      if (await headFile(api, project, path)) throw badRequest(`"${path}" is a file in ${project.path_with_namespace}; upload into a project or a folder.`);
+      throw notFound(NOT_FOUND_HINT);
+    }
+    return writeToGitlab(api, { project, prefix: path }, entries, options);
+  }
+}
+
+function projectNode(project: Project): ResourceNode {
+  return { kind: 'container', kind_name: 'folder', id: encodeForgeId(PREFIX, project.id), container: null, title: project.name };
+}
+
+function itemNode(project: Project, item: TreeItem): ResourceNode {
+  const parent = item.path.includes('/') ? item.path.slice(0, item.path.lastIndexOf('/')) : '';
+  return {
+    kind: item.type === 'tree' ? 'container' : 'item',
+    kind_name: item.type === 'tree' ? 'folder' : 'file',
+    id: encodeForgeId(PREFIX, project.id, item.path),
+    container: encodeForgeId(PREFIX, project.id, parent),
+    title: basename(item.path),
+  };
+}
+
+function folderEntry(path: string): Entry {
+  return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`"${path}" is a folder.`)) };
+}
+
+function fileEntry(api: GitlabApi, project: Project, blobId: string, size: number, sha256: string, path: string): Entry {
+  return {
+    path,
+    kind: 'file',
+    size,
+    mtime: null,
+    hashes: sha256 ? { sha256 } : {},
+    open: () => openBlob(api, project, blobId, size, path),
+  };
+}
+
+const basename = (path: string) => path.slice(path.lastIndexOf('/') + 1);

@@ -1,0 +1,160 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startGitlabEmulator, type GitlabEmulator, type GitlabUser } from '../../../../test/emulators/gitlab/server.js';
+import { makeConfig } from '../../config.js';
+import { MemorySecretStore } from '../../keychain/memory.js';
+import type { Entry, Target, TargetContext, WriteOptions } from '../../target.js';
+import { gitBlobSha } from '../github/git-hash.js';
+import { createGitlabTarget } from './index.js';
+import { sanitizeProjectName } from './gitlab-write.js';
+
+const TOKEN = 'glpat-test-alice';
+let emu: GitlabEmulator;
+let alice: GitlabUser;
+let target: Target;
+const ctx = (token = TOKEN): TargetContext => ({ token, signal: new AbortController().signal });
+const opts = (duplicateAction: 'ignore' | 'update' = 'ignore'): WriteOptions => ({ duplicateAction, signal: new AbortController().signal, jobLabel: 'Ferry upload 9f8e7d' });
+const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
+
+function fileEntry(path: string, content: string | Buffer, size?: number | null): Entry {
+  const bytes = Buffer.from(content);
+  return { path, kind: 'file', size: size === undefined ? bytes.length : size, mtime: null, hashes: {}, open: async () => Readable.from([bytes.subarray(0, 3), bytes.subarray(3)]) };
+}
+const folderEntry = (path: string): Entry => ({ path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) });
+async function* iterate(entries: Entry[]): AsyncGenerator<Entry> {
+  yield* entries;
+}
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+beforeEach(async () => {
+  emu = await startGitlabEmulator();
+  alice = { id: 7, username: 'alice', name: 'Alice' };
+  emu.state.tokens.set(TOKEN, alice);
+  target = createGitlabTarget(makeConfig({ remotes: { ...makeConfig().remotes, gitlabUrl: emu.url } }), new MemorySecretStore(), { maxRateWaitMs: 5000, ratePerSecond: 100 });
+});
+afterEach(async () => {
+  await emu.close();
+});
+
+describe('gitlab target: listing and detail', () => {
+  it('pages projects (offset) and trees (keyset)', async () => {
+    for (let i = 0; i < 103; i++) emu.state.addProject(alice, `p${i}`);
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 120; i++) files[`data/f${String(i).padStart(3, '0')}.txt`] = `file ${i}`;
+    const big = emu.state.addProject(alice, 'Big Data', files);
+    emu.state.addProject({ id: 99, username: 'eve', name: 'Eve' }, 'not-mine', { 'x.txt': 'x' });
+    const top = await collect(target.list(ctx(), { container: null }));
+    expect(top).toHaveLength(104);
+    expect(emu.state.requests.filter((r) => r === 'GET /api/v4/projects')).toHaveLength(2);
+
+    const children = await collect(target.list(ctx(), { container: `p${big.id}` }));
+    expect(children.map((c) => c.title)).toEqual(['data']);
+    const inData = await collect(target.list(ctx(), { container: children[0]!.id }));
+    expect(inData).toHaveLength(120);
+    expect(inData.every((n) => n.container === children[0]!.id && !n.id.includes('.'))).toBe(true);
+    expect(emu.state.requests.filter((r) => r.endsWith('/repository/tree')).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('reports sha256 from HEAD without downloading', async () => {
+    const p = emu.state.addProject(alice, 'hashes', { 'docs/readme.md': '# hi' });
+    const detail = await target.detail(ctx(), `p${p.id}`);
+    expect(detail).toMatchObject({ kind: 'container', title: 'hashes', hashes: {} });
+    const [docs] = await collect(target.list(ctx(), { container: `p${p.id}` }));
+    const [file] = await collect(target.list(ctx(), { container: docs!.id }));
+    const fileDetail = await target.detail(ctx(), file!.id);
+    expect(fileDetail.hashes).toEqual({ sha256: sha256('# hi') });
+    expect(fileDetail.extra).toMatchObject({ size: 4, blob_id: gitBlobSha(Buffer.from('# hi')), path: 'docs/readme.md' });
+    expect(fileDetail.date_modified).toMatch(/Z$/);
+    expect(emu.state.requests).toContain(`HEAD /api/v4/projects/${p.id}/repository/files/docs%2Freadme.md`);
+    expect(emu.state.requests.some((r) => r.includes('/raw'))).toBe(false);
+    expect(target.info.supported_hash_algorithms).toEqual(['sha256']);
+  });
+
+  it('401 for a bad token, 404 with a hint for a hidden project', async () => {
+    const hidden = emu.state.addProject({ id: 99, username: 'eve', name: 'Eve' }, 'secret', { 'x.txt': 'x' });
+    await expect(collect(target.list(ctx('glpat-wrong'), { container: null }))).rejects.toMatchObject({ status: 401, message: 'The GitLab token is invalid or expired.' });
+    const error = await target.detail(ctx(), `p${hidden.id}`).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 404, code: 'resource_not_found' });
+    expect((error as Error).message).toContain('read_api');
+  });
+});
+
+describe('gitlab target: download', () => {
+  it('streams a project with hashes and in-flight blob verification', async () => {
+    const p = emu.state.addProject(alice, 'dl', { 'a.txt': 'alpha', 'sub/b.bin': Buffer.alloc(70_000, 3) });
+    const read = await target.read(ctx(), `p${p.id}`);
+    const entries = await collect(read.entries);
+    expect(entries.map((e) => `${e.kind}:${e.path}`).sort()).toEqual(['file:dl/a.txt', 'file:dl/sub/b.bin', 'folder:dl', 'folder:dl/sub']);
+    const b = entries.find((e) => e.path === 'dl/sub/b.bin')!;
+    expect(b.size).toBe(70_000);
+    expect(b.hashes).toEqual({ sha256: sha256(Buffer.alloc(70_000, 3)) });
+    expect((await readAll(await b.open())).equals(Buffer.alloc(70_000, 3))).toBe(true);
+  });
+
+  it('stops a corrupted download with a fixity error', async () => {
+    const p = emu.state.addProject(alice, 'bad', { 'a.txt': 'genuine' });
+    emu.state.corruptBlobs.add(gitBlobSha(Buffer.from('genuine')));
+    const entries = await collect((await target.read(ctx(), `p${p.id}`)).entries);
+    await expect(readAll(await entries.find((e) => e.kind === 'file')!.open())).rejects.toThrow(/Fixity check failed/);
+  });
+});
+
+describe('gitlab target: upload', () => {
+  it('writes one commit with create/update actions, honouring ignore and update', async () => {
+    const p = emu.state.addProject(alice, 'up', { 'keep.txt': 'old', 'same.txt': 'same' });
+    const before = emu.state.commitCount(p);
+    const first = await target.write(ctx(), `p${p.id}`, iterate([folderEntry('n'), fileEntry('n/a.txt', 'A'), fileEntry('keep.txt', 'new'), fileEntry('same.txt', 'same')]), opts('ignore'));
+    expect(first.created).toEqual(['n/a.txt']);
+    expect(first.ignored.sort()).toEqual(['keep.txt', 'same.txt']);
+    expect(emu.state.commitCount(p)).toBe(before + 1);
+
+    const second = await target.write(ctx(), `p${p.id}`, iterate([fileEntry('keep.txt', 'new', null), fileEntry('same.txt', 'same')]), opts('update'));
+    expect(second.updated).toEqual(['keep.txt']);
+    expect(second.ignored).toEqual(['same.txt']);
+    expect(emu.state.commitCount(p)).toBe(before + 2);
+    expect(emu.state.files(p)['keep.txt']!.toString()).toBe('new');
+    const head = p.git.commit(p.refs.get('main')!)!;
+    expect(head.message).toBe('Ferry: Ferry upload 9f8e7d');
+  });
+
+  it('fills an empty project and creates a new private project for a top-level upload', async () => {
+    const empty = emu.state.addProject(alice, 'empty');
+    const out = await target.write(ctx(), `p${empty.id}`, iterate([fileEntry('a.txt', 'a'), fileEntry('d/b.txt', 'bbbb')]), opts());
+    expect(out.created.sort()).toEqual(['a.txt', 'd/b.txt']);
+    expect(emu.state.commitCount(empty)).toBe(1);
+
+    emu.state.addProject(alice, 'My Study');
+    const top = await target.write(ctx(), null, iterate([folderEntry('My Study'), fileEntry('My Study/x.csv', '1,2')]), opts());
+    expect(top.newResource?.title).toBe('My Study-2');
+    const created = emu.state.projects.find((x) => x.name === 'My Study-2')!;
+    expect(created.visibility).toBe('private');
+    expect(emu.state.files(created)).toHaveProperty('x.csv');
+    expect(emu.state.commitCount(created)).toBe(1);
+    expect(sanitizeProjectName('Data: 2024/05').path).toBe('data-2024-05');
+  });
+
+  it('waits for a near rate-limit reset, fails clearly on a far one', async () => {
+    emu.state.addProject(alice, 'one');
+    emu.state.rateLimit.remaining = 0;
+    emu.state.rateLimit.reset = Math.floor(Date.now() / 1000) + 2;
+    const started = Date.now();
+    expect(await collect(target.list(ctx(), { container: null }))).toHaveLength(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+
+    emu.state.rateLimit.remaining = 0;
+    emu.state.rateLimit.reset = Math.floor(Date.now() / 1000) + 3600;
+    const count = emu.state.requests.length;
+    await expect(collect(target.list(ctx(), { container: null }))).rejects.toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(emu.state.requests.length - count).toBe(1);
+  });
+});
