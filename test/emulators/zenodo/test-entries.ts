@@ -4,11 +4,11 @@ import type { Entry, TargetContext, WriteOptions } from '../../../electron/core/
 
 /** Helpers the remote-target tests share: in-memory entries, contexts, draining reads. */
 
-/** Entries from a map path → content (a string ending in '/' is a folder). */
+/** Entries from a map path → content (null is a folder; a trailing '/' on its key is dropped). */
 export async function* entriesFrom(files: Record<string, string | Buffer | null>, options: { withSize?: boolean; withMd5?: boolean } = {}): AsyncIterable<Entry> {
   for (const [path, content] of Object.entries(files)) {
     if (content === null) {
-      yield { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+      yield { path: path.replace(/\/+$/, ''), kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
       continue;
     }
     const bytes = Buffer.isBuffer(content) ? content : Buffer.from(content);

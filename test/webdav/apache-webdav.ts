@@ -1,0 +1,164 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+/**
+ * A real WebDAV server for tests: Debian's Apache httpd with mod_dav / mod_dav_fs, Basic
+ * auth from an htpasswd file, everything (config, data, lock DB, pid, logs) in one temp
+ * dir, run in the foreground (`-X`) as a child process and stopped by `stop()`.
+ * CI needs the apt packages `apache2` (httpd + modules) and `apache2-utils` (htpasswd).
+ */
+export interface ApacheWebdav {
+  /** the DAV root, e.g. http://127.0.0.1:PORT/dav/ */
+  url: string;
+  username: string;
+  password: string;
+  /** the folder on disk the server serves */
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+const APACHE = '/usr/sbin/apache2';
+const MODULES = '/usr/lib/apache2/modules';
+const HTPASSWD = '/usr/bin/htpasswd';
+const run = promisify(execFile);
+
+/** Why the server cannot run here, or null when it can. */
+export function apacheUnavailableReason(): string | null {
+  if (!existsSync(APACHE)) return `${APACHE} is missing (apt-get install apache2)`;
+  if (!existsSync(HTPASSWD)) return `${HTPASSWD} is missing (apt-get install apache2-utils)`;
+  for (const module of ['mod_dav.so', 'mod_dav_fs.so', 'mod_auth_basic.so', 'mod_mpm_event.so']) {
+    if (!existsSync(path.join(MODULES, module))) return `${module} is missing from ${MODULES}`;
+  }
+  return null;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startApacheWebdav(): Promise<ApacheWebdav> {
+  const reason = apacheUnavailableReason();
+  if (reason) throw new Error(`Apache WebDAV cannot run: ${reason}`);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-webdav-'));
+  const dataDir = path.join(dir, 'data');
+  const lockDir = path.join(dir, 'lock');
+  await mkdir(dataDir);
+  await mkdir(lockDir);
+  const username = 'alice';
+  const password = `pw-${Math.random().toString(36).slice(2)}`;
+  await run(HTPASSWD, ['-b', '-c', '-B', path.join(dir, 'htpasswd'), username, password]);
+
+  // httpd refuses to serve as root: as root its workers switch to nobody, who must own the data.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    const { stdout } = await run('id', ['-u', 'nobody']);
+    const uid = Number(stdout.trim());
+    for (const p of [dataDir, lockDir]) await chown(p, uid, -1);
+    await chmod(dir, 0o755);
+    await chmod(path.join(dir, 'htpasswd'), 0o644);
+  }
+
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const conf = path.join(dir, 'httpd.conf');
+    await writeFile(conf, config({ dir, dataDir, lockDir, port, asRoot }));
+    const child = spawn(APACHE, ['-X', '-d', dir, '-f', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await waitForPort(port, child, () => stderr);
+      return {
+        url: `http://127.0.0.1:${port}/dav/`,
+        username,
+        password,
+        dataDir,
+        stop: async () => {
+          await stopChild(child);
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    } catch (error) {
+      lastError = error;
+      await stopChild(child);
+      const log = await readFile(path.join(dir, 'error.log'), 'utf8').catch(() => '');
+      if (!/Address already in use/.test(log + stderr)) break;
+    }
+  }
+  await rm(dir, { recursive: true, force: true });
+  throw lastError;
+}
+
+function config(o: { dir: string; dataDir: string; lockDir: string; port: number; asRoot: boolean }): string {
+  return [
+    `ServerRoot "${o.dir}"`,
+    `Listen 127.0.0.1:${o.port}`,
+    'ServerName 127.0.0.1',
+    `PidFile "${o.dir}/httpd.pid"`,
+    `ErrorLog "${o.dir}/error.log"`,
+    'LogLevel warn',
+    `LoadModule mpm_event_module ${MODULES}/mod_mpm_event.so`,
+    `LoadModule authn_core_module ${MODULES}/mod_authn_core.so`,
+    `LoadModule authn_file_module ${MODULES}/mod_authn_file.so`,
+    `LoadModule authz_core_module ${MODULES}/mod_authz_core.so`,
+    `LoadModule authz_user_module ${MODULES}/mod_authz_user.so`,
+    `LoadModule auth_basic_module ${MODULES}/mod_auth_basic.so`,
+    `LoadModule alias_module ${MODULES}/mod_alias.so`,
+    `LoadModule dav_module ${MODULES}/mod_dav.so`,
+    `LoadModule dav_fs_module ${MODULES}/mod_dav_fs.so`,
+    ...(o.asRoot ? ['User nobody', 'Group nogroup'] : []),
+    `DavLockDB "${o.lockDir}/DavLock"`,
+    `DocumentRoot "${o.lockDir}"`,
+    `Alias /dav "${o.dataDir}"`,
+    `<Directory "${o.dataDir}">`,
+    '  Dav On',
+    '  Options None',
+    '  AllowOverride None',
+    '  AuthType Basic',
+    '  AuthName "Ferry WebDAV test"',
+    `  AuthUserFile "${o.dir}/htpasswd"`,
+    '  Require valid-user',
+    '</Directory>',
+    '',
+  ].join('\n');
+}
+
+async function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`apache2 exited with ${child.exitCode}: ${stderr().trim()}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`apache2 did not listen on port ${port} within 15 s: ${stderr().trim()}`);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // -X: SIGTERM stops the single process.
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
