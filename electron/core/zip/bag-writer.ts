@@ -1,0 +1,205 @@
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { createHash } from 'node:crypto';
+import yazl from 'yazl';
+import type { Entry, ReadResult } from '../target.js';
+import { CancelledError } from '../errors.js';
+import { HashingPassThrough } from '../hashing.js';
+import { formatDate } from '../time.js';
+import { BAGIT_TXT, WRITTEN_ALGORITHMS, baggingDate, manifestLine } from './bagit-format.js';
+import { chooseCompression } from './compression-choice.js';
+
+// A download is a BagIt bag (RFC 8493) inside a ZIP, streamed: entries are pulled from the
+// target one at a time, hashed while yazl reads them, and the manifests (which need every
+// hash) are written last. Memory grows with the number of files, never with their size.
+
+export interface BagWriterOptions {
+  targetName: string;
+  resourceId: string;
+  /** the bag's top folder in the ZIP, see bagNameFor */
+  bagName: string;
+  signal?: AbortSignal;
+  /** the download time recorded in bag-info.txt and the provenance file */
+  now?: Date;
+  /** zlib level for files worth compressing (default 6, as `zip` uses) */
+  compressionLevel?: number;
+}
+
+export type FixityStatus = 'ok' | 'mismatch' | 'no-source-hash';
+
+export interface ProvenanceFile {
+  /** path inside the bag's data/ folder (= the Entry's path) */
+  path: string;
+  size: number;
+  /** present only when the source announced a size that differs from the bytes read */
+  source_size?: number;
+  source_hashes: Record<string, string>;
+  computed_hashes: Record<string, string>;
+  fixity: FixityStatus;
+}
+
+export interface Provenance {
+  ferry_provenance_version: 1;
+  source_target: string;
+  resource_id: string;
+  resource_title: string;
+  downloaded_at: string;
+  files: ProvenanceFile[];
+}
+
+export const PROVENANCE_FILE = 'ferry-provenance.json';
+
+/** `<t>_download_<id-safe>`, the bag folder and (with `.zip`) the download's file name. */
+export function bagNameFor(targetName: string, resourceId: string): string {
+  const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]/g, '_');
+  return `${safe(targetName)}_download_${safe(resourceId)}`;
+}
+
+const FILE_MODE = 0o100644;
+const FOLDER_MODE = 0o040755;
+/** Source hashes Ferry can also compute in the same pass, to check them. */
+const EXTRA_CHECKABLE = ['sha1', 'sha512'];
+
+/** The ZIP bytes of a bag holding `read`; pipe it to the response. Errors destroy it. */
+export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readable {
+  const zip = new yazl.ZipFile();
+  const output = zip.outputStream as Readable;
+  const now = options.now ?? new Date();
+  const bagRoot = options.bagName;
+  let current: Readable | null = null;
+  let failed = false;
+  let completed = false;
+
+  const fail = (error: Error) => {
+    if (failed || completed) return;
+    failed = true;
+    current?.destroy(error);
+    output.destroy(error);
+  };
+  const onAbort = () => fail(abortReason(options.signal!));
+  zip.on('error', (error: Error) => fail(error));
+  // The consumer went away (client disconnected): stop reading the source.
+  output.on('close', () => {
+    if (!completed) fail(new Error('The ZIP output was closed before the bag was complete.'));
+  });
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const run = async () => {
+    if (options.signal?.aborted) throw abortReason(options.signal);
+    zip.addBuffer(Buffer.from(BAGIT_TXT), `${bagRoot}/bagit.txt`, { mtime: now, mode: FILE_MODE });
+    const files: ProvenanceFile[] = [];
+    let payloadBytes = 0;
+
+    for await (const entry of read.entries) {
+      if (failed) return;
+      const name = `${bagRoot}/data/${entry.path}`;
+      if (entry.kind === 'folder') {
+        zip.addEmptyDirectory(name, { mtime: entry.mtime ?? now, mode: FOLDER_MODE });
+        continue;
+      }
+      const record = await addFile(entry, name);
+      if (failed) return;
+      files.push(record);
+      payloadBytes += record.size;
+    }
+    if (failed) return;
+
+    const tagFiles: [string, Buffer][] = [];
+    const addTagFile = (name: string, text: string) => {
+      const bytes = Buffer.from(text, 'utf8');
+      tagFiles.push([name, bytes]);
+      zip.addBuffer(bytes, `${bagRoot}/${name}`, { mtime: now, mode: FILE_MODE });
+    };
+    tagFiles.push(['bagit.txt', Buffer.from(BAGIT_TXT)]);
+    addTagFile(
+      'bag-info.txt',
+      [
+        `Bagging-Date: ${baggingDate(now)}`,
+        `Payload-Oxum: ${payloadBytes}.${files.length}`,
+        'Bag-Software-Agent: Ferry',
+        `External-Identifier: ${oneLine(`${options.targetName}:${options.resourceId}`)}`,
+        '',
+      ].join('\n'),
+    );
+    for (const algorithm of WRITTEN_ALGORITHMS) {
+      addTagFile(`manifest-${algorithm}.txt`, files.map((file) => manifestLine(file.computed_hashes[algorithm] ?? '', `data/${file.path}`)).join(''));
+    }
+    const provenance: Provenance = {
+      ferry_provenance_version: 1,
+      source_target: options.targetName,
+      resource_id: options.resourceId,
+      resource_title: read.title,
+      downloaded_at: formatDate(now),
+      files,
+    };
+    addTagFile(PROVENANCE_FILE, `${JSON.stringify(provenance, null, 2)}\n`);
+    for (const algorithm of WRITTEN_ALGORITHMS) {
+      const lines = tagFiles.map(([name, bytes]) => manifestLine(createHash(algorithm).update(bytes).digest('hex'), name));
+      zip.addBuffer(Buffer.from(lines.join(''), 'utf8'), `${bagRoot}/tagmanifest-${algorithm}.txt`, { mtime: now, mode: FILE_MODE });
+    }
+    // From here the output closing is the normal end, not a consumer going away.
+    completed = true;
+    zip.end();
+  };
+
+  /** Adds one file and resolves once yazl has read all of it (so only one source is open). */
+  const addFile = async (entry: Entry, name: string): Promise<ProvenanceFile> => {
+    const source = await entry.open();
+    current = source;
+    if (failed) {
+      source.destroy();
+      throw new CancelledError();
+    }
+    const { compress, stream } = await chooseCompression(entry.path, source);
+    const algorithms = [...WRITTEN_ALGORITHMS, ...EXTRA_CHECKABLE.filter((a) => entry.hashes[a])];
+    const hasher = new HashingPassThrough(algorithms);
+    current = hasher;
+    stream.on('error', (error) => hasher.destroy(error));
+    hasher.on('close', () => {
+      if (!hasher.readableEnded) stream.destroy();
+    });
+    stream.pipe(hasher);
+    const consumed = finished(hasher);
+    zip.addReadStreamLazy(name, { mtime: entry.mtime ?? now, mode: FILE_MODE, compress, compressionLevel: compress ? (options.compressionLevel ?? 6) : 0 }, (callback) =>
+      callback(null, hasher),
+    );
+    await consumed;
+    current = null;
+    const computed = hasher.digests!;
+    const file: ProvenanceFile = {
+      path: entry.path,
+      size: hasher.bytes,
+      source_hashes: { ...entry.hashes },
+      computed_hashes: computed,
+      fixity: fixityOf(entry.hashes, computed),
+    };
+    if (entry.size !== null && entry.size !== hasher.bytes) file.source_size = entry.size;
+    return file;
+  };
+
+  run().then(
+    () => {
+      options.signal?.removeEventListener('abort', onAbort);
+    },
+    (error: unknown) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      fail(error instanceof Error ? error : new Error(String(error)));
+    },
+  );
+  return output;
+}
+
+/** Compares the algorithms both sides have; none in common means nothing to check. */
+function fixityOf(source: Record<string, string>, computed: Record<string, string>): FixityStatus {
+  const common = Object.keys(source).filter((algorithm) => computed[algorithm] !== undefined);
+  if (common.length === 0) return 'no-source-hash';
+  return common.every((algorithm) => source[algorithm]?.toLowerCase() === computed[algorithm]) ? 'ok' : 'mismatch';
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ');
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error && signal.reason.name !== 'AbortError' ? signal.reason : new CancelledError();
+}

@@ -1,0 +1,111 @@
+import { PassThrough, type Readable } from 'node:stream';
+import { deflateRawSync } from 'node:zlib';
+
+// Deflating data that is already compressed burns CPU for nothing (and can grow it), so
+// such files are STORED. The extension decides when it is telling; otherwise a sample of
+// the first bytes is deflated quickly and the file is stored if that barely shrinks.
+
+/** Formats whose bytes are already compressed (or encrypted-like), by lowercase extension. */
+const INCOMPRESSIBLE_EXTENSIONS = new Set([
+  // archives and compressed streams
+  'zip', 'gz', 'tgz', 'bz2', 'tbz2', 'xz', 'txz', 'zst', 'lz4', 'lzma', '7z', 'rar', 'br', 'jar', 'war', 'whl', 'apk', 'nupkg', 'dmg',
+  // images
+  'jpg', 'jpeg', 'png', 'gif', 'webp', 'heic', 'heif', 'avif', 'jp2', 'jxl',
+  // audio and video
+  'mp3', 'mp4', 'm4a', 'm4v', 'mov', 'avi', 'mkv', 'webm', 'ogg', 'oga', 'ogv', 'opus', 'flac', 'aac', 'wma', 'wmv',
+  // documents that are ZIPs or deflate inside
+  'pdf', 'docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub', 'woff', 'woff2',
+  // compressed scientific containers
+  'npz', 'parquet', 'feather', 'arrow', 'rds', 'bam', 'cram',
+]);
+
+/** Bytes deflated to judge a file whose extension says nothing. */
+export const SAMPLE_BYTES = 64 * 1024;
+/** Store when the sample deflates to more than this share of its size. */
+const STORE_ABOVE_RATIO = 0.95;
+/** Too small to be worth a deflate stream's overhead. */
+const TINY_FILE_BYTES = 64;
+
+export function isIncompressibleByName(path: string): boolean {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const dot = name.lastIndexOf('.');
+  return dot > 0 && INCOMPRESSIBLE_EXTENSIONS.has(name.slice(dot + 1).toLowerCase());
+}
+
+export function sampleCompresses(sample: Buffer): boolean {
+  if (sample.length < TINY_FILE_BYTES) return false;
+  return deflateRawSync(sample, { level: 1 }).length < sample.length * STORE_ABOVE_RATIO;
+}
+
+export interface PeekedStream {
+  /** the first bytes (up to the limit asked for; fewer only if the stream ended) */
+  head: Buffer;
+  /** a stream giving ALL the bytes again, head included: nothing is read twice */
+  stream: Readable;
+}
+
+/**
+ * Reads the first `limit` bytes of `source` and hands back a stream that replays them and
+ * then continues with the rest of `source`. Errors of `source` reach the returned stream;
+ * destroying the returned stream destroys `source`.
+ */
+export function peek(source: Readable, limit: number): Promise<PeekedStream> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    let ended = false;
+
+    const onReadable = () => {
+      let chunk: Buffer | null;
+      while (length < limit && (chunk = source.read() as Buffer | null) !== null) {
+        const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+        chunks.push(buffer);
+        length += buffer.length;
+      }
+      if (length >= limit) finish();
+    };
+    const onEnd = () => {
+      ended = true;
+      finish();
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const cleanup = () => {
+      source.off('readable', onReadable);
+      source.off('end', onEnd);
+      source.off('error', onError);
+    };
+    const finish = () => {
+      cleanup();
+      const head = Buffer.concat(chunks, length);
+      const out = new PassThrough();
+      for (const chunk of chunks) out.write(chunk);
+      if (ended) {
+        out.end();
+      } else {
+        source.on('error', (error) => out.destroy(error));
+        out.on('close', () => {
+          if (!source.destroyed && !source.readableEnded) source.destroy();
+        });
+        source.pipe(out);
+      }
+      resolve({ head, stream: out });
+    };
+
+    source.on('readable', onReadable);
+    source.on('end', onEnd);
+    source.on('error', onError);
+  });
+}
+
+/**
+ * Decides STORE vs DEFLATE for one file: by name when telling, otherwise by sampling its
+ * first bytes (read once; the returned stream replays them).
+ */
+export async function chooseCompression(path: string, source: Readable): Promise<{ compress: boolean; stream: Readable }> {
+  if (isIncompressibleByName(path)) return { compress: false, stream: source };
+  const { head, stream } = await peek(source, SAMPLE_BYTES);
+  return { compress: sampleCompresses(head), stream };
+}
