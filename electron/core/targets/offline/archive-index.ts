@@ -1,0 +1,218 @@
+import type { Readable } from 'node:stream';
+import yauzl from 'yauzl';
+import { parseManifest } from '../../zip/bagit-format.js';
+import { PROVENANCE_FILE, type Provenance } from '../../zip/bag-writer.js';
+
+// What Ferry knows of one archive in the library, read from its central directory only:
+// listing never touches an entry's data. For a bag, the payload under data/ and the hashes
+// of its manifests and provenance file (small tag files, the only data read here).
+
+export interface IndexedEntry {
+  /** path relative to the payload root ('/'-separated, no trailing slash) */
+  path: string;
+  kind: 'file' | 'folder';
+  size: number;
+  compressedSize: number;
+  mtime: Date;
+  /** the central-directory record, to open the bytes later; null for implied folders */
+  record: yauzl.Entry | null;
+}
+
+export interface BagInfo {
+  /** the bag's folder in the ZIP ('' when bagit.txt sits at the root) */
+  root: string;
+  /** manifest hashes by algorithm, then payload path (relative to data/) */
+  manifests: Map<string, Map<string, string>>;
+  provenance: Provenance | null;
+}
+
+export interface ArchiveIndex {
+  entries: Map<string, IndexedEntry>;
+  /** children paths of each folder path ('' = payload root), sorted */
+  children: Map<string, string[]>;
+  bag: BagInfo | null;
+  /** why the archive can't be browsed (truncated, hostile names, zip bomb), or null */
+  damage: string | null;
+  encryptedEntries: number;
+}
+
+export interface IndexLimits {
+  maxCompressionRatio: number;
+  maxTotalUncompressedBytes: number;
+  maxEntries: number;
+}
+
+const RATIO_FLOOR_BYTES = 1024 * 1024;
+const TAG_FILE_LIMIT = 64 * 1024 * 1024;
+
+export function openZip(file: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true, autoClose: false, decodeStrings: true, validateEntrySizes: true, strictFileNames: false }, (error, zip) =>
+      error || !zip ? reject(error ?? new Error('no zip')) : resolve(zip),
+    );
+  });
+}
+
+export function openEntryStream(zip: yauzl.ZipFile, record: yauzl.Entry): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    zip.openReadStream(record, (error, stream) => (error || !stream ? reject(error ?? new Error('no stream')) : resolve(stream)));
+  });
+}
+
+/** A sentence for the UI out of yauzl's terse errors. */
+export function describeZipError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/end of central directory record signature not found/i.test(message)) return 'The archive is truncated or not a ZIP file (no end-of-central-directory record).';
+  if (/invalid relative path|absolute path/i.test(message)) return `The archive holds an entry whose path leaves the archive (${message}).`;
+  if (/encrypted/i.test(message)) return 'The archive holds encrypted entries, which Ferry cannot read.';
+  return `The archive is damaged: ${message}.`;
+}
+
+function unsafeName(name: string): string | null {
+  if (name.includes('\0')) return 'a NUL character';
+  if (name.includes('\\')) return 'a backslash';
+  if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'an absolute path';
+  if (name.split('/').some((segment) => segment === '..')) return "a '..' segment";
+  return null;
+}
+
+async function readSmallEntry(zip: yauzl.ZipFile, record: yauzl.Entry): Promise<string> {
+  if (record.uncompressedSize > TAG_FILE_LIMIT) throw new Error(`tag file ${record.fileName} is too large`);
+  const chunks: Buffer[] = [];
+  for await (const chunk of await openEntryStream(zip, record)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function indexArchive(file: string, limits: IndexLimits): Promise<ArchiveIndex> {
+  const result: ArchiveIndex = { entries: new Map(), children: new Map([['', []]]), bag: null, damage: null, encryptedEntries: 0 };
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await openZip(file);
+  } catch (error) {
+    result.damage = describeZipError(error);
+    return result;
+  }
+  try {
+    const records: yauzl.Entry[] = [];
+    let total = 0;
+    let compressedTotal = 0;
+    await new Promise<void>((resolve, reject) => {
+      zip.on('entry', (record: yauzl.Entry) => {
+        records.push(record);
+        total += record.uncompressedSize;
+        compressedTotal += record.compressedSize;
+        if (records.length > limits.maxEntries) return reject(new Error(`it holds more than ${limits.maxEntries} entries`));
+        zip.readEntry();
+      });
+      zip.on('end', () => resolve());
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+    for (const record of records) {
+      const problem = unsafeName(record.fileName);
+      if (problem) {
+        result.damage = `The archive holds an entry whose name has ${problem} ('${record.fileName.slice(0, 120)}'); Ferry does not open it.`;
+        return result;
+      }
+      if (record.uncompressedSize >= RATIO_FLOOR_BYTES && record.uncompressedSize > limits.maxCompressionRatio * Math.max(1, record.compressedSize)) {
+        const ratio = Math.round(record.uncompressedSize / Math.max(1, record.compressedSize));
+        result.damage = `The archive looks like a zip bomb: '${record.fileName.slice(0, 120)}' claims a compression ratio of 1:${ratio}.`;
+        return result;
+      }
+      if (record.isEncrypted()) result.encryptedEntries++;
+    }
+    if (total > limits.maxTotalUncompressedBytes) {
+      result.damage = `The archive claims ${total} bytes uncompressed, more than Ferry's limit of ${limits.maxTotalUncompressedBytes}.`;
+      return result;
+    }
+    if (total >= RATIO_FLOOR_BYTES && total > limits.maxCompressionRatio * Math.max(1, compressedTotal)) {
+      result.damage = `The archive looks like a zip bomb: overall compression ratio 1:${Math.round(total / Math.max(1, compressedTotal))}.`;
+      return result;
+    }
+
+    const bagRoot = findBagRoot(records);
+    const payloadPrefix = bagRoot === null ? '' : `${bagRoot ? `${bagRoot}/` : ''}data/`;
+    if (bagRoot !== null) result.bag = await readBag(zip, records, bagRoot);
+
+    for (const record of records) {
+      if (!record.fileName.startsWith(payloadPrefix)) continue;
+      const isFolder = record.fileName.endsWith('/');
+      const relative = record.fileName.slice(payloadPrefix.length).replace(/\/$/, '');
+      if (!relative || /(^|\/)(__MACOSX)(\/|$)/.test(relative)) continue;
+      addEntry(result, {
+        path: relative,
+        kind: isFolder ? 'folder' : 'file',
+        size: isFolder ? 0 : record.uncompressedSize,
+        compressedSize: record.compressedSize,
+        mtime: record.getLastModDate(),
+        record: isFolder ? null : record,
+      });
+    }
+    for (const list of result.children.values()) list.sort(byCodePoint);
+    return result;
+  } catch (error) {
+    result.damage = describeZipError(error);
+    return result;
+  } finally {
+    zip.close();
+  }
+}
+
+/** Adds an entry and any folders it implies, so every path has its parents. */
+function addEntry(index: ArchiveIndex, entry: IndexedEntry): void {
+  const existing = index.entries.get(entry.path);
+  if (existing) {
+    if (existing.kind === 'folder' && entry.kind === 'folder' && existing.record === null) existing.mtime = entry.mtime;
+    return;
+  }
+  index.entries.set(entry.path, entry);
+  if (entry.kind === 'folder') index.children.set(entry.path, index.children.get(entry.path) ?? []);
+  const slash = entry.path.lastIndexOf('/');
+  const parent = slash < 0 ? '' : entry.path.slice(0, slash);
+  if (parent && !index.entries.has(parent)) {
+    addEntry(index, { path: parent, kind: 'folder', size: 0, compressedSize: 0, mtime: entry.mtime, record: null });
+  }
+  const siblings = index.children.get(parent) ?? [];
+  siblings.push(entry.path);
+  index.children.set(parent, siblings);
+}
+
+/** '' for bagit.txt at the root, the folder's name for one top folder holding it, else null. */
+function findBagRoot(records: yauzl.Entry[]): string | null {
+  const names = new Set(records.map((record) => record.fileName));
+  if (names.has('bagit.txt')) return '';
+  const tops = new Set(records.map((record) => record.fileName.split('/')[0]).filter((top) => top && top !== '__MACOSX'));
+  if (tops.size !== 1) return null;
+  const [top] = [...tops];
+  return names.has(`${top}/bagit.txt`) ? (top as string) : null;
+}
+
+async function readBag(zip: yauzl.ZipFile, records: yauzl.Entry[], root: string): Promise<BagInfo> {
+  const prefix = root ? `${root}/` : '';
+  const manifests = new Map<string, Map<string, string>>();
+  let provenance: Provenance | null = null;
+  for (const record of records) {
+    if (!record.fileName.startsWith(prefix)) continue;
+    const name = record.fileName.slice(prefix.length);
+    const manifest = /^manifest-([a-z0-9]+)\.txt$/.exec(name);
+    if (manifest) {
+      const hashes = new Map<string, string>();
+      for (const line of parseManifest(await readSmallEntry(zip, record)).lines) {
+        if (line.path.startsWith('data/')) hashes.set(line.path.slice('data/'.length), line.hex);
+      }
+      manifests.set(manifest[1] as string, hashes);
+    } else if (name === PROVENANCE_FILE) {
+      try {
+        provenance = JSON.parse(await readSmallEntry(zip, record)) as Provenance;
+      } catch {
+        provenance = null;
+      }
+    }
+  }
+  return { root, manifests, provenance };
+}
+
+/** Plain code-point order: stable across locales, and fast on 100,000 names. */
+export function byCodePoint(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,144 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+// The folders of ZIPs the `offline` target serves. Scanned at every listing, so an archive
+// dropped in or removed while Ferry runs shows up or disappears without a restart.
+
+export interface LibraryArchive {
+  /** opaque id: a digest of the archive's absolute path (no machine path leaks) */
+  id: string;
+  file: string;
+  name: string;
+}
+
+const ARCHIVE_PREFIX = 'zip_';
+
+export function archiveIdFor(file: string): string {
+  return ARCHIVE_PREFIX + createHash('sha256').update(path.resolve(file)).digest('hex').slice(0, 24);
+}
+
+export function isArchiveId(id: string): boolean {
+  return /^zip_[0-9a-f]{24}$/.test(id);
+}
+
+export class Library {
+  constructor(readonly dirs: string[]) {}
+
+  /** The folder downloads are kept in. */
+  get primary(): string {
+    return this.dirs[0] as string;
+  }
+
+  async archives(): Promise<LibraryArchive[]> {
+    const found: LibraryArchive[] = [];
+    const seen = new Set<string>();
+    for (const dir of this.dirs) {
+      let names: string[];
+      try {
+        names = await readdir(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names.sort((a, b) => a.localeCompare(b))) {
+        if (name.startsWith('.') || !/\.zip$/i.test(name)) continue;
+        const file = path.join(dir, name);
+        if (seen.has(file)) continue;
+        seen.add(file);
+        try {
+          if (!(await stat(file)).isFile()) continue;
+        } catch {
+          continue;
+        }
+        found.push({ id: archiveIdFor(file), file, name });
+      }
+    }
+    return found;
+  }
+
+  async find(id: string): Promise<LibraryArchive | null> {
+    return (await this.archives()).find((archive) => archive.id === id) ?? null;
+  }
+
+  /**
+   * A copy of a download kept in the library: bytes go to a hidden temporary name and are
+   * renamed to `<baseName>.zip` (or `<baseName> (2).zip`, ...) only when complete, so a
+   * half-downloaded archive never appears. Pipe the download into `stream`; call `commit`
+   * after it ended, or `abort` when it failed.
+   */
+  async keep(baseName: string): Promise<KeptCopy> {
+    await mkdir(this.primary, { recursive: true });
+    const safeBase = baseName.replace(/[/\\\0]/g, '_').replace(/^\.+/, '') || 'download';
+    const temporary = path.join(this.primary, `.${safeBase}.${process.pid}.${Date.now()}.partial`);
+    const stream = new PassThrough();
+    const written = pipeline(stream, createWriteStream(temporary, { flags: 'wx' }));
+    written.catch(() => undefined);
+    const primary = this.primary;
+    return {
+      stream,
+      async commit() {
+        await written;
+        for (let n = 1; ; n++) {
+          const candidate = path.join(primary, n === 1 ? `${safeBase}.zip` : `${safeBase} (${n}).zip`);
+          try {
+            await stat(candidate);
+          } catch {
+            await rename(temporary, candidate);
+            return path.basename(candidate);
+          }
+        }
+      },
+      async abort(error?: Error) {
+        stream.destroy(error);
+        await written.catch(() => undefined);
+        await rm(temporary, { force: true });
+      },
+    };
+  }
+}
+
+export interface KeptCopy {
+  stream: PassThrough;
+  /** the kept archive's file name */
+  commit(): Promise<string>;
+  abort(error?: Error): Promise<void>;
+}
+
+/** Sends `source` both to the caller and into the library; the copy is kept only if whole. */
+export function teeIntoLibrary(source: Readable, copy: KeptCopy, onKept?: (name: string) => void): Readable {
+  const out = new PassThrough();
+  source.on('data', (chunk: Buffer) => {
+    const okOut = out.write(chunk);
+    const okCopy = copy.stream.write(chunk);
+    if (!okOut || !okCopy) {
+      source.pause();
+      let waiting = (okOut ? 0 : 1) + (okCopy ? 0 : 1);
+      const resume = () => {
+        if (--waiting === 0) source.resume();
+      };
+      if (!okOut) out.once('drain', resume);
+      if (!okCopy) copy.stream.once('drain', resume);
+    }
+  });
+  let ended = false;
+  source.on('end', () => {
+    ended = true;
+    copy.stream.end();
+    copy.commit().then((name) => onKept?.(name), () => copy.abort());
+    out.end();
+  });
+  source.on('error', (error) => {
+    void copy.abort(error);
+    out.destroy(error);
+  });
+  source.on('close', () => {
+    if (!ended) void copy.abort();
+  });
+  out.on('close', () => {
+    if (!out.writableFinished) source.destroy();
+  });
+  return out;
+}

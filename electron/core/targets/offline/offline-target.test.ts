@@ -1,0 +1,245 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { spawnSync } from 'node:child_process';
+import yazl from 'yazl';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../limits.js';
+import type { ResourceNode, TargetContext } from '../../target.js';
+import { bagNameFor, writeBagZip } from '../../zip/bag-writer.js';
+import { LocalTarget } from '../local/local-target.js';
+import { OfflineTarget } from './offline-target.js';
+import { indexArchive } from './archive-index.js';
+import { writeManyEntriesZip } from '../../../../test/support/many-entries-zip.js';
+
+const ctx = (): TargetContext => ({ token: 'checked-by-the-http-layer', signal: new AbortController().signal });
+const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of iterable) items.push(item);
+  return items;
+}
+
+let dir: string;
+let workspace: string;
+let libraryDir: string;
+let offline: OfflineTarget;
+const original = new Map<string, Buffer>();
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-offline-'));
+  workspace = path.join(dir, 'workspace');
+  libraryDir = path.join(dir, 'library');
+  await mkdir(libraryDir, { recursive: true });
+  original.clear();
+  const files: Record<string, Buffer> = {
+    'Survey/answers.csv': Buffer.from('id,answer\n1,yes\n2,no\n'.repeat(200)),
+    'Survey/raw/scan 1.bin': randomBytes(200_000),
+    'Survey/raw/ünïcode #%.txt': Buffer.from('awkward name\n'),
+    'Survey/notes/readme.md': Buffer.from('# Notes\n'),
+  };
+  for (const [relative, bytes] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(workspace, relative)), { recursive: true });
+    await writeFile(path.join(workspace, relative), bytes);
+    original.set(relative, bytes);
+  }
+  offline = new OfflineTarget({ libraryDirs: [libraryDir], stateDir: path.join(dir, 'state'), limits: DEFAULT_LIMITS });
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Downloads a local resource as our bag into the library, as "keep offline" does. */
+async function downloadIntoLibrary(title: string): Promise<string> {
+  const local = new LocalTarget({ root: workspace });
+  const top = (await collect(local.list(ctx(), { container: null }))).find((node) => node.title === title)!;
+  const read = await local.read(ctx(), top.id);
+  const file = path.join(libraryDir, `${bagNameFor('local', top.id)}.zip`);
+  await pipeline(writeBagZip(read, { targetName: 'local', resourceId: top.id, bagName: bagNameFor('local', top.id) }), createWriteStream(file));
+  return file;
+}
+
+function pathsOf(nodes: ResourceNode[], byId: Map<string, ResourceNode>): string[] {
+  const pathOf = (node: ResourceNode): string => {
+    const parent = node.container ? byId.get(node.container) : undefined;
+    return parent ? `${pathOf(parent)}/${node.title}` : node.title;
+  };
+  return nodes.map(pathOf).sort();
+}
+
+describe('offline library', () => {
+  it('lists a downloaded bag as exactly the original tree, titled by its provenance', async () => {
+    await downloadIntoLibrary('Survey');
+    const nodes = await collect(offline.list(ctx()));
+    const byId = new Map(nodes.map((node) => [node.id, node]));
+    const tops = nodes.filter((node) => node.container === null);
+    expect(tops.map((node) => node.title)).toEqual(['Survey']);
+    const files = nodes.filter((node) => node.kind === 'item');
+    // The bag's payload starts with the resource's own folder: data/Survey/...
+    expect(pathsOf(files, byId)).toEqual([...original.keys()].map((key) => `Survey/${key}`).sort());
+    expect(nodes.some((node) => /bagit|manifest|provenance/.test(node.title))).toBe(false);
+    for (const node of nodes) expect(node.id).not.toContain('.');
+  });
+
+  it('gives detail hashes equal to the originals, and the source from the provenance file', async () => {
+    await downloadIntoLibrary('Survey');
+    const nodes = await collect(offline.list(ctx()));
+    const byId = new Map(nodes.map((node) => [node.id, node]));
+    for (const node of nodes.filter((candidate) => candidate.kind === 'item')) {
+      const relative = pathsOf([node], byId)[0]!.replace(/^Survey\//, '');
+      const bytes = original.get(relative)!;
+      const detail = await offline.detail(ctx(), node.id);
+      expect(detail.hashes).toEqual({ md5: md5(bytes), sha256: sha256(bytes) });
+      expect(detail.extra.size).toBe(bytes.length);
+      expect(detail.extra.source).toMatchObject({ target: 'local' });
+      expect(detail.extra.fixity).toEqual({ state: 'unverified' });
+      expect(detail.date_modified).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    }
+  });
+
+  it('downloads a sub-folder from the library as a valid bag with the same bytes', async () => {
+    await downloadIntoLibrary('Survey');
+    const nodes = await collect(offline.list(ctx()));
+    const raw = nodes.find((node) => node.title === 'raw')!;
+    const read = await offline.read(ctx(), raw.id);
+    const out = path.join(dir, 'raw.zip');
+    await pipeline(writeBagZip(read, { targetName: 'offline', resourceId: raw.id, bagName: 'offline_download_raw' }), createWriteStream(out));
+    const extractTo = path.join(dir, 'extracted');
+    expect(spawnSync('unzip', ['-q', out, '-d', extractTo]).status).toBe(0);
+    const bag = path.join(extractTo, 'offline_download_raw');
+    for (const relative of ['raw/scan 1.bin', 'raw/ünïcode #%.txt']) {
+      expect(await readFile(path.join(bag, 'data', relative))).toEqual(original.get(`Survey/${relative}`));
+    }
+    const manifest = await readFile(path.join(bag, 'manifest-sha256.txt'), 'utf8');
+    for (const line of manifest.trim().split('\n')) {
+      const [hex, file] = line.split(/\s+(.+)/) as [string, string];
+      expect(sha256(await readFile(path.join(bag, decodeURIComponent(file))))).toBe(hex);
+    }
+    const provenance = JSON.parse(await readFile(path.join(bag, 'ferry-provenance.json'), 'utf8'));
+    expect(provenance.files.every((file: { fixity: string }) => file.fixity === 'ok')).toBe(true);
+  });
+
+  it('shows an archive dropped into the folder, and forgets a removed one, without a restart', async () => {
+    expect(await collect(offline.list(ctx(), { container: null }))).toEqual([]);
+    const file = await downloadIntoLibrary('Survey');
+    expect((await collect(offline.list(ctx(), { container: null }))).map((node) => node.title)).toEqual(['Survey']);
+    await rm(file);
+    expect(await collect(offline.list(ctx(), { container: null }))).toEqual([]);
+  });
+
+  it('verify: a flipped byte fails that file and verifies the rest; detail shows it', async () => {
+    const file = await downloadIntoLibrary('Survey');
+    const archiveId = (await collect(offline.list(ctx(), { container: null })))[0]!.id;
+    // The random binary is stored (incompressible): its bytes sit verbatim in the archive.
+    const zipBytes = await readFile(file);
+    const target = original.get('Survey/raw/scan 1.bin')!;
+    const at = zipBytes.indexOf(target.subarray(0, 64));
+    expect(at).toBeGreaterThan(0);
+    zipBytes[at + 1000] = zipBytes[at + 1000]! ^ 0xff;
+    await writeFile(file, zipBytes);
+
+    const progress: number[] = [];
+    const outcome = await offline.verify(ctx(), archiveId, { signal: new AbortController().signal, onProgress: (done) => progress.push(done.files) });
+    expect(outcome.failed.map((failure) => failure.path)).toContain('Survey/raw/scan 1.bin');
+    expect(new Set(outcome.failed.map((failure) => failure.path))).toEqual(new Set(['Survey/raw/scan 1.bin']));
+    expect(outcome.verified.sort()).toEqual(['Survey/answers.csv', 'Survey/notes/readme.md', 'Survey/raw/ünïcode #%.txt']);
+    expect(progress.at(-1)).toBe(4);
+    const sha = outcome.failed.find((failure) => failure.algorithm === 'sha256')!;
+    expect(sha.expected).toBe(sha256(target));
+    expect(sha.actual).not.toBe(sha.expected);
+
+    const nodes = await collect(offline.list(ctx()));
+    const scan = nodes.find((node) => node.title === 'scan 1.bin')!;
+    const readme = nodes.find((node) => node.title === 'readme.md')!;
+    expect((await offline.detail(ctx(), scan.id)).extra.fixity).toMatchObject({ state: 'failed', expected: expect.any(String), actual: expect.any(String) });
+    expect((await offline.detail(ctx(), readme.id)).extra.fixity).toMatchObject({ state: 'verified' });
+    expect((await offline.detail(ctx(), archiveId)).extra.fixity).toMatchObject({ verified: 3, failed: 1 });
+  });
+
+  it('verify: a plain ZIP gets its hashes recorded, and later corruption is caught', async () => {
+    const file = path.join(libraryDir, 'plain.zip');
+    const payload = randomBytes(50_000);
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(payload, 'folder/data.bin', { compress: false });
+    zip.addBuffer(Buffer.from('hello'), 'folder/hello.txt');
+    zip.end();
+    await pipeline(zip.outputStream, createWriteStream(file));
+    const archiveId = (await collect(offline.list(ctx(), { container: null })))[0]!.id;
+    const first = await offline.verify(ctx(), archiveId, { signal: new AbortController().signal, onProgress: () => {} });
+    expect(first.failed).toEqual([]);
+    expect(first.verified.sort()).toEqual(['folder/data.bin', 'folder/hello.txt']);
+
+    // Corrupt the stored bytes: the hashes recorded at the first verification catch it.
+    const bytes = await readFile(file);
+    const at = bytes.indexOf(payload.subarray(0, 64));
+    bytes[at + 10] = bytes[at + 10]! ^ 0x01;
+    await writeFile(file, bytes);
+    const second = await offline.verify(ctx(), archiveId, { signal: new AbortController().signal, onProgress: () => {} });
+    const againsts = second.failed.filter((failure) => failure.path === 'folder/data.bin').map((failure) => failure.algorithm);
+    expect(againsts).toEqual(expect.arrayContaining(['md5', 'sha256']));
+    expect(second.verified).toEqual(['folder/hello.txt']);
+  });
+});
+
+describe('damaged archives in the library', () => {
+  it('lists a truncated archive, one with ../ names and a 1:10,000 zip bomb as damaged, and writes nothing', async () => {
+    const good = await downloadIntoLibrary('Survey');
+    const truncated = path.join(libraryDir, 'truncated.zip');
+    await writeFile(truncated, await readFile(good));
+    await truncate(truncated, 3000);
+
+    const slip = new yazl.ZipFile();
+    slip.addBuffer(Buffer.from('evil'), 'fine.txt');
+    slip.end();
+    const slipBytes = Buffer.concat(await collect(slip.outputStream as AsyncIterable<Buffer>));
+    // yazl refuses '..' names, so rename the entry in both headers (same length keeps offsets valid).
+    const hostile = Buffer.from(slipBytes.toString('latin1').replaceAll('fine.txt', '../x.txt'), 'latin1');
+    await writeFile(path.join(libraryDir, 'slip.zip'), hostile);
+
+    const bomb = new yazl.ZipFile();
+    bomb.addBuffer(Buffer.alloc(100 * 1024 * 1024), 'zeros.bin', { compressionLevel: 9 });
+    bomb.end();
+    await pipeline(bomb.outputStream, createWriteStream(path.join(libraryDir, 'bomb.zip')));
+
+    const before = (await readdir(dir, { recursive: true })).sort();
+    const tops = await collect(offline.list(ctx(), { container: null }));
+    expect(tops.map((node) => node.title).sort()).toEqual(['Survey', 'bomb', 'slip', 'truncated']);
+    const everything = await collect(offline.list(ctx()));
+    expect(everything.filter((node) => node.kind === 'item')).toHaveLength(4);
+
+    const errors: Record<string, unknown> = {};
+    for (const top of tops) {
+      const detail = await offline.detail(ctx(), top.id);
+      expect(detail.extra.state).toBe(top.title === 'Survey' ? 'ok' : 'damaged');
+      errors[top.title] = detail.extra.error;
+    }
+    expect(errors.truncated).toMatch(/truncated|damaged/i);
+    expect(errors.slip).toMatch(/leaves the archive|'\.\.'/);
+    expect(errors.bomb).toMatch(/zip bomb/);
+    const slipId = tops.find((node) => node.title === 'slip')!.id;
+    await expect(offline.verify(ctx(), slipId, { signal: new AbortController().signal, onProgress: () => {} })).rejects.toThrow(/Cannot verify/);
+    await expect(offline.read(ctx(), slipId).then((read) => collect(read.entries))).resolves.toHaveLength(1);
+    expect((await readdir(dir, { recursive: true })).sort()).toEqual(before);
+  });
+
+  it('lists every entry of a 100,000-entry archive from the central directory', async () => {
+    const file = path.join(libraryDir, 'many.zip');
+    await writeManyEntriesZip(file, 100_000, (i) => `many/d${i % 100}/f${i}.txt`);
+    expect(spawnSync('unzip', ['-l', file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).stdout).toMatch(/100000 files/);
+    const index = await indexArchive(file, DEFAULT_LIMITS);
+    expect(index.damage).toBeNull();
+    const nodes = await collect(offline.list(ctx()));
+    expect(nodes.filter((node) => node.kind === 'item')).toHaveLength(100_000);
+    expect(nodes.filter((node) => node.kind === 'container')).toHaveLength(1 + 1 + 100);
+  }, 120_000);
+
+  it('refuses to upload into the library with a clear 405', async () => {
+    await expect(offline.write()).rejects.toMatchObject({ status: 405, code: 'action_not_supported' });
+  });
+});

@@ -1,0 +1,380 @@
+import { stat } from 'node:fs/promises';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { crc32 } from 'node:zlib';
+import path from 'node:path';
+import type yauzl from 'yauzl';
+import { notFound, notSupported, throwIfAborted } from '../../errors.js';
+import { hashStream, HashingPassThrough } from '../../hashing.js';
+import type { Limits } from '../../limits.js';
+import type {
+  Entry,
+  ListScope,
+  ReadResult,
+  ResourceInfo,
+  ResourceNode,
+  Target,
+  TargetContext,
+  TargetInfo,
+  VerifyOptions,
+  VerifyOutcome,
+} from '../../target.js';
+import { formatDate, formatNanoseconds, normalizeTimestamp } from '../../time.js';
+import { byCodePoint, indexArchive, openEntryStream, openZip, type ArchiveIndex, type IndexedEntry } from './archive-index.js';
+import { FixityStore, type FileFixity, type FixityFailureRecord } from './fixity-store.js';
+import { archiveIdFor, isArchiveId, Library, type LibraryArchive } from './library.js';
+
+// The `offline` target ("Downloaded ZIPs"): every ZIP in the library folders is a top-level
+// container; inside, the archive's folders and files (for a Ferry bag, the payload only).
+// Everything is read from the central directory; bytes are streamed out of the archive.
+
+const HASHES = ['md5', 'sha256'] as const;
+const INDEX_CACHE_SIZE = 8;
+
+export interface OfflineTargetOptions {
+  libraryDirs: string[];
+  /** where fixity records live (in the data directory) */
+  stateDir: string;
+  limits: Limits;
+}
+
+interface Opened {
+  archive: LibraryArchive;
+  index: ArchiveIndex;
+}
+
+export class OfflineTarget implements Target {
+  readonly info: TargetInfo = {
+    name: 'offline',
+    readable_name: 'Downloaded ZIPs',
+    supported_actions: { resource_collection: true, resource_detail: true, resource_download: true, resource_upload: false },
+    supported_hash_algorithms: [...HASHES],
+    credential: 'access-key',
+  };
+
+  readonly library: Library;
+  private readonly fixity: FixityStore;
+  private readonly indexes = new Map<string, { size: number; mtimeMs: number; index: Promise<ArchiveIndex> }>();
+
+  constructor(private readonly options: OfflineTargetOptions) {
+    this.library = new Library(options.libraryDirs);
+    this.fixity = new FixityStore(options.stateDir);
+  }
+
+  async *list(_ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+    if (scope?.container === undefined || scope.container === null) {
+      const everything = scope?.container === undefined;
+      for (const archive of await this.library.archives()) {
+        const index = await this.indexOf(archive);
+        yield this.archiveNode(archive, index);
+        if (everything) yield* this.entryNodes(archive, index, '', true);
+      }
+      return;
+    }
+    const { archive, index, entryPath } = await this.resolve(scope.container);
+    if (entryPath !== '' && index.entries.get(entryPath)?.kind !== 'folder') {
+      throw notFound('That resource is a file, which has no children.');
+    }
+    yield* this.entryNodes(archive, index, entryPath, false);
+  }
+
+  async detail(_ctx: TargetContext, id: string): Promise<ResourceInfo> {
+    const { archive, index, entryPath } = await this.resolve(id);
+    if (entryPath === '') {
+      const stats = await stat(archive.file, { bigint: true });
+      const fixity = await this.fixity.load(archive.file);
+      const states = Object.values(fixity.files).map((file) => file.state);
+      return {
+        ...this.archiveNode(archive, index),
+        date_created: formatNanoseconds(stats.birthtimeNs > 0n ? stats.birthtimeNs : stats.ctimeNs),
+        date_modified: formatNanoseconds(stats.mtimeNs),
+        hashes: {},
+        extra: {
+          provider: 'offline',
+          materialized_path: '/',
+          path: '/',
+          archive: archive.name,
+          archive_size: Number(stats.size),
+          format: index.bag ? 'bagit' : 'zip',
+          state: index.damage ? 'damaged' : 'ok',
+          error: index.damage,
+          files: [...index.entries.values()].filter((entry) => entry.kind === 'file').length,
+          source: this.sourceOf(index),
+          fixity: {
+            verified_at: fixity.verified_at,
+            verified: states.filter((state) => state === 'verified').length,
+            failed: states.filter((state) => state === 'failed').length,
+          },
+        },
+      };
+    }
+    const entry = index.entries.get(entryPath)!;
+    const node = this.entryNode(archive, entry);
+    const base = {
+      materialized_path: `/${entry.path}${entry.kind === 'folder' ? '/' : ''}`,
+      path: `/${entry.path}${entry.kind === 'folder' ? '/' : ''}`,
+      provider: 'offline',
+      archive: archive.name,
+      source: this.sourceOf(index),
+    };
+    if (entry.kind === 'folder') {
+      return { ...node, date_created: null, date_modified: formatDate(entry.mtime), hashes: {}, extra: { ...base, size: null } };
+    }
+    const record = await this.fixity.load(archive.file);
+    const known = record.files[entry.path];
+    const hashes = await this.hashesOf(archive, index, entry);
+    return {
+      ...node,
+      date_created: null,
+      date_modified: formatDate(entry.mtime),
+      hashes,
+      extra: {
+        ...base,
+        size: entry.size,
+        compressed_size: entry.compressedSize,
+        source_hashes: this.sourceHashes(index, entry.path),
+        fixity: describeFixity(known),
+      },
+    };
+  }
+
+  async read(ctx: TargetContext, id: string): Promise<ReadResult> {
+    const { archive, index, entryPath } = await this.resolve(id);
+    const root = entryPath === '' ? this.archiveNode(archive, index) : this.entryNode(archive, index.entries.get(entryPath)!);
+    const title = root.title;
+    const selected: IndexedEntry[] = [];
+    if (entryPath === '') selected.push(...[...index.entries.values()]);
+    else {
+      const entry = index.entries.get(entryPath)!;
+      selected.push(entry);
+      if (entry.kind === 'folder') for (const other of index.entries.values()) if (other.path.startsWith(`${entryPath}/`)) selected.push(other);
+    }
+    const prefixLength = entryPath === '' ? 0 : entryPath.length - (entryPath.split('/').pop() as string).length;
+    const pathOf = (entry: IndexedEntry) => (entryPath === '' ? `${title}/${entry.path}` : entry.path.slice(prefixLength));
+    const manifestHashes = (entry: IndexedEntry) => this.sourceHashesFromManifests(index, entry.path);
+    const file = archive.file;
+    async function* entries(): AsyncIterable<Entry> {
+      const zip = await openZip(file);
+      try {
+        if (entryPath === '') yield { path: title, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('a folder has no bytes')) };
+        for (const entry of selected.sort((a, b) => byCodePoint(a.path, b.path))) {
+          throwIfAborted(ctx.signal);
+          const record = entry.record;
+          yield {
+            path: pathOf(entry),
+            kind: entry.kind,
+            size: entry.kind === 'file' ? entry.size : null,
+            mtime: entry.mtime,
+            hashes: entry.kind === 'file' ? manifestHashes(entry) : {},
+            open: () => (record ? openEntryStream(zip, record) : Promise.reject(new Error('a folder has no bytes'))),
+          };
+        }
+      } finally {
+        zip.close();
+      }
+    }
+    return { title, root, entries: entries() };
+  }
+
+  async write(): Promise<never> {
+    throw notSupported('Downloaded ZIPs are read-only: upload into a local folder or a repository instead.');
+  }
+
+  /**
+   * Re-reads every payload file and checks it against every manifest, the provenance
+   * file's source hashes, and hashes recorded at an earlier verification (plain ZIPs get
+   * theirs recorded the first time).
+   */
+  async verify(_ctx: TargetContext, id: string, options: VerifyOptions): Promise<VerifyOutcome> {
+    const { archive, index, entryPath } = await this.resolve(id);
+    if (entryPath !== '') throw notFound('Verify a whole archive: pass the archive id, not an entry inside it.');
+    if (index.damage) throw notFound(`Cannot verify '${archive.name}': ${index.damage}`);
+    const files = [...index.entries.values()].filter((entry) => entry.kind === 'file');
+    const total = { files: files.length, bytes: files.reduce((sum, entry) => sum + entry.size, 0) };
+    const record = await this.fixity.load(archive.file);
+    const outcome: VerifyOutcome = { verified: [], failed: [], unverified: [] };
+    const done = { files: 0, bytes: 0 };
+    const zip = await openZip(archive.file);
+    try {
+      for (const entry of files) {
+        throwIfAborted(options.signal);
+        const expected = this.expectedHashes(index, entry.path, record.files[entry.path]);
+        const algorithms = [...new Set([...HASHES, ...expected.map((item) => item.algorithm)])].filter(isComputable);
+        let computed: Record<string, string>;
+        try {
+          computed = await this.hashEntry(zip, entry, algorithms, (n) => {
+            done.bytes += n;
+          });
+        } catch (error) {
+          const failure: FixityFailureRecord = { algorithm: 'read', expected: 'readable bytes', actual: error instanceof Error ? error.message : String(error), against: 'zip' };
+          record.files[entry.path] = { hashes: {}, state: 'failed', failures: [failure], checked_at: formatDate(new Date()) };
+          outcome.failed.push({ path: entry.path, algorithm: 'read', expected: failure.expected, actual: failure.actual });
+          done.files++;
+          options.onProgress(done, total);
+          continue;
+        }
+        // The ZIP's own CRC-32 is a check even for a plain ZIP verified for the first time.
+        expected.push({ algorithm: 'crc32', value: (entry.record as yauzl.Entry).crc32.toString(16).padStart(8, '0'), against: 'zip' });
+        const failures = expected.filter((item) => computed[item.algorithm] !== undefined && computed[item.algorithm] !== item.value.toLowerCase());
+        const state = failures.length > 0 ? 'failed' : 'verified';
+        const previous = record.files[entry.path];
+        record.files[entry.path] = {
+          // Keep the recorded hashes of a plain ZIP as first seen, so corruption stays visible.
+          hashes: state === 'failed' && previous?.checked_at && !index.bag ? previous.hashes : pick(computed, HASHES),
+          state,
+          failures: failures.map((item) => ({ algorithm: item.algorithm, expected: item.value, actual: computed[item.algorithm] as string, against: item.against })),
+          checked_at: formatDate(new Date()),
+        };
+        if (state === 'failed') {
+          for (const item of failures) outcome.failed.push({ path: entry.path, algorithm: item.algorithm, expected: item.value, actual: computed[item.algorithm] as string });
+        } else outcome.verified.push(entry.path);
+        done.files++;
+        options.onProgress(done, total);
+      }
+    } finally {
+      zip.close();
+    }
+    record.verified_at = formatDate(new Date());
+    await this.fixity.save(archive.file, record);
+    return outcome;
+  }
+
+  /** md5, sha256 (and any other algorithm asked) plus the CRC-32, in one read of the entry. */
+  private async hashEntry(zip: yauzl.ZipFile, entry: IndexedEntry, algorithms: string[], onBytes: (n: number) => void): Promise<Record<string, string>> {
+    const hasher = new HashingPassThrough(algorithms, onBytes);
+    let crc = 0;
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        crc = crc32(chunk, crc);
+        callback();
+      },
+    });
+    await pipeline(await openEntryStream(zip, entry.record as yauzl.Entry), hasher, sink);
+    return { ...(hasher.digests as Record<string, string>), crc32: (crc >>> 0).toString(16).padStart(8, '0') };
+  }
+
+  // ---- lookups
+
+  private async indexOf(archive: LibraryArchive): Promise<ArchiveIndex> {
+    const stats = await stat(archive.file);
+    const cached = this.indexes.get(archive.file);
+    if (cached && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs) return cached.index;
+    const index = indexArchive(archive.file, this.options.limits);
+    this.indexes.delete(archive.file);
+    this.indexes.set(archive.file, { size: stats.size, mtimeMs: stats.mtimeMs, index });
+    while (this.indexes.size > INDEX_CACHE_SIZE) this.indexes.delete(this.indexes.keys().next().value as string);
+    return index;
+  }
+
+  private async resolve(id: string): Promise<Opened & { entryPath: string }> {
+    const missing = () => notFound(`There is no downloaded ZIP or entry with id '${id.slice(0, 80)}'. List the target to find valid ids.`);
+    const dash = id.indexOf('-');
+    const archiveId = dash < 0 ? id : id.slice(0, dash);
+    if (!isArchiveId(archiveId)) throw missing();
+    const archive = await this.library.find(archiveId);
+    if (!archive) throw missing();
+    const index = await this.indexOf(archive);
+    if (dash < 0) return { archive, index, entryPath: '' };
+    const encoded = id.slice(dash + 1);
+    const entryPath = Buffer.from(encoded, 'base64url').toString('utf8');
+    if (Buffer.from(entryPath, 'utf8').toString('base64url') !== encoded || !index.entries.has(entryPath)) throw missing();
+    return { archive, index, entryPath };
+  }
+
+  private archiveNode(archive: LibraryArchive, index: ArchiveIndex): ResourceNode {
+    const title = index.bag?.provenance?.resource_title || archive.name.replace(/\.zip$/i, '');
+    return { kind: 'container', kind_name: 'folder', id: archive.id, container: null, title };
+  }
+
+  private entryNode(archive: LibraryArchive, entry: IndexedEntry): ResourceNode {
+    const slash = entry.path.lastIndexOf('/');
+    const parent = slash < 0 ? archive.id : entryId(archive, entry.path.slice(0, slash));
+    return {
+      kind: entry.kind === 'folder' ? 'container' : 'item',
+      kind_name: entry.kind,
+      id: entryId(archive, entry.path),
+      container: parent,
+      title: slash < 0 ? entry.path : entry.path.slice(slash + 1),
+    };
+  }
+
+  private *entryNodes(archive: LibraryArchive, index: ArchiveIndex, folder: string, recursive: boolean): Iterable<ResourceNode> {
+    for (const child of index.children.get(folder) ?? []) {
+      const entry = index.entries.get(child)!;
+      yield this.entryNode(archive, entry);
+      if (recursive && entry.kind === 'folder') yield* this.entryNodes(archive, index, child, true);
+    }
+  }
+
+  private sourceOf(index: ArchiveIndex): Record<string, unknown> | null {
+    const provenance = index.bag?.provenance;
+    if (!provenance) return null;
+    return { target: provenance.source_target, resource_id: provenance.resource_id, title: provenance.resource_title, downloaded_at: normalizeTimestamp(provenance.downloaded_at) };
+  }
+
+  private sourceHashesFromManifests(index: ArchiveIndex, entryPath: string): Record<string, string> {
+    const hashes: Record<string, string> = {};
+    for (const [algorithm, manifest] of index.bag?.manifests ?? []) {
+      const value = manifest.get(entryPath);
+      if (value) hashes[algorithm] = value;
+    }
+    return hashes;
+  }
+
+  private sourceHashes(index: ArchiveIndex, entryPath: string): Record<string, string> | null {
+    return index.bag?.provenance?.files.find((file) => file.path === entryPath)?.source_hashes ?? null;
+  }
+
+  private expectedHashes(index: ArchiveIndex, entryPath: string, recorded: FileFixity | undefined): { algorithm: string; value: string; against: FixityFailureRecord['against'] }[] {
+    const expected: { algorithm: string; value: string; against: FixityFailureRecord['against'] }[] = [];
+    for (const [algorithm, value] of Object.entries(this.sourceHashesFromManifests(index, entryPath))) expected.push({ algorithm, value, against: 'manifest' });
+    for (const [algorithm, value] of Object.entries(this.sourceHashes(index, entryPath) ?? {})) {
+      if (isComputable(algorithm)) expected.push({ algorithm, value, against: 'provenance' });
+    }
+    if (!index.bag && recorded?.checked_at) for (const [algorithm, value] of Object.entries(recorded.hashes)) expected.push({ algorithm, value, against: 'recorded' });
+    return expected;
+  }
+
+  /** Manifest hashes when the bag has them, else recorded ones, else computed now and kept. */
+  private async hashesOf(archive: LibraryArchive, index: ArchiveIndex, entry: IndexedEntry): Promise<Record<string, string>> {
+    const fromManifests = pick(this.sourceHashesFromManifests(index, entry.path), HASHES);
+    if (HASHES.every((algorithm) => fromManifests[algorithm])) return fromManifests;
+    const record = await this.fixity.load(archive.file);
+    const known = record.files[entry.path];
+    if (known && HASHES.every((algorithm) => known.hashes[algorithm])) return pick(known.hashes, HASHES);
+    const zip = await openZip(archive.file);
+    try {
+      const { hashes } = await hashStream(await openEntryStream(zip, entry.record as yauzl.Entry), HASHES);
+      record.files[entry.path] = known ? { ...known, hashes: { ...hashes, ...known.hashes } } : { hashes, state: 'unverified', failures: [], checked_at: null };
+      await this.fixity.save(archive.file, record);
+      return { ...hashes, ...fromManifests };
+    } finally {
+      zip.close();
+    }
+  }
+}
+
+function entryId(archive: LibraryArchive, entryPath: string): string {
+  return `${archive.id}-${Buffer.from(entryPath, 'utf8').toString('base64url')}`;
+}
+
+function isComputable(algorithm: string): boolean {
+  return ['md5', 'sha1', 'sha256', 'sha512'].includes(algorithm);
+}
+
+function pick(hashes: Record<string, string>, algorithms: readonly string[]): Record<string, string> {
+  return Object.fromEntries(algorithms.filter((algorithm) => hashes[algorithm]).map((algorithm) => [algorithm, hashes[algorithm] as string]));
+}
+
+function describeFixity(known: FileFixity | undefined): Record<string, unknown> {
+  if (!known || !known.checked_at) return { state: 'unverified' };
+  if (known.state === 'failed') {
+    const first = known.failures[0];
+    return { state: 'failed', algorithm: first?.algorithm, expected: first?.expected, actual: first?.actual, against: first?.against, checked_at: known.checked_at, failures: known.failures };
+  }
+  return { state: known.state, checked_at: known.checked_at };
+}
+
+export { archiveIdFor };
+export const offlineStateDir = (dataDir: string) => path.join(dataDir, 'offline-state');
+export const defaultLibraryDir = (dataDir: string) => path.join(dataDir, 'library');
