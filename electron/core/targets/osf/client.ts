@@ -27,6 +27,8 @@ export interface OsfClientOptions {
 export interface JsonApiResource {
   id: string;
   type: string;
+  // JSON:API attributes differ per type and API version; every read is defensive.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   attributes: Record<string, any>;
   relationships?: Record<string, { links?: { related?: { href: string } }; data?: { id: string; type: string } | null }>;
   links?: Record<string, string>;
