@@ -357,7 +357,9 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
       metadata: { ...d.metadata, prereserve_doi: { doi, recid: d.id } },
       title: String(d.metadata.title ?? ''),
       links,
-      ...(d.submitted ? { doi, doi_url: `https://doi.org/${doi}` } : {}),
+      // a draft has an empty DOI (recorded: ./recorded/deposition-draft-with-files.json)
+      doi: d.submitted ? doi : '',
+      doi_url: d.submitted ? `https://doi.org/${doi}` : 'https://doi.org/',
       owner: d.owner,
       files: d.files.map((file) => serializeLegacyFile(d, file)),
       state: d.state,
