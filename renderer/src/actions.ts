@@ -59,8 +59,20 @@ export function createActions(s: BaseServices) {
     return s.duplicates.ask(label);
   }
 
+  /** panes showing where a finished job wrote list it again */
+  function refreshDestination(job: Job): void {
+    s.details.invalidate(job.target);
+    for (const side of ['left', 'right'] as const) {
+      const state = pane(side);
+      if (state.target === job.target && containerOf(state) === job.resource_id) void state.refresh();
+    }
+  }
+
   async function track(ticket: string, submission: Submission): Promise<void> {
     s.jobs.remember(ticket, submission);
+    // the event stream may have reported it finished before we knew it was ours
+    const known = s.jobs.store.getState().jobs[ticket];
+    if (known && isFinished(known.job.status)) refreshDestination(known.job);
     try {
       s.jobs.event(await s.api.job(ticket));
     } catch {
@@ -368,12 +380,9 @@ export function createActions(s: BaseServices) {
     // when a job finishes, panes showing its destination list it again
     const stop = s.jobs.onChange((view, previous) => {
       if (!isFinished(view.job.status) || (previous && isFinished(previous.job.status))) return;
-      if (!previous) return; // finished before we saw it: nothing on screen is stale
-      s.details.invalidate(view.job.target);
-      for (const side of ['left', 'right'] as const) {
-        const state = pane(side);
-        if (state.target === view.job.target && containerOf(state) === view.job.resource_id) void state.refresh();
-      }
+      // a job first seen finished is stale news, unless this window just submitted it
+      if (!previous && !s.jobs.store.getState().submissions[view.job.ticket_number]) return;
+      refreshDestination(view.job);
     });
     signal.addEventListener('abort', stop);
   }
