@@ -1,0 +1,287 @@
+import { spawn } from 'node:child_process';
+import { createWriteStream, openAsBlob } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import type { Job, ResourceSummary } from '../shared/api.js';
+import { startFerryProcess, type FerryProcess } from '../test/support/ferry-process.js';
+import { writeManyEntriesZip } from '../test/support/many-entries-zip.js';
+import { makeIncompressibleFolder, makeManyFiles, makeMixedFolder, writeIncompressible } from './data.js';
+import { renderChart } from './chart.js';
+
+// `npm run bench`: Ferry against the tools people would use instead, on the same data in
+// the same run. Every row is a median over several runs and a ratio to its reference.
+
+const { values: args } = parseArgs({
+  options: {
+    smoke: { type: 'boolean', default: false },
+    full: { type: 'boolean', default: false },
+    runs: { type: 'string' },
+    scale: { type: 'string', default: '1' },
+    out: { type: 'string', default: 'bench-results' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+
+const scale = Number(args.scale);
+const MiB = 1024 * 1024;
+const sizes = args.smoke
+  ? { textFiles: 40, maxTextBytes: 8 * 1024, binaries: 2, binaryBytes: 1 * MiB, incompressible: [2, 1 * MiB], hashBytes: 4 * MiB, listFiles: 2_000, archiveEntries: 2_000, memoryBytes: 8 * MiB, cannonSeconds: 1, runs: 1 }
+  : {
+      textFiles: Math.round(3000 * scale),
+      maxTextBytes: 24 * 1024,
+      binaries: 4,
+      binaryBytes: Math.round(48 * MiB * scale),
+      incompressible: [8, Math.round(24 * MiB * scale)],
+      hashBytes: Math.round(512 * MiB * scale),
+      listFiles: 100_000,
+      archiveEntries: 100_000,
+      memoryBytes: args.full ? 2048 * MiB : Math.round(512 * MiB * scale),
+      cannonSeconds: 5,
+      runs: 3,
+    };
+const runs = args.runs ? Number(args.runs) : sizes.runs;
+
+interface Row {
+  name: string;
+  ferry_seconds: number;
+  reference: string;
+  reference_seconds: number;
+  /** ferry / reference for times (lower is better); for throughput rows, ferry / reference rps */
+  ratio: number;
+  goal: string;
+  met: boolean | null;
+  note?: string;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return (performance.now() - start) / 1000;
+}
+
+async function medianOf(fn: () => Promise<unknown>, before?: () => Promise<unknown>): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await before?.();
+    times.push(await timed(fn));
+  }
+  return median(times);
+}
+
+function command(cmd: string, argv: string[], cwd?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', [cmd, ...argv.map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`)].join(' ')], { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited with ${code}`))));
+  });
+}
+
+function peakRssBytes(pid: number): Promise<number> {
+  return readFile(`/proc/${pid}/status`, 'utf8').then((status) => Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024);
+}
+
+async function api<T>(server: FerryProcess, pathname: string, init: RequestInit = {}): Promise<T> {
+  const response = await fetch(new URL(pathname, server.url), { ...init, headers: { authorization: `Bearer ${server.accessKey}`, ...(init.headers as Record<string, string>) } });
+  if (!response.ok) throw new Error(`${pathname}: HTTP ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+async function topLevelId(server: FerryProcess, target: string, title: string): Promise<string> {
+  const listing = await api<ResourceSummary[]>(server, `api_v1/targets/${target}/resources/?container=None`, { headers: { 'service-source-token': server.accessKey } });
+  const found = listing.find((resource) => resource.title === title);
+  if (!found) throw new Error(`${title} not found on ${target}`);
+  return found.id;
+}
+
+async function downloadTo(server: FerryProcess, target: string, id: string, file: string): Promise<void> {
+  const response = await fetch(new URL(`api_v1/targets/${target}/resources/${encodeURIComponent(id)}.zip/`, server.url), { headers: { 'service-source-token': server.accessKey } });
+  if (!response.ok || !response.body) throw new Error(`download: HTTP ${response.status}`);
+  await pipeline(Readable.fromWeb(response.body as unknown as WebReadableStream), createWriteStream(file));
+}
+
+async function uploadAndWait(server: FerryProcess, containerId: string, zip: string): Promise<Job> {
+  const form = new FormData();
+  form.set('service-file', await openAsBlob(zip), path.basename(zip));
+  const response = await fetch(new URL(`api_v1/targets/local/resources/${encodeURIComponent(containerId)}/`, server.url), {
+    method: 'POST',
+    headers: { 'service-destination-token': server.accessKey, 'duplicate-file-action': 'update' },
+    body: form,
+  });
+  if (response.status !== 202) throw new Error(`upload: HTTP ${response.status} ${await response.text()}`);
+  const { ticket_number: ticket } = (await response.json()) as { ticket_number: string };
+  for (;;) {
+    const job = await api<Job>(server, `api_v1/jobs/${ticket}/`);
+    if (job.status === 'succeeded') return job;
+    if (job.status === 'failed' || job.status === 'cancelled') throw new Error(`upload job ${job.status}: ${job.error}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function requestsPerSecond(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const result = await autocannon({ url, connections: 10, duration: sizes.cannonSeconds, headers });
+  return result.requests.average;
+}
+
+async function startBareFastify(): Promise<{ url: string; stop(): void }> {
+  const child = spawn(process.execPath, [path.resolve('bench/bare-fastify.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+    child.once('exit', (code) => reject(new Error(`bare fastify exited ${code}`)));
+  });
+  return { url, stop: () => child.kill('SIGTERM') };
+}
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'ferry-bench-'));
+  const rows: Row[] = [];
+  const servers: FerryProcess[] = [];
+  const serve = async (name: string, extraArgs: string[] = []) => {
+    const dataDir = path.join(root, `${name}-data`);
+    const workspace = path.join(root, `${name}-workspace`);
+    await mkdir(workspace, { recursive: true });
+    const server = await startFerryProcess({ dataDir, workspace, built: true, extraArgs });
+    servers.push(server);
+    return { server, workspace, dataDir };
+  };
+  const add = (row: Row) => {
+    rows.push(row);
+    console.log(`  ${row.name}: ${row.ferry_seconds.toFixed(3)} vs ${row.reference} ${row.reference_seconds.toFixed(3)} → ${row.ratio.toFixed(2)} (${row.goal}${row.met === null ? '' : row.met ? ', met' : ', NOT met'})`);
+  };
+  try {
+    console.log(`Benchmark data in ${root} (${args.smoke ? 'smoke' : args.full ? 'full' : 'quick'} sizes, ${runs} run(s) each)`);
+    const { server, workspace } = await serve('main');
+
+    // ---- download and upload, on a mixed and an incompressible folder
+    const mixedBytes = await makeMixedFolder(path.join(workspace, 'Mixed'), sizes);
+    const incompressibleBytes = await makeIncompressibleFolder(path.join(workspace, 'Incompressible'), sizes.incompressible[0]!, sizes.incompressible[1]!);
+    for (const [folder, bytes] of [['Mixed', mixedBytes], ['Incompressible', incompressibleBytes]] as const) {
+      const id = await topLevelId(server, 'local', folder);
+      const out = path.join(root, `${folder}.zip`);
+      const ferry = await medianOf(() => downloadTo(server, 'local', id, out));
+      const referenceZip = path.join(root, `${folder}-ref.zip`);
+      const zipDeflate = await medianOf(() => command('zip', ['-q', '-r', referenceZip, folder], workspace), () => rm(referenceZip, { force: true }));
+      const zipStore = await medianOf(() => command('zip', ['-q', '-0', '-r', referenceZip, folder], workspace), () => rm(referenceZip, { force: true }));
+      const label = `download ${folder.toLowerCase()} (${(bytes / MiB).toFixed(0)} MiB)`;
+      add({ name: `${label} vs zip -r`, ferry_seconds: ferry, reference: 'zip -r', reference_seconds: zipDeflate, ratio: ferry / zipDeflate, goal: folder === 'Mixed' ? '≤ 0.33 (3× faster)' : 'informational', met: folder === 'Mixed' ? ferry * 3 <= zipDeflate : null });
+      add({ name: `${label} vs zip -0 -r`, ferry_seconds: ferry, reference: 'zip -0 -r', reference_seconds: zipStore, ratio: ferry / zipStore, goal: '≤ 1.3', met: folder === 'Mixed' ? ferry <= 1.3 * zipStore : null });
+
+      if (folder === 'Mixed') {
+        let n = 0;
+        const uploads = path.join(workspace, 'Uploads');
+        await mkdir(uploads, { recursive: true });
+        const uploadsId = await topLevelId(server, 'local', 'Uploads');
+        const upload = await medianOf(async () => {
+          await uploadAndWait(server, uploadsId, out);
+        }, async () => {
+          await rm(uploads, { recursive: true, force: true });
+          await mkdir(uploads, { recursive: true });
+          n++;
+        });
+        const unzipDir = path.join(root, 'unzipped');
+        const unzip = await medianOf(() => command('unzip', ['-q', '-o', out, '-d', unzipDir]), () => rm(unzipDir, { recursive: true, force: true }));
+        add({ name: `upload mixed bag (${(bytes / MiB).toFixed(0)} MiB) until the job ends`, ferry_seconds: upload, reference: 'unzip', reference_seconds: unzip, ratio: upload / unzip, goal: '≤ 1.3', met: upload <= 1.3 * unzip, note: `${n} uploads` });
+      }
+    }
+
+    // ---- hashing for detail
+    const hashFolder = path.join(workspace, 'Hashing');
+    const hashFile = path.join(hashFolder, 'large.bin');
+    await writeIncompressible(hashFile, 'hashing', sizes.hashBytes);
+    const hashFolderId = await topLevelId(server, 'local', 'Hashing');
+    const children = await api<ResourceSummary[]>(server, `api_v1/targets/local/resources/?container=${encodeURIComponent(hashFolderId)}`, { headers: { 'service-source-token': server.accessKey } });
+    const fileId = children[0]!.id;
+    let touch = 0;
+    const detail = await medianOf(
+      () => api(server, `api_v1/targets/local/resources/${encodeURIComponent(fileId)}.json/`, { headers: { 'service-source-token': server.accessKey } }),
+      // A new mtime invalidates the (path, size, mtime) cache, so each run hashes for real.
+      () => utimes(hashFile, new Date(), new Date(Date.now() - 1000 * ++touch)),
+    );
+    const sums = await medianOf(() => command(`md5sum '${hashFile}' >/dev/null && sha256sum '${hashFile}' >/dev/null`, []));
+    add({ name: `detail hashes md5+sha256 (${(sizes.hashBytes / MiB).toFixed(0)} MiB)`, ferry_seconds: detail, reference: 'md5sum; sha256sum', reference_seconds: sums, ratio: detail / sums, goal: '< 1', met: detail < sums });
+
+    // ---- listing
+    const list = await serve('listing');
+    await makeManyFiles(path.join(list.workspace, 'Many'), sizes.listFiles);
+    const listing = await medianOf(() => api(list.server, 'api_v1/targets/local/resources/', { headers: { 'service-source-token': list.server.accessKey } }));
+    const find = await medianOf(() => command(`find '${list.workspace}' | wc -l >/dev/null`, []));
+    add({ name: `list ${sizes.listFiles} files (GET resources/)`, ferry_seconds: listing, reference: 'find | wc -l', reference_seconds: find, ratio: listing / find, goal: '≤ 2', met: listing <= 2 * find });
+
+    const libraryDir = path.join(root, 'library');
+    await mkdir(libraryDir, { recursive: true });
+    const archive = path.join(libraryDir, 'many.zip');
+    await writeManyEntriesZip(archive, sizes.archiveEntries, (i) => `many/d${i % 100}/f${i}.txt`);
+    const lib = await serve('offline', ['--library', libraryDir]);
+    const fresh = async () => {
+      // A new mtime makes the server read the central directory again (no index cache).
+      await utimes(archive, new Date(), new Date(Date.now() - 1000 * ++touch));
+    };
+    const offline = await medianOf(() => api(lib.server, 'api_v1/targets/offline/resources/', { headers: { 'service-source-token': lib.server.accessKey } }), fresh);
+    const unzipList = await medianOf(() => command(`unzip -l '${archive}' >/dev/null`, []));
+    add({ name: `list a ${sizes.archiveEntries}-entry archive (offline)`, ferry_seconds: offline, reference: 'unzip -l', reference_seconds: unzipList, ratio: offline / unzipList, goal: '≤ 2', met: offline <= 2 * unzipList });
+
+    // ---- API overhead
+    const bare = await startBareFastify();
+    try {
+      const ferryRps = await requestsPerSecond(`${server.url}api_v1/targets/`);
+      const bareRps = await requestsPerSecond(`${bare.url}api_v1/targets/`);
+      add({ name: 'GET /api_v1/targets/ requests per second', ferry_seconds: 1 / ferryRps, reference: 'bare Fastify route', reference_seconds: 1 / bareRps, ratio: ferryRps / bareRps, goal: '≥ 0.8 of bare', met: ferryRps >= 0.8 * bareRps, note: `${ferryRps.toFixed(0)} vs ${bareRps.toFixed(0)} req/s` });
+    } finally {
+      bare.stop();
+    }
+
+    // ---- peak memory: a fresh server per direction, so the high-water mark is that operation's
+    const memoryLabel = `${(sizes.memoryBytes / MiB).toFixed(0)} MiB`;
+    const down = await serve('memory-down');
+    await makeIncompressibleFolder(path.join(down.workspace, 'Big'), 4, Math.round(sizes.memoryBytes / 4));
+    const bigZip = path.join(root, 'big.zip');
+    const bigId = await topLevelId(down.server, 'local', 'Big');
+    const downSeconds = await timed(() => downloadTo(down.server, 'local', bigId, bigZip));
+    const downPeak = await peakRssBytes(down.server.child.pid!);
+    add({ name: `peak server RSS, ${memoryLabel} download`, ferry_seconds: downSeconds, reference: 'limit 200 MB', reference_seconds: 0, ratio: downPeak / MiB, goal: '< 200 MB', met: downPeak < 200 * 1000 * 1000, note: `${(downPeak / MiB).toFixed(0)} MiB peak` });
+    const up = await serve('memory-up');
+    await mkdir(path.join(up.workspace, 'Target'), { recursive: true });
+    const targetId = await topLevelId(up.server, 'local', 'Target');
+    const upSeconds = await timed(() => uploadAndWait(up.server, targetId, bigZip));
+    const upPeak = await peakRssBytes(up.server.child.pid!);
+    add({ name: `peak server RSS, ${memoryLabel} upload`, ferry_seconds: upSeconds, reference: 'limit 200 MB', reference_seconds: 0, ratio: upPeak / MiB, goal: '< 200 MB', met: upPeak < 200 * 1000 * 1000, note: `${(upPeak / MiB).toFixed(0)} MiB peak` });
+
+    await report(rows);
+  } finally {
+    for (const server of servers) server.child.kill('SIGTERM');
+    if (!args.keep) await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function report(rows: Row[]): Promise<void> {
+  const header = ['benchmark', 'ferry s', 'reference', 'ref s', 'ratio', 'goal', 'met'];
+  const lines = rows.map((row) => [row.name, row.ferry_seconds.toFixed(3), row.reference, row.reference_seconds.toFixed(3), row.ratio.toFixed(2), row.goal, row.met === null ? '—' : row.met ? 'yes' : 'NO']);
+  const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
+  const format = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
+  console.log(`\n${format(header)}\n|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|\n${lines.map(format).join('\n')}`);
+  console.log('(ratio: Ferry time / reference time; for requests per second, Ferry / bare; for memory rows, MiB)');
+  await mkdir(args.out!, { recursive: true });
+  const result = { date: new Date().toISOString(), mode: args.smoke ? 'smoke' : args.full ? 'full' : 'quick', runs, cpus: os.cpus().length, node: process.version, rows };
+  const json = path.join(args.out!, 'bench.json');
+  await writeFile(json, `${JSON.stringify(result, null, 2)}\n`);
+  console.log(`Wrote ${json}`);
+  const png = path.join(args.out!, 'bench.png');
+  const chart = await renderChart(rows, png);
+  console.log(chart ? `Wrote ${png}` : `No PNG chart: ${chart === null ? 'no Chromium found' : 'rendering failed'} (the SVG is beside it)`);
+}
+
+main().catch((error: unknown) => {
+  console.error(`Benchmark failed: ${error instanceof Error ? error.stack : String(error)}`);
+  process.exit(1);
+});
