@@ -361,7 +361,8 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
       res.setHeader('content-length', String(file.bytes.length));
       return void res.end(file.bytes);
     }
-    const file = (m = /^\/upload\/([0-9a-f-]+)(?:\/(\d+))?$/.exec(url.pathname)) ? findByUploadToken(m[1] as string) : undefined;
+    m = /^\/upload\/([0-9a-f-]+)(?:\/(\d+))?$/.exec(url.pathname);
+    const file = m ? findByUploadToken(m[1] as string) : undefined;
     if (!m || !file) return sendJson(res, 404, { message: 'Upload not found', code: 'NotFound' });
     if (!m[2] && method === 'GET') {
       return sendJson(res, 200, {

@@ -171,9 +171,9 @@ export class WebdavTarget implements Target {
       const entry = fileEntry(title, stat, open(stat.filename));
       return { title, root, entries: (async function* () { yield entry; })() };
     }
-    const self = this;
+    const children = (dir: string) => this.children(ctx, client, dir);
     async function* entries(dir: string, prefix: string): AsyncIterable<Entry> {
-      for (const child of await self.children(ctx, client, dir)) {
+      for (const child of await children(dir)) {
         const entryPath = `${prefix}/${child.basename}`;
         if (child.type === 'directory') {
           yield folderEntry(entryPath, child);
