@@ -57,7 +57,7 @@ export class RemoteClient {
     this.baseUrl = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
     this.http = ky.create({
       timeout: options.timeoutMs ?? 60_000,
-      throwHttpErrors: false,
+      throwHttpErrors: true,
       redirect: 'manual',
       retry: {
         limit: options.retries ?? 4,

@@ -1,10 +1,19 @@
 import type { FerryConfig } from '../config.js';
 import type { SecretStore } from '../keychain/port.js';
 import type { Target } from '../target.js';
+import { createFigshareTarget } from './figshare/index.js';
 import { LocalTarget } from './local/local-target.js';
 import { createOfflineTarget } from './offline/index.js';
+import { createWebdavTarget } from './webdav/index.js';
+import { createZenodoTarget } from './zenodo/index.js';
 
 /** Every target Ferry ships, in the order the UI offers them. */
 export function builtinTargets(config: FerryConfig, secrets: SecretStore): Target[] {
-  return [new LocalTarget({ root: config.workspace }), createOfflineTarget(config, secrets)];
+  return [
+    new LocalTarget({ root: config.workspace }),
+    createOfflineTarget(config, secrets),
+    createZenodoTarget(config, secrets),
+    createFigshareTarget(config, secrets),
+    createWebdavTarget(config, secrets),
+  ];
 }
