@@ -1,0 +1,318 @@
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import yazl from 'yazl';
+import type { Job, JobStatus } from '../../../shared/api.js';
+import { MemorySecretStore } from '../keychain/memory.js';
+import { tokenAccount } from '../keychain/port.js';
+import { DEFAULT_LIMITS } from '../limits.js';
+import { TargetRegistry } from '../registry.js';
+import { registerTransferExecutors } from './executors.js';
+import { createJobService } from './service.js';
+import { MemoryTarget } from './test-support/memory-target.js';
+import type { JobService } from './types.js';
+
+const ACCESS_KEY = 'b'.repeat(64);
+let dir: string;
+const services: JobService[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-executors-'));
+});
+
+afterEach(async () => {
+  for (const service of services.splice(0)) await service.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Setup {
+  jobs: JobService;
+  registry: TargetRegistry;
+  secrets: MemorySecretStore;
+}
+
+async function setup(targets: MemoryTarget[], secrets = new MemorySecretStore()): Promise<Setup> {
+  const registry = new TargetRegistry();
+  for (const target of targets) registry.register(target);
+  const jobs = createJobService({ dir: path.join(dir, 'jobs'), concurrency: 2, retentionMs: 3_600_000, accessKey: ACCESS_KEY });
+  services.push(jobs);
+  registerTransferExecutors(jobs, { targets: registry, secrets, limits: DEFAULT_LIMITS, accessKey: ACCESS_KEY });
+  await jobs.start();
+  return { jobs, registry, secrets };
+}
+
+async function finished(jobs: JobService, ticket: string): Promise<Job> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const job = jobs.get(ticket)!;
+    if ((['succeeded', 'failed', 'cancelled'] as JobStatus[]).includes(job.status)) return job;
+    if (Date.now() > deadline) throw new Error(`job still ${job.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+function transfer(fields: { from: string; id: string; to: string; containerId: string | null; action?: 'ignore' | 'update'; tokens?: Record<string, string> }) {
+  return {
+    kind: 'transfer' as const,
+    target: fields.to,
+    resource_id: fields.containerId,
+    source: { target: fields.from, resource_id: fields.id },
+    params: { source: { target: fields.from, resourceId: fields.id }, containerId: fields.containerId, duplicateAction: fields.action ?? 'ignore' },
+    tokens: fields.tokens ?? { source: 'src-token', destination: 'dst-token' },
+  };
+}
+
+describe('transfer executor', () => {
+  it('streams a folder from one target into another folder, with progress and a report', async () => {
+    const source = new MemoryTarget({ name: 'src', token: 'src-token', files: { 'Data/a.txt': 'alpha', 'Data/sub/b.txt': 'beta!' } });
+    const destination = new MemoryTarget({ name: 'dst', token: 'dst-token', folders: ['Inbox'], files: { 'Inbox/Data/a.txt': 'alpha' } });
+    const { jobs } = await setup([source, destination]);
+    const job = await jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('Data'), to: 'dst', containerId: MemoryTarget.idOf('Inbox') }));
+    const done = await finished(jobs, job.ticket_number);
+    expect(done.error).toBeNull();
+    expect(done.status).toBe('succeeded');
+    expect(destination.text('Inbox/Data/sub/b.txt')).toBe('beta!');
+    expect(done.report).toEqual({
+      resources_created: ['Data/sub', 'Data/sub/b.txt'],
+      resources_updated: [],
+      resources_ignored: ['Data/a.txt'],
+      failed_fixity: [],
+      file_errors: [],
+      new_resource: null,
+    });
+    expect(done.progress).toEqual({ files_done: 2, files_total: 2, bytes_done: 10, bytes_total: 10 });
+    expect(done.source).toEqual({ target: 'src', resource_id: MemoryTarget.idOf('Data') });
+  });
+
+  it('creates a new top-level resource from a folder, and refuses a single file at the top level', async () => {
+    const source = new MemoryTarget({ name: 'src', files: { 'Data/a.txt': 'alpha', 'loose.txt': 'x' } });
+    const destination = new MemoryTarget({ name: 'dst', folders: ['Data'] });
+    const { jobs } = await setup([source, destination]);
+    const folder = await finished(jobs, (await jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('Data'), to: 'dst', containerId: null }))).ticket_number);
+    expect(folder.status).toBe('succeeded');
+    expect(folder.report?.new_resource).toEqual({ id: MemoryTarget.idOf('Data (2)'), title: 'Data (2)' });
+    expect(destination.text('Data (2)/a.txt')).toBe('alpha');
+
+    const file = await finished(jobs, (await jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('loose.txt'), to: 'dst', containerId: null }))).ticket_number);
+    expect(file.status).toBe('failed');
+    expect(file.error).toMatch(/'loose\.txt' is a single file, and a new top-level resource needs a folder/);
+  });
+
+  it('reports a byte flipped on the way as a fixity failure', async () => {
+    const source = new MemoryTarget({ name: 'src', files: { 'Data/a.txt': 'alpha', 'Data/b.txt': 'bravo' }, corrupt: ['Data/b.txt'] });
+    const destination = new MemoryTarget({ name: 'dst', folders: ['In'] });
+    const { jobs } = await setup([source, destination]);
+    const done = await finished(jobs, (await jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('Data'), to: 'dst', containerId: MemoryTarget.idOf('In') }))).ticket_number);
+    expect(done.status).toBe('succeeded');
+    expect(done.report?.failed_fixity.map((failure) => [failure.path, failure.algorithm])).toEqual([
+      ['Data/b.txt', 'md5'],
+      ['Data/b.txt', 'sha256'],
+    ]);
+  });
+
+  it('fails with the target\'s own message when a token is refused', async () => {
+    const source = new MemoryTarget({ name: 'src', token: 'right' });
+    source.putFile('Data/a.txt', Buffer.from('a'));
+    const destination = new MemoryTarget({ name: 'dst', folders: ['In'] });
+    const { jobs } = await setup([source, destination]);
+    const done = await finished(jobs, (await jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('Data'), to: 'dst', containerId: MemoryTarget.idOf('In'), tokens: { source: 'wrong', destination: 'd' } }))).ticket_number);
+    expect(done.status).toBe('failed');
+    expect(done.error).toBe('The Memory (src) token is invalid or expired.');
+  });
+
+  it('cancels a running transfer: the writer sees the abort and the job ends cancelled', async () => {
+    const source = new MemoryTarget({ name: 'src', files: { 'Data/a.txt': 'alpha', 'Data/b.txt': 'bravo' } });
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    const destination = new MemoryTarget({ name: 'dst', folders: ['In'], beforeWriteFile: (file) => (file === 'Data/b.txt' ? blocked : undefined) });
+    const { jobs } = await setup([source, destination]);
+    const job = await jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('Data'), to: 'dst', containerId: MemoryTarget.idOf('In') }));
+    while (destination.text('In/Data/a.txt') === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    const cancelling = jobs.cancel(job.ticket_number);
+    release();
+    expect((await cancelling).status).toBe('cancelled');
+    expect(destination.text('In/Data/b.txt')).toBeUndefined();
+  });
+
+  it('on resume, takes the access key for access-key targets and the keychain token for remote ones', async () => {
+    const source = new MemoryTarget({ name: 'src', credential: 'access-key', token: ACCESS_KEY, files: { 'Data/a.txt': 'alpha' } });
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    let blocking = true;
+    const destination = new MemoryTarget({
+      name: 'dst',
+      token: 'kept-token',
+      folders: ['In'],
+      beforeWriteFile: () => (blocking ? blocked : undefined),
+    });
+    const secrets = new MemorySecretStore();
+    await secrets.set(tokenAccount('dst'), 'kept-token');
+    const first = await setup([source, destination], secrets);
+    const job = await first.jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('Data'), to: 'dst', containerId: MemoryTarget.idOf('In'), tokens: { source: ACCESS_KEY, destination: 'kept-token' } }));
+    while (first.jobs.get(job.ticket_number)!.status !== 'running' || destination.writes === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const closing = first.jobs.close();
+    release();
+    await closing;
+    blocking = false;
+
+    const tokensBefore = source.tokensSeen.length;
+    const second = await setup([source, destination], secrets);
+    const done = await finished(second.jobs, job.ticket_number);
+    expect(done.error).toBeNull();
+    expect(done.status).toBe('succeeded');
+    expect(destination.text('In/Data/a.txt')).toBe('alpha');
+    expect(source.tokensSeen.slice(tokensBefore)).toEqual([ACCESS_KEY]);
+    expect(destination.tokensSeen.at(-1)).toBe('kept-token');
+  });
+
+  it('on resume without a stored token, fails saying the job must be submitted again', async () => {
+    const source = new MemoryTarget({ name: 'src', files: { 'Data/a.txt': 'alpha' } });
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    const destination = new MemoryTarget({ name: 'dst', folders: ['In'], beforeWriteFile: () => blocked });
+    const first = await setup([source, destination]);
+    const job = await first.jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('Data'), to: 'dst', containerId: MemoryTarget.idOf('In') }));
+    while (destination.writes === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const closing = first.jobs.close();
+    release();
+    await closing;
+    const second = createJobService({ dir: path.join(dir, 'jobs'), concurrency: 1, retentionMs: 3_600_000, accessKey: ACCESS_KEY });
+    services.push(second);
+    const registry = new TargetRegistry();
+    registry.register(source);
+    registry.register(new MemoryTarget({ name: 'dst', folders: ['In'] }));
+    registerTransferExecutors(second, { targets: registry, secrets: new MemorySecretStore(), limits: DEFAULT_LIMITS, accessKey: ACCESS_KEY });
+    await second.start();
+    const done = await finished(second, job.ticket_number);
+    expect(done.status).toBe('failed');
+    expect(done.error).toBe('This job could not be resumed because the Memory (src) token is not stored in the keychain; submit the job again.');
+  });
+});
+
+/** Writes a ZIP with yazl: `files` maps entry names to contents (a trailing '/' makes a folder). */
+async function makeZip(file: string, files: Record<string, string>): Promise<void> {
+  const zip = new yazl.ZipFile();
+  for (const [name, content] of Object.entries(files)) {
+    if (name.endsWith('/')) zip.addEmptyDirectory(name);
+    else zip.addBuffer(Buffer.from(content), name);
+  }
+  zip.end();
+  const out = createWriteStream(file);
+  zip.outputStream.pipe(out);
+  await once(out, 'close');
+}
+
+function upload(fields: { to: string; containerId: string | null; spoolPath: string; action?: 'ignore' | 'update' }) {
+  return {
+    kind: 'upload' as const,
+    target: fields.to,
+    resource_id: fields.containerId,
+    params: { spoolPath: fields.spoolPath, containerId: fields.containerId, duplicateAction: fields.action ?? 'update' },
+    tokens: { destination: 'dst-token' },
+    ownedFiles: [fields.spoolPath],
+  };
+}
+
+describe('upload executor', () => {
+  it('writes a plain ZIP into a folder, reports, and removes the spool once finished', async () => {
+    const destination = new MemoryTarget({ name: 'dst', folders: ['In'], files: { 'In/Data/a.txt': 'old' } });
+    const { jobs } = await setup([destination]);
+    const spool = path.join(dir, 'spool-1.zip');
+    await makeZip(spool, { 'Data/': '', 'Data/a.txt': 'alpha', 'Data/sub/b.txt': 'beta!' });
+    const done = await finished(jobs, (await jobs.submit(upload({ to: 'dst', containerId: MemoryTarget.idOf('In'), spoolPath: spool }))).ticket_number);
+    expect(done.error).toBeNull();
+    expect(done.status).toBe('succeeded');
+    expect(destination.text('In/Data/a.txt')).toBe('alpha');
+    expect(destination.text('In/Data/sub/b.txt')).toBe('beta!');
+    expect(done.report?.resources_updated).toEqual(['Data/a.txt']);
+    expect(done.report?.resources_created).toContain('Data/sub/b.txt');
+    expect(done.progress).toMatchObject({ files_done: 2, files_total: 2, bytes_done: 10, bytes_total: 10 });
+    await expect(stat(spool)).rejects.toThrow();
+  });
+
+  it('creates a new top-level resource from a ZIP with one top folder', async () => {
+    const destination = new MemoryTarget({ name: 'dst' });
+    const { jobs } = await setup([destination]);
+    const spool = path.join(dir, 'spool-2.zip');
+    await makeZip(spool, { 'Project/readme.md': '# hi' });
+    const done = await finished(jobs, (await jobs.submit(upload({ to: 'dst', containerId: null, spoolPath: spool }))).ticket_number);
+    expect(done.error).toBeNull();
+    expect(done.report?.new_resource).toEqual({ id: MemoryTarget.idOf('Project'), title: 'Project' });
+    expect(destination.text('Project/readme.md')).toBe('# hi');
+  });
+
+  it('uploads a zipped BagIt bag as a new top-level resource, its manifest hashes checked in flight', async () => {
+    const destination = new MemoryTarget({ name: 'dst' });
+    const { jobs } = await setup([destination]);
+    const spool = path.join(dir, 'spool-bag.zip');
+    const content = 'measured values\n';
+    const digest = createHash('sha256').update(content).digest('hex');
+    await makeZip(spool, {
+      'bag/bagit.txt': 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n',
+      'bag/manifest-sha256.txt': `${digest}  data/Survey/values.csv\n`,
+      'bag/data/Survey/values.csv': content,
+    });
+    const done = await finished(jobs, (await jobs.submit(upload({ to: 'dst', containerId: null, spoolPath: spool }))).ticket_number);
+    expect(done.error).toBeNull();
+    expect(done.status).toBe('succeeded');
+    expect(done.report?.new_resource?.title).toBe('Survey');
+    expect(done.report?.failed_fixity).toEqual([]);
+    expect(destination.text('Survey/values.csv')).toBe(content);
+    expect(destination.text('bag/bagit.txt')).toBeUndefined();
+  });
+
+  it('refuses a top-level upload with two top-level folders, writing nothing, and removes the spool', async () => {
+    const destination = new MemoryTarget({ name: 'dst' });
+    const { jobs } = await setup([destination]);
+    const spool = path.join(dir, 'spool-3.zip');
+    await makeZip(spool, { 'One/a.txt': 'a', 'Two/b.txt': 'b' });
+    const done = await finished(jobs, (await jobs.submit(upload({ to: 'dst', containerId: null, spoolPath: spool }))).ticket_number);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(/^A new top-level resource needs exactly one top-level folder in the ZIP; found 2 \('One', 'Two'\)/);
+    expect(destination.writes).toBe(0);
+    await expect(stat(spool)).rejects.toThrow();
+  });
+
+  it('fails with the reader\'s message for something that is not a ZIP', async () => {
+    const destination = new MemoryTarget({ name: 'dst', folders: ['In'] });
+    const { jobs } = await setup([destination]);
+    const spool = path.join(dir, 'spool-4.zip');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(spool, 'this is not a zip file at all');
+    const done = await finished(jobs, (await jobs.submit(upload({ to: 'dst', containerId: MemoryTarget.idOf('In'), spoolPath: spool }))).ticket_number);
+    expect(done.status).toBe('failed');
+    expect(done.error).toBeTruthy();
+    expect(done.error).not.toContain(dir);
+    expect(destination.writes).toBe(0);
+  });
+
+  it('keeps the spool when Ferry stops mid-upload and finishes the upload on the next start', async () => {
+    let release!: () => void;
+    let blocking = true;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    const destination = new MemoryTarget({ name: 'dst', folders: ['In'], beforeWriteFile: () => (blocking ? blocked : undefined) });
+    const secrets = new MemorySecretStore();
+    await secrets.set(tokenAccount('dst'), 'dst-token');
+    const first = await setup([destination], secrets);
+    const spool = path.join(dir, 'spool-5.zip');
+    await makeZip(spool, { 'Data/a.txt': 'alpha' });
+    const job = await first.jobs.submit(upload({ to: 'dst', containerId: MemoryTarget.idOf('In'), spoolPath: spool }));
+    while (destination.writes === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const closing = first.jobs.close();
+    release();
+    await closing;
+    blocking = false;
+    await stat(spool); // still there for the resumed run
+
+    const second = await setup([destination], secrets);
+    const done = await finished(second.jobs, job.ticket_number);
+    expect(done.error).toBeNull();
+    expect(done.status).toBe('succeeded');
+    expect(destination.text('In/Data/a.txt')).toBe('alpha');
+    await expect(stat(spool)).rejects.toThrow();
+  });
+});
