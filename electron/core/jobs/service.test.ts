@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Job, JobStatus } from '../../../shared/api.js';
 import { CancelledError, FerryError, badRequest } from '../errors.js';
@@ -298,6 +301,37 @@ describe('job service', () => {
     expect(resumed[0]!.tokens).toEqual({});
     expect(resumed[0]!.params).toEqual({ n: 1 });
     expect(done.report?.resources_created).toEqual(['x']);
+  });
+
+  it('resumes a job after the process running it was killed (SIGKILL) mid-job', async () => {
+    const host = fileURLToPath(new URL('./test-support/crashing-host.ts', import.meta.url));
+    // tsx's loader inside this one process (its CLI would fork a grandchild that SIGKILL misses)
+    const tsxLoader = new URL('../../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+    const child = spawn(process.execPath, ['--import', tsxLoader, host, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = once(child, 'exit');
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    let ticket: string;
+    try {
+      ticket = await waitFor(() => /^[0-9a-f-]{36}\n/.test(output) && output.trim(), 30_000);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    const onDisk = await stored(ticket);
+    expect(onDisk.job.status).toBe('running');
+    expect(onDisk.job.progress.files_done).toBe(3);
+
+    const service = makeService();
+    const seen: JobExecutionContext[] = [];
+    service.register('upload', async (ctx) => {
+      seen.push(ctx);
+      return emptyReport();
+    });
+    await service.start();
+    await waitStatus(service, ticket, 'succeeded');
+    expect(seen.map((ctx) => [ctx.resumed, ctx.params.n, ctx.tokens])).toEqual([[true, 7, {}]]);
+    expect(service.mayAccess(ticket, 'crash-token')).toBe(true);
   });
 
   it('fails an interrupted job with a reason when nothing can run it; never leaves it running', async () => {
