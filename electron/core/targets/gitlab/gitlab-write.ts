@@ -4,7 +4,7 @@ import { FerryError, badRequest, conflict, isFerryError, throwIfAborted } from '
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import { collectEntries, splitTopFolder, validateRelativePath } from '../github/entries.js';
 import type { GitlabApi } from './gitlab-api.js';
-import { branchOf, hasCommits, walkTree, type Project, type TreeItem } from './project-tree.js';
+import { branchOf, walkTree, type Project, type TreeItem } from './project-tree.js';
 
 interface Action {
   action: 'create' | 'update';
