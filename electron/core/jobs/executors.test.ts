@@ -290,6 +290,14 @@ describe('upload executor', () => {
     expect(destination.writes).toBe(0);
   });
 
+  it('fails with a clear sentence when the spooled ZIP has gone missing', async () => {
+    const destination = new MemoryTarget({ name: 'dst', folders: ['In'] });
+    const { jobs } = await setup([destination]);
+    const done = await finished(jobs, (await jobs.submit(upload({ to: 'dst', containerId: MemoryTarget.idOf('In'), spoolPath: path.join(dir, 'gone.zip') }))).ticket_number);
+    expect(done.status).toBe('failed');
+    expect(done.error).toBe('The uploaded ZIP for this job is no longer on disk; upload it again.');
+  });
+
   it('keeps the spool when Ferry stops mid-upload and finishes the upload on the next start', async () => {
     let release!: () => void;
     let blocking = true;

@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { access, rm } from 'node:fs/promises';
 import type { DuplicateFileAction, JobReport } from '../../../shared/api.js';
 import { DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
 import { badRequest, FerryError, notSupported } from '../errors.js';
@@ -48,7 +48,7 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   try {
     const destination = destinationOf(ctx, deps);
     const token = await tokenFor(ctx, deps, 'destination', destination);
-    const archive = await openUploadZip(params.spoolPath, deps.limits);
+    const archive = await openSpool(params.spoolPath, deps.limits);
     try {
       if (params.containerId === null && archive.topLevel.length !== 1) {
         throw badRequest(
@@ -65,6 +65,16 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
     // The spool is kept only while the job may still be resumed (Ferry stopping mid-job).
     if (!isShutdownAbort(ctx.signal)) await rm(params.spoolPath, { force: true }).catch(() => undefined);
   }
+}
+
+/** The spooled ZIP, with a sentence a person can act on when it has gone missing. */
+async function openSpool(spoolPath: string, limits: Limits) {
+  try {
+    await access(spoolPath);
+  } catch {
+    throw new FerryError(404, 'not_found', 'The uploaded ZIP for this job is no longer on disk; upload it again.');
+  }
+  return openUploadZip(spoolPath, limits);
 }
 
 async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps): Promise<JobReport> {
