@@ -149,14 +149,17 @@ describe('job service', () => {
       throw new CancelledError();
     });
     await service.start();
+    const spool = path.join(dir, 'queued-spool.zip');
+    await writeFile(spool, 'zip');
     const running = await service.submit(request());
-    const queued = await service.submit(request());
+    const queued = await service.submit(request({ ownedFiles: [spool] }));
     await waitStatus(service, running.ticket_number, 'running');
     expect(statusOf(service, queued.ticket_number)).toBe('queued');
 
     const cancelledQueued = await service.cancel(queued.ticket_number);
     expect(cancelledQueued.status).toBe('cancelled');
     expect(cancelledQueued.finished).not.toBeNull();
+    await expect(stat(spool)).rejects.toThrow(); // a job that will never run lets its inputs go
 
     const cancelledRunning = await service.cancel(running.ticket_number);
     expect(sawAbort).toBe(true);

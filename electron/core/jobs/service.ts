@@ -126,6 +126,7 @@ class FileJobService implements JobService {
         this.finish(record, 'failed', {
           error: `Ferry stopped while this job ${when} and it could not be resumed: this version of Ferry cannot run ${record.job.kind} jobs.`,
         });
+        await removeOwnedFiles(record);
       }
     }
     await this.prune();
@@ -203,7 +204,7 @@ class FileJobService implements JobService {
       const index = this.queue.indexOf(ticket);
       if (index >= 0) this.queue.splice(index, 1);
       this.finish(record, 'cancelled', { error: null });
-      await this.persist(record);
+      await Promise.all([this.persist(record), removeOwnedFiles(record)]);
       return clone(record.job);
     }
     record.cancelRequested = true;
@@ -441,7 +442,7 @@ class FileJobService implements JobService {
       if (Date.parse(record.job.finished) >= cutoff) continue;
       record.removed = true;
       await record.writing;
-      for (const file of record.ownedFiles) await rm(file, { force: true, recursive: true }).catch(() => undefined);
+      await removeOwnedFiles(record);
       await rm(this.fileOf(record.job.ticket_number), { force: true }).catch(() => undefined);
       this.records.delete(record.job.ticket_number);
     }
@@ -465,6 +466,15 @@ function newRecord(job: Job, stored: { params: Record<string, unknown>; ownedFil
     writing: null,
     removed: false,
   };
+}
+
+/**
+ * A job's inputs (a spooled upload) matter only while it may still run; a job that never
+ * will (cancelled while waiting, or unrunnable after a restart) lets them go at once
+ * rather than at pruning time.
+ */
+async function removeOwnedFiles(record: JobRecord): Promise<void> {
+  for (const file of record.ownedFiles) await rm(file, { force: true, recursive: true }).catch(() => undefined);
 }
 
 function ticketNotFound(ticket: string) {
