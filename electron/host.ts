@@ -72,9 +72,10 @@ export async function startFerry(options: StartOptions): Promise<RunningFerry> {
     await core.close();
     throw error;
   }
-  await writeEndpointFile(endpointFile, { url: server.url, port: server.port, pid: process.pid, access_key: core.accessKey });
+  const url = server.url.endsWith('/') ? server.url : `${server.url}/`;
+  await writeEndpointFile(endpointFile, { url, port: server.port, pid: process.pid, access_key: core.accessKey });
   return {
-    url: server.url,
+    url,
     port: server.port,
     accessKey: core.accessKey,
     core,

@@ -40,7 +40,7 @@ describe('crash recovery', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('ends an upload job killed with SIGKILL and leaves the workspace whole', async () => {
+  it('ends an upload job killed with SIGKILL and leaves the workspace whole', { timeout: 240_000 }, async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-crash-'));
     const dataDir = path.join(dir, 'data');
     const workspace = path.join(dir, 'workspace');

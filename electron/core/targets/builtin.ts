@@ -2,6 +2,8 @@ import type { FerryConfig } from '../config.js';
 import type { SecretStore } from '../keychain/port.js';
 import type { Target } from '../target.js';
 import { createFigshareTarget } from './figshare/index.js';
+import { createGithubTarget } from './github/index.js';
+import { createGitlabTarget } from './gitlab/index.js';
 import { LocalTarget } from './local/local-target.js';
 import { createOfflineTarget } from './offline/index.js';
 import { createWebdavTarget } from './webdav/index.js';
@@ -12,6 +14,8 @@ export function builtinTargets(config: FerryConfig, secrets: SecretStore): Targe
   return [
     new LocalTarget({ root: config.workspace }),
     createOfflineTarget(config, secrets),
+    createGithubTarget(config, secrets),
+    createGitlabTarget(config, secrets),
     createZenodoTarget(config, secrets),
     createFigshareTarget(config, secrets),
     createWebdavTarget(config, secrets),
