@@ -197,9 +197,8 @@ class Writer {
     }
     const hasher = new HashingPassThrough(this.params.algorithms);
     try {
-      await pipeline(source, hasher, handle.createWriteStream({ autoClose: false }), { signal });
-      if (replacing) await handle.sync();
-      await handle.close();
+      // `flush` fsyncs before the stream closes its handle (autoClose).
+      await pipeline(source, hasher, handle.createWriteStream({ flush: replacing }), { signal });
     } catch (error) {
       await handle.close().catch(() => undefined);
       await unlink(temporary).catch(() => undefined);

@@ -1,0 +1,257 @@
+import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CancelledError, FerryError } from '../../errors.js';
+import type { Entry } from '../../target.js';
+import { encodeLocalId } from './ids.js';
+import { LocalTarget } from './local-target.js';
+import { collect, ctx, entriesOf, tempDir, writeOptions } from './test-helpers.js';
+
+/** Every file below `dir`, relative, with its content. */
+async function snapshot(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const name of (await readdir(dir, { recursive: true, withFileTypes: true })) as import('node:fs').Dirent[]) {
+    if (!name.isFile()) continue;
+    const absolute = path.join(name.parentPath, name.name);
+    files[path.relative(dir, absolute).split(path.sep).join('/')] = await readFile(absolute, 'utf8');
+  }
+  return files;
+}
+
+async function partFiles(dir: string): Promise<string[]> {
+  return ((await readdir(dir, { recursive: true })) as string[]).filter((name) => name.endsWith('.part'));
+}
+
+describe('LocalTarget writing', () => {
+  let root: string;
+  let cleanups: (() => Promise<void>)[];
+  let target: LocalTarget;
+
+  beforeEach(async () => {
+    const workspace = await tempDir('write');
+    root = workspace.dir;
+    cleanups = [workspace.cleanup];
+    await mkdir(path.join(root, 'Project'));
+    target = new LocalTarget({ root });
+  });
+
+  afterEach(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
+
+  const tree = { 'Run/': null, 'Run/a.txt': 'alpha', 'Run/sub/b.txt': 'bravo', 'Run/empty/': null };
+
+  it('creates folders and files inside a container and reports them', async () => {
+    const outcome = await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), writeOptions('ignore'));
+    expect(outcome.created).toEqual(['Run', 'Run/a.txt', 'Run/sub', 'Run/sub/b.txt', 'Run/empty']);
+    expect(outcome).toMatchObject({ updated: [], ignored: [], fileErrors: [] });
+    expect(outcome.newResource).toBeUndefined();
+    expect(await snapshot(path.join(root, 'Project'))).toEqual({ 'Run/a.txt': 'alpha', 'Run/sub/b.txt': 'bravo' });
+    expect((await stat(path.join(root, 'Project', 'Run', 'empty'))).isDirectory()).toBe(true);
+    expect(await partFiles(root)).toEqual([]);
+  });
+
+  it('ignore leaves existing files untouched, even when their bytes differ', async () => {
+    await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), writeOptions('ignore'));
+    const changed = { ...tree, 'Run/a.txt': 'ALPHA CHANGED' };
+    const outcome = await target.write(ctx(), encodeLocalId('Project'), entriesOf(changed), writeOptions('ignore'));
+    expect(outcome).toMatchObject({ created: [], updated: [], fileErrors: [] });
+    expect(outcome.ignored.sort()).toEqual(['Run/a.txt', 'Run/sub/b.txt']);
+    expect(await readFile(path.join(root, 'Project', 'Run', 'a.txt'), 'utf8')).toBe('alpha');
+  });
+
+  it('update replaces only files whose bytes differ; identical ones are ignored', async () => {
+    await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), writeOptions('update'));
+    const before = await stat(path.join(root, 'Project', 'Run', 'sub', 'b.txt'));
+    // Same size, different bytes: a size check alone would miss it.
+    const changed = { ...tree, 'Run/a.txt': 'ALPHA', 'Run/new.txt': 'new' };
+    const outcome = await target.write(ctx(), encodeLocalId('Project'), entriesOf(changed), writeOptions('update'));
+    expect(outcome).toMatchObject({ created: ['Run/new.txt'], updated: ['Run/a.txt'], ignored: ['Run/sub/b.txt'], fileErrors: [] });
+    expect(await snapshot(path.join(root, 'Project'))).toEqual({ 'Run/a.txt': 'ALPHA', 'Run/sub/b.txt': 'bravo', 'Run/new.txt': 'new' });
+    const after = await stat(path.join(root, 'Project', 'Run', 'sub', 'b.txt'));
+    expect(after.ino).toBe(before.ino);
+    expect(after.mtimeMs).toBe(before.mtimeMs);
+    expect(await partFiles(root)).toEqual([]);
+  });
+
+  it('compares with cached hashes after a write, without re-reading the existing file', async () => {
+    await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), writeOptions('update'));
+    const computations = target.hashCache.computations;
+    const outcome = await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), writeOptions('update'));
+    expect(outcome.ignored.sort()).toEqual(['Run/a.txt', 'Run/sub/b.txt']);
+    expect(target.hashCache.computations).toBe(computations);
+    // The hashes a write computed answer detail too.
+    const detail = await target.detail(ctx(), encodeLocalId('Project/Run/a.txt'));
+    expect(detail.hashes.md5).toBe('2c1743a391305fbf367df8e4f069f9f9');
+    expect(target.hashCache.computations).toBe(computations);
+  });
+
+  it('sets file mtimes from the entries', async () => {
+    const mtime = new Date('2020-02-29T12:34:56.789Z');
+    await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree, mtime), writeOptions('ignore'));
+    expect((await stat(path.join(root, 'Project', 'Run', 'a.txt'))).mtime.toISOString()).toBe(mtime.toISOString());
+    expect((await stat(path.join(root, 'Project', 'Run', 'empty'))).mtime.toISOString()).toBe(mtime.toISOString());
+  });
+
+  it('reports a file where a folder exists, and a folder where a file exists, per file', async () => {
+    await mkdir(path.join(root, 'Project', 'Run', 'a.txt'), { recursive: true });
+    await writeFile(path.join(root, 'Project', 'Run', 'sub'), 'i am a file');
+    const outcome = await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), writeOptions('update'));
+    expect(outcome.fileErrors.map((error) => error.path)).toEqual(['Run/a.txt', 'Run/sub/b.txt']);
+    for (const { error } of outcome.fileErrors) expect(error).not.toContain(root);
+    expect(outcome.created).toEqual(['Run/empty']);
+    expect(await readFile(path.join(root, 'Project', 'Run', 'sub'), 'utf8')).toBe('i am a file');
+  });
+
+  it('creates a new top-level folder, picking a distinct name when it is taken', async () => {
+    const first = await target.write(ctx(), null, entriesOf(tree), writeOptions('ignore'));
+    expect(first.newResource).toEqual({ id: encodeLocalId('Run'), title: 'Run' });
+    const second = await target.write(ctx(), null, entriesOf(tree), writeOptions('ignore'));
+    expect(second.newResource).toEqual({ id: encodeLocalId('Run (2)'), title: 'Run (2)' });
+    expect(second.created).toEqual(['Run (2)', 'Run (2)/a.txt', 'Run (2)/sub', 'Run (2)/sub/b.txt', 'Run (2)/empty']);
+    const third = await target.write(ctx(), null, entriesOf({ 'Run/x.txt': 'x' }), writeOptions('update'));
+    expect(third.newResource?.title).toBe('Run (3)');
+    expect(await snapshot(path.join(root, 'Run (3)'))).toEqual({ 'x.txt': 'x' });
+    const top = await collect(target.list(ctx(), { container: null }));
+    expect(top.map((node) => node.title)).toEqual(['Project', 'Run', 'Run (2)', 'Run (3)']);
+  });
+
+  it('creates a single top-level file with a distinct name too', async () => {
+    await writeFile(path.join(root, 'report.pdf'), 'old');
+    const outcome = await target.write(ctx(), null, entriesOf({ 'report.pdf': 'new' }), writeOptions('ignore'));
+    expect(outcome).toMatchObject({ created: ['report (2).pdf'], newResource: { title: 'report (2).pdf' } });
+    expect(await readFile(path.join(root, 'report.pdf'), 'utf8')).toBe('old');
+  });
+
+  it('skips entries outside the one top folder of a top-level write', async () => {
+    const outcome = await target.write(ctx(), null, entriesOf({ 'A/x.txt': 'x', 'B/y.txt': 'y' }), writeOptions('ignore'));
+    expect(outcome.created).toEqual(['A', 'A/x.txt']);
+    expect(outcome.fileErrors).toHaveLength(1);
+    expect(outcome.fileErrors[0]!.path).toBe('B/y.txt');
+  });
+
+  it('refuses unsafe paths before writing them', async () => {
+    for (const bad of ['../escape.txt', 'Run/../../escape.txt', '/abs.txt', 'nul\0.txt', 'C:/drive.txt', 'a\\..\\b.txt']) {
+      const error = await target.write(ctx(), encodeLocalId('Project'), entriesOf({ [bad]: 'x' }), writeOptions('ignore')).then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+      expect(error, bad).toBeInstanceOf(FerryError);
+      expect((error as FerryError).status).toBe(400);
+    }
+    expect(await readdir(path.dirname(root))).not.toContain('escape.txt');
+  });
+
+  it('never writes through a symlink at the destination', async () => {
+    const elsewhere = await tempDir('write-outside');
+    cleanups.push(elsewhere.cleanup);
+    await writeFile(path.join(elsewhere.dir, 'victim.txt'), 'original');
+    await symlink(path.join(elsewhere.dir, 'victim.txt'), path.join(root, 'Project', 'victim.txt'));
+    await symlink(elsewhere.dir, path.join(root, 'Project', 'linkdir'));
+    const outcome = await target.write(
+      ctx(),
+      encodeLocalId('Project'),
+      entriesOf({ 'victim.txt': 'overwritten', 'linkdir/planted.txt': 'planted' }),
+      writeOptions('update'),
+    );
+    expect(outcome.fileErrors.map((error) => error.path)).toEqual(['victim.txt', 'linkdir/planted.txt']);
+    expect(await snapshot(elsewhere.dir)).toEqual({ 'victim.txt': 'original' });
+  });
+
+  it('refuses to write into a file, a symlink or an unknown container', async () => {
+    await writeFile(path.join(root, 'file.txt'), 'x');
+    for (const id of [encodeLocalId('file.txt'), encodeLocalId('Missing'), 'not-an-id']) {
+      const error = await target.write(ctx(), id, entriesOf(tree), writeOptions('ignore')).then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+      expect((error as FerryError).status).toBe(404);
+    }
+  });
+
+  it('an abort mid-file leaves no temporary file and the old bytes intact', async () => {
+    await writeFile(path.join(root, 'Project', 'big.bin'), 'old bytes');
+    const controller = new AbortController();
+    async function* entries(): AsyncGenerator<Entry> {
+      yield {
+        path: 'big.bin',
+        kind: 'file',
+        size: null,
+        mtime: null,
+        hashes: {},
+        open: async () =>
+          Readable.from(
+            (async function* () {
+              yield Buffer.alloc(64 * 1024, 1);
+              controller.abort();
+              // Never ends by itself: only the abort can stop this write.
+              await new Promise(() => undefined);
+            })(),
+          ),
+      };
+    }
+    const error = await target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('update', controller.signal)).then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(CancelledError);
+    expect(await readFile(path.join(root, 'Project', 'big.bin'), 'utf8')).toBe('old bytes');
+    expect(await partFiles(root)).toEqual([]);
+  });
+
+  it('a failing source leaves no temporary file', async () => {
+    async function* entries(): AsyncGenerator<Entry> {
+      yield {
+        path: 'broken.bin',
+        kind: 'file',
+        size: null,
+        mtime: null,
+        hashes: {},
+        open: async () =>
+          Readable.from(
+            (async function* () {
+              yield Buffer.from('some');
+              throw new Error('source went away');
+            })(),
+          ),
+      };
+    }
+    await expect(target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('update'))).rejects.toThrow('source went away');
+    expect(await readdir(path.join(root, 'Project'))).toEqual([]);
+  });
+
+  it('stops between entries once aborted', async () => {
+    const controller = new AbortController();
+    async function* entries(): AsyncGenerator<Entry> {
+      yield* entriesOf({ 'one.txt': '1' });
+      controller.abort();
+      yield* entriesOf({ 'two.txt': '2' });
+    }
+    await expect(target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('ignore', controller.signal))).rejects.toBeInstanceOf(CancelledError);
+    expect(await readdir(path.join(root, 'Project'))).toEqual(['one.txt']);
+  });
+
+  it('transfers a folder between two local targets: read → write round trip', async () => {
+    const other = await tempDir('write-dest');
+    cleanups.push(other.cleanup);
+    await target.write(ctx(), encodeLocalId('Project'), entriesOf({ ...tree, 'Run/café #1?.txt': 'unicode' }, new Date('2021-01-01T00:00:00Z')), writeOptions('ignore'));
+    const destination = new LocalTarget({ root: other.dir });
+    const read = await target.read(ctx(), encodeLocalId('Project/Run'));
+    const outcome = await destination.write(ctx(), null, read.entries, writeOptions('ignore'));
+    expect(outcome.newResource).toEqual({ id: encodeLocalId('Run'), title: 'Run' });
+    expect(await snapshot(other.dir)).toEqual({ 'Run/a.txt': 'alpha', 'Run/sub/b.txt': 'bravo', 'Run/café #1?.txt': 'unicode' });
+    expect((await stat(path.join(other.dir, 'Run', 'empty'))).isDirectory()).toBe(true);
+    expect((await stat(path.join(other.dir, 'Run', 'a.txt'))).mtime.toISOString()).toBe('2021-01-01T00:00:00.000Z');
+    const sourceDetail = await target.detail(ctx(), encodeLocalId('Project/Run/sub/b.txt'));
+    const destinationDetail = await destination.detail(ctx(), encodeLocalId('Run/sub/b.txt'));
+    expect(destinationDetail.hashes).toEqual(sourceDetail.hashes);
+    // Into an existing folder: the first transfer creates, a second one with update changes nothing.
+    await mkdir(path.join(other.dir, 'Backup'));
+    const into = async () => destination.write(ctx(), encodeLocalId('Backup'), (await target.read(ctx(), encodeLocalId('Project/Run'))).entries, writeOptions('update'));
+    expect((await into()).created).toHaveLength(6);
+    const again = await into();
+    expect(again).toMatchObject({ created: [], updated: [], fileErrors: [] });
+    expect(again.ignored).toHaveLength(3);
+  });
+});
