@@ -54,6 +54,9 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
     bodyLimit: 1024 * 1024, // JSON bodies only; uploads stream through multipart with their own limit
     ajv: { customOptions: { formats: { binary: true } } },
     return503OnClosing: true,
+    // closing means quitting: do not wait for open event streams, downloads, or sockets a
+    // client opened without a request yet (those would hold close() for headersTimeout)
+    forceCloseConnections: true,
   });
   const context: ServerContext = { core, version: options.version ?? findVersion() };
 

@@ -6,31 +6,39 @@ import { Readable } from 'node:stream';
 /** Flush a chunk to the socket once this many characters have gathered. */
 const CHUNK_CHARS = 16 * 1024;
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Awaits the FIRST item before returning, so an error there (bad token, unknown container)
- * still becomes a proper status. Errors after that destroy the stream, which aborts the
- * connection: a client never mistakes a cut-off listing for a complete one.
+ * still becomes a proper status. The first item is sent at once; errors after it destroy
+ * the stream, which aborts the connection: a client never mistakes a cut-off listing for a
+ * complete one.
  */
 export async function jsonArrayStream<T>(source: AsyncIterable<T>, serialize: (item: T) => string): Promise<Readable> {
   const iterator = source[Symbol.asyncIterator]();
   const first = await iterator.next();
 
   async function* chunks(): AsyncGenerator<string> {
-    let done = first.done ?? false;
-    let chunk = done ? '[' : `[${serialize(first.value as T)}`;
+    if (first.done) {
+      yield '[]';
+      return;
+    }
+    let done = false;
     try {
-      while (!done) {
+      yield `[${serialize(first.value)}`;
+      let chunk = '';
+      for (;;) {
         const next = await iterator.next();
-        if (next.done) {
-          done = true;
-          break;
-        }
+        if (next.done) break;
         chunk += `,${serialize(next.value)}`;
         if (chunk.length >= CHUNK_CHARS) {
           yield chunk;
           chunk = '';
+          // a target that yields synchronously would otherwise keep the loop in microtasks
+          await nextTurn();
         }
       }
+      done = true;
       yield `${chunk}]`;
     } finally {
       // the client left (or we failed) mid-way: let the target's generator clean up
