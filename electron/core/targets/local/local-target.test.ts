@@ -3,7 +3,6 @@ import { mkdir, readFile, symlink, writeFile, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FerryError } from '../../errors.js';
-import type { ResourceNode } from '../../target.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
 import { collect, ctx, tempDir } from './test-helpers.js';

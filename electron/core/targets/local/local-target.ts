@@ -20,6 +20,7 @@ import type {
   WriteOutcome,
 } from '../../target.js';
 import { fullActions } from '../../target.js';
+import { toFerryError } from './fs-errors.js';
 import { HashCache, type FileVersion } from './hash-cache.js';
 import { decodeLocalId, encodeLocalId } from './ids.js';
 import { joinInside } from './safe-path.js';
@@ -162,7 +163,11 @@ export class LocalTarget implements Target {
       hashes: node.isFolder ? {} : { ...(this.hashCache.get(version) ?? {}) },
       open: async () => {
         if (node.isFolder) throw new Error(`'${entryPath}' is a folder; only files have bytes to open.`);
-        return openNoFollow(node.absolutePath);
+        try {
+          return await openNoFollow(node.absolutePath);
+        } catch (error) {
+          throw toFerryError(error, node.relativePath);
+        }
       },
     };
   }
@@ -181,8 +186,12 @@ export class LocalTarget implements Target {
 
   private hashesOf(node: ResolvedNode): Promise<Record<string, string>> {
     return this.hashCache.getOrCompute(versionOf(node), async () => {
-      const { hashes } = await hashStream(await openNoFollow(node.absolutePath), LOCAL_HASH_ALGORITHMS);
-      return hashes;
+      try {
+        const { hashes } = await hashStream(await openNoFollow(node.absolutePath), LOCAL_HASH_ALGORITHMS);
+        return hashes;
+      } catch (error) {
+        throw toFerryError(error, node.relativePath);
+      }
     });
   }
 
@@ -203,7 +212,7 @@ export class LocalTarget implements Target {
       if (!(stat.isFile() || stat.isDirectory()) || (await realpath(absolutePath)) !== absolutePath) throw missing();
     } catch (error) {
       if (isCode(error, 'ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'ENAMETOOLONG')) throw missing();
-      throw error;
+      throw toFerryError(error, relativePath);
     }
     return { relativePath, absolutePath, stat, isFolder: stat.isDirectory() };
   }

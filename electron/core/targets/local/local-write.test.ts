@@ -104,6 +104,16 @@ describe('LocalTarget writing', () => {
     expect(await readFile(path.join(root, 'Project', 'Run', 'sub'), 'utf8')).toBe('i am a file');
   });
 
+  it('reports a name the disk cannot hold per file, without an absolute path, and goes on', async () => {
+    const long = `${'x'.repeat(300)}.txt`;
+    const outcome = await target.write(ctx(), encodeLocalId('Project'), entriesOf({ [long]: 'x', 'ok.txt': 'ok' }), writeOptions('ignore'));
+    expect(outcome.created).toEqual(['ok.txt']);
+    expect(outcome.fileErrors).toHaveLength(1);
+    expect(outcome.fileErrors[0]!.path).toBe(long);
+    expect(outcome.fileErrors[0]!.error).toMatch(/too long/);
+    expect(outcome.fileErrors[0]!.error).not.toContain(root);
+  });
+
   it('creates a new top-level folder, picking a distinct name when it is taken', async () => {
     const first = await target.write(ctx(), null, entriesOf(tree), writeOptions('ignore'));
     expect(first.newResource).toEqual({ id: encodeLocalId('Run'), title: 'Run' });

@@ -13,6 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { badRequest, CancelledError, throwIfAborted } from '../../errors.js';
 import { HashingPassThrough, hashStream } from '../../hashing.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
+import { describePerFileError, PER_FILE_CODES, toFerryError } from './fs-errors.js';
 import type { FileVersion, HashCache } from './hash-cache.js';
 import { checkRelativePath, isInside, joinInside } from './safe-path.js';
 import { isCode, joinRelative } from './walk.js';
@@ -70,8 +71,9 @@ class Writer {
         if (entry.kind === 'folder') await this.writeFolder(entry, destination);
         else await this.writeFile(entry, destination);
       } catch (error) {
-        if (!(error instanceof EntryConflict)) throw error;
-        this.outcome.fileErrors.push({ path: destination, error: error.message });
+        if (error instanceof EntryConflict) this.outcome.fileErrors.push({ path: destination, error: error.message });
+        else if (isCode(error, ...PER_FILE_CODES)) this.outcome.fileErrors.push({ path: destination, error: describePerFileError(error, destination) });
+        else throw toFerryError(error, destination);
       }
     }
     await this.applyFolderTimes();
