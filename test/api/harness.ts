@@ -110,9 +110,13 @@ export async function snapshotTree(dir: string): Promise<Record<string, string>>
   return out;
 }
 
-/** A ZIP made by the system `zip` from the contents of `dir` (extra args: -y, -P x, ...). */
+/**
+ * A ZIP made by the system `zip` from the contents of `dir` (extra args: -y, -P x, ...),
+ * under a UTF-8 locale as on a desktop. Note: Info-ZIP on Linux stores non-ASCII names as
+ * UTF-8 bytes WITHOUT the UTF-8 flag; tests needing such names use a flagging writer.
+ */
 export async function zipFolder(dir: string, zipPath: string, args: string[] = [], members = ['.']): Promise<Buffer> {
-  await run('zip', ['-q', '-r', ...args, zipPath, ...members], { cwd: dir });
+  await run('zip', ['-q', '-r', ...args, zipPath, ...members], { cwd: dir, env: { ...process.env, LC_ALL: 'C.UTF-8' } });
   return readFile(zipPath);
 }
 

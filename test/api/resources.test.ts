@@ -44,6 +44,8 @@ function oddTarget(state: { listed: number; cleanedUp: boolean }): Target {
       for (const id of ODD_IDS) yield node(id);
     },
     async detail(_ctx, id): Promise<ResourceInfo> {
+      if (id === 'explode') throw new Error('EACCES: permission denied, open /home/someone/secret/file');
+      if (id === 'busy') throw new FerryError(429, 'rate_limited', 'Odd ids is rate limiting Ferry; try again in 30 seconds.', 30);
       if (!ODD_IDS.includes(id)) throw new FerryError(404, 'resource_not_found', `No resource '${id}'.`);
       return { ...node(id), date_created: null, date_modified: '2019-08-05T14:03:09.123456Z', hashes: { md5: createHash('md5').update(id).digest('hex') }, extra: { echo: id, nested: { deep: [1, 'two', null] } } };
     },
@@ -160,6 +162,17 @@ describe('GET /api_v1/targets/<t>/resources/ (4.2)', () => {
 });
 
 describe('GET /api_v1/targets/<t>/resources/<id>.json/ (4.3)', () => {
+  it('answers an unexpected failure with 500 and a fixed sentence (no path, no stack)', async () => {
+    const body = await expectApiError(await ferry.fetch('/api_v1/targets/odd/resources/explode.json/', { headers: ferry.auth() }), 500, 'internal_error');
+    expect(body.error).toBe('Something went wrong inside Ferry; the error was logged.');
+  });
+
+  it('passes a rate limit on with Retry-After', async () => {
+    const response = await ferry.fetch('/api_v1/targets/odd/resources/busy.json/', { headers: ferry.auth() });
+    expect(response.headers.get('retry-after')).toBe('30');
+    await expectApiError(response, 429, 'rate_limited');
+  });
+
   it('gives the ResourceDetail field for field, for files and folders, via .json and via the summary link', async () => {
     const list = await listing();
     for (const item of list) {

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import yazl from 'yazl';
 import type { Acknowledgement, Job, ResourceSummary } from '../../shared/api.js';
 import { expectApiError, findByPath, snapshotTree, startFerry, uploadForm, waitForJob, writeTree, zipFolder, type Ferry } from './harness.js';
 
@@ -22,6 +23,16 @@ async function makeZip(files: Record<string, string | Buffer>, args: string[] = 
   await writeTree(dir, files);
   await prepare?.(dir);
   return zipFolder(dir, path.join(dir, '..', `${scratch}.zip`), args, (await readdir(dir)).sort());
+}
+
+/** A ZIP written by yazl, which sets the UTF-8 flag (bit 11) on non-ASCII names. */
+async function yazlZip(files: Record<string, string>): Promise<Buffer> {
+  const zip = new yazl.ZipFile();
+  for (const [name, content] of Object.entries(files)) zip.addBuffer(Buffer.from(content), name);
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /** A bag folder's files: payload under data/, with manifests (optionally lying). */
@@ -71,7 +82,8 @@ async function snapshotAll(): Promise<Record<string, string>> {
 
 describe('POST /api_v1/targets/<t>/resources/<id>/ (4.5)', () => {
   it('writes a plain ZIP into a folder', async () => {
-    const job = await upload(await idOf('Data'), await makeZip({ 'new.txt': 'new\n', 'nested/n é.txt': 'nested\n' }));
+    // yazl marks names as UTF-8 (Info-ZIP `zip` on Linux stores them unmarked, see yazlZip)
+    const job = await upload(await idOf('Data'), await yazlZip({ 'new.txt': 'new\n', 'nested/n é.txt': 'nested\n' }));
     expect(job.status, job.error ?? '').toBe('succeeded');
     expect(job.kind).toBe('upload');
     expect(job.target).toBe('local');
