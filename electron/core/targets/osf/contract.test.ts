@@ -3,7 +3,7 @@ import { describe, it } from 'vitest';
 import { startOsfEmulator } from '../../../../test/emulators/osf/emulator.js';
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
-import { fileNodeId, nodeId } from './ids.js';
+import { fileNodeId, storageId } from './ids.js';
 import { createOsfTarget } from './index.js';
 
 // The shared Target contract suite (written by another helper); it runs once it exists.
@@ -21,7 +21,9 @@ async function setup() {
     target,
     token,
     badToken: 'not-an-osf-token',
-    writableContainerId: nodeId(project.id),
+    // A node's listed children are its storages and components; what is written into a
+    // node lands in its osfstorage, so the storage is the container whose children show it.
+    writableContainerId: storageId(project.id, 'osfstorage'),
     sampleFileId: fileNodeId(project.id, 'osfstorage', sample.id),
     teardown: () => emu.close(),
   };
