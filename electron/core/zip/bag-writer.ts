@@ -9,6 +9,7 @@ import { formatDate } from '../time.js';
 import { BAGIT_TXT, WRITTEN_ALGORITHMS, baggingDate, manifestLine } from './bagit-format.js';
 import { chooseCompression } from './compression-choice.js';
 import { makeEntryPumpLinear } from './yazl-linear-pump.js';
+import { useNativeCrc32InYazl } from './native-crc32.js';
 
 // A download is a BagIt bag (RFC 8493) inside a ZIP, streamed: entries are pulled from the
 // target one at a time, hashed while yazl reads them, and the manifests (which need every
@@ -63,6 +64,7 @@ const EXTRA_CHECKABLE = ['sha1', 'sha512'];
 
 /** The ZIP bytes of a bag holding `read`; pipe it to the response. Errors destroy it. */
 export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readable {
+  useNativeCrc32InYazl();
   const zip = new yazl.ZipFile();
   makeEntryPumpLinear(zip);
   const output = zip.outputStream as Readable;
