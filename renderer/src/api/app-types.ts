@@ -4,8 +4,8 @@
 export interface SessionTarget {
   name: string;
   readable_name: string;
-  /** "none" for local targets, otherwise what the service wants (e.g. "token") */
-  credential: string;
+  /** "access-key" for local targets (the app's key opens them), "remote" when a service token is needed */
+  credential: 'access-key' | 'remote' | (string & {});
   has_stored_token: boolean;
 }
 

@@ -104,13 +104,13 @@ export function AccountsDialog() {
   const current = useStore(session.store, (s) => s.session);
   const [rememberedCleared, setCleared] = useState(false);
   if (!open) return null;
-  const remotes = (current?.targets ?? []).filter((t) => t.credential !== 'none');
+  const remotes = (current?.targets ?? []).filter((t) => t.credential === 'remote');
   const remembered = duplicates.remembered();
   return (
     <Dialog title="Accounts" className="accounts" onCancel={() => ui.setState({ accountsOpen: false })}>
       {current && !current.keychain.persistent ? (
         <p className="message info">
-          Tokens are kept for this run only: {current.keychain.description || 'no system keychain is available'}.
+          No system keychain could be used, so tokens are kept for this run only. Ferry asks again after a restart.
         </p>
       ) : current ? (
         <p className="hint">Tokens are stored in {current.keychain.description || 'the system keychain'}.</p>

@@ -36,6 +36,7 @@ function persistLocations(services: Services): () => void {
   const save = () => {
     clearTimeout(timer);
     timer = setTimeout(() => {
+      timer = undefined;
       const state: UiState = {
         panes: {
           left: locationOf(services.panes.left.getState()),
@@ -50,7 +51,18 @@ function persistLocations(services: Services): () => void {
       if (next.target !== previous.target || next.trail !== previous.trail) save();
     }),
   );
+  // a reload or close right after a move must not lose it
+  const flush = () => {
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    timer = undefined;
+    void services.uiState.write({
+      panes: { left: locationOf(services.panes.left.getState()), right: locationOf(services.panes.right.getState()) },
+    });
+  };
+  window.addEventListener('pagehide', flush);
   return () => {
+    window.removeEventListener('pagehide', flush);
     clearTimeout(timer);
     stops.forEach((stop) => stop());
   };

@@ -61,7 +61,7 @@ describe('token form', () => {
     } as unknown as Services;
     render(
       <ServicesContext.Provider value={services}>
-        <TokenForm target={{ name: 'osf', readable_name: 'OSF', credential: 'token', has_stored_token: false }} />
+        <TokenForm target={{ name: 'osf', readable_name: 'OSF', credential: 'remote', has_stored_token: false }} />
       </ServicesContext.Provider>,
     );
     const field = screen.getByLabelText('Token') as HTMLInputElement;
