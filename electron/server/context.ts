@@ -11,12 +11,11 @@ export interface ServerContext {
  * An AbortSignal that fires when the client goes away before the response is complete,
  * so a listing, a detail call or a download stops working for nobody.
  */
-export function clientGone(request: FastifyRequest, reply: FastifyReply): AbortSignal {
+export function clientGone(_request: FastifyRequest, reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   const onClose = () => {
     if (!reply.raw.writableFinished) controller.abort();
   };
   reply.raw.once('close', onClose);
-  request.raw.once('aborted', () => controller.abort());
   return controller.signal;
 }

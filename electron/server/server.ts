@@ -26,8 +26,10 @@ export interface ServerOptions {
   rendererDir?: string | null;
   /** origins besides http://127.0.0.1:<port> allowed to call the API (the Electron custom protocol) */
   allowedOrigins?: string[];
-  /** log errors to stdout (default true); tokens are redacted either way */
+  /** log errors (default true); tokens are redacted either way */
   logger?: boolean;
+  /** where the error log goes (default stdout) */
+  logStream?: NodeJS.WritableStream;
   /** reported by /app/session and openapi.json; default: from package.json */
   version?: string;
 }
@@ -41,7 +43,10 @@ const REDACTED_HEADERS = [
 
 export async function buildServer(core: FerryCore, options: ServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger === false ? false : { level: 'error', redact: { paths: REDACTED_HEADERS, censor: '[redacted]' } },
+    logger:
+      options.logger === false
+        ? false
+        : { level: 'error', redact: { paths: REDACTED_HEADERS, censor: '[redacted]' }, ...(options.logStream ? { stream: options.logStream } : {}) },
     // malformed URLs, bad content-type headers: the same error shape as everything else
     frameworkErrors: (error, _request, reply) => {
       sendError(reply, error);

@@ -1,7 +1,7 @@
 // 4.2 (collection), 4.3 (detail) and 4.4 (download) over any target, through the Target
 // interface only. The resource segment is parsed from the raw path (see urls.ts) so that
 // `<id>`, `<id>.json` and `<id>.zip` split on the final suffix and any id round-trips.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ResourceDetail, ResourceSummary, TargetAction } from '../../../shared/api.js';
 import { notSupported } from '../../core/errors.js';
 import type { ResourceInfo, ResourceNode, Target, TargetContext } from '../../core/target.js';
@@ -143,5 +143,3 @@ async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetCont
     .header('cache-control', 'no-store')
     .send(zip);
 }
-
-export type ResourceRequest = FastifyRequest<{ Params: { target: string; resource: string } }>;
