@@ -75,6 +75,41 @@ function FixityState({ fixity }: { fixity: unknown }) {
   );
 }
 
+/**
+ * Electron only: drag this handle onto the desktop to get the selection as ZIP files. Main
+ * stages them through the API first (a native drag needs files on disk), then starts it.
+ */
+function DragOutHandle() {
+  const { bridge, actions, ui, panes } = useServices();
+  const [state, setState] = useState<string | null>(null);
+  if (!bridge) return null;
+  return (
+    <div className="drag-out">
+      <div
+        className="drag-handle"
+        draggable
+        role="button"
+        tabIndex={0}
+        aria-label="Drag the selection out to the desktop"
+        onDragStart={(event) => {
+          event.preventDefault();
+          const side = ui.getState().active;
+          const target = panes[side].getState().target;
+          const items = actions.selectedItems(side);
+          if (!target || items.length === 0) return;
+          setState('Preparing files…');
+          void bridge
+            .dragOut({ items: items.map((item) => ({ target, id: item.id, title: item.title })) })
+            .then((result) => setState(result.status === 'failed' ? result.error : null));
+        }}
+      >
+        ⇲ Drag to desktop
+      </div>
+      {state ? <span className="hint">{state}</span> : null}
+    </div>
+  );
+}
+
 export function DetailPanel() {
   const { ui, panes, details } = useServices();
   const side = useStore(ui, (s) => s.active);
@@ -176,6 +211,7 @@ export function DetailPanel() {
           ×
         </button>
       </div>
+      <DragOutHandle />
       {body}
     </aside>
   );
