@@ -6,6 +6,7 @@ import { createGithubTarget } from './github/index.js';
 import { createGitlabTarget } from './gitlab/index.js';
 import { LocalTarget } from './local/local-target.js';
 import { createOfflineTarget } from './offline/index.js';
+import { createOsfTarget } from './osf/index.js';
 import { createWebdavTarget } from './webdav/index.js';
 import { createZenodoTarget } from './zenodo/index.js';
 
@@ -14,6 +15,7 @@ export function builtinTargets(config: FerryConfig, secrets: SecretStore): Targe
   return [
     new LocalTarget({ root: config.workspace }),
     createOfflineTarget(config, secrets),
+    createOsfTarget(config, secrets),
     createGithubTarget(config, secrets),
     createGitlabTarget(config, secrets),
     createZenodoTarget(config, secrets),

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -208,6 +209,19 @@ describe('LocalTarget writing', () => {
     expect(error).toBeInstanceOf(CancelledError);
     expect(await readFile(path.join(root, 'Project', 'big.bin'), 'utf8')).toBe('old bytes');
     expect(await partFiles(root)).toEqual([]);
+  });
+
+  it('removes temporary files a crashed process left in a folder it writes into', async () => {
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    const orphan = `.ferry-${dead}-0123456789abcdef.part`;
+    const ours = `.ferry-${process.pid}-fedcba9876543210.part`;
+    await writeFile(path.join(root, 'Project', orphan), 'half a file');
+    await writeFile(path.join(root, 'Project', ours), 'being written by this process');
+    await target.write(ctx(), encodeLocalId('Project'), entriesOf({ 'new.txt': 'n' }), writeOptions('ignore'));
+    const names = await readdir(path.join(root, 'Project'));
+    expect(names).not.toContain(orphan);
+    expect(names).toContain(ours);
+    expect((await collect(target.list(ctx(), { container: encodeLocalId('Project') }))).map((node) => node.title)).toEqual(['new.txt']);
   });
 
   it('a failing source leaves no temporary file', async () => {

@@ -17,7 +17,7 @@ export interface WalkNode {
 }
 
 /** Names Ferry's own writer uses for files in progress; never shown as resources. */
-export const TEMP_NAME = /^\.ferry-[0-9a-f]{16,}\.part$/;
+export const TEMP_NAME = /^\.ferry-(?:\d+-)?[0-9a-f]{16,}\.part$/;
 
 export function joinRelative(parentPath: string, name: string): string {
   return parentPath === '' ? name : `${parentPath}/${name}`;

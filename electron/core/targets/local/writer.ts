@@ -6,7 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { constants, type BigIntStats } from 'node:fs';
-import { lstat, lutimes, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
+import { lstat, lutimes, mkdir, open, readdir, realpath, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -154,7 +154,7 @@ class Writer {
       }
     }
 
-    const temporary = path.join(folder, `.ferry-${randomBytes(8).toString('hex')}.part`);
+    const temporary = path.join(folder, temporaryName());
     const written = await this.writeTemporary(entry, temporary, existing !== null);
     try {
       if (existing !== null && BigInt(written.bytes) === existing.size) {
@@ -239,6 +239,7 @@ class Writer {
       const real = await realpath(current);
       if (!isInside(this.params.rootRealPath, real)) throw badRequest(`'${relative}' would land outside the workspace; nothing was written there.`);
       this.checkedParents.add(current);
+      await removeOrphanedTemporaries(current);
     }
     return current;
   }
@@ -252,6 +253,38 @@ class Writer {
   private versionOf(absolute: string, stat: BigIntStats): FileVersion {
     const relative = path.relative(this.params.rootRealPath, absolute).split(path.sep).join('/');
     return { path: relative, size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino };
+  }
+}
+
+// Temporary names carry the writing process's pid: a file whose process is gone was left by
+// a crash (SIGKILL, power loss) and is removed the next time a write uses that folder.
+const TEMPORARY = /^\.ferry-(\d+)-[0-9a-f]+\.part$/;
+
+function temporaryName(): string {
+  return `.ferry-${process.pid}-${randomBytes(8).toString('hex')}.part`;
+}
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return isCode(error, 'EPERM');
+  }
+}
+
+async function removeOrphanedTemporaries(folder: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(folder);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const match = TEMPORARY.exec(name);
+    if (match && Number(match[1]) !== process.pid && !processIsAlive(Number(match[1]))) {
+      await unlink(path.join(folder, name)).catch(() => undefined);
+    }
   }
 }
 
