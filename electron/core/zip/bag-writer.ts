@@ -23,7 +23,10 @@ export interface BagWriterOptions {
   signal?: AbortSignal;
   /** the download time recorded in bag-info.txt and the provenance file */
   now?: Date;
-  /** zlib level for files worth compressing (default 6, as `zip` uses) */
+  /**
+   * zlib level (0-9) for files worth compressing. Default 3: on a mixed 446 MB folder it
+   * costs half the CPU of level 6 (zip's default) for a ZIP about 1% larger.
+   */
   compressionLevel?: number;
 }
 
@@ -57,6 +60,7 @@ export function bagNameFor(targetName: string, resourceId: string): string {
   return `${safe(targetName)}_download_${safe(resourceId)}`;
 }
 
+const DEFAULT_COMPRESSION_LEVEL = 3;
 const FILE_MODE = 0o100644;
 const FOLDER_MODE = 0o040755;
 /** Source hashes Ferry can also compute in the same pass, to check them. */
@@ -154,7 +158,8 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       source.destroy();
       throw new CancelledError();
     }
-    const { compress, stream } = await chooseCompression(entry.path, source);
+    const level = options.compressionLevel ?? DEFAULT_COMPRESSION_LEVEL;
+    const { compress, stream } = level === 0 ? { compress: false, stream: source } : await chooseCompression(entry.path, source);
     const algorithms = [...WRITTEN_ALGORITHMS, ...EXTRA_CHECKABLE.filter((a) => entry.hashes[a])];
     const hasher = new HashingPassThrough(algorithms);
     current = hasher;
@@ -164,7 +169,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     });
     stream.pipe(hasher);
     const consumed = finished(hasher);
-    zip.addReadStreamLazy(name, { mtime: entry.mtime ?? now, mode: FILE_MODE, compress, compressionLevel: compress ? (options.compressionLevel ?? 6) : 0 }, (callback) =>
+    zip.addReadStreamLazy(name, { mtime: entry.mtime ?? now, mode: FILE_MODE, compress, compressionLevel: compress ? level : 0 }, (callback) =>
       callback(null, hasher),
     );
     await consumed;
