@@ -81,6 +81,9 @@ export interface JobReport {
   file_errors: FileError[];
   /** for a top-level upload: the new resource (its title may differ from the folder's if taken) */
   new_resource?: { id: string; title: string } | null;
+  /** verify jobs: files whose bytes matched every recorded hash, and files with none to check */
+  verified?: string[];
+  unverified?: string[];
 }
 
 export interface Job {

@@ -10,6 +10,9 @@ import { createJobService } from './jobs/service.js';
 import { registerTransferExecutors } from './jobs/executors.js';
 import type { Target } from './target.js';
 import { builtinTargets } from './targets/builtin.js';
+import { Library } from './targets/offline/library.js';
+import { defaultLibraryDir } from './targets/offline/offline-target.js';
+import { registerVerifyExecutor } from './verify-job.js';
 
 /** The host-neutral service: targets, jobs, secrets. The CLI and Electron main both start one. */
 export interface FerryCore {
@@ -19,6 +22,8 @@ export interface FerryCore {
   /** the 256-bit key that authorises requests to the local API (hex) */
   readonly accessKey: string;
   readonly jobs: JobService;
+  /** where "keep offline" puts a copy of a download (the offline target lists it) */
+  readonly library: Library;
   close(): Promise<void>;
 }
 
@@ -45,6 +50,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
     accessKey,
   });
   registerTransferExecutors(jobs, { targets, secrets: options.secrets, limits: config.limits, accessKey });
+  registerVerifyExecutor(jobs, { targets, accessKey });
   await jobs.start();
 
   return {
@@ -53,6 +59,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
     secrets: options.secrets,
     accessKey,
     jobs,
+    library: new Library([defaultLibraryDir(config.dataDir), ...config.libraryDirs]),
     async close() {
       await jobs.close();
       await targets.close();

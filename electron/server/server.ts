@@ -15,6 +15,7 @@ import { registerOpenApiGenerator, registerOpenApiRoute } from './routes/openapi
 import { registerResourceRoutes } from './routes/resources.js';
 import { registerTargetRoutes } from './routes/targets.js';
 import { registerUploadRoutes } from './routes/uploads.js';
+import { registerVerifyRoutes } from './routes/verify.js';
 import { addComponentSchemas } from './schemas.js';
 import { findVersion } from './version.js';
 
@@ -81,6 +82,7 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
   registerTargetRoutes(app, context);
   registerResourceRoutes(app, context);
   registerUploadRoutes(app, context);
+  registerVerifyRoutes(app, context);
   registerJobRoutes(app, context);
   registerAppRoutes(app, context);
   registerOpenApiRoute(app);

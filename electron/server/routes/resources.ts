@@ -6,6 +6,7 @@ import type { ResourceDetail, ResourceSummary, TargetAction } from '../../../sha
 import { notSupported } from '../../core/errors.js';
 import type { ResourceInfo, ResourceNode, Target, TargetContext } from '../../core/target.js';
 import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
+import { teeIntoLibrary, type Library } from '../../core/targets/offline/library.js';
 import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
 import { jsonArrayStream } from '../stream-json.js';
@@ -94,7 +95,7 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
 
   // `<id>` and `<id>.json` give the detail, `<id>.zip` the download (one route: the suffix
   // is part of the one path segment)
-  app.get<{ Params: { target: string; resource: string } }>(
+  app.get<{ Params: { target: string; resource: string }; Querystring: { keep?: string } }>(
     '/api_v1/targets/:target/resources/:resource/',
     {
       schema: {
@@ -105,6 +106,16 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
           'is aborted), never ended as if complete.',
         tags: ['resources'],
         params: { type: 'object', required: ['target', 'resource'], properties: { target: targetParam, resource: resourceParam } },
+        querystring: {
+          type: 'object',
+          properties: {
+            keep: {
+              type: 'string',
+              enum: ['1', 'true', '0', 'false'],
+              description: '`.zip/` only: also keep a copy in the offline library ("Downloaded ZIPs"); it appears there once complete',
+            },
+          },
+        },
         headers: sourceHeaders,
         produces: ['application/json', 'application/zip'],
         response: {
@@ -128,15 +139,18 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
       if (view !== 'zip') {
         return reply.type('application/json; charset=utf-8').send(toDetail(await target.detail(ctx, id), baseUrl(request), target.info.name));
       }
-      return sendDownload(reply, target, ctx, id);
+      const keep = request.query.keep === '1' || request.query.keep === 'true';
+      return sendDownload(reply, target, ctx, id, keep ? core.library : null);
     },
   );
 }
 
-async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetContext, id: string): Promise<FastifyReply> {
+async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetContext, id: string, library: Library | null): Promise<FastifyReply> {
   const read = await target.read(ctx, id);
   const bagName = bagNameFor(target.info.name, id);
-  const zip = writeBagZip(read, { targetName: target.info.name, resourceId: id, bagName, signal: ctx.signal });
+  let zip = writeBagZip(read, { targetName: target.info.name, resourceId: id, bagName, signal: ctx.signal });
+  // "Keep offline": the same bytes also go to the library, under a temporary name until whole.
+  if (library) zip = teeIntoLibrary(zip, await library.keep(bagName));
   return reply
     .type('application/zip')
     .header('content-disposition', attachmentDisposition(`${bagName}.zip`))
