@@ -175,6 +175,15 @@ describe('writeBagZip edge cases', () => {
     expect(parseManifest(manifest).lines.map((l) => l.path).sort()).toEqual(names.map((n) => `data/${n}`).sort());
   });
 
+  it('turns a backslash in a name into "_" so ZIP paths and manifests agree', async () => {
+    const read = memoryReadResult('T', [memoryFile('T/a\\b.txt', Buffer.from('x'))]);
+    const zipPath = await writeZip(writeBagZip(read, { targetName: 'x', resourceId: 'y', bagName: 'b' }), 'backslash.zip');
+    expect((await listZip(zipPath)).map((e) => e.name)).toContain('b/data/T/a_b.txt');
+    expect(await readZipText(zipPath, 'b/manifest-md5.txt')).toContain('data/T/a_b.txt');
+    const provenance = JSON.parse(await readZipText(zipPath, 'b/ferry-provenance.json')) as Provenance;
+    expect(provenance.files[0]).toMatchObject({ path: 'T/a_b.txt', source_path: 'T/a\\b.txt' });
+  });
+
   it('destroys the output with the error of a failing source stream', async () => {
     const failing = () =>
       new Readable({

@@ -36,6 +36,8 @@ export interface ProvenanceFile {
   /** path inside the bag's data/ folder (= the Entry's path) */
   path: string;
   size: number;
+  /** present only when the name had to change in the bag (see bagPathOf) */
+  source_path?: string;
   /** present only when the source announced a size that differs from the bytes read */
   source_size?: number;
   source_hashes: Record<string, string>;
@@ -100,7 +102,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
 
     for await (const entry of read.entries) {
       if (failed) return;
-      const name = `${bagRoot}/data/${entry.path}`;
+      const name = `${bagRoot}/data/${bagPathOf(entry.path)}`;
       if (entry.kind === 'folder') {
         zip.addEmptyDirectory(name, { mtime: entry.mtime ?? now, mode: FOLDER_MODE });
         continue;
@@ -176,13 +178,14 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     current = null;
     const computed = hasher.digests!;
     const file: ProvenanceFile = {
-      path: entry.path,
+      path: bagPathOf(entry.path),
       size: hasher.bytes,
       source_hashes: { ...entry.hashes },
       computed_hashes: computed,
       fixity: fixityOf(entry.hashes, computed),
     };
     if (entry.size !== null && entry.size !== hasher.bytes) file.source_size = entry.size;
+    if (file.path !== entry.path) file.source_path = entry.path;
     return file;
   };
 
@@ -203,6 +206,14 @@ function fixityOf(source: Record<string, string>, computed: Record<string, strin
   const common = Object.keys(source).filter((algorithm) => computed[algorithm] !== undefined);
   if (common.length === 0) return 'no-source-hash';
   return common.every((algorithm) => source[algorithm]?.toLowerCase() === computed[algorithm]) ? 'ok' : 'mismatch';
+}
+
+/**
+ * A backslash is an ordinary character in a POSIX or remote name, but ZIP readers (and
+ * yazl) take it for a folder separator; it becomes "_" so the ZIP and manifests agree.
+ */
+function bagPathOf(entryPath: string): string {
+  return entryPath.replace(/\\/g, '_');
 }
 
 function oneLine(text: string): string {
