@@ -117,7 +117,7 @@ test('dragging an item to the other pane runs a transfer job', async ({ page, fe
 test('a running job can be cancelled, leaving nothing half-written', async ({ page, ferry }) => {
   // a big sparse file keeps the transfer busy long enough to cancel
   const handle = await open(path.join(ferry.workspace, 'project/big.bin'), 'w');
-  await handle.truncate(1536 * 1024 * 1024);
+  await handle.truncate(512 * 1024 * 1024);
   await handle.close();
   await openApp(page, ferry);
   const left = pane(page, 'Left');

@@ -102,6 +102,8 @@ export function Pane({ side }: { side: PaneSide }) {
       className={`pane${active ? ' active' : ''}${dropping ? ' dropping' : ''}`}
       aria-label={label}
       onFocusCapture={() => ui.getState().active !== side && ui.setState({ active: side })}
+      onPointerDownCapture={() => ui.getState().active !== side && ui.setState({ active: side })}
+      onKeyDownCapture={() => ui.getState().active !== side && ui.setState({ active: side })}
       onDragOver={acceptDrag}
       onDragEnter={acceptDrag}
       onDragLeave={(event) => {
