@@ -1,11 +1,26 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import os from 'node:os';
 import { Transform, type TransformCallback, type Readable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
 
 /** Algorithms Ferry computes; names as in the contract's `hashes` keys. */
 export type HashAlgorithm = 'md5' | 'sha1' | 'sha256' | 'sha512';
 
-/** Several digests of the same bytes, fed once. */
+// Hashing is the CPU cost of every transfer (md5 ≈ 1.5 ns/byte, even sha256 with SHA-NI
+// ≈ 0.5). For a few hundred KiB it runs right here; beyond that each algorithm runs on
+// its own worker thread, so md5 and sha256 use both cores and the event loop stays free
+// to move bytes. Bytes reach the workers through shared memory (a small ring of slots
+// per stream, recycled), so nothing is allocated per chunk and only tiny messages cross
+// threads; a stream waits only when all of its slots are still being hashed.
+
+/** Below this many bytes a stream is hashed on the calling thread: a worker round trip would cost more. */
+export const INLINE_HASH_BYTES = 256 * 1024;
+const SLOT_BYTES = 512 * 1024;
+const RING_SLOTS = 4;
+
+/** Several digests of the same bytes, fed once, on this thread. */
 export class MultiHash {
   private readonly hashes: [string, Hash][];
 
@@ -22,44 +37,439 @@ export class MultiHash {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// The worker pool. The worker is a plain script evaluated from this string, so it needs no
+// file of its own next to the bundle (electron-vite puts all of main into one file).
+
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { createHash } = require('node:crypto');
+const rings = new Map();
+const sessions = new Map();
+parentPort.on('message', (m) => {
+  if (m.op === 'update') {
+    const hashes = sessions.get(m.id);
+    const ring = rings.get(m.ring);
+    if (hashes && ring) {
+      const bytes = ring.subarray(m.offset, m.offset + m.length);
+      for (const hash of hashes.values()) hash.update(bytes);
+    }
+    parentPort.postMessage({ op: 'ack', ring: m.ring, slot: m.slot });
+  } else if (m.op === 'start') {
+    sessions.set(m.id, new Map(m.algorithms.map((algorithm) => [algorithm, createHash(algorithm)])));
+  } else if (m.op === 'digest') {
+    const hashes = sessions.get(m.id);
+    sessions.delete(m.id);
+    const hex = {};
+    if (hashes) for (const [algorithm, hash] of hashes) hex[algorithm] = hash.digest('hex');
+    parentPort.postMessage({ op: 'digest', id: m.id, hex: hashes ? hex : null });
+  } else if (m.op === 'drop') {
+    sessions.delete(m.id);
+  } else if (m.op === 'ring') {
+    rings.set(m.ring, Buffer.from(m.buffer));
+  }
+});
+`;
+
+type FromWorker = { op: 'ack'; ring: number; slot: number } | { op: 'digest'; id: number; hex: Record<string, string> | null };
+
+interface PoolWorker {
+  worker: Worker;
+  /** sessions with work outstanding on this worker: while any, the worker keeps the process alive */
+  busy: number;
+  /** rings this worker has been given */
+  rings: Set<number>;
+}
+
+/** Slots of shared memory for one stream at a time; recycled between streams. */
+class Ring {
+  readonly view: Buffer;
+  /** per slot: how many workers still read it */
+  readonly pending = new Int32Array(RING_SLOTS);
+  private waiter: (() => void) | null = null;
+  private next = 0;
+  /** called once when a retired ring has no slot left in use */
+  onIdle: (() => void) | null = null;
+
+  constructor(readonly id: number) {
+    this.view = Buffer.from(new SharedArrayBuffer(SLOT_BYTES * RING_SLOTS));
+  }
+
+  /** The next slot in order, once every worker is done with it. */
+  async acquire(): Promise<number> {
+    const slot = this.next;
+    while (this.pending[slot]! > 0) await new Promise<void>((resolve) => (this.waiter = resolve));
+    this.next = (slot + 1) % RING_SLOTS;
+    return slot;
+  }
+
+  release(slot: number): void {
+    this.pending[slot]! -= 1;
+    if (this.pending[slot]! > 0) return;
+    this.wake();
+    if (this.onIdle && this.idle) {
+      const idle = this.onIdle;
+      this.onIdle = null;
+      idle();
+    }
+  }
+
+  /** Frees every slot at once (the workers are gone). */
+  reset(): void {
+    this.pending.fill(0);
+    this.wake();
+  }
+
+  private wake(): void {
+    const wake = this.waiter;
+    this.waiter = null;
+    wake?.();
+  }
+
+  get idle(): boolean {
+    return this.pending.every((count) => count === 0);
+  }
+
+  slotView(slot: number, length = SLOT_BYTES): Buffer {
+    return this.view.subarray(slot * SLOT_BYTES, slot * SLOT_BYTES + length);
+  }
+}
+
+class HashWorkerPool {
+  private workers: PoolWorker[] | null = null;
+  private readonly rings = new Map<number, Ring>();
+  private readonly freeRings: Ring[] = [];
+  private readonly digests = new Map<number, { expect: number; got: Record<string, string>; resolve(value: Record<string, string>): void; reject(error: Error): void }>();
+  private nextId = 1;
+  private nextRing = 1;
+  private broken = false;
+
+  constructor(private readonly size: number) {}
+
+  get available(): boolean {
+    return !this.broken && this.size > 0;
+  }
+
+  /** A session hashing one stream's bytes with `algorithms`, each on its own worker where possible. */
+  session(algorithms: readonly string[]): WorkerHashSession {
+    const workers = this.start();
+    // Each algorithm goes to the least busy worker not already given one of this stream's;
+    // with more algorithms than workers, some share one (it hashes each slot for all of them).
+    const groups = new Map<PoolWorker, string[]>();
+    for (const algorithm of algorithms) {
+      const unused = workers.filter((w) => !groups.has(w));
+      const candidates = unused.length > 0 ? unused : workers;
+      const chosen = candidates.reduce((best, w) => (w.busy < best.busy ? w : best));
+      groups.set(chosen, [...(groups.get(chosen) ?? []), algorithm]);
+    }
+    const ring = this.freeRings.pop() ?? this.newRing();
+    return new WorkerHashSession(this, this.nextId++, [...groups].map(([worker, names]) => ({ worker, algorithms: names })), ring);
+  }
+
+  private newRing(): Ring {
+    const ring = new Ring(this.nextRing++);
+    this.rings.set(ring.id, ring);
+    return ring;
+  }
+
+  /** Gives `ring` to `worker` once (the worker keeps a view of the shared memory). */
+  share(worker: PoolWorker, ring: Ring): void {
+    if (worker.rings.has(ring.id)) return;
+    worker.rings.add(ring.id);
+    worker.worker.postMessage({ op: 'ring', ring: ring.id, buffer: ring.view.buffer });
+  }
+
+  /** Back to the free list once the workers have read all of it (an aborted stream's acks may still be coming). */
+  recycle(ring: Ring): void {
+    if (ring.idle) this.freeRings.push(ring);
+    else ring.onIdle = () => this.freeRings.push(ring);
+  }
+
+  expectDigests(id: number, count: number): Promise<Record<string, string>> {
+    return new Promise((resolve, reject) => this.digests.set(id, { expect: count, got: {}, resolve, reject }));
+  }
+
+  hold(worker: PoolWorker): void {
+    if (worker.busy++ === 0) worker.worker.ref();
+  }
+
+  letGo(worker: PoolWorker): void {
+    if (--worker.busy === 0) worker.worker.unref();
+  }
+
+  private start(): PoolWorker[] {
+    if (this.workers) return this.workers;
+    this.workers = Array.from({ length: this.size }, () => this.spawn());
+    return this.workers;
+  }
+
+  private spawn(): PoolWorker {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'ferry-hash' });
+    const entry: PoolWorker = { worker, busy: 0, rings: new Set() };
+    worker.unref();
+    worker.on('message', (message: FromWorker) => {
+      if (message.op === 'ack') {
+        this.rings.get(message.ring)?.release(message.slot);
+        return;
+      }
+      const waiting = this.digests.get(message.id);
+      if (!waiting) return;
+      if (message.hex === null) {
+        this.digests.delete(message.id);
+        waiting.reject(new Error('a hash was lost by its worker thread'));
+        return;
+      }
+      Object.assign(waiting.got, message.hex);
+      if (--waiting.expect === 0) {
+        this.digests.delete(message.id);
+        waiting.resolve(waiting.got);
+      }
+    });
+    worker.on('error', () => this.fail());
+    worker.on('exit', () => this.fail());
+    return entry;
+  }
+
+  /** A worker died: streams still hashing fail; later streams hash on the calling thread. */
+  private fail(): void {
+    if (this.broken) return;
+    this.broken = true;
+    for (const waiting of this.digests.values()) waiting.reject(new Error('a hashing worker thread stopped unexpectedly'));
+    this.digests.clear();
+    for (const ring of this.rings.values()) ring.reset();
+    for (const worker of this.workers ?? []) void worker.worker.terminate();
+  }
+}
+
+/** One stream's hashes being computed on worker threads. */
+export class WorkerHashSession {
+  private slot = -1;
+  private filled = 0;
+  private finished = false;
+
+  constructor(
+    private readonly pool: HashWorkerPool,
+    private readonly id: number,
+    private readonly groups: { worker: PoolWorker; algorithms: string[] }[],
+    private readonly ring: Ring,
+  ) {
+    for (const { worker, algorithms } of groups) {
+      pool.hold(worker);
+      pool.share(worker, ring);
+      worker.worker.postMessage({ op: 'start', id, algorithms });
+    }
+  }
+
+  /** Copies `chunk` into shared slots (waiting for a free one when all are being hashed). */
+  async update(chunk: Uint8Array): Promise<void> {
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (this.slot < 0) {
+        this.slot = await this.ring.acquire();
+        this.filled = 0;
+      }
+      const n = Math.min(chunk.length - offset, SLOT_BYTES - this.filled);
+      this.ring.view.set(chunk.subarray(offset, offset + n), this.slot * SLOT_BYTES + this.filled);
+      this.filled += n;
+      offset += n;
+      if (this.filled === SLOT_BYTES) this.post();
+    }
+  }
+
+  /** A whole slot to read into directly (no copy); hand it over with `submit`. */
+  async directSlot(): Promise<Buffer> {
+    if (this.slot >= 0) this.post();
+    this.slot = await this.ring.acquire();
+    this.filled = 0;
+    return this.ring.slotView(this.slot);
+  }
+
+  /** Hashes the first `length` bytes of the slot given by `directSlot`. */
+  submit(length: number): void {
+    this.filled = length;
+    this.post();
+  }
+
+  async digest(): Promise<Record<string, string>> {
+    if (this.slot >= 0) this.post();
+    const result = this.pool.expectDigests(this.id, this.groups.length);
+    for (const { worker } of this.groups) worker.worker.postMessage({ op: 'digest', id: this.id });
+    try {
+      return await result;
+    } finally {
+      this.end();
+    }
+  }
+
+  /** Forget this stream (it failed or was cancelled). */
+  abort(): void {
+    if (this.finished) return;
+    for (const { worker } of this.groups) worker.worker.postMessage({ op: 'drop', id: this.id });
+    this.end();
+  }
+
+  private post(): void {
+    const slot = this.slot;
+    this.slot = -1;
+    if (this.filled === 0) return;
+    this.ring.pending[slot] = this.groups.length;
+    for (const { worker } of this.groups) worker.worker.postMessage({ op: 'update', id: this.id, ring: this.ring.id, slot, offset: slot * SLOT_BYTES, length: this.filled });
+  }
+
+  private end(): void {
+    if (this.finished) return;
+    this.finished = true;
+    for (const { worker } of this.groups) this.pool.letGo(worker);
+    this.pool.recycle(this.ring);
+  }
+}
+
+function poolSize(): number {
+  const setting = process.env.FERRY_HASH_WORKERS;
+  if (setting !== undefined && setting !== '') return Math.max(0, Math.floor(Number(setting)) || 0);
+  // One per algorithm Ferry usually computes (md5 + sha256), more only with cores to spare.
+  return Math.min(4, Math.max(2, os.availableParallelism() - 1));
+}
+
+let sharedPool: HashWorkerPool | null = null;
+
+function pool(): HashWorkerPool {
+  sharedPool ??= new HashWorkerPool(poolSize());
+  return sharedPool;
+}
+
+/** True when large inputs are hashed on worker threads (tests compare both paths). */
+export function hashWorkersAvailable(): boolean {
+  return pool().available;
+}
+
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Digests of a stream of chunks: the first INLINE_HASH_BYTES are held (not copied), and
+ * either hashed here when the stream ends, or — once it grows past that — handed with
+ * everything after them to the worker threads.
+ */
+export class StreamHasher {
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private session: WorkerHashSession | null = null;
+
+  constructor(
+    private readonly algorithms: readonly string[],
+    private readonly inlineLimit = INLINE_HASH_BYTES,
+  ) {}
+
+  /** Resolves once the chunk may be reused by the caller (at once, or when a slot is free). */
+  update(chunk: Buffer): Promise<void> | void {
+    if (this.session) return this.session.update(chunk);
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes <= this.inlineLimit || this.algorithms.length === 0 || !pool().available) return;
+    this.session = pool().session(this.algorithms);
+    return this.handOver(this.session);
+  }
+
+  async digest(): Promise<Record<string, string>> {
+    if (this.session) return this.session.digest();
+    const multi = new MultiHash(this.algorithms);
+    for (const chunk of this.held) multi.update(chunk);
+    this.held = [];
+    return multi.digest();
+  }
+
+  abort(): void {
+    this.session?.abort();
+    this.held = [];
+  }
+
+  private async handOver(session: WorkerHashSession): Promise<void> {
+    const held = this.held;
+    this.held = [];
+    for (const chunk of held) await session.update(chunk);
+  }
+}
+
 /**
  * A pass-through that hashes and counts the bytes going by. `digests` and `bytes` are
  * final once the stream has ended.
  */
 export class HashingPassThrough extends Transform {
-  private readonly multi: MultiHash;
+  private readonly hasher: StreamHasher;
   bytes = 0;
   digests: Record<string, string> | null = null;
 
-  constructor(algorithms: readonly string[], private readonly onBytes?: (n: number) => void) {
+  constructor(
+    readonly algorithms: readonly string[],
+    private readonly onBytes?: (n: number) => void,
+  ) {
     super();
-    this.multi = new MultiHash(algorithms);
+    this.hasher = new StreamHasher(algorithms);
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.multi.update(chunk);
     this.bytes += chunk.length;
     this.onBytes?.(chunk.length);
-    callback(null, chunk);
+    const copied = this.hasher.update(chunk);
+    if (copied) copied.then(() => callback(null, chunk), callback);
+    else callback(null, chunk);
   }
 
   override _flush(callback: TransformCallback): void {
-    this.digests = this.multi.digest();
-    callback();
+    this.hasher.digest().then((digests) => {
+      this.digests = digests;
+      callback();
+    }, callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (this.digests === null) this.hasher.abort();
+    callback(error);
   }
 }
 
 export async function hashStream(stream: Readable, algorithms: readonly string[]): Promise<{ hashes: Record<string, string>; bytes: number }> {
-  const multi = new MultiHash(algorithms);
+  const hasher = new StreamHasher(algorithms);
   let bytes = 0;
-  for await (const chunk of stream) {
-    multi.update(chunk as Buffer);
-    bytes += (chunk as Buffer).length;
+  try {
+    for await (const chunk of stream) {
+      bytes += (chunk as Buffer).length;
+      await hasher.update(chunk as Buffer);
+    }
+    return { hashes: await hasher.digest(), bytes };
+  } catch (error) {
+    hasher.abort();
+    throw error;
   }
-  return { hashes: multi.digest(), bytes };
 }
 
-/** One read of the file for all algorithms, with large buffers. */
-export function hashFile(filePath: string, algorithms: readonly string[]): Promise<{ hashes: Record<string, string>; bytes: number }> {
-  return hashStream(createReadStream(filePath, { highWaterMark: 1024 * 1024 }), algorithms);
+/**
+ * One read of the file for all algorithms. Large files are read straight into the shared
+ * slots the worker threads hash from (the read of the next slot overlaps their hashing).
+ */
+export async function hashFile(filePath: string, algorithms: readonly string[], flags = constants.O_RDONLY): Promise<{ hashes: Record<string, string>; bytes: number }> {
+  const handle = await open(filePath, flags);
+  try {
+    const { size } = await handle.stat();
+    if (size <= INLINE_HASH_BYTES || algorithms.length === 0 || !pool().available) {
+      return await hashStream(handle.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false }), algorithms);
+    }
+    const session = pool().session(algorithms);
+    let bytes = 0;
+    try {
+      for (;;) {
+        const slot = await session.directSlot();
+        const { bytesRead } = await handle.read(slot, 0, slot.length, null);
+        if (bytesRead === 0) break;
+        bytes += bytesRead;
+        session.submit(bytesRead);
+      }
+      return { hashes: await session.digest(), bytes };
+    } catch (error) {
+      session.abort();
+      throw error;
+    }
+  } finally {
+    await handle.close();
+  }
 }

@@ -1,0 +1,102 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HashingPassThrough, INLINE_HASH_BYTES, hashFile, hashStream, hashWorkersAvailable, StreamHasher } from './hashing.js';
+
+const ALGORITHMS = ['md5', 'sha256', 'sha1', 'sha512'] as const;
+
+function expected(bytes: Buffer, algorithms: readonly string[] = ALGORITHMS): Record<string, string> {
+  return Object.fromEntries(algorithms.map((algorithm) => [algorithm, createHash(algorithm).update(bytes).digest('hex')]));
+}
+
+/** Splits `bytes` into chunks of the given sizes, cycling. */
+function chunked(bytes: Buffer, sizes: number[]): Buffer[] {
+  const chunks: Buffer[] = [];
+  for (let offset = 0, i = 0; offset < bytes.length; i++) {
+    const size = sizes[i % sizes.length]!;
+    chunks.push(bytes.subarray(offset, offset + size));
+    offset += size;
+  }
+  return chunks;
+}
+
+describe('hashing on worker threads gives node crypto digests', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-hashing-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('has worker threads in this environment (else every other test here checks the inline path only)', () => {
+    expect(hashWorkersAvailable()).toBe(true);
+  });
+
+  // Sizes around the inline limit and the shared slots (512 KiB), odd chunkings included.
+  const sizes = [0, 1, 1000, INLINE_HASH_BYTES, INLINE_HASH_BYTES + 1, 512 * 1024, 512 * 1024 + 7, 3 * 1024 * 1024 + 12_345];
+  for (const size of sizes) {
+    it(`hashStream over ${size} bytes in uneven chunks`, async () => {
+      const bytes = randomBytes(size);
+      const result = await hashStream(Readable.from(chunked(bytes, [1, 65_536, 1_000_003, 13])), ALGORITHMS);
+      expect(result).toEqual({ hashes: expected(bytes), bytes: size });
+    });
+
+    it(`hashFile over ${size} bytes (read straight into the shared slots)`, async () => {
+      const bytes = randomBytes(size);
+      const file = path.join(dir, `file-${size}.bin`);
+      await writeFile(file, bytes);
+      expect(await hashFile(file, ['md5', 'sha256'])).toEqual({ hashes: expected(bytes, ['md5', 'sha256']), bytes: size });
+    });
+  }
+
+  it('HashingPassThrough passes every byte on unchanged and counts them', async () => {
+    const bytes = randomBytes(2 * 1024 * 1024 + 3);
+    const hasher = new HashingPassThrough(['md5', 'sha256']);
+    const out: Buffer[] = [];
+    let counted = 0;
+    const counting = new HashingPassThrough(['sha1'], (n) => (counted += n));
+    await pipeline(Readable.from(chunked(bytes, [100_000, 7])), hasher, counting, async (source: AsyncIterable<Buffer>) => {
+      for await (const chunk of source) out.push(chunk);
+    });
+    expect(Buffer.concat(out).equals(bytes)).toBe(true);
+    expect(hasher.digests).toEqual(expected(bytes, ['md5', 'sha256']));
+    expect(hasher.bytes).toBe(bytes.length);
+    expect(counting.digests).toEqual(expected(bytes, ['sha1']));
+    expect(counted).toBe(bytes.length);
+  });
+
+  it('many streams at once keep their digests apart', async () => {
+    const inputs = Array.from({ length: 12 }, (_, i) => randomBytes(300_000 + i * 97_001));
+    const results = await Promise.all(inputs.map((bytes) => hashStream(Readable.from(chunked(bytes, [65_536])), ['md5', 'sha256'])));
+    results.forEach((result, i) => expect(result.hashes).toEqual(expected(inputs[i]!, ['md5', 'sha256'])));
+  });
+
+  it('a stream that fails part-way releases its slots: later streams still hash', async () => {
+    const failing = new Readable({
+      read() {
+        this.push(randomBytes(600_000));
+        this.destroy(new Error('disk went away'));
+      },
+    });
+    await expect(hashStream(failing, ['md5', 'sha256'])).rejects.toThrow('disk went away');
+    for (let i = 0; i < 6; i++) {
+      const bytes = randomBytes(1_500_000);
+      expect((await hashStream(Readable.from([bytes]), ['md5', 'sha256'])).hashes).toEqual(expected(bytes, ['md5', 'sha256']));
+    }
+  });
+
+  it('an aborted StreamHasher never answers, and its ring is reused', async () => {
+    const hasher = new StreamHasher(['md5']);
+    await hasher.update(randomBytes(2 * 1024 * 1024));
+    hasher.abort();
+    const bytes = randomBytes(1024 * 1024);
+    const next = new StreamHasher(['md5']);
+    await next.update(bytes);
+    expect(await next.digest()).toEqual(expected(bytes, ['md5']));
+  });
+});
