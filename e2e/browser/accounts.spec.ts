@@ -40,7 +40,10 @@ test('a bad OSF token shows a readable error next to the form', async ({ page, f
   await expect(alert).toContainText(/token/i);
   await expect(alert).not.toContainText(secret);
   await shot(page, '08-bad-token');
-  const storage = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+  const storage = await page.evaluate(() => {
+    const web = globalThis as unknown as { localStorage: object; sessionStorage: object };
+    return JSON.stringify({ ...web.localStorage }) + JSON.stringify({ ...web.sessionStorage });
+  });
   expect(storage).not.toContain(secret);
 
   // browsing OSF with that token fails with the same kind of sentence and offers Accounts

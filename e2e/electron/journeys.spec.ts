@@ -51,7 +51,8 @@ test.describe('Electron app', () => {
     expect(await window.evaluate(() => typeof (globalThis as { ferry?: unknown }).ferry)).toBe('object');
     const prefs = await app.evaluate(({ BrowserWindow }) => {
       const w = BrowserWindow.getAllWindows()[0]!;
-      return w.webContents.getLastWebPreferences();
+      // not in the public typings, but present at run time
+      return (w.webContents as unknown as { getLastWebPreferences(): Record<string, unknown> | null }).getLastWebPreferences();
     });
     expect(prefs).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false, webSecurity: true });
     expect(new URL(window.url()).protocol).toBe('http:');
