@@ -23,6 +23,8 @@ export function isApiDownloadPath(apiPath: string): boolean {
 /** A name safe as one file name on every OS. */
 export function safeFileName(name: string): string {
   const cleaned = name
+    // control characters are exactly what must go: they are invalid in Windows file names
+    // eslint-disable-next-line no-control-regex
     .replace(/[\u0000-\u001f<>:"/\\|?*]/g, '_')
     .replace(/[. ]+$/, '')
     .slice(0, 200);
