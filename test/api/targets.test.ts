@@ -121,6 +121,7 @@ describe('GET /api_v1/openapi.json', () => {
         'GET /api_v1/targets/{target}/resources/{resource}/',
         'POST /api_v1/targets/{target}/resources/',
         'POST /api_v1/targets/{target}/resources/{resource}/',
+        'POST /api_v1/targets/{target}/resources/{resource}/verify/',
         'GET /api_v1/jobs/',
         'GET /api_v1/jobs/events/',
         'GET /api_v1/jobs/{ticket}/',

@@ -117,6 +117,20 @@ describe('plain ZIPs', () => {
     }
   });
 
+  it('reads UTF-8 names that Linux zip writes without the UTF-8 flag', async () => {
+    const src = path.join(work, 'unicode-src');
+    await mkdir(path.join(src, 'Données'), { recursive: true });
+    await writeFile(path.join(src, 'Données', 'naïve é.txt'), 'accents\n');
+    const zipPath = path.join(work, 'unicode.zip');
+    await run('zip', ['-r', '-q', zipPath, 'Données'], { cwd: src, env: { ...process.env, LC_ALL: 'C.UTF-8' } });
+    const archive = await openUploadZip(zipPath, DEFAULT_LIMITS);
+    try {
+      expect((await collect(archive)).map((entry) => entry.path).sort()).toEqual(['Données', 'Données/naïve é.txt']);
+    } finally {
+      await archive.close();
+    }
+  });
+
   it('yields implied parent folders before their files, in central-directory order, and opens fresh streams', async () => {
     const zipPath = await yazlZip([
       ['b/deep/x.txt', Buffer.from('x')],

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import yauzl from 'yauzl';
+import { decodeEntryName } from './entry-name.js';
 import type { Entry } from '../target.js';
 import { FerryError, badRequest, isFerryError, tooLarge } from '../errors.js';
 import type { Limits } from '../limits.js';
@@ -72,7 +73,7 @@ async function readCentralDirectory(zip: yauzl.ZipFile, fileSize: number, limits
   const kinds = new Map<string, 'file' | 'folder'>();
   let totalBytes = 0;
   for await (const entry of zip.eachEntry()) {
-    const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileName as unknown as Buffer, entry.extraFields, true);
+    const name = decodeEntryName(entry.generalPurposeBitFlag, entry.fileName as unknown as Buffer, entry.extraFields);
     refuseHostile(entry, name, limits);
 
     totalBytes += entry.uncompressedSize;
