@@ -10,7 +10,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const BODY_TYPES = new Set(['multipart/form-data', 'application/json']);
 
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 export interface GateOptions {
   /** the address the server listens on; a specific non-loopback name is accepted as a Host too */

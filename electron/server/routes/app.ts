@@ -40,12 +40,13 @@ export function registerAppRoutes(app: FastifyInstance, { core, version }: Serve
                 type: 'array',
                 items: {
                   type: 'object',
-                  required: ['name', 'readable_name', 'credential', 'has_stored_token'],
+                  required: ['name', 'readable_name', 'credential', 'has_stored_token', 'can_verify'],
                   properties: {
                     name: { type: 'string' },
                     readable_name: { type: 'string' },
                     credential: { type: 'string', enum: ['access-key', 'remote'] },
                     has_stored_token: { type: 'boolean' },
+                    can_verify: { type: 'boolean', description: 'POST …/resources/<id>/verify/ re-checks stored bytes (the offline library)' },
                   },
                 },
               },
@@ -63,6 +64,7 @@ export function registerAppRoutes(app: FastifyInstance, { core, version }: Serve
           readable_name: target.info.readable_name,
           credential: target.info.credential,
           has_stored_token: target.info.credential === 'remote' && (await core.secrets.get(tokenAccount(target.info.name))) !== null,
+          can_verify: typeof target.verify === 'function',
         })),
       );
       return { version, keychain: { persistent: core.secrets.persistent, description: core.secrets.description }, targets };
