@@ -51,8 +51,8 @@ describe('/app/ routes', () => {
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
       keychain: { persistent: false, description: 'memory (this run only)' },
       targets: [
-        { name: 'local', readable_name: 'Local folders', credential: 'access-key', has_stored_token: false },
-        { name: 'cloud', readable_name: 'Cloud', credential: 'remote', has_stored_token: false },
+        { name: 'local', readable_name: 'Local folders', credential: 'access-key', has_stored_token: false, can_verify: false },
+        { name: 'cloud', readable_name: 'Cloud', credential: 'remote', has_stored_token: false, can_verify: false },
       ],
     });
   });
