@@ -4,6 +4,7 @@ import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import { startFigshareEmulator } from '../../../../test/emulators/figshare/emulator.js';
 import { createFigshareTarget } from './index.js';
+import { FOLDER_SEPARATOR } from './figshare-target.js';
 
 // The shared Target contract suite (test/target-suite/, another helper's) over the emulator.
 const suite = new URL('../../../../test/target-suite/target-contract.ts', import.meta.url);
@@ -22,6 +23,9 @@ if (!existsSync(suite)) {
       badToken: 'not-a-figshare-token',
       writableContainerId: `a${article.id}`,
       sampleFileId: `f${article.id}_${article.files[0]?.id}`,
+      missingId: `a${article.id + 1000}`,
+      // figshare items have no folders: a written a/b.txt is stored as the file a__b.txt.
+      flatNamespace: { separator: FOLDER_SEPARATOR },
       teardown: () => emulator.close(),
     };
   });

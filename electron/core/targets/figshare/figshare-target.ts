@@ -28,7 +28,8 @@ export function parseFigshareId(id: string): FigshareId {
   if ((m = /^p(\d+)$/.exec(id))) return { kind: 'project', id: Number(m[1]) };
   if ((m = /^a(\d+)$/.exec(id))) return { kind: 'article', id: Number(m[1]) };
   if ((m = /^f(\d+)_(\d+)$/.exec(id))) return { kind: 'file', articleId: Number(m[1]), fileId: Number(m[2]) };
-  throw badRequest(`'${id}' is not a figshare resource id; list the target's resources to find one.`);
+  // Ids are opaque to clients: one this target could never have made simply names nothing (404).
+  throw notFound(`There is no figshare resource '${id}'; list the target's resources to find one.`);
 }
 
 const projectId = (id: number) => `p${id}`;

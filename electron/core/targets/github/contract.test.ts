@@ -21,6 +21,7 @@ async function setup() {
     badToken: 'ghp_invalid',
     writableContainerId: encodeForgeId('r', repo.id),
     sampleFileId: encodeForgeId('r', repo.id, 'sample.txt'),
+    missingId: encodeForgeId('r', repo.id, 'no-such-file.txt'),
     teardown: () => emu.close(),
   };
 }

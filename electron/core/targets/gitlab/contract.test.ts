@@ -21,6 +21,7 @@ async function setup() {
     badToken: 'glpat-invalid',
     writableContainerId: encodeForgeId('p', repo.id),
     sampleFileId: encodeForgeId('p', repo.id, 'sample.txt'),
+    missingId: encodeForgeId('p', repo.id, 'no-such-file.txt'),
     teardown: () => emu.close(),
   };
 }

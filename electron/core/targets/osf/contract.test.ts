@@ -25,6 +25,7 @@ async function setup() {
     // node lands in its osfstorage, so the storage is the container whose children show it.
     writableContainerId: storageId(project.id, 'osfstorage'),
     sampleFileId: fileNodeId(project.id, 'osfstorage', sample.id),
+    missingId: fileNodeId(project.id, 'osfstorage', '0123456789abcdef01234567'),
     teardown: () => emu.close(),
   };
 }

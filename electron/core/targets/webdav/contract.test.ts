@@ -27,6 +27,7 @@ if (missing) {
       badToken: JSON.stringify({ url: server.url, username: server.username, password: 'wrong-password' }),
       writableContainerId: webdavId('/Writable'),
       sampleFileId: webdavId('/sample.txt'),
+      missingId: webdavId('/no-such-file.txt'),
       teardown: () => server.stop(),
     };
   });

@@ -50,7 +50,8 @@ export function parseWebdavId(id: string): string {
   const match = /^w([A-Za-z0-9_-]+)$/.exec(id);
   const decoded = match ? Buffer.from(match[1] as string, 'base64url').toString('utf8') : '';
   if (!decoded.startsWith('/') || decoded === '/' || decoded.split('/').some((s) => s === '..' || s === '.')) {
-    throw badRequest(`'${id}' is not a WebDAV resource id; list the target's resources to find one.`);
+    // Ids are opaque to clients: one this target could never have made simply names nothing (404).
+    throw notFound(`There is no WebDAV resource '${id}'; list the target's resources to find one.`);
   }
   return decoded;
 }

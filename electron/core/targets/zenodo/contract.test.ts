@@ -5,6 +5,7 @@ import { MemorySecretStore } from '../../keychain/memory.js';
 import { startZenodoEmulator } from '../../../../test/emulators/zenodo/emulator.js';
 import { createZenodoTarget } from './index.js';
 import { depositionId, fileId } from './ids.js';
+import { FOLDER_SEPARATOR } from './zenodo-target.js';
 
 // The shared Target contract suite (test/target-suite/, another helper's) over the emulator.
 const suite = new URL('../../../../test/target-suite/target-contract.ts', import.meta.url);
@@ -23,6 +24,9 @@ if (!existsSync(suite)) {
       badToken: 'not-a-zenodo-token',
       writableContainerId: depositionId(draft.id),
       sampleFileId: fileId(draft.id, 'sample.txt'),
+      missingId: fileId(draft.id, 'no-such-file.txt'),
+      // Zenodo has no folders: a written a/b.txt is stored as the file a__b.txt.
+      flatNamespace: { separator: FOLDER_SEPARATOR },
       teardown: () => emulator.close(),
     };
   });

@@ -1,4 +1,4 @@
-import { badRequest } from '../../errors.js';
+import { notFound } from '../../errors.js';
 
 /**
  * Resource ids: a deposition is `d<deposition id>`, a file `f<deposition id>_<base64url(key)>`.
@@ -15,5 +15,7 @@ export function parseZenodoId(id: string): ZenodoId {
   if (deposition) return { kind: 'deposition', depositionId: Number(deposition[1]) };
   const file = /^f(\d+)_([A-Za-z0-9_-]+)$/.exec(id);
   if (file) return { kind: 'file', depositionId: Number(file[1]), key: Buffer.from(file[2] as string, 'base64url').toString('utf8') };
-  throw badRequest(`'${id}' is not a Zenodo resource id; list the target's resources to find one.`);
+  // Ids are opaque to clients: one this target could never have made names nothing, which
+  // to a client is the same as one that names a deleted deposition (API.md: 404).
+  throw notFound(`There is no Zenodo resource '${id}'; list the target's resources to find one.`);
 }
