@@ -31,6 +31,7 @@ export default defineConfig({
     plugins: [react()],
     build: {
       outDir: resolve('out/renderer'),
+      minify: true,
       rollupOptions: { input: { index: resolve('renderer/index.html') } },
     },
   },
