@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { parseManifest } from '../../zip/bagit-format.js';
 import { PROVENANCE_FILE, type Provenance } from '../../zip/bag-writer.js';
+import { readCentralDirectory } from './central-directory.js';
 
 // What Ferry knows of one archive in the library, read from its central directory only:
 // listing never touches an entry's data. For a bag, the payload under data/ and the hashes
@@ -93,20 +94,15 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
     return result;
   }
   try {
-    const records: yauzl.Entry[] = [];
     let total = 0;
     let compressedTotal = 0;
-    await new Promise<void>((resolve, reject) => {
-      zip.on('entry', (record: yauzl.Entry) => {
-        records.push(record);
+    if (zip.entryCount > limits.maxEntries) throw new Error(`it holds more than ${limits.maxEntries} entries`);
+    const records = await readCentralDirectory(file, zip, {
+      onEntry: (record, index) => {
+        if (index >= limits.maxEntries) throw new Error(`it holds more than ${limits.maxEntries} entries`);
         total += record.uncompressedSize;
         compressedTotal += record.compressedSize;
-        if (records.length > limits.maxEntries) return reject(new Error(`it holds more than ${limits.maxEntries} entries`));
-        zip.readEntry();
-      });
-      zip.on('end', () => resolve());
-      zip.on('error', reject);
-      zip.readEntry();
+      },
     });
     for (const record of records) {
       const problem = unsafeName(record.fileName);
