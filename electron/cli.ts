@@ -78,7 +78,10 @@ export async function main(argv: string[]): Promise<number> {
 
   console.log(`Ferry is serving at ${running.url}`);
   console.log(`The access key and port are in ${running.endpointFile} (readable by you only).`);
-  if (rendererDir) console.log(`Open the UI with 'ferry open${values['data-dir'] ? ` --data-dir ${values['data-dir']}` : ''}' (it signs the browser in without printing the key).`);
+  if (rendererDir) {
+    const dataDirArg = values['data-dir'] ? ` --data-dir ${values['data-dir']}` : '';
+    console.log(`Open the UI signed in with '${invocation()} open${dataDirArg}', or open ${running.url} and paste the access key from endpoint.json.`);
+  }
   else console.log('The UI is not built (run npm run build); the API is available.');
   if (running.keychainWarning) console.warn(running.keychainWarning);
   if (values.open) await openBrowser(dataDir);
@@ -98,6 +101,13 @@ export async function main(argv: string[]): Promise<number> {
     process.once('SIGTERM', stop);
   });
   return 0;
+}
+
+/** How the user ran us: `ferry` when installed as a command, else `node <path to the bin>`. */
+function invocation(): string {
+  const script = process.argv[1] ?? 'ferry';
+  if (path.basename(script) === 'ferry') return 'ferry';
+  return `node ${path.relative(process.cwd(), script) || script}`;
 }
 
 function definedOnly<T extends object>(values: T): Partial<T> {

@@ -12,7 +12,7 @@ function electronBinary() {
     const binary = require('electron');
     return typeof binary === 'string' && existsSync(binary) ? { binary } : { reason: 'the Electron binary is missing' };
   } catch (error) {
-    return { reason: `no Electron runtime is installed (${error.message.split('\n')[0]})` };
+    return { reason: 'the Electron runtime is not installed (npm installs only the electron package; its binary comes from GitHub on first use, which needs network access to GitHub)' };
   }
 }
 
@@ -37,6 +37,6 @@ if (electron.binary && !headless) {
 } else {
   const why = electron.binary ? 'there is no display to open a window on' : electron.reason;
   console.log(`Starting Ferry in browser mode because ${why}.`);
-  console.log('The same UI is served to your browser; `node bin/ferry.js open` (or the --open flag below) signs it in.');
+  console.log('The same UI is served to your browser; Ferry tries to open it for you, signed in.');
   run(process.execPath, ['bin/ferry.js', 'serve', '--open', ...extraArgs]);
 }
