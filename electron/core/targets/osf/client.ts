@@ -2,11 +2,12 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { FerryError } from '../../errors.js';
 import { RemoteClient, type RequestOptions } from '../../remote/http.js';
-import { DEFAULT_RETRY, requestWithRetry, type RetryPolicy } from './retry.js';
+import { sendReplayingBody } from './retry.js';
 
 /**
  * OSF API v2 and WaterButler v1 over RemoteClient (retries honouring Retry-After, polite
- * rate, timeouts). The API version is pinned (2.20: top-level `meta`, `Z` dates). Paging
+ * rate, timeouts); only streamed uploads, which RemoteClient cannot replay, are retried
+ * here (retry.ts). The API version is pinned (2.20: top-level `meta`, `Z` dates). Paging
  * always sends an explicit `sort` and `page[size]=100`, follows `links.next` verbatim and
  * drops repeated ids (osf.md §5.1).
  *
@@ -47,10 +48,8 @@ const MESSAGES = {
 export class OsfClient {
   readonly api: RemoteClient;
   private readonly fileServers = new Map<string, RemoteClient>();
-  readonly retry: RetryPolicy;
 
   constructor(private readonly options: OsfClientOptions) {
-    this.retry = { ...DEFAULT_RETRY, retries: options.retries ?? DEFAULT_RETRY.retries };
     this.api = new RemoteClient({
       baseUrl: options.apiUrl,
       serviceName: 'OSF',
@@ -67,7 +66,7 @@ export class OsfClient {
   }
 
   private async apiJson<T>(url: string, options: RequestOptions): Promise<T> {
-    const response = await requestWithRetry(this.api, url, () => options, this.retry);
+    const response = await this.api.request(url, options);
     return (await response.json()) as T;
   }
 
@@ -127,7 +126,7 @@ export class OsfClient {
    * the 302 to signed storage followed without it. A 200 HTML page is OSF's sign-in page.
    */
   async download(wbUrl: string, name: string, token: string | null, signal?: AbortSignal): Promise<Readable> {
-    const response = await requestWithRetry(this.fileServer(wbUrl), wbUrl, () => ({ token, signal }), this.retry);
+    const response = await this.fileServer(wbUrl).request(wbUrl, { token, signal });
     const body = response.body ? Readable.fromWeb(response.body as unknown as WebReadableStream) : Readable.from([]);
     if (/text\/html/i.test(response.headers.get('content-type') ?? '')) {
       body.destroy();
@@ -140,12 +139,17 @@ export class OsfClient {
     return body;
   }
 
+  /** A request without a streamed body to a file-server URL taken from the API's links. */
+  fileRequest(url: string, options: RequestOptions): Promise<Response> {
+    return this.fileServer(url).request(url, options);
+  }
+
   /**
-   * A request to a file-server URL taken from the API's links, retried on 429/5xx.
-   * `options` is called per attempt (a streamed body must be opened afresh each time).
+   * An upload to a file-server URL, retried on 429/5xx like every other request; `open` is
+   * called per attempt, because a streamed body must be opened afresh each time.
    */
-  fileRequest(url: string, options: () => Promise<RequestOptions> | RequestOptions): Promise<Response> {
-    return requestWithRetry(this.fileServer(url), url, options, this.retry);
+  upload(url: string, open: () => Promise<RequestOptions> | RequestOptions): Promise<Response> {
+    return sendReplayingBody(this.fileServer(url), url, open);
   }
 }
 

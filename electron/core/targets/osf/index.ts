@@ -12,7 +12,7 @@ export interface OsfTargetOptions {
   ratePerSecond?: number;
   /** per request, ms (default 60 s) */
   timeoutMs?: number;
-  /** retries on 429/502/503/504 (default 4) */
+  /** retries on 408/429/5xx, honouring Retry-After (default 4) */
   retries?: number;
 }
 

@@ -68,6 +68,20 @@ describe('OSF target: list, detail, read (emulator over HTTP)', () => {
     expect(listings.some((r) => r.status === 429)).toBe(true);
   });
 
+  it('retries a failing listing once per allowed attempt, then passes the 503 on (one retry layer, not two nested)', async () => {
+    const before = f.emu.state.requests.length;
+    f.emu.state.failNext({ path: `/files/osfstorage/${bigFolder}/`, server: 'api', status: 503, retryAfter: 0, times: 50 });
+    try {
+      const error = await collect(f.target.list(f.ctx, { container: fileNodeId(project, 'osfstorage', bigFolder) })).catch((e: unknown) => e);
+      expect(error).toMatchObject({ status: 503, code: 'upstream_unavailable' });
+      const attempts = f.emu.state.requests.slice(before).filter((r) => r.url.includes(`/files/osfstorage/${bigFolder}/`));
+      // the fixture's target allows 3 retries: 4 attempts in all
+      expect(attempts.map((r) => r.status)).toEqual([503, 503, 503, 503]);
+    } finally {
+      f.emu.state.faults.length = 0;
+    }
+  });
+
   it('lists the children of a node, a storage and a folder', async () => {
     const ofNode = await collect(f.target.list(f.ctx, { container: nodeId(project) }));
     expect(ofNode.map((r) => r.title)).toEqual(['osfstorage', 'Analysis', 'raw']);

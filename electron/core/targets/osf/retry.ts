@@ -2,42 +2,37 @@ import { CancelledError } from '../../errors.js';
 import { parseRetryAfter, type RemoteClient, type RequestOptions } from '../../remote/http.js';
 
 /**
- * Retries on 429/502/503/504 honouring Retry-After, with exponential backoff otherwise.
- * RemoteClient is meant to do this through ky, but ky only retries statuses it throws for,
- * and RemoteClient turns `throwHttpErrors` off, so statuses come back unretried. This loop
- * also serves streamed uploads, which no HTTP layer can replay: `options` is called
- * again for every attempt, so each one gets a fresh body.
+ * Retries for streamed uploads only. Everything else OSF sends goes through RemoteClient,
+ * whose ky layer retries 408/429/5xx honouring Retry-After. ky cannot replay a streamed
+ * body, so RemoteClient sends those once; here each attempt calls `options` again, which
+ * opens the bytes afresh (from the spool file or the entry). The limits are the client's
+ * own (`retries`, `maxRetryAfterMs`), so both paths follow one policy.
  */
-export const RETRY_STATUSES = [429, 502, 503, 504];
+const REPLAY_STATUSES = [408, 429, 500, 502, 503, 504];
+const DEFAULT_RETRIES = 4;
+const DEFAULT_MAX_RETRY_AFTER_MS = 120_000;
 
-export interface RetryPolicy {
-  retries: number;
-  /** longest wait we accept, seconds; a longer Retry-After fails now with the 429 */
-  maxWaitSeconds: number;
-}
-
-export const DEFAULT_RETRY: RetryPolicy = { retries: 4, maxWaitSeconds: 120 };
-
-export async function requestWithRetry(
+export async function sendReplayingBody(
   client: RemoteClient,
   url: string,
   options: () => Promise<RequestOptions> | RequestOptions,
-  policy: RetryPolicy = DEFAULT_RETRY,
 ): Promise<Response> {
+  const retries = client.options.retries ?? DEFAULT_RETRIES;
+  const maxWaitMs = client.options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
   for (let attempt = 1; ; attempt++) {
     const current = await options();
     const allowed = current.allow ?? [];
-    const response = await client.request(url, { ...current, allow: [...allowed, ...RETRY_STATUSES] });
-    if (!RETRY_STATUSES.includes(response.status) || allowed.includes(response.status)) return response;
+    const response = await client.request(url, { ...current, retry: false, allow: [...allowed, ...REPLAY_STATUSES] });
+    if (!REPLAY_STATUSES.includes(response.status) || allowed.includes(response.status)) return response;
     const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
-    const wait = retryAfter ?? Math.min(30, 2 ** (attempt - 1)) * (0.75 + Math.random() / 2);
-    if (attempt > policy.retries || wait > policy.maxWaitSeconds) throw await client.errorFor(response);
+    const waitMs = retryAfter !== undefined ? retryAfter * 1000 : Math.min(30, 2 ** (attempt - 1)) * (0.75 + Math.random() / 2) * 1000;
+    if (attempt > retries || waitMs > maxWaitMs) throw await client.errorFor(response);
     await response.body?.cancel();
-    await sleep(wait * 1000, current.signal);
+    await sleep(waitMs, current.signal);
   }
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new CancelledError());
     const onAbort = () => {

@@ -161,12 +161,12 @@ export class OsfWriter {
   }
 
   private async makeFolder(parent: FolderState, name: string): Promise<Existing | null> {
-    const response = await this.target.client.fileRequest(`${parent.wbUrl}?kind=folder&name=${strictEncode(name)}`, () => ({
+    const response = await this.target.client.fileRequest(`${parent.wbUrl}?kind=folder&name=${strictEncode(name)}`, {
       method: 'PUT',
       token: this.ctx.token,
       signal: this.options.signal,
       allow: [409],
-    }));
+    });
     if (response.status === 409) {
       await response.body?.cancel();
       return null;
@@ -223,7 +223,7 @@ export class OsfWriter {
     const size = spooled ? spooled.size : entry.size!;
     const opened: Readable[] = [];
     try {
-      return await this.target.client.fileRequest(url, async () => {
+      return await this.target.client.upload(url, async () => {
         throwIfAborted(this.options.signal);
         const body: Readable = spooled ? createReadStream(spooled.file) : await entry.open();
         opened.push(body);
@@ -234,7 +234,6 @@ export class OsfWriter {
           body,
           headers: { 'content-length': String(size), 'content-type': 'application/octet-stream' },
           allow,
-          retry: false,
           timeoutMs: Math.max(120_000, Math.ceil(size / (256 * 1024)) * 1000),
         };
       });
@@ -269,7 +268,7 @@ export class OsfWriter {
       for await (const item of this.target.client.list(folder.listHref, this.ctx.token, { sort: 'name' }, this.options.signal)) add(fromApi(item));
     } else {
       // A folder this job made: WaterButler lists it (one unpaged answer).
-      const response = await this.target.client.fileRequest(folder.wbUrl, () => ({ token: this.ctx.token, signal: this.options.signal }));
+      const response = await this.target.client.fileRequest(folder.wbUrl, { token: this.ctx.token, signal: this.options.signal });
       for (const item of ((await response.json()) as { data: WaterbutlerEntity[] }).data) add(fromWaterbutler(item));
     }
     folder.children = { files, folders };
