@@ -24,7 +24,7 @@ import { toFerryError } from './fs-errors.js';
 import { HashCache, type FileVersion } from './hash-cache.js';
 import { decodeLocalId, encodeLocalId } from './ids.js';
 import { joinInside } from './safe-path.js';
-import { childrenOf, isCode, walkTree, type WalkNode } from './walk.js';
+import { childrenOf, isCode, walkFolders, walkTree, type WalkNode } from './walk.js';
 import { writeEntries } from './writer.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
@@ -69,7 +69,10 @@ export class LocalTarget implements Target {
     const root = await this.realRoot();
     if (scope === undefined || scope.container === undefined) {
       if (root === null) return;
-      for await (const node of walkTree(root, '', ctx.signal)) yield toResourceNode(node.relativePath, node.isFolder);
+      for await (const { parentPath, nodes } of walkFolders(root, '', ctx.signal)) {
+        const container = parentPath === '' ? null : encodeLocalId(parentPath);
+        for (const node of nodes) yield nodeIn(container, node);
+      }
       return;
     }
     let dir: { absolutePath: string; relativePath: string };
@@ -81,7 +84,8 @@ export class LocalTarget implements Target {
       if (!resolved.isFolder) throw notFound(`'${resolved.relativePath}' is a file, not a folder: it has no children to list.`);
       dir = resolved;
     }
-    for (const node of await childrenOf(dir.absolutePath, dir.relativePath)) yield toResourceNode(node.relativePath, node.isFolder);
+    const container = dir.relativePath === '' ? null : encodeLocalId(dir.relativePath);
+    for (const node of await childrenOf(dir.absolutePath, dir.relativePath)) yield nodeIn(container, node);
   }
 
   async detail(_ctx: TargetContext, id: string): Promise<ResourceInfo> {
@@ -238,6 +242,17 @@ function toResourceNode(relativePath: string, isFolder: boolean): ResourceNode {
     id: encodeLocalId(relativePath),
     container: slash < 0 ? null : encodeLocalId(relativePath.slice(0, slash)),
     title: relativePath.slice(slash + 1),
+  };
+}
+
+/** toResourceNode for a walked node whose folder's id is already known (one encoding per folder, not per file). */
+function nodeIn(container: string | null, node: WalkNode): ResourceNode {
+  return {
+    kind: node.isFolder ? 'container' : 'item',
+    kind_name: node.isFolder ? 'folder' : 'file',
+    id: encodeLocalId(node.relativePath),
+    container,
+    title: node.name,
   };
 }
 
