@@ -12,6 +12,11 @@ import type { Job } from '../../shared/api.js';
 
 export const otherSide = (side: PaneSide): PaneSide => (side === 'left' ? 'right' : 'left');
 
+/** The offline library ("Downloaded ZIPs"), where "Keep offline" puts a copy of a download. */
+export const LIBRARY_TARGET = 'offline';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export function createActions(s: BaseServices) {
   /** ZIP bodies of this run's uploads, so a failed upload can be sent again */
   const uploadBlobs = new Map<string, Blob>();
@@ -21,6 +26,19 @@ export function createActions(s: BaseServices) {
 
   function describe(target: string, trail: readonly Crumb[]): string {
     return [s.session.readableName(target), ...trail.map((c) => c.title)].join(' › ');
+  }
+
+  /** Whether the core can re-check this target's stored bytes (GET /app/session says). */
+  function canVerify(target: string | null): boolean {
+    if (!target) return false;
+    return s.session.store.getState().session?.targets.find((t) => t.name === target)?.can_verify === true;
+  }
+
+  /** What Verify would check in this pane: the selected top-level archives, if it can verify at all. */
+  function verifiableItems(side: PaneSide): ResourceSummary[] {
+    const state = pane(side);
+    if (!canVerify(state.target) || state.trail.length > 0) return [];
+    return selectedItems(side);
   }
 
   function selectedItems(side: PaneSide): ResourceSummary[] {
@@ -283,7 +301,11 @@ export function createActions(s: BaseServices) {
         } else {
           await saveInBrowser(path, name, side, items.length === 1);
         }
-        setNotice(s.ui, side, { kind: 'info', text: `${name} saved.${keepOffline ? ' A copy is kept offline.' : ''}` });
+        setNotice(s.ui, side, {
+          kind: 'info',
+          text: `${name} saved.${keepOffline ? ` A copy is kept in ${s.session.readableName(LIBRARY_TARGET)}.` : ''}`,
+        });
+        if (keepOffline) void showKeptCopies();
       } catch (error) {
         setNotice(s.ui, side, {
           kind: 'error',
@@ -293,6 +315,77 @@ export function createActions(s: BaseServices) {
         return;
       }
     }
+  }
+
+  /**
+   * A kept copy is renamed into the library just after its last byte left the server, so a
+   * pane showing the library's top level lists it again until the new archive is there.
+   */
+  async function showKeptCopies(delays: readonly number[] = [0, 300, 1000, 2500]): Promise<void> {
+    s.details.invalidate(LIBRARY_TARGET);
+    const sides = (['left', 'right'] as const).filter(
+      (side) => pane(side).target === LIBRARY_TARGET && pane(side).trail.length === 0,
+    );
+    await Promise.all(
+      sides.map(async (side) => {
+        const before = new Set(pane(side).items.map((item) => item.id));
+        for (const delay of delays) {
+          await sleep(delay);
+          const state = pane(side);
+          if (state.target !== LIBRARY_TARGET || state.trail.length > 0) return; // moved away meanwhile
+          await state.refresh();
+          if (pane(side).items.some((item) => !before.has(item.id))) return;
+        }
+      }),
+    );
+  }
+
+  /** Starts a verify job for each selected top-level archive (or the given ids). */
+  async function verify(side: PaneSide, ids?: readonly string[]): Promise<void> {
+    const state = pane(side);
+    const target = state.target;
+    if (!target || !canVerify(target)) {
+      setNotice(s.ui, side, {
+        kind: 'error',
+        text: `Only archives in ${s.session.readableName(LIBRARY_TARGET)} can be verified.`,
+      });
+      return;
+    }
+    const items = ids ? state.items.filter((item) => ids.includes(item.id)) : verifiableItems(side);
+    if (state.trail.length > 0 || items.length === 0) {
+      setNotice(s.ui, side, {
+        kind: 'info',
+        text: `Select an archive at the top of ${s.session.readableName(target)} to verify it.`,
+      });
+      return;
+    }
+    const failures: string[] = [];
+    for (const item of items) {
+      const submission: Submission = {
+        kind: 'verify',
+        label: `Verify ${item.title}`,
+        destination: { target, containerId: null, trail: [] },
+        source: { target, id: item.id, title: item.title },
+        duplicateAction: 'ignore',
+      };
+      try {
+        const ack = await s.api.verify(target, item.id);
+        await track(ack.ticket_number, submission);
+      } catch (error) {
+        failures.push(`${item.title}: ${messageOf(error)}`);
+      }
+    }
+    setNotice(
+      s.ui,
+      side,
+      failures.length
+        ? {
+            kind: 'error',
+            text: `Verification could not start. ${failures.join(' ')}`,
+            retry: () => void verify(side, ids ?? items.map((item) => item.id)),
+          }
+        : null,
+    );
   }
 
   async function refresh(side: PaneSide): Promise<void> {
@@ -317,6 +410,11 @@ export function createActions(s: BaseServices) {
     const submission = s.jobs.store.getState().submissions[ticket];
     if (!submission) return 'This job was started elsewhere, so Ferry does not know how to resubmit it.';
     try {
+      if (submission.kind === 'verify' && submission.source) {
+        const ack = await s.api.verify(submission.source.target, submission.source.id);
+        await track(ack.ticket_number, submission);
+        return null;
+      }
       if (submission.kind === 'transfer' && submission.source) {
         const { destination, source } = submission;
         const ack = await s.api.transfer(destination.target, destination.containerId, source, submission.duplicateAction);
@@ -338,6 +436,8 @@ export function createActions(s: BaseServices) {
     const side = s.ui.getState().active;
     if (submission) {
       await s.panes[side].getState().setTarget(submission.destination.target, submission.destination.trail);
+      // a verify job's "destination" is the archive itself: put the cursor on it
+      if (submission.kind === 'verify' && submission.source) s.panes[side].getState().select(submission.source.id, 'replace', []);
       return;
     }
     let trail: Crumb[] = [];
@@ -390,6 +490,10 @@ export function createActions(s: BaseServices) {
   return {
     describe,
     selectedItems,
+    canVerify,
+    verifiableItems,
+    verify,
+    showKeptCopies,
     uploadPicked,
     transferSelection,
     newFolder,

@@ -7,6 +7,8 @@ export interface SessionTarget {
   /** "access-key" for local targets (the app's key opens them), "remote" when a service token is needed */
   credential: 'access-key' | 'remote' | (string & {});
   has_stored_token: boolean;
+  /** POST …/resources/<id>/verify/ re-checks the stored bytes (the offline library) */
+  can_verify?: boolean;
 }
 
 export interface Session {

@@ -152,6 +152,12 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
         body: JSON.stringify({ source_target_name: source.target, source_resource_id: source.id }),
         headers: { 'Content-Type': 'application/json', 'duplicate-file-action': duplicateAction },
       }),
+    /**
+     * Re-check a stored archive's bytes against its recorded hashes, as a job. No body and
+     * no content type: the gate accepts a bodiless POST.
+     */
+    verify: (target: string, id: string) =>
+      json<Acknowledgement>(`/api_v1/targets/${seg(target)}/resources/${seg(id)}/verify/`, { method: 'POST' }),
     /** a streamed download response (the caller saves the body) */
     download: (path: string, signal?: AbortSignal) => request(path, { signal }),
   };

@@ -20,11 +20,10 @@ export interface ConnectionEnv {
   bridge?: FerryBridge;
 }
 
+/** No key in the address and none remembered: the page shows the sign-in screen. */
 export class MissingAccessKeyError extends Error {
   constructor() {
-    super(
-      'This page needs the access key Ferry printed when it started. Open the full address it printed (the part after # included).',
-    );
+    super('Sign in with the access key of this Ferry: run `ferry open`, or paste the key from endpoint.json.');
   }
 }
 
@@ -48,6 +47,55 @@ export async function resolveConnection(env: ConnectionEnv): Promise<Connection>
   const remembered = env.sessionStorage.getItem(SESSION_KEY);
   if (remembered) return { url: base, accessKey: remembered };
   throw new MissingAccessKeyError();
+}
+
+/** Keeps a key that worked for this tab only (sessionStorage: gone when the tab closes; never localStorage). */
+export function rememberAccessKey(storage: Pick<Storage, 'setItem'>, key: string): void {
+  try {
+    storage.setItem(SESSION_KEY, key);
+  } catch {
+    /* storage unavailable: the key lasts until a reload */
+  }
+}
+
+export function forgetAccessKey(storage: Pick<Storage, 'removeItem'>): void {
+  try {
+    storage.removeItem(SESSION_KEY);
+  } catch {
+    /* nothing to forget */
+  }
+}
+
+export type KeyCheck = { ok: true } | { ok: false; reason: 'rejected' | 'unreachable' | 'error'; message: string };
+
+/**
+ * Asks the core whether `key` opens it (GET /app/session). The key travels only in the
+ * Authorization header, never in a URL.
+ */
+export async function checkAccessKey(url: string, key: string, fetchImpl: typeof fetch = (...a) => fetch(...a)): Promise<KeyCheck> {
+  let response: Response;
+  try {
+    response = await fetchImpl(`${url.replace(/\/+$/, '')}/app/session`, {
+      headers: { Authorization: `Bearer ${key}` },
+      cache: 'no-store',
+    });
+  } catch {
+    return {
+      ok: false,
+      reason: 'unreachable',
+      message: "Ferry's local service did not answer. Check that `ferry serve` is still running, then try again.",
+    };
+  }
+  if (response.ok) return { ok: true };
+  if (response.status === 401 || response.status === 403) {
+    return {
+      ok: false,
+      reason: 'rejected',
+      message:
+        'That key was not accepted. Copy the whole access_key value from endpoint.json (without the quotes); if Ferry was restarted with another data directory, use the endpoint.json in that one.',
+    };
+  }
+  return { ok: false, reason: 'error', message: `Ferry's local service answered ${response.status}; try again in a moment.` };
 }
 
 export function browserBridge(): FerryBridge | undefined {

@@ -33,45 +33,152 @@ function renderValue(value: unknown): string {
   if (value === null || value === undefined) return '—';
   if (typeof value === 'string') return value || '—';
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (Array.isArray(value) && value.length === 0) return '—';
+  if (Array.isArray(value)) return value.length === 0 ? '—' : value.map(renderValue).join(', ');
+  if (typeof value === 'object') {
+    const pairs = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined);
+    return pairs.length === 0 ? '—' : pairs.map(([k, v]) => `${k.replace(/_/g, ' ')}: ${renderValue(v)}`).join('; ');
+  }
   return JSON.stringify(value);
 }
 
-interface Fixity {
+/** One file's fixity as the offline library reports it (`extra.fixity` of a file). */
+export interface FileFixity {
   state?: string;
-  checked?: string;
-  failures?: unknown[];
-  message?: string;
+  checked_at?: string | null;
+  algorithm?: string;
+  expected?: string;
+  actual?: string;
+  against?: string;
+  failures?: { algorithm?: string; expected?: string; actual?: string; against?: string }[];
 }
 
-function FixityState({ fixity }: { fixity: unknown }) {
-  if (fixity === undefined) return null;
-  const f: Fixity = typeof fixity === 'object' && fixity !== null ? (fixity as Fixity) : { state: String(fixity) };
-  const state = f.state ?? 'unknown';
-  const text =
-    state === 'ok' || state === 'valid' || state === 'passed'
-      ? 'Every file matches its recorded checksum.'
-      : state === 'failed' || state === 'invalid'
-        ? 'Some files do not match their recorded checksums.'
-        : state === 'unchecked' || state === 'pending'
-          ? 'Not checked yet.'
-          : `State: ${state}.`;
-  return (
-    <div className={`fixity fixity-${state}`}>
-      <h3>Fixity</h3>
-      <p>
-        {text}
-        {f.checked ? ` Last checked ${formatDate(f.checked)}.` : ''}
-      </p>
-      {f.message ? <p>{f.message}</p> : null}
-      {Array.isArray(f.failures) && f.failures.length > 0 ? (
-        <ul>
-          {f.failures.map((failure, i) => (
-            <li key={i}>{renderValue(failure)}</li>
+/** An archive's fixity summary (`extra.fixity` of a top-level archive). */
+export interface ArchiveFixity {
+  verified_at: string | null;
+  verified: number;
+  failed: number;
+}
+
+const AGAINST: Record<string, string> = {
+  manifest: "the bag's manifest",
+  provenance: 'the hash the source reported at download',
+  recorded: 'the hash Ferry recorded when it first verified this file',
+  zip: "the ZIP's own CRC-32",
+};
+
+function isArchiveFixity(value: unknown): value is ArchiveFixity {
+  return typeof value === 'object' && value !== null && typeof (value as ArchiveFixity).verified === 'number';
+}
+
+/** verified ✓ / failed ✗ (with algorithm, expected, actual) / unverified, for one file. */
+export function FileFixityState({ fixity }: { fixity: unknown }) {
+  if (fixity === undefined || fixity === null) return null;
+  const f: FileFixity = typeof fixity === 'object' ? (fixity as FileFixity) : { state: String(fixity) };
+  const state = f.state ?? 'unverified';
+  const checked = f.checked_at ? ` Checked ${formatDate(f.checked_at)}.` : '';
+  if (state === 'verified') {
+    return (
+      <section className="fixity fixity-verified" aria-label="Fixity">
+        <h3>Fixity</h3>
+        <p className="fixity-verdict">
+          <span aria-hidden="true">✓ </span>Verified: the bytes match every recorded checksum.{checked}
+        </p>
+      </section>
+    );
+  }
+  if (state === 'failed') {
+    const failures = f.failures?.length ? f.failures : [f];
+    return (
+      <section className="fixity fixity-failed" aria-label="Fixity">
+        <h3>Fixity</h3>
+        <p className="fixity-verdict" role="alert">
+          <span aria-hidden="true">✗ </span>Failed fixity: the bytes no longer match.{checked}
+        </p>
+        <ul className="fixity-failures">
+          {failures.map((failure, i) => (
+            <li key={i}>
+              <div>
+                <strong>{failure.algorithm ?? 'checksum'}</strong>
+                {failure.against && AGAINST[failure.against] ? <span className="hint"> against {AGAINST[failure.against]}</span> : null}
+              </div>
+              <dl className="fixity-values">
+                <dt>expected</dt>
+                <dd>
+                  <code>{failure.expected ?? '—'}</code>
+                </dd>
+                <dt>actual</dt>
+                <dd>
+                  <code>{failure.actual ?? '—'}</code>
+                </dd>
+              </dl>
+            </li>
           ))}
         </ul>
+      </section>
+    );
+  }
+  return (
+    <section className="fixity fixity-unverified" aria-label="Fixity">
+      <h3>Fixity</h3>
+      <p className="fixity-verdict">
+        Not verified yet. Select the archive at the top of the library and press Verify to check this file.
+      </p>
+    </section>
+  );
+}
+
+/** An archive's health: damaged (with the reason), and what the last verification found. */
+export function ArchiveHealth({
+  state,
+  error,
+  fixity,
+  files,
+  onVerify,
+}: {
+  state: unknown;
+  error: unknown;
+  fixity: ArchiveFixity;
+  files: number | null;
+  onVerify?: () => void;
+}) {
+  const damaged = state === 'damaged';
+  let verdict: string;
+  let tone: 'verified' | 'failed' | 'unverified';
+  if (!fixity.verified_at) {
+    verdict = 'Not verified yet.';
+    tone = 'unverified';
+  } else if (fixity.failed > 0) {
+    verdict = `${fixity.verified} verified, ${fixity.failed} failed fixity.`;
+    tone = 'failed';
+  } else if (files !== null && fixity.verified === files) {
+    verdict = `All ${files} file${files === 1 ? '' : 's'} verified.`;
+    tone = 'verified';
+  } else {
+    verdict = `${fixity.verified} verified, ${fixity.failed} failed fixity${files !== null ? ` (of ${files} files)` : ''}.`;
+    tone = 'verified';
+  }
+  return (
+    <>
+      {damaged ? (
+        <div className="damaged" role="alert">
+          <strong>✗ This archive is damaged</strong>
+          <p>{typeof error === 'string' && error ? error : 'Ferry could not read its table of contents.'}</p>
+        </div>
       ) : null}
-    </div>
+      <section className={`fixity fixity-${tone}`} aria-label="Fixity">
+        <h3>Fixity</h3>
+        <p className="fixity-verdict">
+          {tone === 'verified' ? <span aria-hidden="true">✓ </span> : tone === 'failed' ? <span aria-hidden="true">✗ </span> : null}
+          {verdict}
+        </p>
+        {fixity.verified_at ? <p className="hint">Last verified {formatDate(fixity.verified_at)}.</p> : null}
+        {onVerify && !damaged ? (
+          <button type="button" onClick={onVerify}>
+            {fixity.verified_at ? 'Verify again' : 'Verify now'}
+          </button>
+        ) : null}
+      </section>
+    </>
   );
 }
 
@@ -111,25 +218,20 @@ function DragOutHandle() {
 }
 
 export function DetailPanel() {
-  const { ui, panes, details } = useServices();
+  const { ui, panes, details, actions } = useServices();
   const side = useStore(ui, (s) => s.active);
   const pane = panes[side];
   const target = useStore(pane, (s) => s.target);
   const cursor = useStore(pane, (s) => s.cursor);
+  const atTop = useStore(pane, (s) => s.trail.length === 0);
   const title = useStore(pane, (s) => s.items.find((i) => i.id === s.cursor)?.title ?? null);
-  useStore(details.store, (s) => s.version);
-  const [entry, setEntry] = useState<DetailEntry | null>(null);
+  const version = useStore(details.store, (s) => s.version);
 
+  // the cache keeps a stale detail on show while its fresh copy loads (after a job or refresh)
   useEffect(() => {
-    let alive = true;
-    setEntry(null);
-    if (!target || !cursor) return;
-    setEntry(details.get(target, cursor) ?? { state: 'loading' });
-    void details.load(target, cursor).then((loaded) => alive && setEntry(loaded));
-    return () => {
-      alive = false;
-    };
-  }, [target, cursor, details]);
+    if (target && cursor && details.isStale(target, cursor)) void details.load(target, cursor);
+  }, [target, cursor, version, details]);
+  const entry: DetailEntry | null = target && cursor ? (details.get(target, cursor) ?? { state: 'loading' }) : null;
 
   let body;
   if (!target || !cursor) body = <p className="hint">Select a file or folder to see its details.</p>;
@@ -140,21 +242,34 @@ export function DetailPanel() {
         <span>
           The details of {title} could not be loaded: {entry.error}
         </span>
-        <button type="button" onClick={() => void details.load(target, cursor, true).then(setEntry)}>
+        <button type="button" onClick={() => void details.load(target, cursor, true)}>
           Try again
         </button>
       </div>
     );
   else {
     const d = entry.detail;
-    const { fixity, ...extra } = d.extra ?? {};
+    const { fixity, ...rest } = d.extra ?? {};
+    const archive = isArchiveFixity(fixity);
+    // an archive's state and error are shown up front, not among the other fields
+    const extra = archive ? Object.fromEntries(Object.entries(rest).filter(([k]) => k !== 'state' && k !== 'error')) : rest;
     const hashes = Object.entries(d.hashes ?? {});
+    const verifiable = archive && atTop && actions.canVerify(target);
     body = (
       <>
         <h2 className="detail-title">{d.title}</h2>
+        {archive ? (
+          <ArchiveHealth
+            state={rest.state}
+            error={rest.error}
+            fixity={fixity}
+            files={typeof rest.files === 'number' ? rest.files : null}
+            onVerify={verifiable ? () => void actions.verify(side, [d.id]) : undefined}
+          />
+        ) : null}
         <dl className="facts">
           <dt>Kind</dt>
-          <dd>{d.kind_name}</dd>
+          <dd>{archive ? 'archive' : d.kind_name}</dd>
           {d.kind === 'item' ? (
             <>
               <dt>Size</dt>
@@ -185,7 +300,7 @@ export function DetailPanel() {
             ))}
           </dl>
         )}
-        <FixityState fixity={fixity} />
+        {archive ? null : <FileFixityState fixity={fixity} />}
         {Object.keys(extra).length > 0 ? (
           <>
             <h3>More</h3>

@@ -1,10 +1,10 @@
-// Every upload and transfer, live: progress, bytes, speed, ETA, state; cancel, retry,
-// open the destination; the report when done.
+// Every upload, transfer and verification, live: progress, bytes, speed, ETA, state;
+// cancel, retry, open the destination; the report when done.
 import { useState } from 'react';
 import { useStore } from 'zustand';
 import type { Job } from '../../../shared/api.js';
 import { useServices } from '../services.js';
-import { etaSeconds, isFinished, type JobView } from '../stores/jobs.js';
+import { etaSeconds, isFinished, type JobView, type Submission } from '../stores/jobs.js';
 import { formatBytes, formatDuration, formatSpeed } from '../format.js';
 
 const STATUS_TEXT: Record<Job['status'], string> = {
@@ -15,9 +15,60 @@ const STATUS_TEXT: Record<Job['status'], string> = {
   cancelled: 'Cancelled',
 };
 
+/** What a job is called in the list: the submission's label when this window started it. */
+export function jobLabel(
+  job: Job,
+  submission: Submission | undefined,
+  readableName: (target: string) => string,
+  titleOf: (target: string, id: string) => string | null,
+): string {
+  if (submission) return submission.label;
+  if (job.kind === 'verify') {
+    const title = job.resource_id ? titleOf(job.target, job.resource_id) : null;
+    return `Verify ${title ?? `an archive in ${readableName(job.target)}`}`;
+  }
+  if (job.source) return `${readableName(job.source.target)} → ${readableName(job.target)}`;
+  return `${job.kind} → ${readableName(job.target)}`;
+}
+
+/** The outcome of a verification: counts, then every failure with what was expected and found. */
+export function VerifyReport({ job }: { job: Job }) {
+  const r = job.report;
+  if (!r) return null;
+  const verified = r.verified?.length ?? 0;
+  const unverified = r.unverified?.length ?? 0;
+  const failedFiles = new Set(r.failed_fixity.map((f) => f.path)).size;
+  const summary =
+    `${verified} verified, ${failedFiles} failed fixity` +
+    (unverified ? `, ${unverified} with no recorded checksum to compare` : '') +
+    '.';
+  return (
+    <div className="job-report">
+      <span className={failedFiles ? 'bad' : 'good'}>
+        {failedFiles ? '✗ ' : '✓ '}
+        {summary}
+      </span>
+      {failedFiles > 0 ? (
+        <details open>
+          <summary className="bad">Files that do not match their checksums</summary>
+          <ul className="fixity-failures">
+            {r.failed_fixity.map((f, i) => (
+              <li key={i}>
+                <span className="path">{f.path}</span>: {f.algorithm} expected <code>{f.expected}</code>, got{' '}
+                <code>{f.actual}</code>
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+    </div>
+  );
+}
+
 function Report({ job }: { job: Job }) {
   const r = job.report;
   if (!r) return null;
+  if (job.kind === 'verify') return <VerifyReport job={job} />;
   const parts = [
     r.resources_created.length ? `${r.resources_created.length} created` : '',
     r.resources_updated.length ? `${r.resources_updated.length} updated` : '',
@@ -56,18 +107,22 @@ function Report({ job }: { job: Job }) {
 }
 
 function JobRow({ view }: { view: JobView }) {
-  const { actions, jobs, session } = useServices();
+  const { actions, jobs, session, panes, details } = useServices();
   const submission = useStore(jobs.store, (s) => s.submissions[view.job.ticket_number]);
   const [problem, setProblem] = useState<string | null>(null);
   const job = view.job;
   const { bytes_done, bytes_total, files_done, files_total } = job.progress;
   const finished = isFinished(job.status);
   const percent = bytes_total ? Math.min(100, Math.round((bytes_done / bytes_total) * 100)) : null;
-  const label =
-    submission?.label ??
-    (job.source
-      ? `${session.readableName(job.source.target)} → ${session.readableName(job.target)}`
-      : `${job.kind} → ${session.readableName(job.target)}`);
+  const label = jobLabel(job, submission, session.readableName, (target, id) => {
+    for (const side of ['left', 'right'] as const) {
+      const state = panes[side].getState();
+      const item = state.target === target ? state.items.find((i) => i.id === id) : undefined;
+      if (item) return item.title;
+    }
+    const known = details.get(target, id);
+    return known?.state === 'ready' ? known.detail.title : null;
+  });
   const eta = etaSeconds(view);
   return (
     <li className={`job job-${job.status}`} aria-label={`${label}: ${STATUS_TEXT[job.status]}`}>
@@ -116,7 +171,7 @@ function JobRow({ view }: { view: JobView }) {
           </button>
         ) : null}
         <button type="button" onClick={() => void actions.openDestination(job)}>
-          Open destination
+          {job.kind === 'verify' ? 'Show archive' : 'Open destination'}
         </button>
       </div>
     </li>
@@ -144,7 +199,7 @@ export function JobsPanel() {
         </p>
       ) : null}
       {order.length === 0 ? (
-        <p className="hint">No transfers yet. Drag items between the panes, or drop files from your desktop onto a pane.</p>
+        <p className="hint">No jobs yet. Drag items between the panes, or drop files from your desktop onto a pane.</p>
       ) : (
         <ul className="job-list">
           {order.map((ticket) => (all[ticket] ? <JobRow key={ticket} view={all[ticket]!} /> : null))}

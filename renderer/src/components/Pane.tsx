@@ -3,7 +3,7 @@
 import { useRef, useState, type DragEvent } from 'react';
 import { useStore } from 'zustand';
 import type { ResourceSummary } from '../../../shared/api.js';
-import { otherSide } from '../actions.js';
+import { LIBRARY_TARGET, otherSide } from '../actions.js';
 import { useServices } from '../services.js';
 import type { PaneSide } from '../stores/pane.js';
 import { fromDataTransfer, fromFileList } from '../upload/collect.js';
@@ -41,6 +41,8 @@ export function Pane({ side }: { side: PaneSide }) {
   const selectionSize = useStore(pane, (s) => s.selection.size);
   const itemCount = useStore(pane, (s) => s.items.length);
   const targets = useStore(session.store, (s) => s.targets);
+  const verifies = useStore(session.store, (s) => s.session?.targets.find((t) => t.name === target)?.can_verify === true);
+  const hasCursor = useStore(pane, (s) => s.cursor !== null);
   const active = useStore(ui, (s) => s.active === side);
   const notice = useStore(ui, (s) => s.notices[side]);
   const [keepOffline, setKeepOffline] = useState(false);
@@ -95,6 +97,8 @@ export function Pane({ side }: { side: PaneSide }) {
         ? 'This location could not be listed.'
         : canUpload
           ? 'This folder is empty. Drop files or folders here, or use Upload.'
+          : target === LIBRARY_TARGET && trail.length === 0
+            ? 'No downloaded ZIPs yet. Download something with "Keep offline" checked and it appears here, to browse and verify without a network.'
           : 'This folder is empty.';
 
   return (
@@ -189,6 +193,20 @@ export function Pane({ side }: { side: PaneSide }) {
         <button type="button" disabled={!target || !canUpload} onClick={() => void actions.newFolder(side)}>
           New folder
         </button>
+        {verifies ? (
+          <button
+            type="button"
+            disabled={trail.length > 0 || (selectionSize === 0 && !hasCursor)}
+            title={
+              trail.length > 0
+                ? 'Go to the top of the library and select an archive to verify it'
+                : 'Re-read the selected archive and check every file against its recorded checksums'
+            }
+            onClick={() => void actions.verify(side)}
+          >
+            Verify
+          </button>
+        ) : null}
         <button type="button" disabled={!target} onClick={() => void actions.refresh(side)}>
           Refresh
         </button>

@@ -45,3 +45,49 @@ describe('detail cache', () => {
     expect(await cache.load('local', 'x')).toEqual({ state: 'error', error: 'It was not found.' });
   });
 });
+
+describe('detail cache invalidation', () => {
+  it('keeps showing a known detail (stale) until the fresh one arrives, then shows the fresh one', async () => {
+    let size = 1;
+    let release: (() => void) | null = null;
+    const cache = createDetailCache({
+      detail: (_t: string, id: string) =>
+        new Promise<ReturnType<typeof detail>>((resolve) => {
+          const answer = detail(id, id, size, '2026-01-01T00:00:00.000000Z');
+          release = () => resolve(answer);
+        }),
+    });
+    const first = cache.load('offline', 'a');
+    release!();
+    await first;
+    expect(cache.isStale('offline', 'a')).toBe(false);
+    cache.invalidate('offline');
+    expect(cache.isStale('offline', 'a')).toBe(true);
+    expect(cache.get('offline', 'a')).toMatchObject({ state: 'ready', detail: { extra: { size: 1 } } });
+    size = 2;
+    const second = cache.load('offline', 'a');
+    expect(cache.get('offline', 'a')).toMatchObject({ state: 'ready', detail: { extra: { size: 1 } } }); // no flicker
+    expect(cache.isStale('offline', 'a')).toBe(false); // in flight: not asked twice
+    release!();
+    await second;
+    expect(cache.get('offline', 'a')).toMatchObject({ state: 'ready', detail: { extra: { size: 2 } } });
+  });
+
+  it('an invalidation during a request asks once more after it lands', async () => {
+    const releases: (() => void)[] = [];
+    let calls = 0;
+    const cache = createDetailCache({
+      detail: (_t: string, id: string) => {
+        calls++;
+        return new Promise<ReturnType<typeof detail>>((resolve) => releases.push(() => resolve(detail(id, id, calls, '2026-01-01T00:00:00.000000Z'))));
+      },
+    });
+    cache.want('offline', 'a');
+    expect(calls).toBe(1);
+    cache.invalidate('offline');
+    releases.shift()!();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls).toBe(2);
+    expect(cache.isStale('offline', 'a')).toBe(false);
+  });
+});

@@ -14,7 +14,7 @@ export interface JobView {
 }
 
 export interface Submission {
-  kind: 'upload' | 'transfer';
+  kind: 'upload' | 'transfer' | 'verify';
   label: string;
   destination: { target: string; containerId: string | null; trail: Crumb[] };
   source?: { target: string; id: string; title: string };

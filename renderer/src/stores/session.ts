@@ -26,7 +26,12 @@ export function createSessionStore(api: Pick<ApiClient, 'session' | 'targets'>) 
     },
     readableName(target: string | null): string {
       if (!target) return '';
-      return store.getState().targets.find((t) => t.name === target)?.readable_name ?? target;
+      const { targets, session } = store.getState();
+      return (
+        targets.find((t) => t.name === target)?.readable_name ??
+        session?.targets.find((t) => t.name === target)?.readable_name ??
+        target
+      );
     },
   };
 }

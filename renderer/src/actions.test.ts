@@ -1,0 +1,73 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { ResourceSummary } from '../../shared/api.js';
+import type { ApiClient } from './api/client.js';
+import { createServices } from './services.js';
+import { job, MemoryStorage, summary } from './test-support.js';
+
+function setup(listing: () => ResourceSummary[]) {
+  const verify = vi.fn(async () => ({ ticket_number: 'v1', message: 'The server is processing the request.' }));
+  const children = vi.fn(async () => listing());
+  const api = {
+    baseUrl: 'http://127.0.0.1:1',
+    authHeaders: {},
+    session: async () => ({
+      version: '0',
+      keychain: { persistent: false, description: '' },
+      targets: [
+        { name: 'local', readable_name: 'Local folders', credential: 'access-key', has_stored_token: false, can_verify: false },
+        { name: 'offline', readable_name: 'Downloaded ZIPs', credential: 'access-key', has_stored_token: false, can_verify: true },
+      ],
+    }),
+    targets: async () => [],
+    children,
+    verify,
+    job: async () => ({ ...job('v1', 'running'), kind: 'verify' as const, target: 'offline', resource_id: 'arc1' }),
+    detail: vi.fn(),
+  } as unknown as ApiClient;
+  const services = createServices({ api, storage: new MemoryStorage() });
+  return { services, verify, children };
+}
+
+describe('verify action', () => {
+  it('starts a verify job for the selected top-level archive, labelled after it', async () => {
+    const { services, verify } = setup(() => [summary('arc1', 'project', 'container')]);
+    await services.session.load();
+    await services.panes.right.getState().setTarget('offline');
+    services.panes.right.getState().select('arc1', 'replace', ['arc1']);
+    expect(services.actions.verifiableItems('right').map((i) => i.title)).toEqual(['project']);
+    await services.actions.verify('right');
+    expect(verify).toHaveBeenCalledWith('offline', 'arc1');
+    const state = services.jobs.store.getState();
+    expect(state.submissions.v1).toMatchObject({ kind: 'verify', label: 'Verify project', source: { id: 'arc1' } });
+    expect(state.jobs.v1?.job.kind).toBe('verify');
+    // retry resubmits the same verification
+    expect(await services.actions.retryJob('v1')).toBeNull();
+    expect(verify).toHaveBeenCalledTimes(2);
+  });
+
+  it('refuses, with a sentence, inside an archive or on a target that cannot verify', async () => {
+    const { services, verify } = setup(() => [summary('arc1', 'project', 'container')]);
+    await services.session.load();
+    await services.panes.left.getState().setTarget('local');
+    expect(services.actions.canVerify('local')).toBe(false);
+    await services.actions.verify('left');
+    expect(services.ui.getState().notices.left?.text).toBe('Only archives in Downloaded ZIPs can be verified.');
+    await services.panes.right.getState().setTarget('offline', [{ id: 'arc1', title: 'project' }]);
+    expect(services.actions.verifiableItems('right')).toEqual([]);
+    await services.actions.verify('right');
+    expect(services.ui.getState().notices.right?.text).toContain('Select an archive at the top of Downloaded ZIPs');
+    expect(verify).not.toHaveBeenCalled();
+  });
+});
+
+describe('keep offline', () => {
+  it('a pane on the library lists again until the kept archive is there', async () => {
+    let round = 0;
+    const { services, children } = setup(() => (round++ < 2 ? [] : [summary('arc9', 'project', 'container')]));
+    await services.session.load();
+    await services.panes.right.getState().setTarget('offline'); // round 0: empty
+    await services.actions.showKeptCopies([0, 1, 1, 1, 1]);
+    expect(services.panes.right.getState().items.map((i) => i.title)).toEqual(['project']);
+    expect(children).toHaveBeenCalledTimes(3); // stopped as soon as it appeared
+  });
+});
