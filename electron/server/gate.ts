@@ -37,6 +37,11 @@ export function registerGate(app: FastifyInstance, options: GateOptions): void {
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     setSecurityHeaders(reply);
     const port = options.port();
+    // Node keeps only the first of repeated Host/Origin lines: a second one (smuggled by a
+    // proxy or a hand-made request) must not pass unseen behind a good first one
+    if (countHeader(request, 'host') > 1 || countHeader(request, 'origin') > 1) {
+      throw refuse('This request was refused: it carries the Host or Origin header more than once.');
+    }
     const host = request.headers.host?.toLowerCase();
     if (!host || !names.some((name) => host === `${name}:${port}`)) {
       throw refuse('This request was refused: its Host header is not this Ferry server on the loopback interface.');
@@ -73,6 +78,13 @@ export function registerGate(app: FastifyInstance, options: GateOptions): void {
       }
     }
   });
+}
+
+function countHeader(request: FastifyRequest, name: string): number {
+  const raw = request.raw.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) count++;
+  return count;
 }
 
 /** Headers for every response; set early so hijacked streams (SSE) carry them too. */
