@@ -3,7 +3,7 @@
 
 import { constants, type BigIntStats } from 'node:fs';
 import { lstat, mkdir, open, realpath } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { notFound } from '../../errors.js';
 import { hashStream } from '../../hashing.js';
 import { formatNanoseconds } from '../../time.js';
@@ -24,11 +24,19 @@ import { toFerryError } from './fs-errors.js';
 import { HashCache, type FileVersion } from './hash-cache.js';
 import { decodeLocalId, encodeLocalId } from './ids.js';
 import { joinInside } from './safe-path.js';
-import { childrenOf, isCode, walkFolders, walkTree, type WalkNode } from './walk.js';
+import { childrenOf, isCode, walkFolders, type WalkNode } from './walk.js';
 import { writeEntries } from './writer.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
 const READ_CHUNK = 1024 * 1024;
+/** Files up to this size are read whole, ahead of the consumer (see folderEntries). */
+const READ_AHEAD_FILE_BYTES = 256 * 1024;
+/** At most this many entries, and bytes of small files, are held ahead of the consumer. */
+const READ_AHEAD_FILES = 16;
+const READ_AHEAD_BYTES = 4 * 1024 * 1024;
+/** lstat calls in flight at once while walking a folder for a read */
+const STAT_BATCH = 64;
+const READ_AHEAD = Symbol('readAheadBytes');
 /** O_NOFOLLOW where the platform has it (not on Windows, where symlinks need privileges anyway). */
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
@@ -148,18 +156,44 @@ export class LocalTarget implements Target {
     });
   }
 
-  /** The entries of a folder read: the folder itself, then everything below it. */
+  /**
+   * The entries of a folder read: the folder itself, then everything below it. Nodes are
+   * stat'ed a folder's run at a time, and the bytes of the next few small files are read
+   * ahead while the consumer works on the current one, so a folder of thousands of small
+   * files does not wait on the disk (open, read, close) once per file.
+   */
   private async *folderEntries(folder: ResolvedNode, prefixLength: number, signal: AbortSignal): AsyncGenerator<Entry> {
     yield this.entryFor(folder, folder.relativePath.slice(prefixLength));
-    for await (const node of walkTree(folder.absolutePath, folder.relativePath, signal)) {
-      const resolved = await this.statNode(node);
-      if (resolved) yield this.entryFor(resolved, node.relativePath.slice(prefixLength));
+    const ahead: Entry[] = [];
+    let aheadBytes = 0;
+    const walk = walkFolders(folder.absolutePath, folder.relativePath, signal);
+    const resolvedRuns = async function* (self: LocalTarget) {
+      for await (const { nodes } of walk) {
+        for (let i = 0; i < nodes.length; i += STAT_BATCH) {
+          yield* (await Promise.all(nodes.slice(i, i + STAT_BATCH).map((node) => self.statNode(node)))).filter((node) => node !== null);
+        }
+      }
+    };
+    for await (const resolved of resolvedRuns(this)) {
+      const small = !resolved.isFolder && resolved.stat.size <= BigInt(READ_AHEAD_FILE_BYTES);
+      const entry = this.entryFor(resolved, resolved.relativePath.slice(prefixLength), small);
+      ahead.push(entry);
+      if (small) aheadBytes += Number(resolved.stat.size);
+      while (ahead.length > READ_AHEAD_FILES || aheadBytes > READ_AHEAD_BYTES) {
+        const next = ahead.shift()!;
+        aheadBytes -= readAheadSize(next);
+        yield next;
+      }
     }
+    while (ahead.length > 0) yield ahead.shift()!;
   }
 
-  private entryFor(node: ResolvedNode, entryPath: string): Entry {
+  private entryFor(node: ResolvedNode, entryPath: string, readAhead = false): Entry {
     const version = versionOf(node);
-    return {
+    // Small files are read whole at once, concurrently with the entries before them.
+    const bytes = readAhead ? readSmallFile(node.absolutePath, Number(node.stat.size)) : null;
+    bytes?.catch(() => undefined); // surfaces at open(); an entry never opened must not crash Ferry
+    const entry: Entry & { [READ_AHEAD]?: number } = {
       path: entryPath,
       kind: node.isFolder ? 'folder' : 'file',
       size: node.isFolder ? null : Number(node.stat.size),
@@ -168,12 +202,18 @@ export class LocalTarget implements Target {
       open: async () => {
         if (node.isFolder) throw new Error(`'${entryPath}' is a folder; only files have bytes to open.`);
         try {
-          return await openNoFollow(node.absolutePath);
+          // read ahead once; a second open (a retry) reads the file again
+          const early = bytes && !opened ? await bytes : null;
+          opened = true;
+          return early ? readableOf(early) : await openNoFollow(node.absolutePath);
         } catch (error) {
           throw toFerryError(error, node.relativePath);
         }
       },
     };
+    let opened = false;
+    if (readAhead) entry[READ_AHEAD] = Number(node.stat.size);
+    return entry;
   }
 
   /** lstat of a walked node; null when it vanished or turned into something else meanwhile. */
@@ -258,6 +298,43 @@ function nodeIn(container: string | null, node: WalkNode): ResourceNode {
 
 function versionOf(node: ResolvedNode): FileVersion {
   return { path: node.relativePath, size: node.stat.size, mtimeNs: node.stat.mtimeNs, ino: node.stat.ino };
+}
+
+function readAheadSize(entry: Entry & { [READ_AHEAD]?: number }): number {
+  return entry[READ_AHEAD] ?? 0;
+}
+
+/** The whole of a small file, opened without following a symlink. */
+async function readSmallFile(absolutePath: string, expectedSize: number): Promise<Buffer> {
+  const handle = await open(absolutePath, constants.O_RDONLY | NOFOLLOW);
+  try {
+    // One read of the size lstat gave (plus a byte to notice growth); more only if it grew.
+    let buffer = Buffer.allocUnsafe(expectedSize + 1);
+    let filled = 0;
+    for (;;) {
+      if (filled === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(buffer.length)]);
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+      filled += bytesRead;
+      // a regular file reads short only at its end
+      if (bytesRead === 0 || filled < buffer.length) break;
+    }
+    return buffer.subarray(0, filled);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A stream of bytes already in memory, in one chunk. */
+function readableOf(bytes: Buffer): Readable {
+  let sent = false;
+  return new Readable({
+    read() {
+      if (sent) return;
+      sent = true;
+      if (bytes.length > 0) this.push(bytes);
+      this.push(null);
+    },
+  });
 }
 
 async function openNoFollow(absolutePath: string): Promise<Readable> {

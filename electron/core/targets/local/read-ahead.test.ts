@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { encodeLocalId } from './ids.js';
+import { LocalTarget } from './local-target.js';
+import { ctx, tempDir } from './test-helpers.js';
+
+// A folder read reads small files ahead of the consumer: the bytes must be the files',
+// in order, whatever the consumer does (open twice, skip some, stop early).
+
+let root: string;
+let cleanup: () => Promise<void>;
+const files = new Map<string, Buffer>();
+
+beforeAll(async () => {
+  ({ dir: root, cleanup } = await tempDir('read-ahead'));
+  for (let i = 0; i < 60; i++) {
+    const name = `Data/d${i % 4}/f${String(i).padStart(2, '0')}.bin`;
+    const bytes = randomBytes(i === 7 ? 0 : i === 8 ? 1024 * 1024 + 5 : 1000 + i * 3000);
+    files.set(name, bytes);
+  }
+  for (const [name, bytes] of files) {
+    await mkdir(path.dirname(path.join(root, name)), { recursive: true });
+    await writeFile(path.join(root, name), bytes);
+  }
+});
+
+afterAll(async () => {
+  await cleanup();
+});
+
+async function bytesOf(stream: AsyncIterable<unknown>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+it('gives every file\'s bytes, opened once, twice, or not at all', async () => {
+  const target = new LocalTarget({ root });
+  const read = await target.read(ctx(), encodeLocalId('Data'));
+  const seen: string[] = [];
+  let i = 0;
+  for await (const entry of read.entries) {
+    if (entry.kind === 'folder') continue;
+    seen.push(entry.path);
+    const expected = files.get(entry.path)!;
+    expect(entry.size).toBe(expected.length);
+    if (i % 5 === 4) continue; // never opened
+    expect((await bytesOf(await entry.open())).equals(expected)).toBe(true);
+    if (i % 3 === 0) expect((await bytesOf(await entry.open())).equals(expected)).toBe(true);
+    i++;
+  }
+  expect(seen.sort()).toEqual([...files.keys()].sort());
+});
+
+it('a file replaced by a symlink before its read ahead is refused, not followed', async () => {
+  const target = new LocalTarget({ root });
+  await writeFile(path.join(root, 'secret.txt'), 'secret');
+  const read = await target.read(ctx(), encodeLocalId('Data'));
+  const iterator = read.entries[Symbol.asyncIterator]();
+  await iterator.next(); // the folder itself: the walk has not begun
+  const victim = path.join(root, 'Data', 'd3', 'f59.bin');
+  const original = await readFile(victim);
+  await rm(victim);
+  await symlink(path.join(root, 'secret.txt'), victim);
+  try {
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      if (next.value.path !== 'Data/d3/f59.bin') continue;
+      // the walk saw the link (and skipped it), or saw the file and opening it now fails
+      const opened = await next.value.open().then(bytesOf, (error: unknown) => error);
+      expect(opened).toBeInstanceOf(Error);
+    }
+  } finally {
+    await rm(victim);
+    await writeFile(victim, original);
+  }
+});
+
+it('stopping early leaves nothing behind that breaks the next read', async () => {
+  const target = new LocalTarget({ root });
+  for (let round = 0; round < 3; round++) {
+    const read = await target.read(ctx(), encodeLocalId('Data'));
+    let n = 0;
+    for await (const entry of read.entries) {
+      if (++n > 5) break;
+      if (entry.kind === 'file') await bytesOf(await entry.open());
+    }
+  }
+});
