@@ -147,7 +147,7 @@ describe('Origin header (CSRF)', () => {
   });
 
   it('a JSON transfer without the access key is 401 and starts nothing', async () => {
-    for (const headers of [{}, { 'service-source-token': 'guess', 'service-destination-token': 'guess' }, { authorization: 'Bearer guess' }]) {
+    for (const headers of [{}, { 'service-source-token': 'guess', 'service-destination-token': 'guess' }, { authorization: 'Bearer guess' }] as Record<string, string>[]) {
       const response = await ferry.fetch('/api_v1/targets/local/resources/', {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'duplicate-file-action': 'ignore', ...headers },

@@ -93,11 +93,16 @@ export class RemoteClient {
     let method = (options.method ?? 'GET').toUpperCase();
     let body: BodyInit | undefined = toBody(options.body);
     let json = options.json;
+    // credentials the caller set by hand (figshare's `Authorization: token`) are meant for
+    // the origin it asked; once a redirect leaves that origin they stay behind for good
+    let callerHeaders = options.headers ?? {};
     for (let hop = 0; hop < 6; hop++) {
-      const response = await this.send(target, method, body, json, options);
+      const response = await this.send(target, method, body, json, { ...options, headers: callerHeaders });
       if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
         await response.body?.cancel();
-        target = new URL(response.headers.get('location') as string, target);
+        const next = new URL(response.headers.get('location') as string, target);
+        if (next.origin !== target.origin) callerHeaders = withoutCredentials(callerHeaders);
+        target = next;
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
           method = 'GET';
           body = undefined;
@@ -106,7 +111,7 @@ export class RemoteClient {
         continue;
       }
       if (response.ok || options.allow?.includes(response.status)) return response;
-      throw await this.errorFor(response);
+      throw await this.errorFor(response, [options.token, ...credentialValues(options.headers ?? {})]);
     }
     throw new FerryError(502, 'upstream_error', `${this.options.serviceName} redirected too many times.`);
   }
@@ -153,9 +158,10 @@ export class RemoteClient {
   }
 
   /** Maps a remote status to the API.md error the user sees. */
-  async errorFor(response: Response): Promise<FerryError> {
+  async errorFor(response: Response, secrets: (string | null | undefined)[] = []): Promise<FerryError> {
     const name = this.options.serviceName;
-    const detail = await remoteDetail(response);
+    // a service may quote the credential back ("token abc… is not valid"): never pass it on
+    const detail = redactSecrets(await remoteDetail(response), secrets);
     const suffix = detail ? ` (${name} said: ${detail})` : '';
     const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
     switch (response.status) {
@@ -181,6 +187,32 @@ export class RemoteClient {
         return new FerryError(502, 'upstream_error', `${name} answered HTTP ${response.status}${suffix}.`);
     }
   }
+}
+
+const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$|token|auth|api-?key|secret|session/i;
+
+/** `headers` without anything that could be a credential, for a host that must not see one. */
+export function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADER.test(name)));
+}
+
+function credentialValues(headers: Record<string, string>): string[] {
+  return Object.entries(headers)
+    .filter(([name]) => CREDENTIAL_HEADER.test(name))
+    .map(([, value]) => value);
+}
+
+function redactSecrets(text: string | null, secrets: (string | null | undefined)[]): string | null {
+  if (text === null) return null;
+  let out = text;
+  for (const secret of secrets) {
+    if (!secret || secret.length < 8) continue;
+    out = out.split(secret).join('[redacted]');
+    // the bare token of a scheme-prefixed header value ("token abc", "Bearer abc")
+    const bare = /^\S+\s+(\S{8,})$/.exec(secret)?.[1];
+    if (bare) out = out.split(bare).join('[redacted]');
+  }
+  return out;
 }
 
 function toBody(body: RequestOptions['body']): BodyInit | undefined {
