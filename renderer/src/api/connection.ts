@@ -92,7 +92,7 @@ export async function checkAccessKey(url: string, key: string, fetchImpl: typeof
       ok: false,
       reason: 'rejected',
       message:
-        'That key was not accepted. Copy the whole access_key value from endpoint.json (without the quotes); if Ferry was restarted with another data directory, use the endpoint.json in that one.',
+        "That key was not accepted. Copy the whole access_key value from endpoint.json; if Ferry runs with another data directory (--data-dir), use the endpoint.json there.",
     };
   }
   return { ok: false, reason: 'error', message: `Ferry's local service answered ${response.status}; try again in a moment.` };

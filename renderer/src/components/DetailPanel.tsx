@@ -41,6 +41,11 @@ function renderValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** "3.7 KB (3,802 bytes)": readable, and exact for anyone comparing. */
+function sizeText(bytes: number): string {
+  return bytes >= 1024 ? `${formatBytes(bytes)} (${bytes.toLocaleString()} bytes)` : formatBytes(bytes);
+}
+
 /** One file's fixity as the offline library reports it (`extra.fixity` of a file). */
 export interface FileFixity {
   state?: string;
@@ -144,7 +149,10 @@ export function ArchiveHealth({
   const damaged = state === 'damaged';
   let verdict: string;
   let tone: 'verified' | 'failed' | 'unverified';
-  if (!fixity.verified_at) {
+  if (damaged) {
+    verdict = 'It cannot be verified until it is downloaded again.';
+    tone = 'failed';
+  } else if (!fixity.verified_at) {
     verdict = 'Not verified yet.';
     tone = 'unverified';
   } else if (fixity.failed > 0) {
@@ -168,7 +176,11 @@ export function ArchiveHealth({
       <section className={`fixity fixity-${tone}`} aria-label="Fixity">
         <h3>Fixity</h3>
         <p className="fixity-verdict">
-          {tone === 'verified' ? <span aria-hidden="true">✓ </span> : tone === 'failed' ? <span aria-hidden="true">✗ </span> : null}
+          {tone === 'verified' ? (
+            <span aria-hidden="true">✓ </span>
+          ) : tone === 'failed' && !damaged ? (
+            <span aria-hidden="true">✗ </span>
+          ) : null}
           {verdict}
         </p>
         {fixity.verified_at ? <p className="hint">Last verified {formatDate(fixity.verified_at)}.</p> : null}
@@ -308,7 +320,7 @@ export function DetailPanel() {
               {Object.entries(extra).map(([key, value]) => (
                 <div key={key} className="extra-row">
                   <dt>{key.replace(/_/g, ' ')}</dt>
-                  <dd>{renderValue(value)}</dd>
+                  <dd>{/(^|_)size$/.test(key) && typeof value === 'number' ? sizeText(value) : renderValue(value)}</dd>
                 </div>
               ))}
             </dl>

@@ -89,6 +89,7 @@ export function Pane({ side }: { side: PaneSide }) {
   const targetInfo = targets.find((t) => t.name === target);
   const canUpload = targetInfo ? targetInfo.supported_actions.resource_upload : false;
   const canDownload = targetInfo ? targetInfo.supported_actions.resource_download : false;
+  const readOnly = targetInfo !== undefined && !canUpload;
   const emptyMessage = !target
     ? 'Choose a target above to browse it.'
     : status === 'loading'
@@ -159,29 +160,36 @@ export function Pane({ side }: { side: PaneSide }) {
         </ol>
       </nav>
       <div className="toolbar" role="toolbar" aria-label={`${label} actions`}>
-        <button type="button" disabled={!target || !canUpload} onClick={() => fileInput.current?.click()}>
-          Upload
-        </button>
-        <button
-          type="button"
-          aria-label="Pick folder"
-          title="Upload a whole folder"
-          disabled={!target || !canUpload}
-          onClick={() => folderInput.current?.click()}
-        >
-          Folder…
-        </button>
+        {/* a read-only target (the library) shows no upload buttons at all: less to scan */}
+        {readOnly ? null : (
+          <>
+            <button type="button" disabled={!target || !canUpload} onClick={() => fileInput.current?.click()}>
+              Upload
+            </button>
+            <button
+              type="button"
+              aria-label="Pick folder"
+              title="Upload a whole folder"
+              disabled={!target || !canUpload}
+              onClick={() => folderInput.current?.click()}
+            >
+              Folder…
+            </button>
+          </>
+        )}
         <button
           type="button"
           disabled={!target || !canDownload || (selectionSize === 0 && itemCount === 0)}
-          onClick={() => void actions.download(side, keepOffline)}
+          onClick={() => void actions.download(side, keepOffline && target !== LIBRARY_TARGET)}
         >
           Download
         </button>
-        <label className="keep-offline" title="Also keep a copy in the offline library">
-          <input type="checkbox" checked={keepOffline} onChange={(event) => setKeepOffline(event.target.checked)} />
-          Keep offline
-        </label>
+        {target === LIBRARY_TARGET ? null : (
+          <label className="keep-offline" title="Also keep a copy in the offline library">
+            <input type="checkbox" checked={keepOffline} onChange={(event) => setKeepOffline(event.target.checked)} />
+            Keep offline
+          </label>
+        )}
         <button
           type="button"
           disabled={!target}
@@ -190,9 +198,11 @@ export function Pane({ side }: { side: PaneSide }) {
         >
           Transfer
         </button>
-        <button type="button" disabled={!target || !canUpload} onClick={() => void actions.newFolder(side)}>
-          New folder
-        </button>
+        {readOnly ? null : (
+          <button type="button" disabled={!target || !canUpload} onClick={() => void actions.newFolder(side)}>
+            New folder
+          </button>
+        )}
         {verifies ? (
           <button
             type="button"

@@ -63,6 +63,7 @@ describe('archive health', () => {
     expect(alert.textContent).toContain('This archive is damaged');
     expect(alert.textContent).toContain('central directory is cut short');
     expect(screen.queryByRole('button')).toBeNull(); // nothing to verify in a damaged archive
+    expect(screen.getByRole('region', { name: 'Fixity' }).textContent).toContain('cannot be verified');
   });
 
   it('summarises the last verification and offers to run it again', () => {

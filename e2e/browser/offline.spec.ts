@@ -1,0 +1,118 @@
+// The offline library end to end, in browser mode against a real `ferry serve`: download a
+// folder with "Keep offline", see the archive appear in "Downloaded ZIPs", browse it, verify
+// it, and read the fixity in the Jobs region and the detail panel. No CSP violation allowed.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expect, test as base, type Locator } from '@playwright/test';
+import { startServer, type RunningServer } from '../support/ferry-server.js';
+import { grid, jobs, openFolder, pane, row, shot, watchCsp, withoutSavePicker } from '../support/ui.js';
+
+const CSV = 'site,depth_m,temp_c\nA,10,4.2\nB,25,3.9\n';
+
+const test = base.extend<{ ferry: RunningServer }>({
+  ferry: async ({}, use) => {
+    const server = await startServer({
+      workspaceFiles: {
+        'survey/data.csv': CSV,
+        'survey/notes/readme.md': '# Notes\n',
+        'survey/raw/cast-001.txt': 'depth 10 m\n',
+      },
+    });
+    try {
+      await use(server);
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+/** Into the archive "survey", then its payload folder "survey". */
+async function openArchiveFolder(p: Locator): Promise<void> {
+  const crumbs = p.getByRole('navigation', { name: 'Location' }).getByRole('button', { name: 'survey' });
+  await openFolder(p, 'survey');
+  await row(p, 'survey').dblclick();
+  await expect(crumbs).toHaveCount(2);
+}
+
+test('keep a download offline, browse it, verify it', async ({ page, ferry }, testInfo) => {
+  const cspViolations = await watchCsp(page);
+  await withoutSavePicker(page);
+  await page.goto(ferry.appUrl);
+  const left = pane(page, 'Left');
+  const right = pane(page, 'Right');
+  await expect(row(left, 'survey')).toBeVisible();
+  // the right pane opens on the library, empty at first, saying how to fill it
+  await expect(right.getByRole('combobox', { name: 'Target' })).toHaveValue('offline');
+  await expect(right.getByText(/No downloaded ZIPs yet/)).toBeVisible();
+  await shot(page, 'offline-01-empty-library');
+
+  // download with Keep offline: the browser gets the ZIP, the library keeps a copy
+  await row(left, 'survey').click();
+  await left.getByRole('checkbox', { name: 'Keep offline' }).check();
+  const downloading = page.waitForEvent('download');
+  await left.getByRole('button', { name: 'Download' }).click();
+  const download = await downloading;
+  expect(download.suggestedFilename()).toBe('survey.zip');
+  const saved = testInfo.outputPath('survey.zip');
+  await download.saveAs(saved);
+  expect((await readFile(saved)).subarray(0, 2).toString('latin1')).toBe('PK');
+  await expect(left.getByText('survey.zip saved. A copy is kept in Downloaded ZIPs.')).toBeVisible();
+
+  // it shows up in the library pane without a manual refresh
+  await expect(row(right, 'survey')).toBeVisible();
+  await shot(page, 'offline-02-kept-in-library');
+
+  // browse inside the archive: the bag's payload holds the folder, and in it the files
+  await openArchiveFolder(right);
+  await expect(row(right, 'data.csv')).toBeVisible();
+  await expect(row(right, 'notes')).toBeVisible();
+  await expect(row(right, 'raw')).toBeVisible();
+  // no Verify inside an archive: it checks whole archives
+  await expect(right.getByRole('button', { name: 'Verify' })).toBeDisabled();
+  await row(right, 'data.csv').click();
+  await grid(right).press('F3');
+  const details = page.getByRole('complementary', { name: 'Details' });
+  await expect(details.getByRole('heading', { name: 'data.csv' })).toBeVisible();
+  await expect(details.getByRole('region', { name: 'Fixity' })).toContainText('Not verified yet');
+  await shot(page, 'offline-03-inside-archive');
+
+  // back to the top, select the archive, Verify
+  await right.getByRole('navigation', { name: 'Location' }).getByRole('button', { name: 'Downloaded ZIPs' }).click();
+  await row(right, 'survey').click();
+  await expect(details.getByRole('heading', { name: 'survey' })).toBeVisible();
+  await expect(details.getByRole('region', { name: 'Fixity' })).toContainText('Not verified yet.');
+  await right.getByRole('button', { name: 'Verify' }).click();
+  const job = jobs(page).getByRole('listitem').filter({ hasText: 'Verify survey' });
+  await expect(job).toContainText('Done');
+  await expect(job).toContainText('3 verified, 0 failed fixity.');
+  await expect(job).toContainText('3/3 files');
+  // the archive's detail now carries the verification
+  await expect(details.getByRole('region', { name: 'Fixity' })).toContainText('All 3 files verified.');
+  await expect(details.getByRole('region', { name: 'Fixity' })).toContainText('Last verified');
+  await shot(page, 'offline-04-verified');
+
+  // and each file says so
+  await openArchiveFolder(right);
+  await row(right, 'data.csv').click();
+  await expect(details.getByRole('heading', { name: 'data.csv' })).toBeVisible();
+  await expect(details.getByRole('region', { name: 'Fixity' })).toContainText('✓ Verified');
+  await shot(page, 'offline-05-file-verified');
+
+  expect(cspViolations()).toEqual([]);
+});
+
+test('a damaged archive in the library says so in its detail', async ({ page, ferry }) => {
+  const cspViolations = await watchCsp(page);
+  await mkdir(path.join(ferry.dataDir, 'library'), { recursive: true });
+  await writeFile(path.join(ferry.dataDir, 'library', 'broken.zip'), Buffer.from('PK\u0003\u0004 this is not really a zip'));
+  await page.goto(ferry.appUrl);
+  const right = pane(page, 'Right');
+  await expect(right.getByRole('combobox', { name: 'Target' })).toHaveValue('offline');
+  await expect(row(right, 'broken')).toBeVisible();
+  await row(right, 'broken').click();
+  await grid(right).press('F3');
+  const details = page.getByRole('complementary', { name: 'Details' });
+  await expect(details.getByRole('alert')).toContainText('This archive is damaged');
+  await shot(page, 'offline-06-damaged');
+  expect(cspViolations()).toEqual([]);
+});
