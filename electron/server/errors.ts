@@ -3,6 +3,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError, ErrorCode } from '../../shared/api.js';
 import { CancelledError, isFerryError } from '../core/errors.js';
+import { scrubbedError } from './request-secrets.js';
 
 export interface MappedError {
   status: number;
@@ -53,7 +54,7 @@ function sentence(message: string): string {
 
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = mapError(error);
-  if (mapped.log) reply.log.error({ err: error }, 'request failed');
+  if (mapped.log) reply.log.error({ err: scrubbedError(error, reply.request) }, 'request failed');
   if (mapped.retryAfter !== undefined) reply.header('retry-after', String(Math.max(0, Math.ceil(mapped.retryAfter))));
   return reply.code(mapped.status).type('application/json; charset=utf-8').send(mapped.body);
 }

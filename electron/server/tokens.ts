@@ -10,6 +10,7 @@ import type { FerryCore } from '../core/ferry-core.js';
 import { unauthorized } from '../core/errors.js';
 import { tokenAccount } from '../core/keychain/port.js';
 import type { Target } from '../core/target.js';
+import { rememberSecret } from './request-secrets.js';
 
 export type TokenRole = 'source' | 'destination';
 export const tokenHeaderName = (role: TokenRole) => `service-${role}-token` as const;
@@ -58,6 +59,12 @@ export function requireAccessKey(core: FerryCore, request: FastifyRequest): void
 
 /** The token to hand to `target` for this request, or a 401 FerryError saying what to send. */
 export async function resolveTargetToken(core: FerryCore, target: Target, request: FastifyRequest, role: TokenRole): Promise<string> {
+  const token = await findTargetToken(core, target, request, role);
+  rememberSecret(request, token); // so a logged error for this request is scrubbed of it
+  return token;
+}
+
+async function findTargetToken(core: FerryCore, target: Target, request: FastifyRequest, role: TokenRole): Promise<string> {
   const header = tokenHeaderName(role);
   const sent = tokenFromHeader(request.headers, role);
   const bearer = bearerToken(request.headers);
