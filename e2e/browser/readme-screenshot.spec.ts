@@ -3,7 +3,7 @@
 import { expect, test as base } from '@playwright/test';
 import path from 'node:path';
 import { ROOT, startServer, type RunningServer } from '../support/ferry-server.js';
-import { grid, jobs, openFolder, pane, row } from '../support/ui.js';
+import { grid, jobs, openFolder, pane, row, withoutSavePicker } from '../support/ui.js';
 
 const wanted = process.env.FERRY_README_SCREENSHOT === '1';
 if (!wanted) console.log('[readme-screenshot] skipped: set FERRY_README_SCREENSHOT=1 to regenerate docs/screenshot.png');
@@ -42,20 +42,40 @@ const test = base.extend<{ ferry: RunningServer }>({
 
 test('README screenshot of the two panes', async ({ page, ferry }) => {
   test.skip(!wanted, 'set FERRY_README_SCREENSHOT=1 to regenerate docs/screenshot.png');
-  await page.setViewportSize({ width: 1440, height: 880 });
+  await withoutSavePicker(page);
+  await page.setViewportSize({ width: 1680, height: 900 });
   await page.emulateMedia({ colorScheme: 'light' });
   await page.goto(ferry.appUrl);
   const left = pane(page, 'Left');
   const right = pane(page, 'Right');
+
+  // keep a download of the survey offline; it lands in "Downloaded ZIPs" on the right
+  await row(left, 'coral-survey-2026').click();
+  await left.getByRole('checkbox', { name: 'Keep offline' }).check();
+  const downloading = page.waitForEvent('download');
+  await left.getByRole('button', { name: 'Download' }).click();
+  await (await downloading).cancel();
+  await left.getByRole('button', { name: 'Dismiss' }).click();
+  await left.getByRole('checkbox', { name: 'Keep offline' }).uncheck();
+  await expect(right.getByRole('combobox', { name: 'Target' })).toHaveValue('offline');
+
+  // verify the kept archive
+  await row(right, 'coral-survey-2026').click();
+  await right.getByRole('button', { name: 'Verify' }).click();
+  await expect(jobs(page).getByRole('listitem').filter({ hasText: 'Verify coral-survey-2026' })).toContainText('0 failed fixity');
+
+  // left: the local folder; right: inside the archive, a verified file in the details
   await openFolder(left, 'coral-survey-2026');
-  await openFolder(left, 'ctd');
-  await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
-  await openFolder(right, 'lab-share');
-  await row(left, 'cast-002.csv').dragTo(grid(right));
-  await expect(jobs(page).getByRole('listitem').filter({ hasText: 'cast-002.csv' })).toContainText('Done');
-  await expect(row(right, 'cast-002.csv')).toBeVisible();
-  await row(left, 'cast-001.csv').click();
-  await grid(left).press('F3');
-  await expect(page.getByRole('complementary', { name: 'Details' }).locator('code[data-hash]').first()).toBeVisible();
+  await openFolder(right, 'coral-survey-2026');
+  await row(right, 'coral-survey-2026').dblclick();
+  await expect(row(right, 'ctd')).toBeVisible();
+  await row(right, 'ctd').dblclick();
+  await expect(row(right, 'cast-001.csv')).toBeVisible();
+  await row(right, 'cast-001.csv').click();
+  await grid(right).press('F3');
+  const details = page.getByRole('complementary', { name: 'Details' });
+  await expect(details.getByRole('heading', { name: 'cast-001.csv' })).toBeVisible();
+  await expect(details.getByRole('region', { name: 'Fixity' })).toContainText('Verified');
+  await page.mouse.move(0, 0);
   await page.screenshot({ path: path.join(ROOT, 'docs/screenshot.png') });
 });

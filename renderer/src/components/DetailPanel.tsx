@@ -80,14 +80,18 @@ export function FileFixityState({ fixity }: { fixity: unknown }) {
   if (fixity === undefined || fixity === null) return null;
   const f: FileFixity = typeof fixity === 'object' ? (fixity as FileFixity) : { state: String(fixity) };
   const state = f.state ?? 'unverified';
-  const checked = f.checked_at ? ` Checked ${formatDate(f.checked_at)}.` : '';
+  const checked = f.checked_at ? <p className="hint">Checked {formatDate(f.checked_at)}.</p> : null;
   if (state === 'verified') {
     return (
       <section className="fixity fixity-verified" aria-label="Fixity">
         <h3>Fixity</h3>
         <p className="fixity-verdict">
-          <span aria-hidden="true">✓ </span>Verified: the bytes match every recorded checksum.{checked}
+          <strong>
+            <span aria-hidden="true">✓ </span>Verified
+          </strong>{' '}
+          — the bytes match every recorded checksum.
         </p>
+        {checked}
       </section>
     );
   }
@@ -97,8 +101,12 @@ export function FileFixityState({ fixity }: { fixity: unknown }) {
       <section className="fixity fixity-failed" aria-label="Fixity">
         <h3>Fixity</h3>
         <p className="fixity-verdict" role="alert">
-          <span aria-hidden="true">✗ </span>Failed fixity: the bytes no longer match.{checked}
+          <strong>
+            <span aria-hidden="true">✗ </span>Failed fixity
+          </strong>{' '}
+          — the bytes no longer match what was recorded.
         </p>
+        {checked}
         <ul className="fixity-failures">
           {failures.map((failure, i) => (
             <li key={i}>

@@ -11,7 +11,7 @@ describe('file fixity in the detail panel', () => {
   it('verified reads as a check mark with the time', () => {
     render(<FileFixityState fixity={{ state: 'verified', checked_at: '2026-03-01T10:00:00.000000Z' }} />);
     const section = screen.getByRole('region', { name: 'Fixity' });
-    expect(section.textContent).toContain('✓ Verified');
+    expect(section.textContent).toContain('✓ Verified — the bytes match every recorded checksum.');
     expect(section.textContent).toContain('Checked');
   });
 
@@ -28,7 +28,7 @@ describe('file fixity in the detail panel', () => {
         }}
       />,
     );
-    expect(screen.getByRole('alert').textContent).toContain('✗ Failed fixity');
+    expect(screen.getByRole('alert').textContent).toContain('✗ Failed fixity — the bytes no longer match');
     const items = screen.getAllByRole('listitem');
     expect(items).toHaveLength(2);
     expect(items[0]!.textContent).toContain('sha256');
