@@ -107,7 +107,7 @@ describe('no secret and no absolute path in any response', () => {
       ['transfer bad json', '/api_v1/targets/local/resources/', `{"source_target_name": "${ferry.root}"`, { ...auth, 'content-type': 'application/json' }],
       ['verify local', `/api_v1/targets/local/resources/${data.id}/verify/`, undefined, auth],
       ['verify offline', `/api_v1/targets/offline/resources/${offline[0]!.id}/verify/`, undefined, auth],
-    ] as [string, string, BodyInit | undefined, Record<string, string>][]) {
+    ] as [string, string, RequestInit['body'], Record<string, string>][]) {
       const response = await post(what, route, { body, headers: { ...headers, 'duplicate-file-action': 'ignore' } });
       if (response.status === 202) tickets.push(((await response.json()) as Acknowledgement).ticket_number);
     }
