@@ -69,7 +69,8 @@ export class RemoteClient {
         jitter: true,
       },
     });
-    const throttle = pThrottle({ limit: Math.max(1, options.ratePerSecond ?? 5), interval: 1000 });
+    // strict: no window of a second ever sees more than the rate (the windowed default can burst 2×)
+    const throttle = pThrottle({ limit: Math.max(1, options.ratePerSecond ?? 5), interval: 1000, strict: true });
     this.throttled = throttle(<T>(fn: () => Promise<T>) => fn()) as <T>(fn: () => Promise<T>) => Promise<T>;
   }
 
