@@ -100,3 +100,17 @@ describe('hashing on worker threads gives node crypto digests', () => {
     expect(await next.digest()).toEqual(expected(bytes, ['md5']));
   });
 });
+
+describe('HashingPassThrough.addAlgorithms', () => {
+  it('adds algorithms before the first byte, and refuses after', async () => {
+    const bytes = randomBytes(900_000);
+    const hasher = new HashingPassThrough(['md5']);
+    expect(hasher.addAlgorithms(['sha256', 'md5'])).toBe(true);
+    expect(hasher.algorithms).toEqual(['md5', 'sha256']);
+    await pipeline(Readable.from(chunked(bytes, [300_000])), hasher, async (source: AsyncIterable<Buffer>) => {
+      for await (const chunk of source) void chunk;
+    });
+    expect(hasher.digests).toEqual(expected(bytes, ['md5', 'sha256']));
+    expect(hasher.addAlgorithms(['sha1'])).toBe(false);
+  });
+});

@@ -354,11 +354,21 @@ export class StreamHasher {
   private held: Buffer[] = [];
   private heldBytes = 0;
   private session: WorkerHashSession | null = null;
+  private readonly algorithms: string[];
 
   constructor(
-    private readonly algorithms: readonly string[],
+    algorithms: readonly string[],
     private readonly inlineLimit = INLINE_HASH_BYTES,
-  ) {}
+  ) {
+    this.algorithms = [...algorithms];
+  }
+
+  /** Adds algorithms while no byte has been seen yet; false once too late. */
+  addAlgorithms(algorithms: readonly string[]): boolean {
+    if (this.session || this.heldBytes > 0 || this.held.length > 0) return false;
+    for (const algorithm of algorithms) if (!this.algorithms.includes(algorithm)) this.algorithms.push(algorithm);
+    return true;
+  }
 
   /** Resolves once the chunk may be reused by the caller (at once, or when a slot is free). */
   update(chunk: Buffer): Promise<void> | void {
@@ -396,15 +406,31 @@ export class StreamHasher {
  */
 export class HashingPassThrough extends Transform {
   private readonly hasher: StreamHasher;
+  private readonly names: string[];
   bytes = 0;
   digests: Record<string, string> | null = null;
 
   constructor(
-    readonly algorithms: readonly string[],
+    algorithms: readonly string[],
     private readonly onBytes?: (n: number) => void,
   ) {
     super();
+    this.names = [...algorithms];
     this.hasher = new StreamHasher(algorithms);
+  }
+
+  get algorithms(): readonly string[] {
+    return this.names;
+  }
+
+  /**
+   * Also computes `algorithms`, if no byte has passed yet (true), so a consumer down the line
+   * can take its digests instead of hashing the same bytes again.
+   */
+  addAlgorithms(algorithms: readonly string[]): boolean {
+    if (this.bytes > 0 || !this.hasher.addAlgorithms(algorithms)) return false;
+    for (const algorithm of algorithms) if (!this.names.includes(algorithm)) this.names.push(algorithm);
+    return true;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {

@@ -190,6 +190,10 @@ class Writer {
   private async writeTemporary(entry: Entry, temporary: string, replacing: boolean): Promise<{ hashes: Record<string, string>; bytes: number }> {
     const { signal } = this.params.options;
     const source: Readable = await entry.open();
+    // A stream that is already hashing (the job runner's fixity check) computes what the
+    // cache needs too, when asked before its first byte (so at once, before any await): the
+    // bytes are hashed once, not twice.
+    const upstream = source instanceof HashingPassThrough && source.addAlgorithms(this.params.algorithms) ? source : null;
     let handle;
     try {
       handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
@@ -197,17 +201,21 @@ class Writer {
       source.destroy();
       throw error;
     }
-    const hasher = new HashingPassThrough(this.params.algorithms);
+    const hasher = upstream ?? new HashingPassThrough(this.params.algorithms);
     try {
       // `flush` fsyncs before the stream closes its handle (autoClose).
-      await pipeline(source, hasher, handle.createWriteStream({ flush: replacing }), { signal });
+      const sink = handle.createWriteStream({ flush: replacing });
+      if (upstream) await pipeline(source, sink, { signal });
+      else await pipeline(source, hasher, sink, { signal });
     } catch (error) {
       await handle.close().catch(() => undefined);
       await unlink(temporary).catch(() => undefined);
       if (signal.aborted) throw new CancelledError();
       throw error;
     }
-    return { hashes: hasher.digests ?? {}, bytes: hasher.bytes };
+    const digests = hasher.digests ?? {};
+    const hashes = Object.fromEntries(this.params.algorithms.filter((algorithm) => digests[algorithm] !== undefined).map((algorithm) => [algorithm, digests[algorithm]!]));
+    return { hashes, bytes: hasher.bytes };
   }
 
   /**
