@@ -1,7 +1,8 @@
 // The offline library end to end, in browser mode against a real `ferry serve`: download a
 // folder with "Keep offline", see the archive appear in "Downloaded ZIPs", browse it, verify
 // it, and read the fixity in the Jobs region and the detail panel. No CSP violation allowed.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test as base, type Locator } from '@playwright/test';
 import { startServer, type RunningServer } from '../support/ferry-server.js';
@@ -114,5 +115,52 @@ test('a damaged archive in the library says so in its detail', async ({ page, fe
   const details = page.getByRole('complementary', { name: 'Details' });
   await expect(details.getByRole('alert')).toContainText('This archive is damaged');
   await shot(page, 'offline-06-damaged');
+  expect(cspViolations()).toEqual([]);
+});
+
+test('a kept archive whose bytes changed fails fixity, file by file', async ({ page, ferry }) => {
+  const cspViolations = await watchCsp(page);
+  // random bytes do not compress, so the bag stores them as they are and one can be flipped
+  const payload = randomBytes(16 * 1024);
+  await mkdir(path.join(ferry.workspace, 'survey/raw'), { recursive: true });
+  await writeFile(path.join(ferry.workspace, 'survey/raw/sonar.bin'), payload);
+  await withoutSavePicker(page);
+  await page.goto(ferry.appUrl);
+  const left = pane(page, 'Left');
+  const right = pane(page, 'Right');
+  await row(left, 'survey').click();
+  await left.getByRole('checkbox', { name: 'Keep offline' }).check();
+  const downloading = page.waitForEvent('download');
+  await left.getByRole('button', { name: 'Download' }).click();
+  await (await downloading).cancel(); // the browser copy is not needed; the library has its own
+  await expect(row(right, 'survey')).toBeVisible();
+
+  // a bit flips on disk
+  const libraryDir = path.join(ferry.dataDir, 'library');
+  const [archiveName] = (await readdir(libraryDir)).filter((name) => name.endsWith('.zip'));
+  const archivePath = path.join(libraryDir, archiveName!);
+  const bytes = await readFile(archivePath);
+  const at = bytes.indexOf(payload.subarray(4096, 4160));
+  expect(at, 'the payload is stored uncompressed in the kept ZIP').toBeGreaterThan(0);
+  bytes[at + 10] = bytes[at + 10]! ^ 0xff;
+  await writeFile(archivePath, bytes);
+
+  await row(right, 'survey').click();
+  await right.getByRole('button', { name: 'Verify' }).click();
+  const job = jobs(page).getByRole('listitem').filter({ hasText: 'Verify survey' });
+  await expect(job).toContainText('Done');
+  await expect(job).toContainText('3 verified, 1 failed fixity.');
+  await expect(job.getByRole('listitem').first()).toContainText('survey/raw/sonar.bin');
+  await grid(right).press('F3');
+  const details = page.getByRole('complementary', { name: 'Details' });
+  await expect(details.getByRole('region', { name: 'Fixity' })).toContainText('3 verified, 1 failed fixity.');
+  await shot(page, 'offline-07-failed-fixity-job');
+
+  await openArchiveFolder(right);
+  await row(right, 'raw').dblclick();
+  await row(right, 'sonar.bin').click();
+  await expect(details.getByRole('heading', { name: 'sonar.bin' })).toBeVisible();
+  await expect(details.getByRole('region', { name: 'Fixity' })).toContainText('✗ Failed fixity');
+  await shot(page, 'offline-08-failed-fixity-file');
   expect(cspViolations()).toEqual([]);
 });

@@ -3,6 +3,7 @@ import { useEffect } from 'react';
 import { useStore } from 'zustand';
 import type { MenuCommand, UiState } from '../../../shared/ipc.js';
 import { otherSide } from '../actions.js';
+import { forgetAccessKey } from '../api/connection.js';
 import { useServices, type Services } from '../services.js';
 import { locationOf, type PaneSide } from '../stores/pane.js';
 import { AccountsDialog } from './AccountsDialog.js';
@@ -121,6 +122,7 @@ export function App() {
   const { ui, session, duplicates } = services;
   const detailOpen = useStore(ui, (s) => s.detailOpen);
   const sessionError = useStore(session.store, (s) => s.error);
+  const keyRejected = useStore(session.store, (s) => s.errorStatus === 401);
   const version = useStore(session.store, (s) => s.session?.version);
   return (
     <div className="app">
@@ -137,10 +139,26 @@ export function App() {
       </header>
       {sessionError ? (
         <div className="message error" role="alert">
-          <span>Ferry's core could not be reached: {sessionError}</span>
+          <span>
+            {keyRejected
+              ? `The access key this page has is not accepted any more (was Ferry restarted with another data directory?). ${sessionError}`
+              : `Ferry's core could not be reached: ${sessionError}`}
+          </span>
           <button type="button" onClick={() => void session.load().then(() => restorePanes(services))}>
             Try again
           </button>
+          {keyRejected && !services.bridge ? (
+            <button
+              type="button"
+              onClick={() => {
+                // back to the sign-in screen: forget the key this tab kept, load the page afresh
+                forgetAccessKey(window.sessionStorage);
+                window.location.reload();
+              }}
+            >
+              Sign in again
+            </button>
+          ) : null}
         </div>
       ) : null}
       <main className={`panes${detailOpen ? ' with-detail' : ''}`}>

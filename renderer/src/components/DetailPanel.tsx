@@ -108,24 +108,30 @@ export function FileFixityState({ fixity }: { fixity: unknown }) {
         </p>
         {checked}
         <ul className="fixity-failures">
-          {failures.map((failure, i) => (
-            <li key={i}>
-              <div>
-                <strong>{failure.algorithm ?? 'checksum'}</strong>
-                {failure.against && AGAINST[failure.against] ? <span className="hint"> against {AGAINST[failure.against]}</span> : null}
-              </div>
-              <dl className="fixity-values">
-                <dt>expected</dt>
-                <dd>
-                  <code>{failure.expected ?? '—'}</code>
-                </dd>
-                <dt>actual</dt>
-                <dd>
-                  <code>{failure.actual ?? '—'}</code>
-                </dd>
-              </dl>
-            </li>
-          ))}
+          {failures.map((failure, i) =>
+            failure.algorithm === 'read' ? (
+              <li key={i}>
+                <strong>Unreadable</strong>: {failure.actual ?? 'the archive could not be read here'}
+              </li>
+            ) : (
+              <li key={i}>
+                <div>
+                  <strong>{failure.algorithm ?? 'checksum'}</strong>
+                  {failure.against && AGAINST[failure.against] ? <span className="hint"> against {AGAINST[failure.against]}</span> : null}
+                </div>
+                <dl className="fixity-values">
+                  <dt>expected</dt>
+                  <dd>
+                    <code>{failure.expected ?? '—'}</code>
+                  </dd>
+                  <dt>actual</dt>
+                  <dd>
+                    <code>{failure.actual ?? '—'}</code>
+                  </dd>
+                </dl>
+              </li>
+            ),
+          )}
         </ul>
       </section>
     );

@@ -52,12 +52,18 @@ export function VerifyReport({ job }: { job: Job }) {
         <details open>
           <summary className="bad">Files that do not match their checksums</summary>
           <ul className="fixity-failures">
-            {r.failed_fixity.map((f, i) => (
-              <li key={i}>
-                <span className="path">{f.path}</span>: {f.algorithm} expected <code>{f.expected}</code>, got{' '}
-                <code>{f.actual}</code>
-              </li>
-            ))}
+            {r.failed_fixity.map((f, i) =>
+              f.algorithm === 'read' ? (
+                <li key={i}>
+                  <span className="path">{f.path}</span>: could not be read ({f.actual})
+                </li>
+              ) : (
+                <li key={i}>
+                  <span className="path">{f.path}</span>: {f.algorithm} expected <code>{f.expected}</code>, got{' '}
+                  <code>{f.actual}</code>
+                </li>
+              ),
+            )}
           </ul>
         </details>
       ) : null}

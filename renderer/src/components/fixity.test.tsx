@@ -106,13 +106,18 @@ describe('verify jobs', () => {
           failed_fixity: [
             { path: 'd.csv', algorithm: 'sha256', expected: '11', actual: '22' },
             { path: 'd.csv', algorithm: 'md5', expected: '33', actual: '44' },
+            { path: 'e.csv', algorithm: 'read', expected: 'readable bytes', actual: 'invalid stored block lengths' },
           ],
         })}
       />,
     );
-    expect(screen.getByText(/3 verified, 1 failed fixity\./)).toBeTruthy();
+    expect(screen.getByText(/3 verified, 2 failed fixity\./)).toBeTruthy();
     const items = screen.getAllByRole('listitem');
-    expect(items.map((li) => li.textContent)).toEqual(['d.csv: sha256 expected 11, got 22', 'd.csv: md5 expected 33, got 44']);
+    expect(items.map((li) => li.textContent)).toEqual([
+      'd.csv: sha256 expected 11, got 22',
+      'd.csv: md5 expected 33, got 44',
+      'e.csv: could not be read (invalid stored block lengths)',
+    ]);
   });
 
   it('an all-good verification is one line', () => {

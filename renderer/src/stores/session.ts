@@ -2,7 +2,7 @@
 // a token is stored for each). Loaded once, reloaded after the Accounts form changes.
 import { createStore } from 'zustand/vanilla';
 import type { TargetDescription } from '../../../shared/api.js';
-import { messageOf, type ApiClient } from '../api/client.js';
+import { ApiRequestError, messageOf, type ApiClient } from '../api/client.js';
 import type { Session } from '../api/app-types.js';
 
 export interface SessionState {
@@ -10,18 +10,26 @@ export interface SessionState {
   session: Session | null;
   targets: TargetDescription[];
   error: string | null;
+  /** HTTP status of the last failure (401: the access key no longer opens the core) */
+  errorStatus: number | null;
 }
 
 export function createSessionStore(api: Pick<ApiClient, 'session' | 'targets'>) {
-  const store = createStore<SessionState>()(() => ({ status: 'loading', session: null, targets: [], error: null }));
+  const store = createStore<SessionState>()(() => ({
+    status: 'loading',
+    session: null,
+    targets: [],
+    error: null,
+    errorStatus: null,
+  }));
   return {
     store,
     async load(): Promise<void> {
       try {
         const [session, targets] = await Promise.all([api.session(), api.targets()]);
-        store.setState({ status: 'ready', session, targets, error: null });
+        store.setState({ status: 'ready', session, targets, error: null, errorStatus: null });
       } catch (error) {
-        store.setState({ status: 'error', error: messageOf(error) });
+        store.setState({ status: 'error', error: messageOf(error), errorStatus: error instanceof ApiRequestError ? error.status : null });
       }
     },
     readableName(target: string | null): string {
