@@ -46,6 +46,9 @@ test('keep a download offline, browse it, verify it', async ({ page, ferry }, te
   await expect(right.getByRole('combobox', { name: 'Target' })).toHaveValue('offline');
   await expect(right.getByText(/No downloaded ZIPs yet/)).toBeVisible();
   await shot(page, 'offline-01-empty-library');
+  // look at the local folders on the right meanwhile (switched back to the library below)
+  await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
+  await expect(row(right, 'survey')).toBeVisible();
 
   // download with Keep offline: the browser gets the ZIP, the library keeps a copy
   await row(left, 'survey').click();
@@ -59,7 +62,9 @@ test('keep a download offline, browse it, verify it', async ({ page, ferry }, te
   expect((await readFile(saved)).subarray(0, 2).toString('latin1')).toBe('PK');
   await expect(left.getByText('survey.zip saved. A copy is kept in Downloaded ZIPs.')).toBeVisible();
 
-  // it shows up in the library pane without a manual refresh
+  // switch the other pane to the library: the kept archive is there
+  await right.getByRole('combobox', { name: 'Target' }).selectOption({ label: 'Downloaded ZIPs' });
+  await expect(right.getByRole('navigation', { name: 'Location' }).getByRole('button', { name: 'Downloaded ZIPs' })).toBeVisible();
   await expect(row(right, 'survey')).toBeVisible();
   await shot(page, 'offline-02-kept-in-library');
 
@@ -133,6 +138,7 @@ test('a kept archive whose bytes changed fails fixity, file by file', async ({ p
   const downloading = page.waitForEvent('download');
   await left.getByRole('button', { name: 'Download' }).click();
   await (await downloading).cancel(); // the browser copy is not needed; the library has its own
+  // the library pane lists the kept archive by itself, no Refresh pressed
   await expect(row(right, 'survey')).toBeVisible();
 
   // a bit flips on disk
