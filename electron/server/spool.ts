@@ -40,8 +40,18 @@ function describeLimit(bytes: number): string {
   return `${Number.isInteger(value) ? value : value.toFixed(1)} ${units[unit]}`;
 }
 
+/** Room for the multipart framing and a few small fields around the file itself. */
+const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
+/** Text fields are never used; a few small ones (a client's note, a CSRF token) are tolerated. */
+const FIELD_LIMITS = { fields: 20, fieldSize: 64 * 1024, fieldNameSize: 200, parts: 30 };
+
 /** Returns the spool file's path; the caller owns it (hand it to the job, or remove it). */
 export async function spoolUpload(request: FastifyRequest, dataDir: string, maxBytes: number): Promise<string> {
+  const overLimit = () => tooLarge(`The upload is larger than the limit of ${describeLimit(maxBytes)}.`);
+  // an announced length over the limit is refused before a byte is read
+  const announced = Number(request.headers['content-length']);
+  if (Number.isFinite(announced) && announced > maxBytes + MULTIPART_OVERHEAD_BYTES) throw overLimit();
+
   const dir = spoolDir(dataDir);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const name = randomUUID();
@@ -49,15 +59,22 @@ export async function spoolUpload(request: FastifyRequest, dataDir: string, maxB
   const final = path.join(dir, `${name}.zip`);
   let spooled = false;
   try {
-    const parts = request.parts({ limits: { fileSize: maxBytes, fields: 50, parts: 100 } });
+    const parts = request.parts({ limits: { ...FIELD_LIMITS, fileSize: maxBytes, files: 2 } });
     for await (const part of parts) {
-      if (part.type !== 'file') continue;
-      if (part.fieldname !== FILE_FIELD || spooled) {
-        part.file.resume(); // drain parts we do not use
+      if (part.type !== 'file') {
+        if (part.valueTruncated) throw tooLarge(`The form field '${part.fieldname.slice(0, 40)}' is larger than ${describeLimit(FIELD_LIMITS.fieldSize)}; only the ZIP in '${FILE_FIELD}' is read.`);
         continue;
       }
+      // an unexpected file is refused, not read to its end (it could be as large as the limit)
+      if (part.fieldname !== FILE_FIELD) {
+        throw badRequest(`Send the ZIP in the multipart field '${FILE_FIELD}', and no other file (got '${part.fieldname.slice(0, 40)}').`, 'missing_file');
+      }
+      if (spooled) throw badRequest(`Send exactly one file in '${FILE_FIELD}'.`);
+      // busboy only marks a file truncated at the END of its part, which a hostile body
+      // never sends: stop at the limit itself
+      part.file.once('limit', () => part.file.destroy(overLimit()));
       await pipeline(part.file, createWriteStream(partial, { flags: 'wx', mode: 0o600 }));
-      if (part.file.truncated) throw tooLarge(`The upload is larger than the limit of ${describeLimit(maxBytes)}.`);
+      if (part.file.truncated) throw overLimit();
       spooled = true;
     }
     if (!spooled) throw badRequest(`Send the ZIP in the multipart field '${FILE_FIELD}'.`, 'missing_file');
@@ -69,10 +86,17 @@ export async function spoolUpload(request: FastifyRequest, dataDir: string, maxB
   } catch (error) {
     await rm(partial, { force: true });
     const code = (error as { code?: unknown }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge(`The upload is larger than the limit of ${describeLimit(maxBytes)}.`);
+    if (code === 'FST_REQ_FILE_TOO_LARGE') throw overLimit();
+    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT') {
+      throw tooLarge(`The form has too many fields or files; send only the ZIP in '${FILE_FIELD}'.`);
+    }
     if (error instanceof FerryError) throw error;
     if (typeof code === 'string' && code.startsWith('FST_')) throw error; // the error handler phrases these
-    if ((error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE' || request.raw.destroyed) {
+    // the whole body arrived: busboy's complaint is about its form ("Unexpected end of form")
+    if (request.raw.complete && error instanceof Error) {
+      throw badRequest(`The multipart body is malformed (${error.message.replace(/[^\w .,'-]/g, '').slice(0, 80)}).`);
+    }
+    if (code === 'ERR_STREAM_PREMATURE_CLOSE' || request.raw.destroyed) {
       throw badRequest('The upload was cut off before the whole file arrived.');
     }
     throw error;

@@ -121,7 +121,14 @@ async function acceptPost(
   if (request.isMultipart()) {
     const destination = await resolveTargetToken(core, target, request, 'destination');
     if (containerId !== null) await requireContainer(target, { token: destination, signal }, containerId);
-    const spoolPath = await spoolUpload(request, core.config.dataDir, core.config.limits.maxUploadBytes);
+    let spoolPath: string;
+    try {
+      spoolPath = await spoolUpload(request, core.config.dataDir, core.config.limits.maxUploadBytes);
+    } catch (error) {
+      // the rest of a refused body is not read (Node would drain it to reuse the socket)
+      if (!request.raw.complete) reply.header('connection', 'close');
+      throw error;
+    }
     try {
       job = await core.jobs.submit({
         kind: 'upload',
