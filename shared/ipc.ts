@@ -92,7 +92,15 @@ export interface TransferProgress {
   done: boolean;
 }
 
-export type MenuCommand = 'upload' | 'new-folder' | 'refresh' | 'download' | 'transfer' | 'accounts' | 'toggle-jobs';
+export type MenuCommand =
+  | 'upload'
+  | 'new-folder'
+  | 'refresh'
+  | 'download'
+  | 'transfer'
+  | 'verify'
+  | 'accounts'
+  | 'toggle-jobs';
 
 /** What the preload exposes as `window.ferry`. */
 export interface FerryBridge {
@@ -116,6 +124,7 @@ export const MENU_COMMANDS: readonly MenuCommand[] = [
   'refresh',
   'download',
   'transfer',
+  'verify',
   'accounts',
   'toggle-jobs',
 ];

@@ -16,6 +16,7 @@ export function buildMenu(window: () => BrowserWindow | null): Menu {
         { label: 'New Folder…', accelerator: 'CmdOrCtrl+Shift+N', click: send('new-folder') },
         { label: 'Download', accelerator: 'CmdOrCtrl+D', click: send('download') },
         { label: 'Copy to Other Pane', accelerator: 'F5', registerAccelerator: false, click: send('transfer') },
+        { label: 'Verify Archive', accelerator: 'CmdOrCtrl+Shift+V', click: send('verify') },
         { type: 'separator' },
         { label: 'Accounts…', accelerator: 'CmdOrCtrl+,', click: send('accounts') },
         { type: 'separator' },

@@ -85,6 +85,9 @@ function runMenuCommand(services: Services, command: MenuCommand): void {
     case 'download':
       void actions.download(side, false);
       break;
+    case 'verify':
+      void actions.verify(side);
+      break;
     case 'accounts':
       ui.setState({ accountsOpen: true });
       break;
