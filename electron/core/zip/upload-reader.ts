@@ -35,6 +35,10 @@ interface ZipRecord {
 const RATIO_MIN_BYTES = 1024 * 1024;
 const S_IFMT = 0o170000;
 const S_IFLNK = 0o120000;
+const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+/** what most file systems allow for one name (ext4, APFS, NTFS in UTF-16 units ~ bytes here) */
+const MAX_SEGMENT_BYTES = 255;
 const IGNORED_NAMES = new Set(['.ds_store', 'thumbs.db', 'desktop.ini']);
 
 export async function openUploadZip(zipPath: string, limits: Limits): Promise<UploadArchive> {
@@ -71,10 +75,21 @@ export async function openUploadZip(zipPath: string, limits: Limits): Promise<Up
 async function readCentralDirectory(zip: yauzl.ZipFile, fileSize: number, limits: Limits): Promise<ZipRecord[]> {
   const records: ZipRecord[] = [];
   const kinds = new Map<string, 'file' | 'folder'>();
+  /** folded (NFC, lower case) path → the spelling first seen */
+  const spellings = new Map<string, string>();
+  /** local header offset → the entry that owns it */
+  const owners = new Map<number, string>();
   let totalBytes = 0;
   for await (const entry of zip.eachEntry()) {
     const name = decodeEntryName(entry.generalPurposeBitFlag, entry.fileName as unknown as Buffer, entry.extraFields);
     refuseHostile(entry, name, limits);
+    // two records over one local header: the same bytes under two names (an alias, and the
+    // overlap trick of "better zip bombs")
+    const owner = owners.get(entry.relativeOffsetOfLocalHeader);
+    if (owner !== undefined) {
+      throw badRequest(`The ZIP entries "${owner}" and "${name}" share the same stored data; each entry must have its own.`);
+    }
+    owners.set(entry.relativeOffsetOfLocalHeader, name);
 
     totalBytes += entry.uncompressedSize;
     if (totalBytes > limits.maxTotalUncompressedBytes) {
@@ -99,6 +114,7 @@ async function readCentralDirectory(zip: yauzl.ZipFile, fileSize: number, limits
       if (kinds.get(ancestor) === 'file') throw badRequest(`The ZIP holds "${ancestor}" both as a file and as a folder.`);
       kinds.set(ancestor, 'folder');
     }
+    refuseLookAlikes(segments, spellings);
     kinds.set(path, kind);
     records.push({ path, kind, size: kind === 'file' ? entry.uncompressedSize : 0, mtime: entry.getLastModDate(), entry });
   }
@@ -119,8 +135,24 @@ function refuseHostile(entry: yauzl.Entry, name: string, limits: Limits): void {
   if (name.startsWith('/')) throw badRequest(`The ZIP entry ${shown} has an absolute path and ${outside}.`);
   if (/^[A-Za-z]:/.test(name)) throw badRequest(`The ZIP entry ${shown} starts with a drive letter and ${outside}.`);
   if (name.split('/').includes('..')) throw badRequest(`The ZIP entry ${shown} contains ".." and ${outside}.`);
-  if (((entry.externalFileAttributes >>> 16) & S_IFMT) === S_IFLNK) {
+  // what a file system may make of a segment: Unicode-normalised (NFKC maps fullwidth dots
+  // to '.'), trailing dots and spaces dropped (Windows) — none may come out as '..'
+  for (const segment of name.normalize('NFKC').split('/')) {
+    if (segment !== '.' && segment !== '' && /^[. ]+$/.test(segment)) {
+      throw badRequest(`The ZIP entry ${shown} has a folder name made only of dots and spaces, which some systems read as ".."; it ${outside}.`);
+    }
+  }
+  for (const segment of name.split('/')) {
+    if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) {
+      throw badRequest(`The ZIP entry ${shown.slice(0, 120)} has a name longer than ${MAX_SEGMENT_BYTES} bytes, more than file systems allow.`);
+    }
+  }
+  const type = (entry.externalFileAttributes >>> 16) & S_IFMT;
+  if (type === S_IFLNK) {
     throw badRequest(`The ZIP entry ${shown} is a symbolic link; Ferry does not follow links in uploads. Zip the files themselves instead.`);
+  }
+  if (type !== 0 && type !== S_IFREG && type !== S_IFDIR) {
+    throw badRequest(`The ZIP entry ${shown} is a device, pipe or socket, not a regular file or folder; Ferry uploads only files and folders.`);
   }
   if (entry.generalPurposeBitFlag & 0x1) throw badRequest(`The ZIP entry ${shown} is encrypted (password-protected); Ferry cannot read it. Upload an unencrypted ZIP.`);
   if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
@@ -128,6 +160,23 @@ function refuseHostile(entry: yauzl.Entry, name: string, limits: Limits): void {
   }
   if (name.length > limits.maxPathLength) {
     throw tooLarge(`A ZIP entry's path is ${name.length} characters long; the limit is ${limits.maxPathLength}.`);
+  }
+}
+
+/**
+ * Names that differ only by case or Unicode normalisation are one name on macOS and
+ * Windows (and look the same to anyone): the second would silently replace or be merged
+ * into the first there, so the ZIP is refused wherever it is written.
+ */
+function refuseLookAlikes(segments: string[], spellings: Map<string, string>): void {
+  for (let i = 1; i <= segments.length; i++) {
+    const spelled = segments.slice(0, i).join('/');
+    const folded = spelled.normalize('NFC').toLowerCase();
+    const earlier = spellings.get(folded);
+    if (earlier === undefined) spellings.set(folded, spelled);
+    else if (earlier !== spelled) {
+      throw badRequest(`The ZIP holds "${earlier}" and "${spelled}", names that differ only in case or Unicode form; rename one of them.`);
+    }
   }
 }
 
