@@ -39,6 +39,17 @@ export interface WriteParams {
 /** A problem with one entry only (a file where a folder should be, ...): reported, the write goes on. */
 class EntryConflict extends Error {}
 
+/** What one entry adds to the outcome (merged in entry order). */
+type Lists = Pick<WriteOutcome, 'created' | 'updated' | 'ignored' | 'fileErrors'>;
+const emptyLists = (): Lists => ({ created: [], updated: [], ignored: [], fileErrors: [] });
+
+/** small files written at once (see Writer.run) */
+const WRITE_CONCURRENCY = 8;
+/** files up to this size may be written alongside others */
+const CONCURRENT_FILE_BYTES = 1024 * 1024;
+/** for small files in flight: they are finished, not cut off (see Writer.run) */
+const NEVER = new AbortController().signal;
+
 export async function writeEntries(params: WriteParams): Promise<WriteOutcome> {
   return new Writer(params).run();
 }
@@ -61,21 +72,92 @@ class Writer {
 
   async run(): Promise<WriteOutcome> {
     const { entries, options } = this.params;
-    for await (const entry of entries) {
-      throwIfAborted(options.signal);
-      const problem = checkRelativePath(entry.path);
-      if (problem !== null) throw badRequest(`Cannot write '${entry.path.replace(/\0/g, '\\0')}': ${problem}. Nothing outside the destination is written.`);
-      const destination = this.params.topLevel ? await this.remapTopLevel(entry) : entry.path;
-      if (destination === null) continue;
-      try {
-        if (entry.kind === 'folder') await this.writeFolder(entry, destination);
-        else await this.writeFile(entry, destination);
-      } catch (error) {
-        if (error instanceof EntryConflict) this.outcome.fileErrors.push({ path: destination, error: error.message });
-        else if (isCode(error, ...PER_FILE_CODES)) this.outcome.fileErrors.push({ path: destination, error: describePerFileError(error, destination) });
-        else throw toFerryError(error, destination);
+    // Files are written WRITE_CONCURRENCY at a time: each one is several file-system calls in
+    // a row (lstat, open, write, utimes, rename, lstat), and one after another the disk's
+    // latency, not its bandwidth, set the pace of an upload of thousands of small files.
+    // Everything else (paths, folders, names) happens in entry order, and the outcome lists
+    // are merged in entry order, so they read exactly as a one-at-a-time write's would.
+    const slots: { out: Lists; done: boolean }[] = [];
+    let merged = 0;
+    const merge = () => {
+      while (merged < slots.length && slots[merged]!.done) {
+        const { out } = slots[merged]!;
+        this.outcome.created.push(...out.created);
+        this.outcome.updated.push(...out.updated);
+        this.outcome.ignored.push(...out.ignored);
+        this.outcome.fileErrors.push(...out.fileErrors);
+        slots[merged] = undefined as never;
+        merged++;
       }
+    };
+    const inFlight = new Map<string, Promise<void>>();
+    // set from the tasks' callbacks
+    let failure = null as { error: unknown } | null;
+    try {
+      for await (const entry of entries) {
+        if (failure) break;
+        throwIfAborted(options.signal);
+        const problem = checkRelativePath(entry.path);
+        if (problem !== null) throw badRequest(`Cannot write '${entry.path.replace(/\0/g, '\\0')}': ${problem}. Nothing outside the destination is written.`);
+        const slot = { out: emptyLists(), done: false };
+        slots.push(slot);
+        const destination = this.params.topLevel ? await this.remapTopLevel(entry, slot.out) : entry.path;
+        if (destination === null) {
+          slot.done = true;
+          merge();
+          continue;
+        }
+        const onError = (error: unknown) => {
+          if (error instanceof EntryConflict) slot.out.fileErrors.push({ path: destination, error: error.message });
+          else if (isCode(error, ...PER_FILE_CODES)) slot.out.fileErrors.push({ path: destination, error: describePerFileError(error, destination) });
+          else failure ??= { error: error instanceof CancelledError ? error : toFerryError(error, destination) };
+        };
+        let folder: string;
+        try {
+          if (entry.kind === 'folder') {
+            await this.writeFolder(entry, destination, slot.out);
+            slot.done = true;
+            merge();
+            continue;
+          }
+          const slash = destination.lastIndexOf('/');
+          folder = await this.ensureFolder(slash < 0 ? '' : destination.slice(0, slash), slot.out);
+        } catch (error) {
+          onError(error);
+          slot.done = true;
+          merge();
+          continue;
+        }
+        // Large files one at a time, as they come (and a cancel stops them at once); small
+        // ones alongside each other, and an in-flight small file is finished rather than cut
+        // off by a cancel: every entry handed over before a cancel is written whole.
+        if (entry.size === null || entry.size > CONCURRENT_FILE_BYTES) {
+          await Promise.allSettled([...inFlight.values()]);
+          if (failure) break;
+          await this.writeFile(entry, destination, folder, slot.out, options.signal).catch(onError);
+          slot.done = true;
+          merge();
+          continue;
+        }
+        // the same destination twice in one write: the second waits for the first
+        const before = inFlight.get(destination);
+        const task: Promise<void> = (before ?? Promise.resolve())
+          .then(() => this.writeFile(entry, destination, folder, slot.out, NEVER))
+          .catch(onError)
+          .finally(() => {
+            if (inFlight.get(destination) === task) inFlight.delete(destination);
+            slot.done = true;
+            merge();
+          });
+        inFlight.set(destination, task);
+        if (inFlight.size >= WRITE_CONCURRENCY) await Promise.race(inFlight.values());
+      }
+    } finally {
+      // never return (or throw) while a file is still being written
+      await Promise.allSettled([...inFlight.values()]);
     }
+    if (failure) throw failure.error;
+    merge();
     await this.applyFolderTimes();
     if (this.params.topLevel) {
       if (this.top === null) throw badRequest('A top-level upload needs one folder (or file) to create; there were no entries.');
@@ -88,15 +170,15 @@ class Writer {
    * The entry's path with the top folder renamed to the distinct name this write claimed
    * (claimed on the first entry). Null when the entry is not under that one top folder.
    */
-  private async remapTopLevel(entry: Entry): Promise<string | null> {
+  private async remapTopLevel(entry: Entry, out: Lists): Promise<string | null> {
     const slash = entry.path.indexOf('/');
     const first = slash < 0 ? entry.path : entry.path.slice(0, slash);
     const rest = slash < 0 ? '' : entry.path.slice(slash);
     if (this.top === null) {
       const isFolder = entry.kind === 'folder' || slash >= 0;
-      this.top = { from: first, to: isFolder ? await this.claimTopFolder(first) : await this.freeTopFileName(first) };
+      this.top = { from: first, to: isFolder ? await this.claimTopFolder(first, out) : await this.freeTopFileName(first) };
     } else if (first !== this.top.from) {
-      this.outcome.fileErrors.push({
+      out.fileErrors.push({
         path: entry.path,
         error: `'${entry.path}' is not inside the top folder '${this.top.from}'; a top-level upload holds exactly one folder, so it was skipped.`,
       });
@@ -106,7 +188,7 @@ class Writer {
   }
 
   /** Makes `Name`, or `Name (2)`, `Name (3)`… at the root; mkdir claims the name atomically. */
-  private async claimTopFolder(name: string): Promise<string> {
+  private async claimTopFolder(name: string, out: Lists): Promise<string> {
     for (let n = 1; n <= MAX_NAME_ATTEMPTS; n += 1) {
       const candidate = n === 1 ? name : `${name} (${n})`;
       const absolute = path.join(this.containerAbsolute, candidate);
@@ -118,7 +200,7 @@ class Writer {
       }
       this.knownFolders.add(absolute);
       this.madeFolders.add(absolute);
-      this.outcome.created.push(candidate);
+      out.created.push(candidate);
       return candidate;
     }
     throw badRequest(`Too many resources are already named like '${name}'; rename the folder and try again.`);
@@ -135,33 +217,32 @@ class Writer {
     throw badRequest(`Too many resources are already named like '${name}'; rename the file and try again.`);
   }
 
-  private async writeFolder(entry: Entry, destination: string): Promise<void> {
-    const absolute = await this.ensureFolder(destination);
+  private async writeFolder(entry: Entry, destination: string, out: Lists): Promise<void> {
+    const absolute = await this.ensureFolder(destination, out);
     if (entry.mtime && this.madeFolders.has(absolute) && !Number.isNaN(entry.mtime.getTime())) this.folderTimes.set(absolute, entry.mtime);
   }
 
-  private async writeFile(entry: Entry, destination: string): Promise<void> {
-    const slash = destination.lastIndexOf('/');
-    const folder = await this.ensureFolder(slash < 0 ? '' : destination.slice(0, slash));
-    const target = path.join(folder, destination.slice(slash + 1));
+  /** Writes one file into `folder` (made by ensureFolder); may run alongside other files. */
+  private async writeFile(entry: Entry, destination: string, folder: string, out: Lists, signal: AbortSignal): Promise<void> {
+    const target = path.join(folder, destination.slice(destination.lastIndexOf('/') + 1));
     const existing = await lstatOrNull(target);
     if (existing !== null) {
       if (existing.isDirectory()) throw new EntryConflict(`A folder '${destination}' already exists where this file should go; it was left alone.`);
       if (!existing.isFile()) throw new EntryConflict(`'${destination}' already exists and is not a regular file (a link or a device); it was left alone.`);
       if (this.params.options.duplicateAction === 'ignore') {
-        this.outcome.ignored.push(destination);
+        out.ignored.push(destination);
         return;
       }
     }
 
     const temporary = path.join(folder, temporaryName());
-    const written = await this.writeTemporary(entry, temporary, existing !== null);
+    const written = await this.writeTemporary(entry, temporary, existing !== null, signal);
     try {
       if (existing !== null && BigInt(written.bytes) === existing.size) {
         const existingHashes = await this.params.hashCache.getOrCompute(this.versionOf(target, existing), () => hashNoFollow(target, this.params.algorithms));
         if (existingHashes.sha256 !== undefined && existingHashes.sha256 === written.hashes.sha256) {
           await unlink(temporary);
-          this.outcome.ignored.push(destination);
+          out.ignored.push(destination);
           return;
         }
       }
@@ -179,7 +260,7 @@ class Writer {
     }
     const stored = await lstatOrNull(target);
     if (stored?.isFile()) this.params.hashCache.set(this.versionOf(target, stored), written.hashes);
-    (existing === null ? this.outcome.created : this.outcome.updated).push(destination);
+    (existing === null ? out.created : out.updated).push(destination);
   }
 
   /**
@@ -187,8 +268,7 @@ class Writer {
    * the temporary file on any failure; an abort becomes CancelledError. Replacements are
    * fsynced before the rename so a crash cannot leave an empty file where data was.
    */
-  private async writeTemporary(entry: Entry, temporary: string, replacing: boolean): Promise<{ hashes: Record<string, string>; bytes: number }> {
-    const { signal } = this.params.options;
+  private async writeTemporary(entry: Entry, temporary: string, replacing: boolean, signal: AbortSignal): Promise<{ hashes: Record<string, string>; bytes: number }> {
     const source: Readable = await entry.open();
     // A stream that is already hashing (the job runner's fixity check) computes what the
     // cache needs too, when asked before its first byte (so at once, before any await): the
@@ -210,7 +290,7 @@ class Writer {
     } catch (error) {
       await handle.close().catch(() => undefined);
       await unlink(temporary).catch(() => undefined);
-      if (signal.aborted) throw new CancelledError();
+      if (this.params.options.signal.aborted) throw new CancelledError();
       throw error;
     }
     const digests = hasher.digests ?? {};
@@ -222,7 +302,7 @@ class Writer {
    * The absolute path of a folder relative to the container, made one level at a time.
    * An existing level must be a real directory (not a file, not a symlink).
    */
-  private async ensureFolder(relative: string): Promise<string> {
+  private async ensureFolder(relative: string, out: Lists): Promise<string> {
     let current = this.containerAbsolute;
     let currentRelative = '';
     for (const segment of relative === '' ? [] : relative.split('/')) {
@@ -232,7 +312,7 @@ class Writer {
       try {
         await mkdir(current);
         this.madeFolders.add(current);
-        this.outcome.created.push(currentRelative);
+        out.created.push(currentRelative);
       } catch (error) {
         if (!isCode(error, 'EEXIST')) throw error;
         const existing = await lstat(current);
