@@ -33,7 +33,13 @@ export interface ServerOptions {
   logStream?: NodeJS.WritableStream;
   /** reported by /app/session and openapi.json; default: from package.json */
   version?: string;
+  /** a socket with no bytes either way for this long is closed (default 5 min; event streams send heartbeats) */
+  idleTimeoutMs?: number;
 }
+
+/** all headers of a request must arrive within this (Node's default is 60 s): slowloris */
+const HEADERS_TIMEOUT_MS = 20_000;
+const IDLE_TIMEOUT_MS = 5 * 60_000;
 
 const REDACTED_HEADERS = [
   'req.headers.authorization',
@@ -60,10 +66,14 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
     bodyLimit: 1024 * 1024, // JSON bodies only; uploads stream through multipart with their own limit
     ajv: { customOptions: { formats: { binary: true } } },
     return503OnClosing: true,
+    // idle sockets (opened and never used, or a body that stalls) are closed; not a total
+    // request time, which a large upload or download may legitimately exceed
+    connectionTimeout: options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
     // closing means quitting: do not wait for open event streams, downloads, or sockets a
     // client opened without a request yet (those would hold close() for headersTimeout)
     forceCloseConnections: true,
   });
+  app.server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, options.idleTimeoutMs ?? HEADERS_TIMEOUT_MS);
   const context: ServerContext = { core, version: options.version ?? findVersion() };
 
   registerErrorHandling(app);

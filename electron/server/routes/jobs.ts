@@ -4,12 +4,14 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Job } from '../../../shared/api.js';
 import type { FerryCore } from '../../core/ferry-core.js';
-import { forbidden, notFound, unauthorized } from '../../core/errors.js';
+import { FerryError, forbidden, notFound, unauthorized } from '../../core/errors.js';
 import type { ServerContext } from '../context.js';
 import { errorResponses, ref } from '../schemas.js';
 import { presentedTokens, requireAccessKey } from '../tokens.js';
 
 const HEARTBEAT_MS = 15_000;
+/** The app needs one or two; a cap keeps a key holder's loop from exhausting sockets and memory. */
+export const MAX_EVENT_STREAMS = 16;
 
 type TicketRequest = FastifyRequest<{ Params: { ticket: string } }>;
 
@@ -67,13 +69,18 @@ export function registerJobRoutes(app: FastifyInstance, { core }: ServerContext)
         headers: authHeaders,
         response: {
           200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-          ...errorResponses(401),
+          ...errorResponses(401, 429),
         },
       },
     },
     async (request, reply) => {
       requireAccessKey(core, request);
+      if (streams.size >= MAX_EVENT_STREAMS) {
+        throw new FerryError(429, 'rate_limited', `${MAX_EVENT_STREAMS} job event streams are already open; close one (or reuse it) first.`, 5);
+      }
       reply.hijack();
+      // the heartbeat keeps it busy; the idle-socket timeout is for connections doing nothing
+      request.raw.socket.setTimeout(0);
       const res = reply.raw;
       res.writeHead(200, {
         ...(reply.getHeaders() as Record<string, string>),
