@@ -14,7 +14,7 @@ import {
   type WriteOptions,
   type WriteOutcome,
 } from '../../target.js';
-import { sizeAndMd5 } from '../zenodo/spool.js';
+import { sizeAndMd5 } from '../../remote/spool.js';
 import { FigshareApi, type FigshareApiOptions, type FigshareArticle, type FigshareFile } from './api.js';
 
 /**

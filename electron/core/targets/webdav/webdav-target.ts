@@ -18,7 +18,7 @@ import {
   type WriteOptions,
   type WriteOutcome,
 } from '../../target.js';
-import { sizeAndMd5 } from '../zenodo/spool.js';
+import { sizeAndMd5 } from '../../remote/spool.js';
 import { parseWebdavToken } from './credentials.js';
 
 export interface WebdavTargetOptions {

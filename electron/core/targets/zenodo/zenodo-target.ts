@@ -15,7 +15,7 @@ import {
 } from '../../target.js';
 import { ZenodoApi, normaliseMd5, type Deposition, type DepositionFile, type ZenodoApiOptions } from './api.js';
 import { depositionId, fileId, parseZenodoId } from './ids.js';
-import { sizeAndMd5 } from './spool.js';
+import { sizeAndMd5 } from '../../remote/spool.js';
 
 export interface ZenodoTargetOptions extends ZenodoApiOptions {
   /** files per record (Zenodo: 100) */

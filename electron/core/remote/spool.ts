@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { HashingPassThrough } from '../../hashing.js';
-import type { Entry } from '../../target.js';
+import { HashingPassThrough } from '../hashing.js';
+import type { Entry } from '../target.js';
 
 /**
  * An entry's bytes copied once to a private temp file while hashed, for remotes that need
