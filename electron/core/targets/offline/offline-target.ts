@@ -299,9 +299,18 @@ export class OfflineTarget implements Target {
   }
 
   private *entryNodes(archive: LibraryArchive, index: ArchiveIndex, folder: string, recursive: boolean): Iterable<ResourceNode> {
+    // the folder's id is encoded once for all its children (not once per child)
+    const container = folder === '' ? archive.id : entryId(archive, folder);
+    const titleStart = folder === '' ? 0 : folder.length + 1;
     for (const child of index.children.get(folder) ?? []) {
       const entry = index.entries.get(child)!;
-      yield this.entryNode(archive, entry);
+      yield {
+        kind: entry.kind === 'folder' ? 'container' : 'item',
+        kind_name: entry.kind,
+        id: entryId(archive, entry.path),
+        container,
+        title: entry.path.slice(titleStart),
+      };
       if (recursive && entry.kind === 'folder') yield* this.entryNodes(archive, index, child, true);
     }
   }
