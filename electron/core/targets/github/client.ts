@@ -2,6 +2,7 @@ import { Octokit } from '@octokit/rest';
 import { throttling } from '@octokit/plugin-throttling';
 import { retry } from '@octokit/plugin-retry';
 import { FerryError, conflict, forbidden, notFound, unauthorized } from '../../errors.js';
+import { RateLimitBudget, sleep } from '../forge/rate-limit.js';
 
 /**
  * Octokit set up for Ferry: throttling (GitHub's own primary/secondary limit guidance) and
@@ -26,7 +27,7 @@ const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 export function createOctokit(token: string, options: GithubClientOptions, signal?: AbortSignal): GithubOctokit {
   const maxWait = options.maxRateWaitMs ?? 60_000;
-  const guard = new RateLimitGuard(maxWait);
+  const budget = new RateLimitBudget(maxWait, rateLimited);
   const octokit = new ThrottledOctokit({
     auth: token,
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
@@ -41,38 +42,15 @@ export function createOctokit(token: string, options: GithubClientOptions, signa
     },
     retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 429, 451] },
   });
-  octokit.hook.before('request', () => guard.beforeRequest(signal));
-  octokit.hook.after('request', (response) => guard.record(response.headers as Record<string, string | undefined>));
+  const record = (headers: Record<string, string | undefined>) => budget.record(headers['x-ratelimit-remaining'], headers['x-ratelimit-reset']);
+  octokit.hook.before('request', () => budget.beforeRequest(signal));
+  octokit.hook.after('request', (response) => record(response.headers as Record<string, string | undefined>));
   octokit.hook.error('request', (error) => {
     const response = (error as { response?: { headers?: Record<string, string | undefined> } }).response;
-    if (response?.headers) guard.record(response.headers);
+    if (response?.headers) record(response.headers);
     throw error;
   });
   return octokit;
-}
-
-/** Remembers the last x-ratelimit-* seen; before the next request, waits or refuses. */
-class RateLimitGuard {
-  private remaining: number | null = null;
-  private resetAt = 0;
-
-  constructor(private readonly maxWaitMs: number) {}
-
-  record(headers: Record<string, string | undefined>): void {
-    const remaining = headers['x-ratelimit-remaining'];
-    const reset = headers['x-ratelimit-reset'];
-    if (remaining !== undefined) this.remaining = Number(remaining);
-    if (reset !== undefined) this.resetAt = Number(reset) * 1000;
-  }
-
-  async beforeRequest(signal?: AbortSignal): Promise<void> {
-    if (this.remaining === null || this.remaining > 0) return;
-    const wait = this.resetAt - Date.now() + 1000;
-    if (wait <= 0) return;
-    if (wait > this.maxWaitMs) throw rateLimited(Math.ceil(wait / 1000));
-    await sleep(wait, signal);
-    this.remaining = null;
-  }
 }
 
 /**
@@ -98,16 +76,6 @@ class SpacedQueue {
       },
     };
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
-  });
 }
 
 function rateLimited(seconds: number): FerryError {

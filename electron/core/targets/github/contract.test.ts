@@ -3,7 +3,7 @@ import { describe, it } from 'vitest';
 import { startGithubEmulator } from '../../../../test/emulators/github/server.js';
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
-import { encodeForgeId } from './ids.js';
+import { encodeForgeId } from '../forge/ids.js';
 import { createGithubTarget } from './index.js';
 
 // The shared Target contract suite (written by another helper); run it once it exists.

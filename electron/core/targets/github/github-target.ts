@@ -2,8 +2,10 @@ import { badRequest, notFound } from '../../errors.js';
 import { normalizeTimestamp } from '../../time.js';
 import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { createOctokit, gh, NOT_FOUND_HINT, type GithubClientOptions, type GithubOctokit } from './client.js';
-import { GIT_SHA1, LFS_POINTER_MAX_BYTES, parseLfsPointer } from './git-hash.js';
-import { decodeForgeId, encodeForgeId } from './ids.js';
+import { GIT_SHA1 } from '../forge/git-hash.js';
+import { decodeForgeId } from '../forge/ids.js';
+import { LFS_POINTER_MAX_BYTES, parseLfsPointer } from '../forge/lfs-pointer.js';
+import { basename, folderEntry, repositoryNode, singleEntry, treeItemNode } from '../forge/nodes.js';
 import { allRepos, findItem, listTree, openBlob, readSmallBlob, repoById, walkTree, type Repo, type TreeItem } from './repo-tree.js';
 import { GITHUB_MAX_FILE_BYTES, GITHUB_WARN_FILE_BYTES, writeToGithub, type WriteLimits } from './github-write.js';
 
@@ -42,10 +44,10 @@ export class GithubTarget implements Target {
     const octokit = this.client(ctx);
     if (scope?.container === undefined || scope.container === null) {
       for await (const repo of allRepos(octokit)) {
-        yield repoNode(repo);
+        yield repositoryNode(PREFIX, repo.id, repo.name);
         if (scope?.container === null) continue;
         for await (const item of walkTree(octokit, repo)) {
-          if (item.type !== 'commit') yield itemNode(repo, item);
+          if (item.type !== 'commit') yield treeItemNode(PREFIX, repo.id, item);
         }
       }
       return;
@@ -60,7 +62,7 @@ export class GithubTarget implements Target {
       treeSha = folder.sha;
     }
     for (const item of await listTree(octokit, repo, treeSha, path ? `${path}/` : '')) {
-      if (item.type !== 'commit') yield itemNode(repo, item);
+      if (item.type !== 'commit') yield treeItemNode(PREFIX, repo.id, item);
     }
   }
 
@@ -70,7 +72,7 @@ export class GithubTarget implements Target {
     const repo = await repoById(octokit, repoId);
     if (!path) {
       return {
-        ...repoNode(repo),
+        ...repositoryNode(PREFIX, repo.id, repo.name),
         date_created: normalizeTimestamp(repo.createdAt),
         date_modified: normalizeTimestamp(repo.pushedAt ?? repo.updatedAt),
         hashes: {},
@@ -113,7 +115,7 @@ export class GithubTarget implements Target {
       }
     }
     return {
-      ...itemNode(repo, item),
+      ...treeItemNode(PREFIX, repo.id, item),
       date_created: null,
       date_modified: normalizeTimestamp(lastChange),
       hashes: item.type === 'blob' ? { [GIT_SHA1]: item.sha } : {},
@@ -126,14 +128,14 @@ export class GithubTarget implements Target {
     const { repoId, path } = decodeForgeId(PREFIX, id, 'GitHub');
     const repo = await repoById(octokit, repoId);
     if (!path) {
-      return { title: repo.name, root: repoNode(repo), entries: this.treeEntries(octokit, repo, repo.defaultBranch, '', repo.name) };
+      return { title: repo.name, root: repositoryNode(PREFIX, repo.id, repo.name), entries: this.treeEntries(octokit, repo, repo.defaultBranch, '', repo.name) };
     }
     const item = await findItem(octokit, repo, path);
     if (!item || item.type === 'commit') throw notFound(NOT_FOUND_HINT);
     const title = basename(path);
-    const root = itemNode(repo, item);
+    const root = treeItemNode(PREFIX, repo.id, item);
     if (item.type === 'blob') {
-      return { title, root, entries: once(fileEntry(octokit, repo, item, title)) };
+      return { title, root, entries: singleEntry(fileEntry(octokit, repo, item, title)) };
     }
     return { title, root, entries: this.treeEntries(octokit, repo, item.sha, `${path}/`, title) };
   }
@@ -163,25 +165,6 @@ export class GithubTarget implements Target {
   }
 }
 
-function repoNode(repo: Repo): ResourceNode {
-  return { kind: 'container', kind_name: 'folder', id: encodeForgeId(PREFIX, repo.id), container: null, title: repo.name };
-}
-
-function itemNode(repo: Repo, item: TreeItem): ResourceNode {
-  const parent = item.path.includes('/') ? item.path.slice(0, item.path.lastIndexOf('/')) : '';
-  return {
-    kind: item.type === 'tree' ? 'container' : 'item',
-    kind_name: item.type === 'tree' ? 'folder' : 'file',
-    id: encodeForgeId(PREFIX, repo.id, item.path),
-    container: encodeForgeId(PREFIX, repo.id, parent),
-    title: basename(item.path),
-  };
-}
-
-function folderEntry(path: string): Entry {
-  return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`"${path}" is a folder.`)) };
-}
-
 function fileEntry(octokit: GithubOctokit, repo: Repo, item: TreeItem, path: string): Entry {
   return {
     path,
@@ -192,9 +175,3 @@ function fileEntry(octokit: GithubOctokit, repo: Repo, item: TreeItem, path: str
     open: () => openBlob(octokit, repo, item, path),
   };
 }
-
-async function* once<T>(value: T): AsyncGenerator<T> {
-  yield value;
-}
-
-const basename = (path: string) => path.slice(path.lastIndexOf('/') + 1);

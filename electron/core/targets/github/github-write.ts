@@ -1,10 +1,10 @@
-import type { FileError } from '../../../../shared/api.js';
 import { FerryError, badRequest, conflict, throwIfAborted } from '../../errors.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import { gh, statusOf, type GithubOctokit } from './client.js';
-import { gitBlobSha } from './git-hash.js';
+import { readCapped } from '../forge/entries.js';
+import { gitBlobSha } from '../forge/git-hash.js';
+import { filesToWrite, reportEmptyFolders, startForgeWrite } from '../forge/write-plan.js';
 import { toRepo, walkTree, type Repo, type TreeItem } from './repo-tree.js';
-import { collectEntries, readCapped, splitTopFolder, validateRelativePath } from './entries.js';
 
 /** GitHub refuses files over 100 MB and warns above 50 MB (docs: "About large files on GitHub"). */
 export const GITHUB_MAX_FILE_BYTES = 100 * 1024 * 1024;
@@ -41,57 +41,28 @@ export async function writeToGithub(
   options: WriteOptions,
   limits: WriteLimits = { maxFileBytes: GITHUB_MAX_FILE_BYTES, warnFileBytes: GITHUB_WARN_FILE_BYTES },
 ): Promise<WriteOutcome> {
-  let entries = await collectEntries(source, options.signal);
-  const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-  let target = dest;
-  if (target === null) {
-    const { top, rest } = splitTopFolder(entries);
-    const repo = await createRepository(octokit, top, options.jobLabel);
-    outcome.newResource = { id: `r${repo.id}`, title: repo.name };
-    target = { repo, prefix: '' };
-    entries = rest;
-  }
-  for (const entry of entries) validateRelativePath(entry.path);
-  const { repo, prefix } = target;
+  const { entries, outcome, repo, toRepoPath } = await startForgeWrite(source, options, dest, async (title) => {
+    const created = await createRepository(octokit, title, options.jobLabel);
+    return { repo: created, newResource: { id: `r${created.id}`, title: created.name } };
+  });
   const message = `Ferry: ${options.jobLabel}`;
-  const toRepoPath = (path: string) => (prefix ? `${prefix}/${path}` : path);
 
   // the head commit and its tree, fixed now: the new commit's parent
   const head = await headCommit(octokit, repo);
   const existing = new Map<string, TreeItem>();
   if (head) for await (const item of walkTree(octokit, repo, head.tree)) existing.set(item.path, item);
+  const context = { existing, toRepoPath, where: repo.fullName, clashNoun: 'folder or submodule' };
 
   const changes: Change[] = [];
   let emptyRepoFirstCommit: string | null = null;
-  const fileErrors: FileError[] = outcome.fileErrors;
-  const filePaths = new Set<string>();
-
-  for (const entry of entries) {
-    throwIfAborted(options.signal);
-    if (entry.kind !== 'file') continue;
-    const repoPath = toRepoPath(entry.path);
-    filePaths.add(entry.path);
-    const current = existing.get(repoPath);
-    if (current && current.type !== 'blob') {
-      fileErrors.push({ path: entry.path, error: `A folder or submodule named "${entry.path}" already exists in ${repo.fullName}; the file was not written.` });
-      continue;
-    }
-    const blockedBy = ancestors(repoPath).find((p) => existing.get(p)?.type === 'blob');
-    if (blockedBy) {
-      fileErrors.push({ path: entry.path, error: `"${blockedBy}" is a file in ${repo.fullName}, so nothing can be written below it.` });
-      continue;
-    }
-    if (current && options.duplicateAction === 'ignore') {
-      outcome.ignored.push(entry.path);
-      continue;
-    }
+  for (const { entry, repoPath, current } of filesToWrite(entries, context, options, outcome)) {
     if (entry.size !== null && entry.size > limits.maxFileBytes) {
-      fileErrors.push({ path: entry.path, error: tooBigMessage(entry.size, limits) });
+      outcome.fileErrors.push({ path: entry.path, error: tooBigMessage(entry.size, limits) });
       continue;
     }
     const bytes = await readCapped(entry, limits.maxFileBytes);
     if (bytes === null) {
-      fileErrors.push({ path: entry.path, error: tooBigMessage(null, limits) });
+      outcome.fileErrors.push({ path: entry.path, error: tooBigMessage(null, limits) });
       continue;
     }
     const sha = gitBlobSha(bytes);
@@ -100,7 +71,7 @@ export async function writeToGithub(
       continue;
     }
     if (bytes.length > limits.warnFileBytes) {
-      fileErrors.push({
+      outcome.fileErrors.push({
         path: entry.path,
         error: `Warning only: "${entry.path}" (${mb(bytes.length)} MB) was uploaded, but GitHub recommends keeping files under ${mb(limits.warnFileBytes)} MB; consider Git LFS or another target for large data.`,
       });
@@ -114,15 +85,7 @@ export async function writeToGithub(
     changes.push({ path: repoPath, mode, sha });
     (current ? outcome.updated : outcome.created).push(entry.path);
   }
-
-  // git keeps no empty folders: say so rather than drop them silently
-  for (const entry of entries) {
-    if (entry.kind !== 'folder') continue;
-    const hasFile = [...filePaths].some((p) => p.startsWith(`${entry.path}/`));
-    if (!hasFile && !existing.has(toRepoPath(entry.path))) {
-      fileErrors.push({ path: entry.path, error: `Git repositories cannot hold empty folders, so "${entry.path}" was not created on GitHub.` });
-    }
-  }
+  reportEmptyFolders(entries, context, 'GitHub', outcome);
 
   if (changes.length === 0) return outcome;
   throwIfAborted(options.signal);
@@ -213,11 +176,6 @@ async function createRepository(octokit: GithubOctokit, title: string, jobLabel:
     }
   }
   throw badRequest(`Every name from "${base}" to "${base}-100" is taken on this GitHub account; rename the top folder and upload again.`);
-}
-
-function ancestors(path: string): string[] {
-  const parts = path.split('/');
-  return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('/'));
 }
 
 const mb = (bytes: number) => Math.round(bytes / (1024 * 1024));

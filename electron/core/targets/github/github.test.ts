@@ -5,7 +5,7 @@ import { makeConfig } from '../../config.js';
 import { FerryError } from '../../errors.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import type { Entry, ResourceNode, Target, TargetContext, WriteOptions } from '../../target.js';
-import { gitBlobSha } from './git-hash.js';
+import { gitBlobSha } from '../forge/git-hash.js';
 import { createGithubTarget } from './index.js';
 import { sanitizeRepoName } from './github-write.js';
 

@@ -4,7 +4,6 @@ import type { Target } from '../../target.js';
 import { GithubTarget, type GithubTargetOptions } from './github-target.js';
 
 export { GithubTarget } from './github-target.js';
-export { gitBlobSha, GIT_SHA1 } from './git-hash.js';
 
 /**
  * GitHub (or GitHub Enterprise Server: `config.remotes.githubApiUrl = https://host/api/v3`).

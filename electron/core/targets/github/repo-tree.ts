@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { gh, statusOf, type GithubOctokit } from './client.js';
-import { GitBlobVerifier } from './git-hash.js';
+import { GitBlobVerifier } from '../forge/git-hash.js';
 
 /** The slice of a GitHub repository Ferry keeps. */
 export interface Repo {

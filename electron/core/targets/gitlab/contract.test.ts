@@ -3,7 +3,7 @@ import { describe, it } from 'vitest';
 import { startGitlabEmulator } from '../../../../test/emulators/gitlab/server.js';
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
-import { encodeForgeId } from '../github/ids.js';
+import { encodeForgeId } from '../forge/ids.js';
 import { createGitlabTarget } from './index.js';
 
 // The shared Target contract suite (written by another helper); run it once it exists.

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { FerryError, notFound } from '../../errors.js';
 import { RemoteClient, nextLink, parseRetryAfter, type RequestOptions } from '../../remote/http.js';
+import { RateLimitBudget, sleep } from '../forge/rate-limit.js';
 
 /**
  * GitLab's REST v4 through Ferry's RemoteClient (chosen over @gitbeaker/rest: Ferry needs the raw
@@ -26,8 +27,7 @@ const RETRYABLE = [502, 503, 504];
 export class GitlabApi {
   private readonly client: RemoteClient;
   private readonly maxWait: number;
-  private remaining: number | null = null;
-  private resetAt = 0;
+  private readonly budget: RateLimitBudget;
 
   constructor(options: GitlabApiOptions, private readonly token: string, private readonly signal: AbortSignal) {
     this.client = new RemoteClient({
@@ -37,6 +37,7 @@ export class GitlabApi {
       messages: { unauthorized: 'The GitLab token is invalid or expired.', forbidden: 'The GitLab token may not do this; uploads need the `api` scope and Developer access or more.' },
     });
     this.maxWait = options.maxRateWaitMs ?? 60_000;
+    this.budget = new RateLimitBudget(this.maxWait, rateLimited);
   }
 
   /** A request with rate-limit and 5xx handling; errors become FerryErrors with GitLab hints. */
@@ -44,7 +45,7 @@ export class GitlabApi {
     const method = (options.method ?? 'GET').toUpperCase();
     const repeatable = !(options.body instanceof Readable) && method !== 'POST';
     for (let attempt = 0; ; attempt++) {
-      await this.beforeRequest();
+      await this.budget.beforeRequest(this.signal);
       const response = await this.client.request(url, {
         ...options,
         token: this.token,
@@ -52,9 +53,10 @@ export class GitlabApi {
         retry: false,
         allow: [...(options.allow ?? []), 404, 429, ...RETRYABLE],
       });
-      this.record(response.headers);
+      // RateLimit-Reset is a Unix epoch on GitLab, not a delta
+      this.budget.record(response.headers.get('ratelimit-remaining'), response.headers.get('ratelimit-reset'));
       if (response.status === 429) {
-        const wait = (parseRetryAfter(response.headers.get('retry-after')) ?? Math.max(1, Math.ceil((this.resetAt - Date.now()) / 1000))) * 1000;
+        const wait = (parseRetryAfter(response.headers.get('retry-after')) ?? Math.max(1, Math.ceil((this.budget.resetAt - Date.now()) / 1000))) * 1000;
         await response.body?.cancel();
         if (repeatable && attempt < 2 && wait <= this.maxWait) {
           await sleep(wait, this.signal);
@@ -98,37 +100,10 @@ export class GitlabApi {
     const response = await this.request(url, options);
     return response.body ? Readable.fromWeb(response.body as unknown as WebReadableStream) : Readable.from([]);
   }
-
-  private record(headers: Headers): void {
-    const remaining = headers.get('ratelimit-remaining');
-    const reset = headers.get('ratelimit-reset');
-    if (remaining !== null) this.remaining = Number(remaining);
-    // RateLimit-Reset is a Unix epoch on GitLab, not a delta
-    if (reset !== null) this.resetAt = Number(reset) * 1000;
-  }
-
-  private async beforeRequest(): Promise<void> {
-    if (this.remaining === null || this.remaining > 0) return;
-    const wait = this.resetAt - Date.now() + 1000;
-    if (wait <= 0) return;
-    if (wait > this.maxWait) throw rateLimited(Math.ceil(wait / 1000));
-    await sleep(wait, this.signal);
-    this.remaining = null;
-  }
 }
 
 function rateLimited(seconds: number): FerryError {
   return new FerryError(429, 'rate_limited', `GitLab is limiting the request rate for this token; try again in about ${seconds} s.`, seconds);
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
-  });
 }
 
 export const encodePath = (path: string) => encodeURIComponent(path);

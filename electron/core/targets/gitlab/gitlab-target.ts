@@ -1,9 +1,10 @@
 import { badRequest, notFound } from '../../errors.js';
 import { normalizeTimestamp } from '../../time.js';
 import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
-import { decodeForgeId, encodeForgeId } from '../github/ids.js';
+import { decodeForgeId } from '../forge/ids.js';
+import { basename, folderEntry, repositoryNode, singleEntry, treeItemNode } from '../forge/nodes.js';
 import { GitlabApi, NOT_FOUND_HINT, type GitlabApiOptions } from './gitlab-api.js';
-import { allProjects, branchOf, headFile, isFolder, openBlob, projectById, walkTree, type Project, type TreeItem } from './project-tree.js';
+import { allProjects, branchOf, headFile, isFolder, openBlob, projectById, walkTree, type Project } from './project-tree.js';
 import { writeToGitlab } from './gitlab-write.js';
 
 const PREFIX = 'p';
@@ -32,9 +33,9 @@ export class GitlabTarget implements Target {
     const api = this.api(ctx);
     if (scope?.container === undefined || scope.container === null) {
       for await (const project of allProjects(api)) {
-        yield projectNode(project);
+        yield repositoryNode(PREFIX, project.id, project.name);
         if (scope?.container === null) continue;
-        for await (const item of walkTree(api, project)) if (item.type !== 'commit') yield itemNode(project, item);
+        for await (const item of walkTree(api, project)) if (item.type !== 'commit') yield treeItemNode(PREFIX, project.id, item);
       }
       return;
     }
@@ -44,7 +45,7 @@ export class GitlabTarget implements Target {
       if (await headFile(api, project, path)) return;
       throw notFound(NOT_FOUND_HINT);
     }
-    for await (const item of walkTree(api, project, path, false)) if (item.type !== 'commit') yield itemNode(project, item);
+    for await (const item of walkTree(api, project, path, false)) if (item.type !== 'commit') yield treeItemNode(PREFIX, project.id, item);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
@@ -53,7 +54,7 @@ export class GitlabTarget implements Target {
     const project = await projectById(api, repoId);
     if (!path) {
       return {
-        ...projectNode(project),
+        ...repositoryNode(PREFIX, project.id, project.name),
         date_created: normalizeTimestamp(project.created_at),
         date_modified: normalizeTimestamp(project.last_activity_at),
         hashes: {},
@@ -74,7 +75,7 @@ export class GitlabTarget implements Target {
     const commits = await api.json<{ committed_date?: string }[]>(`projects/${project.id}/repository/commits`, {
       searchParams: { ref_name: branchOf(project), path, per_page: 1 },
     });
-    const node = itemNode(project, { id: file?.blobId ?? '', name: basename(path), type: file ? 'blob' : 'tree', path, mode: '' });
+    const node = treeItemNode(PREFIX, project.id, { path, type: file ? 'blob' : 'tree' });
     return {
       ...node,
       date_created: null,
@@ -95,16 +96,16 @@ export class GitlabTarget implements Target {
     const api = this.api(ctx);
     const { repoId, path } = decodeForgeId(PREFIX, id, 'GitLab');
     const project = await projectById(api, repoId);
-    if (!path) return { title: project.name, root: projectNode(project), entries: this.treeEntries(api, project, '', project.name) };
+    if (!path) return { title: project.name, root: repositoryNode(PREFIX, project.id, project.name), entries: this.treeEntries(api, project, '', project.name) };
     const file = await headFile(api, project, path);
     const title = basename(path);
     if (file) {
-      const root = itemNode(project, { id: file.blobId, name: title, type: 'blob', path, mode: '100644' });
+      const root = treeItemNode(PREFIX, project.id, { path, type: 'blob' });
       const entry = fileEntry(api, project, file.blobId, file.size, file.sha256, title);
-      return { title, root, entries: (async function* () { yield entry; })() };
+      return { title, root, entries: singleEntry(entry) };
     }
     if (!(await isFolder(api, project, path))) throw notFound(NOT_FOUND_HINT);
-    const root = itemNode(project, { id: '', name: title, type: 'tree', path, mode: '040000' });
+    const root = treeItemNode(PREFIX, project.id, { path, type: 'tree' });
     return { title, root, entries: this.treeEntries(api, project, path, title) };
   }
 
@@ -131,27 +132,8 @@ export class GitlabTarget implements Target {
       if (await headFile(api, project, path)) throw badRequest(`"${path}" is a file in ${project.path_with_namespace}; upload into a project or a folder.`);
       throw notFound(NOT_FOUND_HINT);
     }
-    return writeToGitlab(api, { project, prefix: path }, entries, options);
+    return writeToGitlab(api, { repo: project, prefix: path }, entries, options);
   }
-}
-
-function projectNode(project: Project): ResourceNode {
-  return { kind: 'container', kind_name: 'folder', id: encodeForgeId(PREFIX, project.id), container: null, title: project.name };
-}
-
-function itemNode(project: Project, item: TreeItem): ResourceNode {
-  const parent = item.path.includes('/') ? item.path.slice(0, item.path.lastIndexOf('/')) : '';
-  return {
-    kind: item.type === 'tree' ? 'container' : 'item',
-    kind_name: item.type === 'tree' ? 'folder' : 'file',
-    id: encodeForgeId(PREFIX, project.id, item.path),
-    container: encodeForgeId(PREFIX, project.id, parent),
-    title: basename(item.path),
-  };
-}
-
-function folderEntry(path: string): Entry {
-  return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`"${path}" is a folder.`)) };
 }
 
 function fileEntry(api: GitlabApi, project: Project, blobId: string, size: number, sha256: string, path: string): Entry {
@@ -164,5 +146,3 @@ function fileEntry(api: GitlabApi, project: Project, blobId: string, size: numbe
     open: () => openBlob(api, project, blobId, size, path),
   };
 }
-
-const basename = (path: string) => path.slice(path.lastIndexOf('/') + 1);

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { FerryError, badRequest, conflict, isFerryError, throwIfAborted } from '../../errors.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
-import { collectEntries, splitTopFolder, validateRelativePath } from '../github/entries.js';
+import { GitBlobHasher } from '../forge/git-hash.js';
+import { filesToWrite, reportEmptyFolders, startForgeWrite } from '../forge/write-plan.js';
 import type { GitlabApi } from './gitlab-api.js';
 import { branchOf, walkTree, type Project, type TreeItem } from './project-tree.js';
 
@@ -26,59 +26,28 @@ interface Action {
  */
 export async function writeToGitlab(
   api: GitlabApi,
-  dest: { project: Project; prefix: string } | null,
+  dest: { repo: Project; prefix: string } | null,
   source: AsyncIterable<Entry>,
   options: WriteOptions,
 ): Promise<WriteOutcome> {
-  let entries = await collectEntries(source, options.signal);
-  const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-  let target = dest;
-  if (target === null) {
-    const { top, rest } = splitTopFolder(entries);
-    const project = await createProject(api, top, options.jobLabel);
-    outcome.newResource = { id: `p${project.id}`, title: project.name };
-    target = { project, prefix: '' };
-    entries = rest;
-  }
-  for (const entry of entries) validateRelativePath(entry.path);
-  const { project, prefix } = target;
-  const toRepoPath = (path: string) => (prefix ? `${prefix}/${path}` : path);
+  const { entries, outcome, repo: project, toRepoPath } = await startForgeWrite(source, options, dest, async (title) => {
+    const created = await createProject(api, title, options.jobLabel);
+    return { repo: created, newResource: { id: `p${created.id}`, title: created.name } };
+  });
 
   const existing = new Map<string, TreeItem>();
   for await (const item of walkTree(api, project)) existing.set(item.path, item);
+  const context = { existing, toRepoPath, where: project.path_with_namespace, clashNoun: 'folder' };
 
   const actions: Action[] = [];
-  const filePaths = new Set<string>();
-  for (const entry of entries) {
-    throwIfAborted(options.signal);
-    if (entry.kind !== 'file') continue;
-    filePaths.add(entry.path);
-    const path = toRepoPath(entry.path);
-    const current = existing.get(path);
-    if (current && current.type !== 'blob') {
-      outcome.fileErrors.push({ path: entry.path, error: `A folder named "${entry.path}" already exists in ${project.path_with_namespace}; the file was not written.` });
-      continue;
-    }
-    const blocked = ancestors(path).find((p) => existing.get(p)?.type === 'blob');
-    if (blocked) {
-      outcome.fileErrors.push({ path: entry.path, error: `"${blocked}" is a file in ${project.path_with_namespace}, so nothing can be written below it.` });
-      continue;
-    }
-    if (current && options.duplicateAction === 'ignore') {
-      outcome.ignored.push(entry.path);
-      continue;
-    }
+  for (const { entry, repoPath, current } of filesToWrite(entries, context, options, outcome)) {
     if (current && (await gitBlobShaOf(entry)) === current.id) {
       outcome.ignored.push(entry.path);
       continue;
     }
-    actions.push({ action: current ? 'update' : 'create', path, display: entry.path, entry, executable: current?.mode === '100755' });
+    actions.push({ action: current ? 'update' : 'create', path: repoPath, display: entry.path, entry, executable: current?.mode === '100755' });
   }
-  for (const entry of entries) {
-    if (entry.kind === 'folder' && ![...filePaths].some((p) => p.startsWith(`${entry.path}/`)) && !existing.has(toRepoPath(entry.path))) {
-      outcome.fileErrors.push({ path: entry.path, error: `Git repositories cannot hold empty folders, so "${entry.path}" was not created on GitLab.` });
-    }
-  }
+  reportEmptyFolders(entries, context, 'GitLab', outcome);
   if (actions.length === 0) return outcome;
   throwIfAborted(options.signal);
 
@@ -141,37 +110,6 @@ async function gitBlobShaOf(entry: Entry): Promise<string> {
   return hasher.digest(entry.path);
 }
 
-/**
- * A git blob id over streamed bytes. Git hashes the size first ("blob <size>\0"), so with a
- * known size the bytes are hashed as they pass; with an unknown one they are kept until the end.
- */
-class GitBlobHasher {
-  private readonly hash;
-  private readonly kept: Buffer[] = [];
-  private size = 0;
-
-  constructor(private readonly expectedSize: number | null) {
-    this.hash = createHash('sha1');
-    if (expectedSize !== null) this.hash.update(`blob ${expectedSize}\0`);
-  }
-
-  update(chunk: Buffer): void {
-    this.size += chunk.length;
-    if (this.expectedSize === null) this.kept.push(chunk);
-    else this.hash.update(chunk);
-  }
-
-  digest(path: string): string {
-    if (this.expectedSize === null) {
-      this.hash.update(`blob ${this.size}\0`);
-      for (const c of this.kept) this.hash.update(c);
-    } else if (this.size !== this.expectedSize) {
-      throw badRequest(`"${path}" was announced as ${this.expectedSize} bytes but has ${this.size}; nothing was committed.`);
-    }
-    return this.hash.digest('hex');
-  }
-}
-
 /** GitLab project names: letters, digits, emoji, '_', '.', '+', '-', spaces; start with a letter/digit/'_'. */
 export function sanitizeProjectName(title: string): { name: string; path: string } {
   const name = title.replace(/[^\p{L}\p{N}\p{Extended_Pictographic}_.+\- ]+/gu, '-').replace(/^[^\p{L}\p{N}_]+/u, '').trim().slice(0, 255) || 'ferry-upload';
@@ -195,9 +133,4 @@ async function createProject(api: GitlabApi, title: string, jobLabel: string): P
     throw badRequest(`GitLab refused to create the project "${name}" (GitLab said: ${JSON.stringify(body.message ?? body)}).`);
   }
   throw badRequest(`Every name from "${base.name}" to "${base.name}-100" is taken on this GitLab account; rename the top folder and upload again.`);
-}
-
-function ancestors(path: string): string[] {
-  const parts = path.split('/');
-  return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('/'));
 }

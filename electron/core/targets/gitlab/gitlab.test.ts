@@ -5,7 +5,7 @@ import { startGitlabEmulator, type GitlabEmulator, type GitlabUser } from '../..
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import type { Entry, Target, TargetContext, WriteOptions } from '../../target.js';
-import { gitBlobSha } from '../github/git-hash.js';
+import { gitBlobSha } from '../forge/git-hash.js';
 import { createGitlabTarget } from './index.js';
 import { sanitizeProjectName } from './gitlab-write.js';
 

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { encodePath, type GitlabApi } from './gitlab-api.js';
-import { GitBlobVerifier } from '../github/git-hash.js';
+import { GitBlobVerifier } from '../forge/git-hash.js';
 
 /** The slice of a GitLab project Ferry keeps. */
 export interface Project {

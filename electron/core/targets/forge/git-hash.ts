@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import { FerryError } from '../../errors.js';
+import { FerryError, badRequest } from '../../errors.js';
 
 /**
  * Git's blob id: sha1("blob <size>\0" + bytes). GitHub and GitLab report this for every file;
@@ -53,16 +53,34 @@ export class GitBlobVerifier extends Transform {
   }
 }
 
-/** Git LFS pointer files are tiny text files that start with this line (git-lfs spec v1). */
-const LFS_POINTER_PREFIX = 'version https://git-lfs.github.com/spec/v1';
-/** The spec caps pointer files well below this size; larger blobs are never pointers. */
-export const LFS_POINTER_MAX_BYTES = 1024;
+/**
+ * A git blob id over streamed bytes, for uploads. Git hashes the size first ("blob <size>\0"),
+ * so with a known size the bytes are hashed as they pass; with an unknown one they are kept
+ * until the end.
+ */
+export class GitBlobHasher {
+  private readonly hash = createHash('sha1');
+  private readonly kept: Buffer[] = [];
+  private size = 0;
 
-export function parseLfsPointer(bytes: Buffer): { oid: string; size: number } | null {
-  if (bytes.length > LFS_POINTER_MAX_BYTES) return null;
-  const text = bytes.toString('utf8');
-  if (!text.startsWith(LFS_POINTER_PREFIX)) return null;
-  const oid = /^oid sha256:([0-9a-f]{64})$/m.exec(text)?.[1];
-  const size = /^size (\d+)$/m.exec(text)?.[1];
-  return oid && size ? { oid, size: Number(size) } : null;
+  constructor(private readonly expectedSize: number | null) {
+    if (expectedSize !== null) this.hash.update(`blob ${expectedSize}\0`);
+  }
+
+  update(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.expectedSize === null) this.kept.push(chunk);
+    else this.hash.update(chunk);
+  }
+
+  /** The id; `path` names the file when its bytes do not match the size it announced. */
+  digest(path: string): string {
+    if (this.expectedSize === null) {
+      this.hash.update(`blob ${this.size}\0`);
+      for (const c of this.kept) this.hash.update(c);
+    } else if (this.size !== this.expectedSize) {
+      throw badRequest(`"${path}" was announced as ${this.expectedSize} bytes but has ${this.size}; nothing was committed.`);
+    }
+    return this.hash.digest('hex');
+  }
 }
