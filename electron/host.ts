@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { makeConfig, type FerryConfig, type RemoteUrls } from './core/config.js';
 import { createCore, type FerryCore } from './core/ferry-core.js';
@@ -88,10 +88,15 @@ export async function startFerry(options: StartOptions): Promise<RunningFerry> {
   };
 }
 
-/** Atomic, owner-only: local tools read the port and key from here. */
+/**
+ * Atomic, owner-only: local tools read the port and key from here. The temporary file is
+ * created fresh (`wx`): a file planted under that name with looser permissions is removed,
+ * never written into, since its mode would survive the rename.
+ */
 async function writeEndpointFile(file: string, endpoint: EndpointFile): Promise<void> {
   const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(endpoint, null, 2)}\n`, { mode: 0o600 });
+  await rm(temporary, { force: true });
+  await writeFile(temporary, `${JSON.stringify(endpoint, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   await rename(temporary, file);
 }
 

@@ -70,12 +70,9 @@ describe('endpoint.json', () => {
     }
   });
 
-  // KNOWN ISSUE (electron/host.ts, not owned by the security review): writeEndpointFile
-  // writes to `endpoint.json.<pid>.tmp` with writeFile({mode}), and mode applies only when
-  // the file is created, so a planted temp file's 0666 survives the rename. Marked
-  // `it.fails` so the suite stays green; flip to `it` once host.ts opens the temp with 'wx'
-  // (or chmods it) — see test/security/README.md.
-  it.fails('stays 0600 when an older endpoint.json or a planted temporary file was world-readable [known issue: electron/host.ts]', async () => {
+  // writeFile's mode applies only when it creates the file, so a planted temporary file's
+  // 0666 would survive the rename: host.ts removes it and creates the temp afresh ('wx').
+  it('stays 0600 when an older endpoint.json or a planted temporary file was world-readable', async () => {
     const dirs = await start();
     const { mkdir, chmod } = await import('node:fs/promises');
     await mkdir(dirs.dataDir, { recursive: true });
