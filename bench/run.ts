@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream, openAsBlob } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, openAsBlob } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -123,14 +124,39 @@ async function uploadAndWait(server: FerryProcess, containerId: string, zip: str
   const { ticket_number: ticket } = (await response.json()) as { ticket_number: string };
   for (;;) {
     const job = await api<Job>(server, `api_v1/jobs/${ticket}/`);
-    if (job.status === 'succeeded') return job;
+    if (job.status === 'succeeded') {
+      // a fast wrong answer is no answer: every file written, every hash checked and equal
+      const report = job.report;
+      if (!report) throw new Error('upload job succeeded without a report');
+      if (report.failed_fixity.length > 0) throw new Error(`upload: ${report.failed_fixity.length} files failed their fixity check, e.g. ${JSON.stringify(report.failed_fixity[0])}`);
+      if (report.file_errors.length > 0) throw new Error(`upload: ${report.file_errors.length} per-file errors, e.g. ${JSON.stringify(report.file_errors[0])}`);
+      return job;
+    }
     if (job.status === 'failed' || job.status === 'cancelled') throw new Error(`upload job ${job.status}: ${job.error}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
+async function fileDigests(file: string): Promise<Record<string, string>> {
+  const md5 = createHash('md5');
+  const sha256 = createHash('sha256');
+  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) {
+    md5.update(chunk as Buffer);
+    sha256.update(chunk as Buffer);
+  }
+  return { md5: md5.digest('hex'), sha256: sha256.digest('hex') };
+}
+
+/** Every row must hold real measurements; anything else means the benchmark itself is broken. */
+function checkRows(rows: Row[], expected: number): void {
+  const broken = rows.filter((row) => !Number.isFinite(row.ferry_seconds) || row.ferry_seconds <= 0 || !Number.isFinite(row.ratio) || row.ratio <= 0 || !Number.isFinite(row.reference_seconds));
+  if (rows.length !== expected) throw new Error(`expected ${expected} rows, measured ${rows.length}`);
+  if (broken.length > 0) throw new Error(`rows without a real measurement: ${broken.map((row) => row.name).join('; ')}`);
+}
+
 async function requestsPerSecond(url: string, headers: Record<string, string> = {}): Promise<number> {
   const result = await autocannon({ url, connections: 10, duration: sizes.cannonSeconds, headers });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors under load`);
   return result.requests.average;
 }
 
@@ -170,6 +196,8 @@ async function main(): Promise<void> {
       const id = await topLevelId(server, 'local', folder);
       const out = path.join(root, `${folder}.zip`);
       const ferry = await medianOf(() => downloadTo(server, 'local', id, out));
+      // a fast broken ZIP is no answer: Info-ZIP must read every entry and its CRC
+      await command('unzip', ['-tqq', out]);
       const referenceZip = path.join(root, `${folder}-ref.zip`);
       const zipDeflate = await medianOf(() => command('zip', ['-q', '-r', referenceZip, folder], workspace), () => rm(referenceZip, { force: true }));
       const zipStore = await medianOf(() => command('zip', ['-q', '-0', '-r', referenceZip, folder], workspace), () => rm(referenceZip, { force: true }));
@@ -182,13 +210,18 @@ async function main(): Promise<void> {
         const uploads = path.join(workspace, 'Uploads');
         await mkdir(uploads, { recursive: true });
         const uploadsId = await topLevelId(server, 'local', 'Uploads');
+        const expectedFiles = sizes.textFiles + sizes.binaries;
         const upload = await medianOf(async () => {
-          await uploadAndWait(server, uploadsId, out);
+          const job = await uploadAndWait(server, uploadsId, out);
+          const files = job.progress.files_done;
+          if (files !== expectedFiles) throw new Error(`upload: the job wrote ${files} files, the bag holds ${expectedFiles}`);
         }, async () => {
           await rm(uploads, { recursive: true, force: true });
           await mkdir(uploads, { recursive: true });
           n++;
         });
+        const written = (await readdir(uploads, { recursive: true, withFileTypes: true })).filter((dirent) => dirent.isFile()).length;
+        if (written !== expectedFiles) throw new Error(`upload: ${written} files on disk after the last run, the bag holds ${expectedFiles}`);
         const unzipDir = path.join(root, 'unzipped');
         const unzip = await medianOf(() => command('unzip', ['-q', '-o', out, '-d', unzipDir]), () => rm(unzipDir, { recursive: true, force: true }));
         add({ name: `upload mixed bag (${(bytes / MiB).toFixed(0)} MiB) until the job ends`, ferry_seconds: upload, reference: 'unzip', reference_seconds: unzip, ratio: upload / unzip, goal: '≤ 1.3', met: upload <= 1.3 * unzip, note: `${n} uploads` });
@@ -209,6 +242,9 @@ async function main(): Promise<void> {
       () => utimes(hashFile, new Date(), new Date(Date.now() - 1000 * ++touch)),
     );
     const sums = await medianOf(() => command(`md5sum '${hashFile}' >/dev/null && sha256sum '${hashFile}' >/dev/null`, []));
+    const shown = await api<{ hashes: Record<string, string> }>(server, `api_v1/targets/local/resources/${encodeURIComponent(fileId)}.json/`, { headers: { 'service-source-token': server.accessKey } });
+    const truth = await fileDigests(hashFile);
+    if (shown.hashes.md5 !== truth.md5 || shown.hashes.sha256 !== truth.sha256) throw new Error(`detail hashes ${JSON.stringify(shown.hashes)} differ from ${JSON.stringify(truth)}`);
     add({ name: `detail hashes md5+sha256 (${(sizes.hashBytes / MiB).toFixed(0)} MiB)`, ferry_seconds: detail, reference: 'md5sum; sha256sum', reference_seconds: sums, ratio: detail / sums, goal: '< 1', met: detail < sums });
 
     // ---- listing
@@ -257,6 +293,7 @@ async function main(): Promise<void> {
     const upPeak = await peakRssBytes(up.server.child.pid!);
     add({ name: `peak server RSS, ${memoryLabel} upload`, ferry_seconds: upSeconds, reference: 'limit 200 MB', reference_seconds: 0, ratio: upPeak / MiB, goal: '< 200 MB', met: upPeak < 200 * 1000 * 1000, note: `${(upPeak / MiB).toFixed(0)} MiB peak` });
 
+    checkRows(rows, 11);
     await report(rows);
   } finally {
     for (const server of servers) server.child.kill('SIGTERM');
