@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../../electron/core/errors.js';
 import type { Entry, ResourceNode, Target, TargetContext, WriteOutcome } from '../../electron/core/target.js';
+import { collect } from './test-entries.js';
 
 export interface TargetFixture {
   target: Target;
@@ -276,12 +277,6 @@ export function describeTargetContract(name: string, setup: () => Promise<Target
       );
     });
   });
-}
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of iterable) items.push(item);
-  return items;
 }
 
 const ids = (nodes: ResourceNode[]) => nodes.map((node) => node.id).sort();

@@ -4,7 +4,7 @@ import { FerryError } from '../../errors.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import type { Target } from '../../target.js';
 import { startFigshareEmulator, type FigshareEmulator } from '../../../../test/emulators/figshare/emulator.js';
-import { collect, ctx, drain, entriesFrom, md5, writeOptions } from '../../../../test/emulators/zenodo/test-entries.js';
+import { collect, ctx, drain, entriesFrom, md5, writeOptions } from '../../../../test/target-suite/test-entries.js';
 import { createFigshareTarget } from './index.js';
 
 const TOKEN = 'figshare-token';

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startGithubEmulator, type GithubEmulator, type GithubUser } from '../../../../test/emulators/github/server.js';
+import { collect, readAll } from '../../../../test/target-suite/test-entries.js';
 import { makeConfig } from '../../config.js';
 import { FerryError } from '../../errors.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
@@ -25,16 +26,6 @@ function folderEntry(path: string): Entry {
 }
 async function* iterate(entries: Entry[]): AsyncGenerator<Entry> {
   yield* entries;
-}
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) out.push(item);
-  return out;
-}
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
 }
 
 beforeEach(async () => {

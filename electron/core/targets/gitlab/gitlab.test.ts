@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startGitlabEmulator, type GitlabEmulator, type GitlabUser } from '../../../../test/emulators/gitlab/server.js';
+import { collect, readAll } from '../../../../test/target-suite/test-entries.js';
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import type { Entry, Target, TargetContext, WriteOptions } from '../../target.js';
@@ -24,16 +25,6 @@ function fileEntry(path: string, content: string | Buffer, size?: number | null)
 const folderEntry = (path: string): Entry => ({ path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) });
 async function* iterate(entries: Entry[]): AsyncGenerator<Entry> {
   yield* entries;
-}
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) out.push(item);
-  return out;
-}
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
 }
 
 beforeEach(async () => {

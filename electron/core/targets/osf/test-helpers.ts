@@ -2,9 +2,12 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
-import type { Entry, Target, TargetContext, WriteOptions } from '../../target.js';
+import type { Entry, Target, TargetContext } from '../../target.js';
 import { startOsfEmulator, type OsfEmulator } from '../../../../test/emulators/osf/emulator.js';
+import { md5 } from '../../../../test/target-suite/test-entries.js';
 import { createOsfTarget } from './index.js';
+
+export { collect, md5, readAll, writeOptions } from '../../../../test/target-suite/test-entries.js';
 
 /** Test wiring: an OSF emulator with one user and a target pointed at it. */
 export interface OsfFixture {
@@ -25,20 +28,7 @@ export async function osfFixture(): Promise<OsfFixture> {
   return { emu, target, userId: user.id, token, ctx: { token, signal: new AbortController().signal } };
 }
 
-export const md5 = (bytes: Buffer | string) => createHash('md5').update(bytes).digest('hex');
 export const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
-
-export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
-}
-
-export async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
 export interface EntrySpec {
   path: string;
@@ -71,8 +61,4 @@ export function entries(specs: EntrySpec[]): AsyncIterable<Entry> {
       };
     }
   })();
-}
-
-export function writeOptions(duplicateAction: 'ignore' | 'update' = 'ignore'): WriteOptions {
-  return { duplicateAction, signal: new AbortController().signal, jobLabel: 'Ferry test upload' };
 }

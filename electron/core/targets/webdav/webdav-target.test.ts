@@ -6,7 +6,7 @@ import { FerryError } from '../../errors.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import type { Target } from '../../target.js';
 import { apacheUnavailableReason, startApacheWebdav, type ApacheWebdav } from '../../../../test/webdav/apache-webdav.js';
-import { collect, ctx, drain, entriesFrom, md5, sha1, writeOptions } from '../../../../test/emulators/zenodo/test-entries.js';
+import { collect, ctx, drain, entriesFrom, md5, sha1, writeOptions } from '../../../../test/target-suite/test-entries.js';
 import { createWebdavTarget, hashesFromChecksums, parseWebdavToken, webdavId } from './index.js';
 
 const unavailable = apacheUnavailableReason();

@@ -4,7 +4,7 @@ import { FerryError } from '../../errors.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import type { Target } from '../../target.js';
 import { startZenodoEmulator, type ZenodoEmulator } from '../../../../test/emulators/zenodo/emulator.js';
-import { collect, ctx, drain, entriesFrom, md5, writeOptions } from '../../../../test/emulators/zenodo/test-entries.js';
+import { collect, ctx, drain, entriesFrom, md5, writeOptions } from '../../../../test/target-suite/test-entries.js';
 import { createZenodoTarget } from './index.js';
 import { depositionId, fileId } from './ids.js';
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { Entry, TargetContext, WriteOptions } from '../../../electron/core/target.js';
+import type { Entry, TargetContext, WriteOptions } from '../../electron/core/target.js';
 
-/** Helpers the remote-target tests share: in-memory entries, contexts, draining reads. */
+/** Helpers the target tests share: in-memory entries, contexts, draining reads. */
 
 /** Entries from a map path → content (null is a folder; a trailing '/' on its key is dropped). */
 export async function* entriesFrom(files: Record<string, string | Buffer | null>, options: { withSize?: boolean; withMd5?: boolean } = {}): AsyncIterable<Entry> {
@@ -38,6 +38,12 @@ export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const items: T[] = [];
   for await (const item of iterable) items.push(item);
   return items;
+}
+
+export async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /** Reads every entry: path → bytes (files) or null (folders). */
