@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
 
 /**
  * A loopback model of figshare's API v2 (remote-targets.md §4; shapes checked against the
@@ -423,21 +423,16 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
   }
 
   const servers = [serve(handleApi), serve(handleUpload), serve(handleDownload)];
-  const ports = await Promise.all(servers.map(listen));
-  api = `http://127.0.0.1:${ports[0]}/v2`;
-  upload = `http://127.0.0.1:${ports[1]}`;
-  download = `http://127.0.0.1:${ports[2]}`;
+  const bases = await Promise.all(servers.map(listenOnLoopback));
+  api = `${bases[0]}/v2`;
+  upload = bases[1]!;
+  download = bases[2]!;
   return {
     url: api,
     uploadUrl: upload,
     downloadUrl: download,
     state,
-    close: async () => {
-      await Promise.all(servers.map((server) => new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      })));
-    },
+    close: () => closeServers(...servers),
   };
 }
 
@@ -447,20 +442,5 @@ function serve(handler: (req: IncomingMessage, res: ServerResponse) => Promise<v
   });
 }
 
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.statusCode = status;
-  res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify(body));
-}
 
 const notFound = (res: ServerResponse, what: string) => sendJson(res, 404, { message: `${what} not found`, code: 'EntityNotFound', data: null });

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeServers, listenOnLoopback } from '../shared/http.js';
 import { GitStore, type FlatEntry, type Signature } from './git-objects.js';
 
 /**
@@ -521,15 +521,9 @@ export async function startGithubEmulator(): Promise<GithubEmulator> {
     throw new HttpError(404, 'Not Found');
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: await listenOnLoopback(server),
     state,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServers(server),
   };
 }

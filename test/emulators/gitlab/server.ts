@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { GitStore, type FlatEntry, type Signature } from '../github/git-objects.js';
+import { closeServers, listenOnLoopback } from '../shared/http.js';
 
 /**
  * A GitLab REST v4 emulator (remote-targets.md §2) under `/api/v4`: projects with
@@ -453,15 +453,9 @@ export async function startGitlabEmulator(): Promise<GitlabEmulator> {
     throw new HttpError(404, { error: '404 Not Found' });
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: await listenOnLoopback(server),
     state,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServers(server),
   };
 }

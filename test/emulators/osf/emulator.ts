@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { closeServers, listenOnLoopback, readBody } from '../shared/http.js';
 import { OsfState, escapeTitle, type EmuFileNode, type EmuNode, type LoggedRequest } from './state.js';
 import { serializeFile, serializeNode, serializeProvider, serializeUser, serializeWaterbutler, type Urls, type Version } from './serialize.js';
 
@@ -49,8 +49,7 @@ export async function startOsfEmulator(options: OsfEmulatorOptions = {}): Promis
     const server = createServer(handler);
     server.keepAliveTimeout = 1000;
     servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    return `${await listenOnLoopback(server)}/`;
   };
   const urls: Urls = { api: '', files: '', web: '' };
   const api = new ApiServer(state, urls, pageSize);
@@ -70,12 +69,7 @@ export async function startOsfEmulator(options: OsfEmulatorOptions = {}): Promis
     storageUrl,
     webUrl: urls.web,
     state,
-    async close() {
-      await Promise.all(servers.map((server) => new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      })));
-    },
+    close: () => closeServers(...servers),
   };
 }
 
@@ -89,12 +83,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   const text = body === undefined ? '' : JSON.stringify(body);
   res.writeHead(status, { 'content-type': contentType, 'content-length': String(Buffer.byteLength(text)), ...headers });
   res.end(text);
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 function faultAnswer(state: OsfState, server: LoggedRequest['server'], req: IncomingMessage, path: string): HttpAnswer | null {

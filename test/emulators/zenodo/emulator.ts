@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
 
 /**
  * A loopback model of Zenodo's legacy deposit API as served since the 2023 move to
@@ -116,7 +116,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
 
   const server = http.createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      send(res, 500, { message: `emulator error: ${String(error)}`, status: 500 });
+      sendJson(res, 500, { message: `emulator error: ${String(error)}`, status: 500 });
     });
   });
 
@@ -131,7 +131,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     if (state.throttle.count > 0) {
       state.throttle.count--;
       res.setHeader('retry-after', String(state.throttle.retryAfter));
-      return send(res, 429, { message: 'Too Many Requests', status: 429 });
+      return sendJson(res, 429, { message: 'Too Many Requests', status: 429 });
     }
 
     // Authorization: Bearer <token> or ?access_token=
@@ -139,9 +139,9 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     const token = /^Bearer\s+(.+)$/i.exec(header)?.[1] ?? url.searchParams.get('access_token');
     const owner = token ? state.tokens[token] : undefined;
     if (token && owner === undefined) {
-      return send(res, 401, { message: 'The server could not verify that you are authorized to access the URL requested. You either supplied the wrong credentials (e.g. a bad password), or your browser doesn\'t understand how to supply the credentials required.', status: 401 });
+      return sendJson(res, 401, { message: 'The server could not verify that you are authorized to access the URL requested. You either supplied the wrong credentials (e.g. a bad password), or your browser doesn\'t understand how to supply the credentials required.', status: 401 });
     }
-    if (owner === undefined) return send(res, 403, { message: "You don't have the permission to access the requested resource. It is either read-protected or not readable by the server.", status: 403 });
+    if (owner === undefined) return sendJson(res, 403, { message: "You don't have the permission to access the requested resource. It is either read-protected or not readable by the server.", status: 403 });
 
     // Rate limit per token, per rolling minute (docs: 100/min authenticated).
     const times = (windows.get(token as string) ?? []).filter((t) => Date.now() - t < 60_000);
@@ -152,7 +152,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     res.setHeader('x-ratelimit-reset', String(Math.ceil(Date.now() / 1000) + 60));
     if (times.length > state.options.ratePerMinute) {
       res.setHeader('retry-after', '60');
-      return send(res, 429, { message: 'Too Many Requests', status: 429 });
+      return sendJson(res, 429, { message: 'Too Many Requests', status: 429 });
     }
     // Real 2025 sandbox traffic carries retry-after on ordinary successes too.
     res.setHeader('retry-after', '60');
@@ -167,7 +167,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
         const parsed = body.length ? (JSON.parse(body.toString('utf8')) as { metadata?: Record<string, unknown> }) : {};
         const deposition = state.addDeposition(owner, '');
         deposition.metadata = { ...(parsed.metadata ?? {}) };
-        return send(res, 201, serializeDeposition(deposition));
+        return sendJson(res, 201, serializeDeposition(deposition));
       }
       return methodNotAllowed(res);
     }
@@ -175,17 +175,17 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     if ((match = /^\/api\/deposit\/depositions\/(\d+)$/.exec(path))) {
       const deposition = own(Number(match[1]), owner, res);
       if (!deposition) return;
-      if (method === 'GET') return send(res, 200, serializeDeposition(deposition));
+      if (method === 'GET') return sendJson(res, 200, serializeDeposition(deposition));
       if (method === 'PUT') {
         if (!isJson(req)) return unsupportedMediaType(res);
-        if (deposition.submitted && deposition.state === 'done') return send(res, 403, { message: 'You do not have permission to edit a published record without calling edit first.', status: 403 });
+        if (deposition.submitted && deposition.state === 'done') return sendJson(res, 403, { message: 'You do not have permission to edit a published record without calling edit first.', status: 403 });
         const parsed = JSON.parse(body.toString('utf8')) as { metadata?: Record<string, unknown> };
         deposition.metadata = { ...(parsed.metadata ?? {}) };
         deposition.modified = now();
-        return send(res, 200, serializeDeposition(deposition));
+        return sendJson(res, 200, serializeDeposition(deposition));
       }
       if (method === 'DELETE') {
-        if (deposition.submitted) return send(res, 403, { message: 'You cannot delete a published record.', status: 403 });
+        if (deposition.submitted) return sendJson(res, 403, { message: 'You cannot delete a published record.', status: 403 });
         state.depositions.delete(deposition.id);
         res.statusCode = 204;
         return void res.end();
@@ -196,7 +196,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     if ((match = /^\/api\/deposit\/depositions\/(\d+)\/files$/.exec(path)) && method === 'GET') {
       const deposition = own(Number(match[1]), owner, res);
       if (!deposition) return;
-      return send(res, 200, deposition.files.map((file) => serializeLegacyFile(deposition, file)));
+      return sendJson(res, 200, deposition.files.map((file) => serializeLegacyFile(deposition, file)));
     }
 
     if ((match = /^\/api\/deposit\/depositions\/(\d+)\/actions\/(publish|newversion)$/.exec(path)) && method === 'POST') {
@@ -207,38 +207,38 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
           .filter((field) => !deposition.metadata[field])
           .map((field) => ({ field: `metadata.${field}`, message: 'Missing data for required field.' }));
         if (deposition.files.length === 0) errors.push({ field: 'files', message: 'Missing uploaded files.' });
-        if (errors.length) return send(res, 400, { message: 'A validation error occurred.', status: 400, errors });
+        if (errors.length) return sendJson(res, 400, { message: 'A validation error occurred.', status: 400, errors });
         deposition.submitted = true;
         deposition.state = 'done';
         deposition.modified = now();
-        return send(res, 202, serializeDeposition(deposition));
+        return sendJson(res, 202, serializeDeposition(deposition));
       }
-      if (!deposition.submitted) return send(res, 400, { message: 'The record is not published.', status: 400 });
+      if (!deposition.submitted) return sendJson(res, 400, { message: 'The record is not published.', status: 400 });
       const draft = state.addDeposition(owner, String(deposition.metadata.title ?? ''));
       draft.conceptrecid = deposition.conceptrecid;
       draft.metadata = { ...deposition.metadata };
       draft.files = deposition.files.map((file) => ({ ...file, versionId: randomUUID() }));
       const serialized = serializeDeposition(deposition);
       (serialized.links as Record<string, string>).latest_draft = `${base}/api/deposit/depositions/${draft.id}`;
-      return send(res, 201, serialized);
+      return sendJson(res, 201, serialized);
     }
 
     if ((match = /^\/api\/files\/([0-9a-f-]+)\/(.+)$/.exec(url.pathname))) {
       const bucketId = match[1] as string;
       const key = decodeURIComponent(match[2] as string);
       const deposition = [...state.depositions.values()].find((d) => d.bucketId === bucketId);
-      if (!deposition) return send(res, 404, { message: 'Bucket does not exist.', status: 404 });
+      if (!deposition) return sendJson(res, 404, { message: 'Bucket does not exist.', status: 404 });
       if (deposition.owner !== owner) return forbidden(res);
       if (method === 'PUT') {
         // invenio-files-rest needs the length up front (no chunked uploads).
-        if (req.headers['content-length'] === undefined) return send(res, 411, { message: 'Content-Length required.', status: 411 });
+        if (req.headers['content-length'] === undefined) return sendJson(res, 411, { message: 'Content-Length required.', status: 411 });
         return putObject(deposition, key, body, res);
       }
       if (method === 'DELETE') {
-        if (deposition.submitted) return send(res, 403, { message: 'Bucket is locked.', status: 403 });
+        if (deposition.submitted) return sendJson(res, 403, { message: 'Bucket is locked.', status: 403 });
         const before = deposition.files.length;
         deposition.files = deposition.files.filter((file) => file.key !== key);
-        if (before === deposition.files.length) return send(res, 404, { message: 'Object does not exist.', status: 404 });
+        if (before === deposition.files.length) return sendJson(res, 404, { message: 'Object does not exist.', status: 404 });
         res.statusCode = 204;
         return void res.end();
       }
@@ -250,7 +250,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
       if (!deposition) return;
       const key = decodeURIComponent(match[3] as string);
       const file = deposition.files.find((f) => f.key === key);
-      if (!file || Boolean(match[2]) === deposition.submitted) return send(res, 404, { message: 'The requested file does not exist.', status: 404 });
+      if (!file || Boolean(match[2]) === deposition.submitted) return sendJson(res, 404, { message: 'The requested file does not exist.', status: 404 });
       res.statusCode = 200;
       res.setHeader('content-type', 'application/octet-stream');
       res.setHeader('content-length', String(file.bytes.length));
@@ -258,13 +258,13 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
       return void res.end(file.bytes);
     }
 
-    return send(res, 404, { message: 'The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.', status: 404 });
+    return sendJson(res, 404, { message: 'The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.', status: 404 });
   }
 
   function listDepositions(url: URL, owner: number, res: ServerResponse): void {
     const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
     const size = Number(url.searchParams.get('size') ?? 10) || 10;
-    if (size > 100) return send(res, 400, { message: 'A validation error occurred.', status: 400, errors: [{ field: 'size', message: 'Must be between 1 and 100.' }] });
+    if (size > 100) return sendJson(res, 400, { message: 'A validation error occurred.', status: 400, errors: [{ field: 'size', message: 'Must be between 1 and 100.' }] });
     const mine = [...state.depositions.values()].filter((d) => d.owner === owner).sort((a, b) => b.id - a.id);
     const status = url.searchParams.get('status');
     const filtered = status === 'draft' ? mine.filter((d) => !d.submitted) : status === 'published' ? mine.filter((d) => d.submitted) : mine;
@@ -275,25 +275,25 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
       next.searchParams.set('size', String(size));
       res.setHeader('link', `<${base}${next.pathname}${next.search}>; rel="next"`);
     }
-    send(res, 200, slice.map(serializeDeposition));
+    sendJson(res, 200, slice.map(serializeDeposition));
   }
 
   function putObject(deposition: ZenodoDeposition, key: string, bytes: Buffer, res: ServerResponse): void {
-    if (deposition.submitted) return send(res, 403, { message: 'Bucket is locked.', status: 403 });
-    if (bytes.length === 0) return send(res, 400, { message: 'Empty files are not accepted.', status: 400 });
+    if (deposition.submitted) return sendJson(res, 403, { message: 'Bucket is locked.', status: 403 });
+    if (bytes.length === 0) return sendJson(res, 400, { message: 'Empty files are not accepted.', status: 400 });
     const existing = deposition.files.find((f) => f.key === key);
     if (!existing && deposition.files.length >= state.options.maxFiles) {
-      return send(res, 400, { message: `Too many files: a record holds at most ${state.options.maxFiles}.`, status: 400 });
+      return sendJson(res, 400, { message: `Too many files: a record holds at most ${state.options.maxFiles}.`, status: 400 });
     }
     const used = deposition.files.reduce((sum, f) => sum + (f === existing ? 0 : f.bytes.length), 0);
-    if (used + bytes.length > state.options.maxRecordBytes) return send(res, 400, { message: 'Bucket quota exceeded.', status: 400 });
+    if (used + bytes.length > state.options.maxRecordBytes) return sendJson(res, 400, { message: 'Bucket quota exceeded.', status: 400 });
     const time = now();
     const file: ZenodoFile = existing ?? { id: randomUUID(), key, bytes, md5: '', created: time, updated: time, versionId: '' };
     Object.assign(file, { bytes, md5: md5(bytes), updated: time, versionId: randomUUID() });
     if (!existing) deposition.files.push(file);
     deposition.modified = time;
     const objectUrl = `${base}/api/files/${deposition.bucketId}/${encodeURIComponent(key)}`;
-    send(res, 201, {
+    sendJson(res, 201, {
       key,
       mimetype: 'application/octet-stream',
       checksum: `md5:${file.md5}`,
@@ -310,7 +310,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
   function own(id: number, owner: number, res: ServerResponse): ZenodoDeposition | null {
     const deposition = state.depositions.get(id);
     if (!deposition) {
-      send(res, 404, { message: 'PID does not exist.', status: 404 });
+      sendJson(res, 404, { message: 'PID does not exist.', status: 404 });
       return null;
     }
     if (deposition.owner !== owner) {
@@ -367,16 +367,11 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     };
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await listenOnLoopback(server);
   return {
     url: base,
     state,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServers(server),
   };
 }
 
@@ -384,18 +379,6 @@ function isJson(req: IncomingMessage): boolean {
   return /application\/json/i.test(req.headers['content-type'] ?? '');
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.statusCode = status;
-  res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify(body));
-}
-
-const forbidden = (res: ServerResponse) => send(res, 403, { message: "You don't have the permission to access the requested resource. It is either read-protected or not readable by the server.", status: 403 });
-const methodNotAllowed = (res: ServerResponse) => send(res, 405, { message: 'The method is not allowed for the requested URL.', status: 405 });
-const unsupportedMediaType = (res: ServerResponse) => send(res, 415, { message: 'Invalid Content-Type header. Expected application/json.', status: 415 });
+const forbidden = (res: ServerResponse) => sendJson(res, 403, { message: "You don't have the permission to access the requested resource. It is either read-protected or not readable by the server.", status: 403 });
+const methodNotAllowed = (res: ServerResponse) => sendJson(res, 405, { message: 'The method is not allowed for the requested URL.', status: 405 });
+const unsupportedMediaType = (res: ServerResponse) => sendJson(res, 415, { message: 'Invalid Content-Type header. Expected application/json.', status: 415 });
