@@ -28,11 +28,16 @@ export interface OsfClientOptions {
 export interface JsonApiResource {
   id: string;
   type: string;
-  // JSON:API attributes differ per type and API version; every read is defensive.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  attributes: Record<string, any>;
+  /** differ per type and API version: every read checks what it gets */
+  attributes: Record<string, unknown>;
   relationships?: Record<string, { links?: { related?: { href: string } }; data?: { id: string; type: string } | null }>;
   links?: Record<string, string>;
+}
+
+/** What OSF reported in a file's `attributes.extra.hashes` (values unchecked; absent → {}). */
+export function reportedHashes(resource: JsonApiResource): Record<string, unknown> {
+  const extra = resource.attributes.extra as { hashes?: Record<string, unknown> | null } | null | undefined;
+  return extra?.hashes ?? {};
 }
 
 interface JsonApiList {

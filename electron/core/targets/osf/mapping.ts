@@ -1,6 +1,6 @@
 import type { ResourceInfo, ResourceNode } from '../../target.js';
 import { normalizeTimestamp } from '../../time.js';
-import { unescapeHtml, type JsonApiResource } from './client.js';
+import { reportedHashes, unescapeHtml, type JsonApiResource } from './client.js';
 import { fileNodeId, nodeId, storageId } from './ids.js';
 
 /**
@@ -27,8 +27,8 @@ export function nodeInfo(node: JsonApiResource): ResourceInfo {
   const parent = parentGuid(node);
   return {
     ...nodeToResource(node, parent ? nodeId(parent) : null),
-    date_created: normalizeTimestamp(a.date_created),
-    date_modified: normalizeTimestamp(a.date_modified),
+    date_created: timestampOf(a.date_created),
+    date_modified: timestampOf(a.date_modified),
     hashes: {},
     extra: {
       guid: node.id,
@@ -73,7 +73,7 @@ export function fileToResource(file: JsonApiResource, guid: string, provider: st
 
 export function fileHashes(file: JsonApiResource): Record<string, string> {
   const hashes: Record<string, string> = {};
-  const reported = (file.attributes.extra?.hashes ?? {}) as Record<string, unknown>;
+  const reported = reportedHashes(file);
   for (const algorithm of ['md5', 'sha256']) {
     const value = reported[algorithm];
     if (typeof value === 'string' && value !== '') hashes[algorithm] = value.toLowerCase();
@@ -89,12 +89,15 @@ export function fileInfo(file: JsonApiResource, guid: string, provider: string):
   if (!('tags' in a)) extra.tags = [];
   return {
     ...fileToResource(file, guid, provider, fileContainer(file, guid, provider)),
-    date_created: normalizeTimestamp(a.date_created),
-    date_modified: normalizeTimestamp(a.date_modified),
+    date_created: timestampOf(a.date_created),
+    date_modified: timestampOf(a.date_modified),
     hashes: folder ? {} : fileHashes(file),
     extra,
   };
 }
+
+/** An OSF date attribute in the contract's format; null when absent or not a date string. */
+const timestampOf = (value: unknown): string | null => normalizeTimestamp(typeof value === 'string' ? value : null);
 
 /** A name usable as one Entry path segment ('/' would split it). */
 export function safeSegment(name: string): string {

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { HashingPassThrough } from '../../hashing.js';
 import { badRequest, CancelledError, FerryError, isFerryError, throwIfAborted } from '../../errors.js';
 import type { Entry, TargetContext, WriteOptions, WriteOutcome } from '../../target.js';
-import { unescapeHtml, withoutQuery, type JsonApiResource } from './client.js';
+import { reportedHashes, unescapeHtml, withoutQuery, type JsonApiResource } from './client.js';
 import { nodeId, parseOsfId } from './ids.js';
 import type { OsfTarget } from './osf-target.js';
 
@@ -290,10 +290,11 @@ interface WaterbutlerEntity {
 function fromApi(item: JsonApiResource): Existing {
   const link = item.links?.upload ?? item.links?.move;
   if (!link) throw new FerryError(502, 'upstream_error', `OSF listed '${String(item.attributes.name)}' without a file-server link.`);
+  const { md5 } = reportedHashes(item);
   return {
     name: String(item.attributes.name),
     kind: item.attributes.kind === 'folder' ? 'folder' : 'file',
-    md5: item.attributes.extra?.hashes?.md5 ?? null,
+    md5: typeof md5 === 'string' ? md5 : null,
     wbUrl: withoutQuery(link),
     listHref: item.relationships?.files?.links?.related?.href ?? null,
   };
