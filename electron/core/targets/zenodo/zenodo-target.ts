@@ -1,4 +1,5 @@
 import { CancelledError, FerryError, badRequest, conflict, throwIfAborted } from '../../errors.js';
+import { formatBytes } from '../../../../shared/format.js';
 import { normalizeTimestamp } from '../../time.js';
 import {
   fullActions,
@@ -233,7 +234,7 @@ export class ZenodoTarget implements Target {
       }
       const used = files.reduce((sum, file) => sum + (file === existing ? 0 : file.filesize), 0);
       if (used + bytes.size > this.maxRecordBytes) {
-        return void fail(`A Zenodo record holds at most ${formatBytes(this.maxRecordBytes)}; this file would exceed it.`);
+        return void fail(`A Zenodo record holds at most ${formatBytes(this.maxRecordBytes, { decimal: true })}; this file would exceed it.`);
       }
       const stored = await this.api.putIntoBucket(ctx.token, deposition.links.bucket, key, await bytes.open(), bytes.size, options.signal);
       const record: DepositionFile = { id: existing?.id ?? key, filename: key, filesize: stored.size ?? bytes.size, checksum: stored.checksum ?? bytes.md5, links: existing?.links ?? {} };
@@ -295,10 +296,6 @@ function folderEntry(path: string): Entry {
 
 async function* single(entry: Entry): AsyncIterable<Entry> {
   yield entry;
-}
-
-function formatBytes(bytes: number): string {
-  return bytes >= 10 ** 9 ? `${(bytes / 10 ** 9).toFixed(bytes % 10 ** 9 ? 1 : 0)} GB` : `${bytes} bytes`;
 }
 
 function escapeHtml(text: string): string {
