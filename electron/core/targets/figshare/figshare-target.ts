@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { CancelledError, FerryError, badRequest, notFound, throwIfAborted } from '../../errors.js';
+import { FerryError, badRequest, notFound, throwIfAborted } from '../../errors.js';
 import { normalizeTimestamp } from '../../time.js';
 import {
   fullActions,
@@ -14,6 +14,8 @@ import {
   type WriteOptions,
   type WriteOutcome,
 } from '../../target.js';
+import { isPerFileFailure } from '../../remote/file-failure.js';
+import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { FigshareApi, type FigshareApiOptions, type FigshareArticle, type FigshareFile } from './api.js';
 
@@ -36,8 +38,8 @@ const projectId = (id: number) => `p${id}`;
 const articleId = (id: number) => `a${id}`;
 const fileId = (article: number, file: number) => `f${article}_${file}`;
 
-/** figshare items hold files, not folders: a sub-path is flattened into the name (`raw/x.csv` → `raw__x.csv`). */
-export const FOLDER_SEPARATOR = '__';
+/** figshare items hold files, not folders: nested paths are flattened into file names (flat-record.ts). */
+export { FOLDER_SEPARATOR } from '../../remote/flat-record.js';
 
 export type FigshareTargetOptions = FigshareApiOptions;
 
@@ -237,25 +239,18 @@ export class FigshareTarget implements Target {
   }
 
   private async writeNewArticle(ctx: TargetContext, entries: AsyncIterable<Entry>, options: WriteOptions, outcome: WriteOutcome): Promise<WriteOutcome> {
-    let article: ArticleFiles | null = null;
-    let top: string | null = null;
     let title = '';
-    for await (const entry of entries) {
-      throwIfAborted(options.signal);
-      const [head, ...rest] = entry.path.split('/');
-      if (top === null) top = head as string;
-      if (head !== top) throw badRequest(`A new figshare item is made from one top folder; '${entry.path}' is outside '${top}'.`);
-      if (!article) {
+    const article = await writeBelowOneTopFolder<ArticleFiles>(
+      entries,
+      options,
+      outcome,
+      'A new figshare item',
+      async (top) => {
         title = await this.distinctTitle(ctx, top);
-        article = { id: await this.api.createArticle(ctx.token, newArticleFields(title, options), null, ctx.signal), files: [] };
-      }
-      if (entry.kind === 'folder') continue;
-      if (rest.length === 0) {
-        outcome.fileErrors.push({ path: entry.path, error: 'A top-level upload needs its files inside one top folder.' });
-        continue;
-      }
-      await this.uploadOne(ctx, article, entry, rest.join('/'), options, outcome);
-    }
+        return { id: await this.api.createArticle(ctx.token, newArticleFields(title, options), null, ctx.signal), files: [] };
+      },
+      (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
+    );
     if (!article) throw badRequest('The upload holds nothing: a new figshare item needs one top folder.');
     outcome.newResource = { id: articleId(article.id), title };
     return outcome;
@@ -283,7 +278,7 @@ export class FigshareTarget implements Target {
   private async uploadOne(ctx: TargetContext, article: ArticleFiles, entry: Entry, relativePath: string, options: WriteOptions, outcome: WriteOutcome): Promise<void> {
     const { token } = ctx;
     const signal = options.signal;
-    const name = relativePath.split('/').join(FOLDER_SEPARATOR);
+    const name = flatName(relativePath);
     if (article.files === null) {
       article.files = [];
       for await (const file of this.api.files(token, article.id, signal)) article.files.push(file);
@@ -316,12 +311,8 @@ export class FigshareTarget implements Target {
       }
     } catch (error) {
       if (started) await this.api.deleteFile(token, article.id, started.id).catch(() => undefined);
-      if (error instanceof CancelledError || signal.aborted) throw error;
-      if (error instanceof FerryError && error.status !== 401) {
-        outcome.fileErrors.push({ path: entry.path, error: error.message });
-        return;
-      }
-      throw error;
+      if (!isPerFileFailure(error, signal)) throw error;
+      outcome.fileErrors.push({ path: entry.path, error: error.message });
     } finally {
       await bytes.dispose();
     }

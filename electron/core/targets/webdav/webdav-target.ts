@@ -18,6 +18,7 @@ import {
   type WriteOptions,
   type WriteOutcome,
 } from '../../target.js';
+import { isPerFileFailure } from '../../remote/file-failure.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { parseWebdavToken } from './credentials.js';
 
@@ -227,12 +228,8 @@ export class WebdavTarget implements Target {
         await this.ensureDir(ctx, client, path.posix.dirname(destination), knownDirs);
         await this.writeFile(ctx, client, entry, destination, options, outcome);
       } catch (error) {
-        if (error instanceof CancelledError || options.signal.aborted) throw error;
-        if (error instanceof FerryError && error.status !== 401) {
-          outcome.fileErrors.push({ path: entry.path, error: error.message });
-          continue;
-        }
-        throw error;
+        if (!isPerFileFailure(error, options.signal)) throw error;
+        outcome.fileErrors.push({ path: entry.path, error: error.message });
       }
     }
     if (containerId === null) {

@@ -1,4 +1,4 @@
-import { CancelledError, FerryError, badRequest, conflict, throwIfAborted } from '../../errors.js';
+import { FerryError, badRequest, conflict, throwIfAborted } from '../../errors.js';
 import { formatBytes } from '../../../../shared/format.js';
 import { normalizeTimestamp } from '../../time.js';
 import {
@@ -16,6 +16,8 @@ import {
 } from '../../target.js';
 import { ZenodoApi, normaliseMd5, type Deposition, type DepositionFile, type ZenodoApiOptions } from './api.js';
 import { depositionId, fileId, parseZenodoId } from './ids.js';
+import { isPerFileFailure } from '../../remote/file-failure.js';
+import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 
 export interface ZenodoTargetOptions extends ZenodoApiOptions {
@@ -25,13 +27,8 @@ export interface ZenodoTargetOptions extends ZenodoApiOptions {
   maxRecordBytes?: number;
 }
 
-/**
- * How nested paths land on Zenodo, which has no folders: the sub-path is flattened into
- * the file name with this separator (`raw/run1.csv` → `raw__run1.csv`), so a folder can
- * still be deposited and every file keeps a distinct, recognisable name. Reading back does
- * not split names again (a file may really be called `a__b`).
- */
-export const FOLDER_SEPARATOR = '__';
+/** Zenodo has no folders: nested paths are flattened into file names (flat-record.ts). */
+export { FOLDER_SEPARATOR } from '../../remote/flat-record.js';
 
 const ZENODO_MAX_FILES = 100;
 const ZENODO_MAX_BYTES = 50 * 10 ** 9;
@@ -172,23 +169,14 @@ export class ZenodoTarget implements Target {
   }
 
   private async writeNewDeposition(ctx: TargetContext, entries: AsyncIterable<Entry>, options: WriteOptions, outcome: WriteOutcome): Promise<WriteOutcome> {
-    let deposition: Deposition | null = null;
-    let top: string | null = null;
-    for await (const entry of entries) {
-      throwIfAborted(options.signal);
-      const [head, ...rest] = entry.path.split('/');
-      if (top === null) top = head as string;
-      if (head !== top) {
-        throw badRequest(`A new Zenodo deposition is made from one top folder; '${entry.path}' is outside '${top}'.`);
-      }
-      if (!deposition) deposition = await this.createDeposition(ctx, top, options);
-      if (entry.kind === 'folder') continue;
-      if (rest.length === 0) {
-        outcome.fileErrors.push({ path: entry.path, error: 'A top-level upload needs its files inside one top folder.' });
-        continue;
-      }
-      await this.uploadOne(ctx, deposition, entry, rest.join('/'), options, outcome);
-    }
+    const deposition = await writeBelowOneTopFolder(
+      entries,
+      options,
+      outcome,
+      'A new Zenodo deposition',
+      (top) => this.createDeposition(ctx, top, options),
+      (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
+    );
     if (!deposition) throw badRequest('The upload holds nothing to deposit: a new Zenodo deposition needs one top folder.');
     outcome.newResource = { id: depositionId(deposition.id), title: titleOf(deposition) };
     return outcome;
@@ -210,7 +198,7 @@ export class ZenodoTarget implements Target {
 
   /** One file into a draft's bucket; remote refusals become per-file errors. */
   private async uploadOne(ctx: TargetContext, deposition: Deposition, entry: Entry, relativePath: string, options: WriteOptions, outcome: WriteOutcome): Promise<void> {
-    const key = relativePath.split('/').join(FOLDER_SEPARATOR);
+    const key = flatName(relativePath);
     const files = (deposition.files ??= []);
     const existing = files.find((file) => file.filename === key);
     const fail = (error: string) => outcome.fileErrors.push({ path: entry.path, error });
@@ -246,9 +234,8 @@ export class ZenodoTarget implements Target {
         outcome.created.push(entry.path);
       }
     } catch (error) {
-      if (error instanceof CancelledError || options.signal.aborted) throw error;
-      if (error instanceof FerryError && error.status !== 401) return void fail(error.message);
-      throw error;
+      if (!isPerFileFailure(error, options.signal)) throw error;
+      fail(error.message);
     } finally {
       await bytes.dispose();
     }
