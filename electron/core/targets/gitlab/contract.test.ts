@@ -1,13 +1,9 @@
-import { existsSync } from 'node:fs';
-import { describe, it } from 'vitest';
+import { describeTargetContract } from '../../../../test/target-suite/target-contract.js';
 import { startGitlabEmulator } from '../../../../test/emulators/gitlab/server.js';
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import { encodeForgeId } from '../forge/ids.js';
 import { createGitlabTarget } from './index.js';
-
-// The shared Target contract suite (written by another helper); run it once it exists.
-const suite = new URL('../../../../test/target-suite/target-contract.ts', import.meta.url);
 
 async function setup() {
   const emu = await startGitlabEmulator();
@@ -26,11 +22,4 @@ async function setup() {
   };
 }
 
-if (existsSync(suite)) {
-  const { describeTargetContract } = (await import(suite.href)) as { describeTargetContract: (name: string, s: typeof setup) => void };
-  describeTargetContract('gitlab', setup);
-} else {
-  describe('gitlab: shared Target contract', () => {
-    it.skip('test/target-suite/target-contract.ts does not exist yet; the contract suite runs once it lands', () => {});
-  });
-}
+describeTargetContract('gitlab', setup);

@@ -1,13 +1,9 @@
-import { existsSync } from 'node:fs';
-import { describe, it } from 'vitest';
+import { describeTargetContract } from '../../../../test/target-suite/target-contract.js';
 import { startOsfEmulator } from '../../../../test/emulators/osf/emulator.js';
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import { fileNodeId, storageId } from './ids.js';
 import { createOsfTarget } from './index.js';
-
-// The shared Target contract suite (written by another helper); it runs once it exists.
-const suite = new URL('../../../../test/target-suite/target-contract.ts', import.meta.url);
 
 async function setup() {
   const emu = await startOsfEmulator();
@@ -30,12 +26,4 @@ async function setup() {
   };
 }
 
-if (existsSync(suite)) {
-  const { describeTargetContract } = (await import(suite.href)) as { describeTargetContract: (name: string, s: typeof setup) => void };
-  describeTargetContract('osf', setup);
-} else {
-  console.warn('osf contract: test/target-suite/target-contract.ts does not exist yet; skipped until it lands');
-  describe('osf: shared Target contract', () => {
-    it.skip('test/target-suite/target-contract.ts does not exist yet; the contract suite runs once it lands', () => {});
-  });
-}
+describeTargetContract('osf', setup);

@@ -1,20 +1,17 @@
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'vitest';
+import { describeTargetContract } from '../../../../test/target-suite/target-contract.js';
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import { apacheUnavailableReason, startApacheWebdav } from '../../../../test/webdav/apache-webdav.js';
 import { createWebdavTarget, webdavId } from './index.js';
 
-// The shared Target contract suite (test/target-suite/, another helper's) over a real Apache mod_dav.
-const suite = new URL('../../../../test/target-suite/target-contract.ts', import.meta.url);
-const missing = !existsSync(suite) ? 'test/target-suite/target-contract.ts does not exist yet' : apacheUnavailableReason();
+const missing = apacheUnavailableReason();
 if (missing) {
   console.warn(`[webdav contract] not run: ${missing}`);
   describe('webdav Target contract', () => it.skip(`not run: ${missing}`, () => undefined));
 } else {
-  const { describeTargetContract } = (await import(suite.href)) as { describeTargetContract: (name: string, setup: () => Promise<unknown>) => void };
   describeTargetContract('webdav', async () => {
     const server = await startApacheWebdav();
     await mkdir(path.join(server.dataDir, 'Writable'));

@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs';
-import { describe, it } from 'vitest';
+import { describeTargetContract } from '../../../../test/target-suite/target-contract.js';
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import { startZenodoEmulator } from '../../../../test/emulators/zenodo/emulator.js';
@@ -7,27 +6,19 @@ import { createZenodoTarget } from './index.js';
 import { depositionId, fileId } from './ids.js';
 import { FOLDER_SEPARATOR } from './zenodo-target.js';
 
-// The shared Target contract suite (test/target-suite/, another helper's) over the emulator.
-const suite = new URL('../../../../test/target-suite/target-contract.ts', import.meta.url);
-if (!existsSync(suite)) {
-  console.warn('[zenodo contract] test/target-suite/target-contract.ts does not exist yet; contract not run');
-  describe('zenodo Target contract', () => it.skip('needs test/target-suite/target-contract.ts', () => undefined));
-} else {
-  const { describeTargetContract } = (await import(suite.href)) as { describeTargetContract: (name: string, setup: () => Promise<unknown>) => void };
-  describeTargetContract('zenodo', async () => {
-    const emulator = await startZenodoEmulator();
-    const draft = emulator.state.addDeposition(1, 'Contract draft', { 'sample.txt': 'sample bytes' });
-    const config = makeConfig({ dataDir: '/nonexistent', remotes: { osfApiUrl: '', githubApiUrl: '', gitlabUrl: '', figshareApiUrl: '', zenodoUrl: emulator.url } });
-    return {
-      target: createZenodoTarget(config, new MemorySecretStore(), { ratePerSecond: 1000, retries: 0 }),
-      token: 'zenodo-token',
-      badToken: 'not-a-zenodo-token',
-      writableContainerId: depositionId(draft.id),
-      sampleFileId: fileId(draft.id, 'sample.txt'),
-      missingId: fileId(draft.id, 'no-such-file.txt'),
-      // Zenodo has no folders: a written a/b.txt is stored as the file a__b.txt.
-      flatNamespace: { separator: FOLDER_SEPARATOR },
-      teardown: () => emulator.close(),
-    };
-  });
-}
+describeTargetContract('zenodo', async () => {
+  const emulator = await startZenodoEmulator();
+  const draft = emulator.state.addDeposition(1, 'Contract draft', { 'sample.txt': 'sample bytes' });
+  const config = makeConfig({ dataDir: '/nonexistent', remotes: { osfApiUrl: '', githubApiUrl: '', gitlabUrl: '', figshareApiUrl: '', zenodoUrl: emulator.url } });
+  return {
+    target: createZenodoTarget(config, new MemorySecretStore(), { ratePerSecond: 1000, retries: 0 }),
+    token: 'zenodo-token',
+    badToken: 'not-a-zenodo-token',
+    writableContainerId: depositionId(draft.id),
+    sampleFileId: fileId(draft.id, 'sample.txt'),
+    missingId: fileId(draft.id, 'no-such-file.txt'),
+    // Zenodo has no folders: a written a/b.txt is stored as the file a__b.txt.
+    flatNamespace: { separator: FOLDER_SEPARATOR },
+    teardown: () => emulator.close(),
+  };
+});
