@@ -4,10 +4,10 @@ import { createHash } from 'node:crypto';
 import yazl from 'yazl';
 import type { Entry, ReadResult } from '../target.js';
 import { CancelledError } from '../errors.js';
-import { HashingPassThrough } from '../hashing.js';
+import { HashingPassThrough, MultiHash } from '../hashing.js';
 import { formatDate } from '../time.js';
 import { BAGIT_TXT, WRITTEN_ALGORITHMS, baggingDate, manifestLine } from './bagit-format.js';
-import { chooseCompression } from './compression-choice.js';
+import { chooseCompression, isIncompressibleByName, sampleCompresses, SAMPLE_BYTES } from './compression-choice.js';
 import { makeEntryPumpLinear } from './yazl-linear-pump.js';
 import { useNativeCrc32InYazl } from './native-crc32.js';
 
@@ -65,6 +65,11 @@ export function bagNameFor(targetName: string, resourceId: string): string {
 const DEFAULT_COMPRESSION_LEVEL = 3;
 const FILE_MODE = 0o100644;
 const FOLDER_MODE = 0o040755;
+/** Files up to this size are added whole (see addSmallFile). */
+const SMALL_FILE_BYTES = 1024 * 1024;
+/** Small files queued in yazl (read, not yet written out) at most, in bytes. */
+const SMALL_QUEUE_BYTES = 8 * 1024 * 1024;
+const YAZL_FILE_DATA_DONE = 3; // yazl's Entry.FILE_DATA_DONE
 /** Source hashes Ferry can also compute in the same pass, to check them. */
 const EXTRA_CHECKABLE = ['sha1', 'sha512'];
 
@@ -161,8 +166,9 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       throw new CancelledError();
     }
     const level = options.compressionLevel ?? DEFAULT_COMPRESSION_LEVEL;
-    const { compress, stream } = level === 0 ? { compress: false, stream: source } : await chooseCompression(entry.path, source);
     const algorithms = [...WRITTEN_ALGORITHMS, ...EXTRA_CHECKABLE.filter((a) => entry.hashes[a])];
+    if (entry.size !== null && entry.size <= SMALL_FILE_BYTES) return addSmallFile(entry, name, source, algorithms, level);
+    const { compress, stream } = level === 0 ? { compress: false, stream: source } : await chooseCompression(entry.path, source);
     const hasher = new HashingPassThrough(algorithms);
     current = hasher;
     stream.on('error', (error) => hasher.destroy(error));
@@ -189,6 +195,54 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     return file;
   };
 
+  /**
+   * A small file whole: read into memory (a local read gives it in one chunk), hashed right
+   * here, and handed to yazl as a buffer, which deflates it on the thread pool while the
+   * next files are read: no stream pipeline per file, and small files compress in parallel.
+   * STORE or DEFLATE is chosen exactly as for large files. yazl queues such entries without
+   * regard to the consumer, so adding waits while what is queued, or sits unread in the
+   * output, is more than SMALL_QUEUE_BYTES (memory stays bounded for a slow client).
+   */
+  const addSmallFile = async (entry: Entry, name: string, source: Readable, algorithms: string[], level: number): Promise<ProvenanceFile> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of source) chunks.push(chunk as Buffer);
+    current = null;
+    const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const multi = new MultiHash(algorithms);
+    multi.update(bytes);
+    const computed = multi.digest();
+    const compress = level > 0 && !isIncompressibleByName(entry.path) && sampleCompresses(bytes.subarray(0, SAMPLE_BYTES));
+    while (!failed && queuedSmallBytes() + output.readableLength + output.writableLength > SMALL_QUEUE_BYTES) await new Promise((resolve) => setTimeout(resolve, 2));
+    if (failed) throw new CancelledError();
+    zip.addBuffer(bytes, name, { mtime: entry.mtime ?? now, mode: FILE_MODE, compress, compressionLevel: compress ? level : 0 });
+    const added = lastEntry(zip);
+    if (added) {
+      smallQueue.push({ entry: added, bytes: bytes.length });
+      smallQueueBytes += bytes.length;
+    }
+    const file: ProvenanceFile = {
+      path: bagPathOf(entry.path),
+      size: bytes.length,
+      source_hashes: { ...entry.hashes },
+      computed_hashes: computed,
+      fixity: fixityOf(entry.hashes, computed),
+    };
+    if (entry.size !== null && entry.size !== bytes.length) file.source_size = entry.size;
+    if (file.path !== entry.path) file.source_path = entry.path;
+    return file;
+  };
+  const smallQueue: ({ entry: { state: number }; bytes: number } | undefined)[] = [];
+  let smallQueueBytes = 0;
+  let smallQueueHead = 0;
+  /** bytes of small files yazl holds but has not written yet (it writes entries in order) */
+  const queuedSmallBytes = () => {
+    for (let head = smallQueue[smallQueueHead]; head && head.entry.state >= YAZL_FILE_DATA_DONE; head = smallQueue[smallQueueHead]) {
+      smallQueueBytes -= head.bytes;
+      smallQueue[smallQueueHead++] = undefined;
+    }
+    return smallQueueBytes;
+  };
+
   run().then(
     () => {
       options.signal?.removeEventListener('abort', onAbort);
@@ -212,6 +266,13 @@ function fixityOf(source: Record<string, string>, computed: Record<string, strin
  * A backslash is an ordinary character in a POSIX or remote name, but ZIP readers (and
  * yazl) take it for a folder separator; it becomes "_" so the ZIP and manifests agree.
  */
+/** The entry yazl just queued (its internal list, see yazl-linear-pump.ts); null if yazl's internals differ. */
+function lastEntry(zip: yazl.ZipFile): { state: number } | null {
+  const entries = (zip as unknown as { entries?: { length: number; [index: number]: { state?: unknown } | undefined } }).entries;
+  const last = entries && entries.length > 0 ? entries[entries.length - 1] : undefined;
+  return last && typeof last.state === 'number' ? (last as { state: number }) : null;
+}
+
 function bagPathOf(entryPath: string): string {
   return entryPath.replace(/\\/g, '_');
 }
