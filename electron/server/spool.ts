@@ -8,6 +8,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { badRequest, FerryError, tooLarge } from '../core/errors.js';
+import { formatBytes } from '../../shared/format.js';
 
 export const FILE_FIELD = 'service-file';
 
@@ -29,16 +30,6 @@ export async function startsLikeZip(file: string): Promise<boolean> {
   }
 }
 
-function describeLimit(bytes: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${Number.isInteger(value) ? value : value.toFixed(1)} ${units[unit]}`;
-}
 
 /** Room for the multipart framing and a few small fields around the file itself. */
 const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
@@ -47,7 +38,7 @@ const FIELD_LIMITS = { fields: 20, fieldSize: 64 * 1024, fieldNameSize: 200, par
 
 /** Returns the spool file's path; the caller owns it (hand it to the job, or remove it). */
 export async function spoolUpload(request: FastifyRequest, dataDir: string, maxBytes: number): Promise<string> {
-  const overLimit = () => tooLarge(`The upload is larger than the limit of ${describeLimit(maxBytes)}.`);
+  const overLimit = () => tooLarge(`The upload is larger than the limit of ${formatBytes(maxBytes)}.`);
   // an announced length over the limit is refused before a byte is read
   const announced = Number(request.headers['content-length']);
   if (Number.isFinite(announced) && announced > maxBytes + MULTIPART_OVERHEAD_BYTES) throw overLimit();
@@ -62,7 +53,7 @@ export async function spoolUpload(request: FastifyRequest, dataDir: string, maxB
     const parts = request.parts({ limits: { ...FIELD_LIMITS, fileSize: maxBytes, files: 2 } });
     for await (const part of parts) {
       if (part.type !== 'file') {
-        if (part.valueTruncated) throw tooLarge(`The form field '${part.fieldname.slice(0, 40)}' is larger than ${describeLimit(FIELD_LIMITS.fieldSize)}; only the ZIP in '${FILE_FIELD}' is read.`);
+        if (part.valueTruncated) throw tooLarge(`The form field '${part.fieldname.slice(0, 40)}' is larger than ${formatBytes(FIELD_LIMITS.fieldSize)}; only the ZIP in '${FILE_FIELD}' is read.`);
         continue;
       }
       // an unexpected file is refused, not read to its end (it could be as large as the limit)

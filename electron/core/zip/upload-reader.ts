@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import yauzl from 'yauzl';
 import { decodeEntryName } from './entry-name.js';
+import { formatBytes } from '../../../shared/format.js';
 import type { Entry } from '../target.js';
 import { FerryError, badRequest, isFerryError, tooLarge } from '../errors.js';
 import type { Limits } from '../limits.js';
@@ -272,13 +273,3 @@ function notAZip(error: unknown): FerryError {
   return new FerryError(400, 'not_a_zip', `The uploaded file is not a readable ZIP archive (${describeZipError(error)}).`);
 }
 
-function formatBytes(bytes: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
-}

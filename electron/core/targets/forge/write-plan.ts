@@ -19,7 +19,8 @@ export interface ForgeWriteStart<R> {
 /**
  * The first steps of a write on any git forge: the entries' metadata collected (bytes are
  * opened later, one file at a time); for a top-level write, the new repository created from the
- * one top folder and reported as `newResource`; every path checked as one git can store.
+ * one top folder and reported as `newResource`; every path checked as one git can store
+ * (before anything is created).
  */
 export async function startForgeWrite<R>(
   source: AsyncIterable<Entry>,
@@ -32,12 +33,15 @@ export async function startForgeWrite<R>(
   let target = dest;
   if (target === null) {
     const { top, rest } = splitTopFolder(entries);
+    // Paths first: a bad one must fail the job before a new repository exists.
+    for (const entry of rest) validateRelativePath(entry.path);
     const created = await createRepository(top);
     outcome.newResource = created.newResource;
     target = { repo: created.repo, prefix: '' };
     entries = rest;
+  } else {
+    for (const entry of entries) validateRelativePath(entry.path);
   }
-  for (const entry of entries) validateRelativePath(entry.path);
   const { prefix } = target;
   return { entries, outcome, repo: target.repo, toRepoPath: (path) => (prefix ? `${prefix}/${path}` : path) };
 }

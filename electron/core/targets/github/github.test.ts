@@ -191,6 +191,13 @@ describe('github target: upload', () => {
     expect(sanitizeRepoName('Données 2024 (final)')).toBe('Donn-es-2024-final');
   });
 
+  it('refuses a bad path in a top-level upload before creating the repository', async () => {
+    const before = emu.state.repos.length;
+    const write = target.write(ctx(), null, iterate([folderEntry('Study'), fileEntry('Study/ok.txt', 'ok'), fileEntry('Study/.git/config', 'x')]), writeOptions());
+    await expect(write).rejects.toBeInstanceOf(FerryError);
+    expect(emu.state.repos.length).toBe(before);
+  });
+
   it('reports files over the size limit as per-file errors and keeps going', async () => {
     const repo = emu.state.addRepo(alice, 'sizes', { 'x.txt': 'x' });
     const huge: Entry = { path: 'huge.bin', kind: 'file', size: 101 * 1024 * 1024, mtime: null, hashes: {}, open: () => Promise.reject(new Error('must not be read')) };
