@@ -212,7 +212,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     multi.update(bytes);
     const computed = multi.digest();
     const compress = level > 0 && !isIncompressibleByName(entry.path) && sampleCompresses(bytes.subarray(0, SAMPLE_BYTES));
-    while (!failed && queuedSmallBytes() + output.readableLength + output.writableLength > SMALL_QUEUE_BYTES) await new Promise((resolve) => setTimeout(resolve, 2));
+    while (!failed && queuedSmallBytes() + unreadOutputBytes() > SMALL_QUEUE_BYTES) await new Promise((resolve) => setTimeout(resolve, 2));
     if (failed) throw new CancelledError();
     zip.addBuffer(bytes, name, { mtime: entry.mtime ?? now, mode: FILE_MODE, compress, compressionLevel: compress ? level : 0 });
     const added = lastEntry(zip);
@@ -231,6 +231,8 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     if (file.path !== entry.path) file.source_path = entry.path;
     return file;
   };
+  /** yazl's output is a PassThrough: what it holds unread sits in both of its buffers */
+  const unreadOutputBytes = () => output.readableLength + ((output as Readable & { writableLength?: number }).writableLength ?? 0);
   const smallQueue: ({ entry: { state: number }; bytes: number } | undefined)[] = [];
   let smallQueueBytes = 0;
   let smallQueueHead = 0;
