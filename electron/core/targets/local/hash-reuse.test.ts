@@ -52,3 +52,20 @@ it('takes md5 and sha256 from an upstream HashingPassThrough, and they are right
   expect(detail.hashes).toEqual({ md5: digest('md5', bytes), sha256: digest('sha256', bytes) });
   expect(target.hashCache.computations).toBe(before);
 });
+
+it('the same path twice in one write into a fresh folder: ignore keeps the first, update takes the second', async () => {
+  const target = new LocalTarget({ root });
+  async function* twice(): AsyncGenerator<Entry> {
+    for (const content of ['first', 'second']) {
+      const bytes = Buffer.from(content);
+      yield { path: 'Fresh/same.txt', kind: 'file', size: bytes.length, mtime: null, hashes: {}, open: async () => Readable.from([bytes]) };
+    }
+  }
+  const ignored = await target.write(ctx(), null, twice(), writeOptions('ignore'));
+  expect(ignored.ignored).toEqual(['Fresh/same.txt']);
+  expect(await readFile(path.join(root, 'Fresh', 'same.txt'), 'utf8')).toBe('first');
+  const updated = await target.write(ctx(), null, twice(), writeOptions('update'));
+  expect(updated.newResource?.title).toBe('Fresh (2)');
+  expect(updated.updated).toEqual(['Fresh (2)/same.txt']);
+  expect(await readFile(path.join(root, 'Fresh (2)', 'same.txt'), 'utf8')).toBe('second');
+});

@@ -63,6 +63,8 @@ class Writer {
   /** folders this write made, with the mtime their entry asked for (applied at the end) */
   private readonly folderTimes = new Map<string, Date>();
   private readonly madeFolders = new Set<string>();
+  /** files this write has put in place (absolute paths) */
+  private readonly written = new Set<string>();
   private top: { from: string; to: string } | null = null;
 
   constructor(private readonly params: WriteParams) {
@@ -225,7 +227,9 @@ class Writer {
   /** Writes one file into `folder` (made by ensureFolder); may run alongside other files. */
   private async writeFile(entry: Entry, destination: string, folder: string, out: Lists, signal: AbortSignal): Promise<void> {
     const target = path.join(folder, destination.slice(destination.lastIndexOf('/') + 1));
-    const existing = await lstatOrNull(target);
+    // In a folder this write made, only this write can have put a file: no lstat (and no
+    // ENOENT error object) per file of a fresh upload.
+    const existing = this.madeFolders.has(folder) && !this.written.has(target) ? null : await lstatOrNull(target);
     if (existing !== null) {
       if (existing.isDirectory()) throw new EntryConflict(`A folder '${destination}' already exists where this file should go; it was left alone.`);
       if (!existing.isFile()) throw new EntryConflict(`'${destination}' already exists and is not a regular file (a link or a device); it was left alone.`);
@@ -249,6 +253,7 @@ class Writer {
       if (entry.mtime && !Number.isNaN(entry.mtime.getTime())) await lutimes(temporary, new Date(), entry.mtime);
       try {
         await rename(temporary, target);
+        this.written.add(target);
       } catch (error) {
         // A folder appeared at the destination after the check above.
         if (isCode(error, 'EISDIR', 'ENOTEMPTY', 'EEXIST', 'ENOTDIR')) throw new EntryConflict(`A folder '${destination}' already exists where this file should go; it was left alone.`);
