@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { chooseCompression, isIncompressibleByName, peek, sampleCompresses, SAMPLE_BYTES } from './compression-choice.js';
+import { deflateRawSync } from 'node:zlib';
+import { bitsPerByte, chooseCompression, isIncompressibleByName, peek, sampleCompresses, SAMPLE_BYTES } from './compression-choice.js';
 
 function chunked(bytes: Buffer, size: number): { stream: Readable; reads: () => number } {
   let offset = 0;
@@ -78,5 +79,30 @@ describe('choosing STORE or DEFLATE', () => {
     expect(compress).toBe(false);
     expect(stream).toBe(source.stream);
     expect(source.reads()).toBe(0);
+  });
+});
+
+describe('sampleCompresses without deflating (order-0 entropy shortcut)', () => {
+  const deflateSays = (sample: Buffer) => deflateRawSync(sample, { level: 1 }).length < sample.length * 0.95;
+  const csv = (rows: number) => Buffer.from(Array.from({ length: rows }, (_, i) => `${i},station-${i % 17},${(i * 7.31) % 1000},ok`).join('\n'));
+  const samples: [string, Buffer][] = [
+    ['csv text', csv(2000).subarray(0, SAMPLE_BYTES)],
+    ['short csv', csv(200)],
+    ['random', randomBytes(SAMPLE_BYTES)],
+    ['a random block repeated', Buffer.concat(Array<Buffer>(16).fill(randomBytes(4096)))],
+    ['zeros', Buffer.alloc(SAMPLE_BYTES)],
+    ['base64 of random', Buffer.from(randomBytes(30_000).toString('base64')).subarray(0, SAMPLE_BYTES)],
+    ['hex of random', Buffer.from(randomBytes(20_000).toString('hex')).subarray(0, SAMPLE_BYTES)],
+  ];
+  for (const [label, sample] of samples) {
+    it(`decides like a level-1 deflate of the sample: ${label}`, () => {
+      expect(sampleCompresses(sample)).toBe(deflateSays(sample));
+    });
+  }
+
+  it('measures entropy in bits per byte', () => {
+    expect(bitsPerByte(Buffer.alloc(1000))).toBe(0);
+    expect(bitsPerByte(Buffer.from([0, 1, 0, 1]))).toBe(1);
+    expect(bitsPerByte(randomBytes(SAMPLE_BYTES))).toBeGreaterThan(7.9);
   });
 });
