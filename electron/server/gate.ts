@@ -33,26 +33,38 @@ function hostNames(options: GateOptions): string[] {
 export function registerGate(app: FastifyInstance, options: GateOptions): void {
   const names = hostNames(options);
   const crossOrigins = new Set(options.allowedOrigins.map((origin) => origin.replace(/\/$/, '').toLowerCase()));
-
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    setSecurityHeaders(reply);
+  // The accepted Host and Origin values, made once per bound port rather than per request.
+  let forPort = -1;
+  let hosts = new Set<string>();
+  let origins = new Set<string>();
+  const accepted = () => {
     const port = options.port();
+    if (port !== forPort) {
+      forPort = port;
+      hosts = new Set(names.map((name) => `${name}:${port}`));
+      origins = new Set(names.map((name) => `http://${name}:${port}`));
+    }
+  };
+
+  // A synchronous hook: it does no I/O, and an async one costs a promise per request.
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    reply.headers(SECURITY_HEADERS);
+    accepted();
     // Node keeps only the first of repeated Host/Origin lines: a second one (smuggled by a
     // proxy or a hand-made request) must not pass unseen behind a good first one
-    if (countHeader(request, 'host') > 1 || countHeader(request, 'origin') > 1) {
-      throw refuse('This request was refused: it carries the Host or Origin header more than once.');
+    if (repeatsHostOrOrigin(request)) {
+      return done(refuse('This request was refused: it carries the Host or Origin header more than once.'));
     }
     const host = request.headers.host?.toLowerCase();
-    if (!host || !names.some((name) => host === `${name}:${port}`)) {
-      throw refuse('This request was refused: its Host header is not this Ferry server on the loopback interface.');
+    if (!host || !hosts.has(host)) {
+      return done(refuse('This request was refused: its Host header is not this Ferry server on the loopback interface.'));
     }
 
     const origin = request.headers.origin?.toLowerCase();
     if (origin !== undefined) {
-      const sameOrigin = names.some((name) => origin === `http://${name}:${port}`);
       const allowedCross = crossOrigins.has(origin);
-      if (!sameOrigin && !allowedCross) {
-        throw refuse('This request was refused: it came from a web page that is not Ferry (foreign Origin).');
+      if (!origins.has(origin) && !allowedCross) {
+        return done(refuse('This request was refused: it came from a web page that is not Ferry (foreign Origin).'));
       }
       if (allowedCross) {
         // CORS only for the app's own other origin; never for anyone else
@@ -66,7 +78,8 @@ export function registerGate(app: FastifyInstance, options: GateOptions): void {
             'Authorization, Content-Type, service-source-token, service-destination-token, duplicate-file-action',
           );
           reply.header('access-control-max-age', '600');
-          return reply.code(204).send();
+          reply.code(204).send();
+          return done();
         }
       }
     }
@@ -74,24 +87,32 @@ export function registerGate(app: FastifyInstance, options: GateOptions): void {
     if (BODY_METHODS.has(request.method)) {
       const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
       if (type !== undefined && type !== '' && !BODY_TYPES.has(type)) {
-        throw new FerryError(415, 'unsupported_media_type', 'Send the body as multipart/form-data (an upload) or application/json.');
+        return done(new FerryError(415, 'unsupported_media_type', 'Send the body as multipart/form-data (an upload) or application/json.'));
       }
     }
+    done();
   });
 }
 
-function countHeader(request: FastifyRequest, name: string): number {
+/** One pass over the raw header lines for both names. */
+function repeatsHostOrOrigin(request: FastifyRequest): boolean {
   const raw = request.raw.rawHeaders;
-  let count = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) count++;
-  return count;
+  let hosts = 0;
+  let origins = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+    else if (name.length === 6 && name.toLowerCase() === 'origin') origins++;
+  }
+  return hosts > 1 || origins > 1;
 }
 
-/** Headers for every response; set early so hijacked streams (SSE) carry them too. */
-export function setSecurityHeaders(reply: FastifyReply): void {
-  reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
-  reply.header('x-content-type-options', 'nosniff');
-  reply.header('x-frame-options', 'DENY');
-  reply.header('referrer-policy', 'no-referrer');
-  reply.header('cross-origin-resource-policy', 'same-origin');
-}
+/** Headers for every response; set first so hijacked streams (SSE) carry them too. */
+const SECURITY_HEADERS = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-resource-policy': 'same-origin',
+};
+

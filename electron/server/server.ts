@@ -80,7 +80,7 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
   registerGate(app, {
     host: options.host,
     allowedOrigins: options.allowedOrigins ?? [],
-    port: () => (app.server.address() as AddressInfo | null)?.port ?? options.port,
+    port: boundPort(app, options.port),
   });
   addComponentSchemas(app);
   await registerOpenApiGenerator(app, context.version);
@@ -119,4 +119,15 @@ export async function startServer(
 function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** The port actually bound, looked up once it is known (address() is a syscall per call). */
+function boundPort(app: FastifyInstance, requested: number): () => number {
+  let known = 0;
+  return () => {
+    if (known) return known;
+    const port = (app.server.address() as AddressInfo | null)?.port;
+    if (port) known = port;
+    return port ?? requested;
+  };
 }

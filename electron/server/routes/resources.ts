@@ -11,7 +11,7 @@ import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
 import { jsonArrayStream } from '../stream-json.js';
 import { resolveTargetToken } from '../tokens.js';
-import { baseUrl, downloadUrl, resourceFromPath, resourceUrl } from '../urls.js';
+import { baseUrl, downloadUrl, encodeSegment, resourceFromPath, resourceUrl } from '../urls.js';
 
 const ACTION_WORDS: Record<TargetAction, string> = {
   resource_collection: 'listing its resources',
@@ -36,6 +36,16 @@ export function toSummary(node: ResourceNode, base: string, targetName: string):
     title: node.title,
     detail: resourceUrl(base, targetName, node.id),
   };
+}
+
+/**
+ * One listing row as JSON text: the same bytes as JSON.stringify(toSummary(...)), with the
+ * URL prefix made once per listing rather than per row (listings run to 100,000 rows).
+ */
+export function summaryWriter(base: string, targetName: string): (node: ResourceNode) => string {
+  const prefix = JSON.stringify(resourceUrl(base, targetName, '')).slice(0, -1);
+  return (node) =>
+    `{"kind":"${node.kind}","kind_name":"${node.kind_name}","id":${JSON.stringify(node.id)},"container":${JSON.stringify(node.container ?? 'None')},"title":${JSON.stringify(node.title)},"detail":${prefix}${JSON.stringify(encodeSegment(node.id)).slice(1)}}`;
 }
 
 export function toDetail(info: ResourceInfo, base: string, targetName: string): ResourceDetail {
@@ -88,7 +98,7 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
       const scope = container === undefined ? undefined : { container: container === 'None' ? null : container };
       const base = baseUrl(request);
       const name = target.info.name;
-      const body = await jsonArrayStream(target.list(ctx, scope), (node) => JSON.stringify(toSummary(node, base, name)));
+      const body = await jsonArrayStream(target.list(ctx, scope), summaryWriter(base, name));
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );
