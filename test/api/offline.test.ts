@@ -79,10 +79,12 @@ describe('offline library over the API', () => {
     const byId = new Map(everything.map((node) => [node.id, node]));
     const tops = everything.filter((node) => node.container === 'None');
     expect(tops.map((node) => node.title)).toEqual(['Survey']);
-    const filePaths = everything.filter((node) => node.kind === 'item').map((node) => pathOf(node, byId).replace(/^Survey\//, ''));
+    // the archive is titled Survey and shows the payload folder data/Survey/ as itself: Survey once
+    const filePaths = everything.filter((node) => node.kind === 'item').map((node) => pathOf(node, byId));
     expect(filePaths.sort()).toEqual([...files.keys()].sort());
+    expect(everything.filter((node) => node.title === 'Survey')).toHaveLength(1);
     for (const node of everything.filter((candidate) => candidate.kind === 'item')) {
-      const bytes = files.get(pathOf(node, byId).replace(/^Survey\//, ''))!;
+      const bytes = files.get(pathOf(node, byId))!;
       expect((await detail('offline', node.id)).hashes).toEqual({ md5: md5(bytes), sha256: sha256(bytes) });
     }
     const archive = await detail('offline', tops[0]!.id);
@@ -110,7 +112,13 @@ describe('offline library over the API', () => {
     expect(new Set(second.report?.failed_fixity.map((failure) => failure.path))).toEqual(new Set(['Survey/raw/scan.bin']));
     expect(second.report?.verified?.sort()).toEqual(['Survey/answers.csv', 'Survey/raw/naïve name #1.txt']);
     const scanNode = (await list('offline')).find((node) => node.title === 'scan.bin')!;
-    expect((await detail('offline', scanNode.id)).extra.fixity).toMatchObject({ state: 'failed', algorithm: expect.any(String) });
+    const scanDetail = await detail('offline', scanNode.id);
+    expect(scanDetail.extra.fixity).toMatchObject({ state: 'failed', algorithm: expect.any(String) });
+    // hashes are those of the bytes as they are now; the manifest's are the expected ones
+    const changed = Buffer.from(scan);
+    changed[5000] = changed[5000]! ^ 0x80;
+    expect(scanDetail.hashes).toEqual({ md5: md5(changed), sha256: sha256(changed) });
+    expect(second.report?.failed_fixity.find((failure) => failure.algorithm === 'sha256')).toMatchObject({ expected: sha256(scan), actual: sha256(changed) });
   });
 
   it('leaves nothing in the library when the client goes away mid-download', async () => {

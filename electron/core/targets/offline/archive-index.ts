@@ -9,7 +9,10 @@ import { readCentralDirectory } from './central-directory.js';
 // of its manifests and provenance file (small tag files, the only data read here).
 
 export interface IndexedEntry {
-  /** path relative to the payload root ('/'-separated, no trailing slash) */
+  /**
+   * path relative to what the archive shows ('/'-separated, no trailing slash): the payload
+   * root, or for a bag whose payload is one folder, that folder (see ArchiveIndex.payloadTop)
+   */
   path: string;
   kind: 'file' | 'folder';
   size: number;
@@ -32,6 +35,13 @@ export interface ArchiveIndex {
   /** children paths of each folder path ('' = payload root), sorted */
   children: Map<string, string[]>;
   bag: BagInfo | null;
+  /**
+   * A bag's payload is `data/<resource title>/…` and the archive is already titled by that
+   * resource: its one top folder is not shown again, entries are relative to it. This is
+   * that folder's name (null when the payload is not one folder alone). Manifest,
+   * provenance and fixity paths are relative to data/, so they include it: see payloadPathOf.
+   */
+  payloadTop: string | null;
   /** why the archive can't be browsed (truncated, hostile names, zip bomb), or null */
   damage: string | null;
   encryptedEntries: number;
@@ -87,7 +97,7 @@ async function readSmallEntry(zip: yauzl.ZipFile, record: yauzl.Entry): Promise<
 }
 
 export async function indexArchive(file: string, limits: IndexLimits): Promise<ArchiveIndex> {
-  const result: ArchiveIndex = { entries: new Map(), children: new Map([['', []]]), bag: null, damage: null, encryptedEntries: 0 };
+  const result: ArchiveIndex = { entries: new Map(), children: new Map([['', []]]), bag: null, payloadTop: null, damage: null, encryptedEntries: 0 };
   let zip: yauzl.ZipFile;
   try {
     zip = await openZip(file);
@@ -129,8 +139,12 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
     }
 
     const bagRoot = findBagRoot(records);
-    const payloadPrefix = bagRoot === null ? '' : `${bagRoot ? `${bagRoot}/` : ''}data/`;
-    if (bagRoot !== null) result.bag = await readBag(zip, records, bagRoot);
+    let payloadPrefix = bagRoot === null ? '' : `${bagRoot ? `${bagRoot}/` : ''}data/`;
+    if (bagRoot !== null) {
+      result.bag = await readBag(zip, records, bagRoot);
+      result.payloadTop = soleTopFolder(records, payloadPrefix);
+      if (result.payloadTop !== null) payloadPrefix += `${result.payloadTop}/`;
+    }
 
     for (const record of records) {
       if (!record.fileName.startsWith(payloadPrefix)) continue;
@@ -154,6 +168,28 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
   } finally {
     zip.close();
   }
+}
+
+/** The path of an entry relative to the payload (data/), as manifests and provenance name it. */
+export function payloadPathOf(index: Pick<ArchiveIndex, 'payloadTop'>, entryPath: string): string {
+  return index.payloadTop === null ? entryPath : `${index.payloadTop}/${entryPath}`;
+}
+
+/** The one folder under `prefix` when everything below `prefix` sits inside it, else null. */
+function soleTopFolder(records: yauzl.Entry[], prefix: string): string | null {
+  let top: string | null = null;
+  for (const { fileName } of records) {
+    if (!fileName.startsWith(prefix)) continue;
+    const relative = fileName.slice(prefix.length);
+    if (!relative || /^__MACOSX(\/|$)/.test(relative)) continue;
+    const slash = relative.indexOf('/');
+    // a file directly in data/ (no slash): the payload is not one folder alone
+    if (slash <= 0) return null;
+    const first = relative.slice(0, slash);
+    if (top === null) top = first;
+    else if (first !== top) return null;
+  }
+  return top;
 }
 
 /** Adds an entry and any folders it implies, so every path has its parents. */

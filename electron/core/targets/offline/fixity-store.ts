@@ -17,7 +17,10 @@ export interface FixityFailureRecord {
 }
 
 export interface FileFixity {
+  /** hex digests of the file's bytes as last read (after a failed check: the changed bytes) */
   hashes: Record<string, string>;
+  /** a plain ZIP's hashes as first verified, which later verifications compare against */
+  baseline?: Record<string, string>;
   state: FixityState;
   failures: FixityFailureRecord[];
   checked_at: string | null;

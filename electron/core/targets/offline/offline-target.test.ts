@@ -81,8 +81,9 @@ describe('offline library', () => {
     const tops = nodes.filter((node) => node.container === null);
     expect(tops.map((node) => node.title)).toEqual(['Survey']);
     const files = nodes.filter((node) => node.kind === 'item');
-    // The bag's payload starts with the resource's own folder: data/Survey/...
-    expect(pathsOf(files, byId)).toEqual([...original.keys()].map((key) => `Survey/${key}`).sort());
+    // The bag's payload is data/Survey/...; the archive is titled Survey, so that folder is not shown twice.
+    expect(pathsOf(files, byId)).toEqual([...original.keys()].sort());
+    expect(nodes.filter((node) => node.title === 'Survey')).toHaveLength(1);
     expect(nodes.some((node) => /bagit|manifest|provenance/.test(node.title))).toBe(false);
     for (const node of nodes) expect(node.id).not.toContain('.');
   });
@@ -92,8 +93,7 @@ describe('offline library', () => {
     const nodes = await collect(offline.list(ctx()));
     const byId = new Map(nodes.map((node) => [node.id, node]));
     for (const node of nodes.filter((candidate) => candidate.kind === 'item')) {
-      const relative = pathsOf([node], byId)[0]!.replace(/^Survey\//, '');
-      const bytes = original.get(relative)!;
+      const bytes = original.get(pathsOf([node], byId)[0]!)!;
       const detail = await offline.detail(ctx(), node.id);
       expect(detail.hashes).toEqual({ md5: md5(bytes), sha256: sha256(bytes) });
       expect(detail.extra.size).toBe(bytes.length);
@@ -184,6 +184,134 @@ describe('offline library', () => {
     const againsts = second.failed.filter((failure) => failure.path === 'folder/data.bin').map((failure) => failure.algorithm);
     expect(againsts).toEqual(expect.arrayContaining(['md5', 'sha256']));
     expect(second.verified).toEqual(['folder/hello.txt']);
+  });
+});
+
+describe("a bag's one payload folder is the archive itself", () => {
+  it('read() yields the title once: a download is data/Survey/..., a transfer makes Survey/... once', async () => {
+    await downloadIntoLibrary('Survey');
+    const [archive] = await collect(offline.list(ctx(), { container: null }));
+    const read = await offline.read(ctx(), archive!.id);
+    expect(read.title).toBe('Survey');
+    const paths = (await collect(read.entries)).map((entry) => entry.path);
+    expect(paths.filter((entryPath) => entryPath.startsWith('Survey/Survey'))).toEqual([]);
+    expect(paths.filter((entryPath) => !paths.some((other) => other.startsWith(`${entryPath}/`)))).toEqual(expect.arrayContaining([...original.keys()]));
+
+    // downloaded from the library: the same payload layout as the original bag
+    const out = path.join(dir, 'again.zip');
+    await pipeline(writeBagZip(await offline.read(ctx(), archive!.id), { targetName: 'offline', resourceId: archive!.id, bagName: 'again' }), createWriteStream(out));
+    const listing = spawnSync('unzip', ['-Z1', out], { encoding: 'utf8' }).stdout.split('\n').filter((name) => name.startsWith('again/data/') && !name.endsWith('/'));
+    expect(listing.sort()).toEqual([...original.keys()].map((key) => `again/data/${key}`).sort());
+
+    // transferred into a local folder: Survey/... once
+    const destination = path.join(dir, 'destination');
+    await mkdir(destination);
+    const local = new LocalTarget({ root: destination });
+    const outcome = await local.write(ctx(), null, (await offline.read(ctx(), archive!.id)).entries, { duplicateAction: 'ignore', signal: new AbortController().signal, jobLabel: 'test' });
+    expect(outcome.newResource?.title).toBe('Survey');
+    expect(outcome.fileErrors).toEqual([]);
+    for (const [key, bytes] of original) expect(await readFile(path.join(destination, key))).toEqual(bytes);
+    expect(await readdir(path.join(destination, 'Survey'))).not.toContain('Survey');
+  });
+
+  it('sub-folders: ids, detail paths, reads relative to the folder; ids made before still resolve', async () => {
+    const file = await downloadIntoLibrary('Survey');
+    const nodes = await collect(offline.list(ctx()));
+    const archive = nodes.find((node) => node.container === null)!;
+    const raw = nodes.find((node) => node.title === 'raw')!;
+    expect(raw.container).toBe(archive.id);
+    expect((await collect(offline.list(ctx(), { container: archive.id }))).map((node) => node.title)).toEqual(['answers.csv', 'notes', 'raw']);
+    const rawDetail = await offline.detail(ctx(), raw.id);
+    expect(rawDetail.extra.path).toBe('/raw/');
+    expect((await collect((await offline.read(ctx(), raw.id)).entries)).map((entry) => entry.path).sort()).toEqual(['raw', 'raw/scan 1.bin', 'raw/ünïcode #%.txt']);
+    const scan = nodes.find((node) => node.title === 'scan 1.bin')!;
+    const [read] = await collect((await offline.read(ctx(), scan.id)).entries);
+    expect(read).toMatchObject({ path: 'scan 1.bin', hashes: { sha256: sha256(original.get('Survey/raw/scan 1.bin')!) } });
+    // found in the provenance file (by its data/-relative path); a local source reports no hashes of its own
+    expect((await offline.detail(ctx(), scan.id)).extra.source_hashes).toEqual({});
+
+    // ids encoded with the payload folder (as listed before) lead to the same things
+    const oldId = (payloadPath: string) => `${archive.id}-${Buffer.from(payloadPath, 'utf8').toString('base64url')}`;
+    expect((await offline.detail(ctx(), oldId('Survey/raw'))).id).toBe(raw.id);
+    expect((await offline.detail(ctx(), oldId('Survey'))).id).toBe(archive.id);
+    await expect(offline.detail(ctx(), oldId('Survey/nothing'))).rejects.toMatchObject({ status: 404 });
+    expect(file).toBeTruthy();
+  });
+
+  it('keeps the payload as it is when it is not one folder alone', async () => {
+    const file = path.join(libraryDir, 'two.zip');
+    const zip = new yazl.ZipFile();
+    const lines: string[] = [];
+    for (const [name, text] of [['data/one/a.txt', 'a'], ['data/top.txt', 'top']] as const) {
+      zip.addBuffer(Buffer.from(text), `two/${name}`);
+      lines.push(`${sha256(Buffer.from(text))}  ${name}\n`);
+    }
+    zip.addBuffer(Buffer.from('BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n'), 'two/bagit.txt');
+    zip.addBuffer(Buffer.from(lines.join('')), 'two/manifest-sha256.txt');
+    zip.end();
+    await pipeline(zip.outputStream, createWriteStream(file));
+    const nodes = await collect(offline.list(ctx()));
+    expect(pathsOf(nodes, new Map(nodes.map((node) => [node.id, node])))).toEqual(['two', 'two/one', 'two/one/a.txt', 'two/top.txt']);
+    const archive = nodes.find((node) => node.container === null)!;
+    const outcome = await offline.verify(ctx(), archive.id, { signal: new AbortController().signal, onProgress: () => {} });
+    expect(outcome.verified.sort()).toEqual(['one/a.txt', 'top.txt']);
+  });
+});
+
+describe('hashes of a file that failed fixity', () => {
+  it("detail reports the changed bytes' hashes; the manifest's are the expected ones in extra.fixity", async () => {
+    const file = await downloadIntoLibrary('Survey');
+    const archiveId = (await collect(offline.list(ctx(), { container: null })))[0]!.id;
+    const scan = (await collect(offline.list(ctx()))).find((node) => node.title === 'scan 1.bin')!;
+    const good = original.get('Survey/raw/scan 1.bin')!;
+    const zipBytes = await readFile(file);
+    const at = zipBytes.indexOf(good.subarray(0, 64));
+    zipBytes[at + 1000] = zipBytes[at + 1000]! ^ 0xff;
+    await writeFile(file, zipBytes);
+    const changed = Buffer.from(good);
+    changed[1000] = changed[1000]! ^ 0xff;
+
+    expect((await offline.detail(ctx(), scan.id)).hashes).toEqual({ md5: md5(good), sha256: sha256(good) }); // not verified yet: the manifest's word
+    await offline.verify(ctx(), archiveId, { signal: new AbortController().signal, onProgress: () => {} });
+    const detail = await offline.detail(ctx(), scan.id);
+    expect(detail.hashes).toEqual({ md5: md5(changed), sha256: sha256(changed) });
+    const fixity = detail.extra.fixity as { state: string; failures: { algorithm: string; expected: string; actual: string }[] };
+    expect(fixity.state).toBe('failed');
+    expect(fixity.failures).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ algorithm: 'sha256', expected: sha256(good), actual: sha256(changed), against: 'manifest' }),
+        expect.objectContaining({ algorithm: 'md5', expected: md5(good), actual: md5(changed) }),
+      ]),
+    );
+    // a fresh target (same state directory) reads the same from the stored record
+    const again = new OfflineTarget({ libraryDirs: [libraryDir], stateDir: path.join(dir, 'state'), limits: DEFAULT_LIMITS });
+    expect((await again.detail(ctx(), scan.id)).hashes).toEqual({ md5: md5(changed), sha256: sha256(changed) });
+  });
+
+  it('a plain ZIP: detail shows the changed bytes, and every later verify still compares with the first hashes', async () => {
+    const file = path.join(libraryDir, 'plain.zip');
+    const payload = randomBytes(20_000);
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(payload, 'folder/data.bin', { compress: false });
+    zip.end();
+    await pipeline(zip.outputStream, createWriteStream(file));
+    const nodes = await collect(offline.list(ctx()));
+    const archiveId = nodes.find((node) => node.container === null)!.id;
+    const data = nodes.find((node) => node.title === 'data.bin')!;
+    const run = () => offline.verify(ctx(), archiveId, { signal: new AbortController().signal, onProgress: () => {} });
+    expect((await run()).verified).toEqual(['folder/data.bin']);
+
+    const bytes = await readFile(file);
+    const at = bytes.indexOf(payload.subarray(0, 64));
+    bytes[at + 7] = bytes[at + 7]! ^ 0x01;
+    await writeFile(file, bytes);
+    const changed = Buffer.from(payload);
+    changed[7] = changed[7]! ^ 0x01;
+    for (let i = 0; i < 2; i++) {
+      const outcome = await run();
+      expect(outcome.failed.find((failure) => failure.algorithm === 'sha256')).toMatchObject({ expected: sha256(payload), actual: sha256(changed) });
+      expect((await offline.detail(ctx(), data.id)).hashes).toEqual({ md5: md5(changed), sha256: sha256(changed) });
+    }
   });
 });
 

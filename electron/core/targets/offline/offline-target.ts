@@ -20,9 +20,10 @@ import type {
   VerifyOutcome,
 } from '../../target.js';
 import { formatDate, formatNanoseconds, normalizeTimestamp } from '../../time.js';
-import { byCodePoint, indexArchive, openEntryStream, openZip, type ArchiveIndex, type IndexedEntry } from './archive-index.js';
+import { byCodePoint, indexArchive, openEntryStream, openZip, payloadPathOf, type ArchiveIndex, type IndexedEntry } from './archive-index.js';
 import { FixityStore, type FileFixity, type FixityFailureRecord } from './fixity-store.js';
 import { archiveIdFor, isArchiveId, Library, type LibraryArchive } from './library.js';
+import { SharedZip } from './shared-zip.js';
 
 // The `offline` target ("Downloaded ZIPs"): every ZIP in the library folders is a top-level
 // container; inside, the archive's folders and files (for a Ferry bag, the payload only).
@@ -121,8 +122,8 @@ export class OfflineTarget implements Target {
       return { ...node, date_created: null, date_modified: formatDate(entry.mtime), hashes: {}, extra: { ...base, size: null } };
     }
     const record = await this.fixity.load(archive.file);
-    const known = record.files[entry.path];
     const hashes = await this.hashesOf(archive, index, entry);
+    const known = record.files[payloadPathOf(index, entry.path)];
     return {
       ...node,
       date_created: null,
@@ -154,7 +155,7 @@ export class OfflineTarget implements Target {
     const manifestHashes = (entry: IndexedEntry) => this.sourceHashesFromManifests(index, entry.path);
     const file = archive.file;
     async function* entries(): AsyncIterable<Entry> {
-      const zip = await openZip(file);
+      const zip = new SharedZip(file);
       try {
         if (entryPath === '') yield { path: title, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('a folder has no bytes')) };
         for (const entry of selected.sort((a, b) => byCodePoint(a.path, b.path))) {
@@ -166,11 +167,11 @@ export class OfflineTarget implements Target {
             size: entry.kind === 'file' ? entry.size : null,
             mtime: entry.mtime,
             hashes: entry.kind === 'file' ? manifestHashes(entry) : {},
-            open: () => (record ? openEntryStream(zip, record) : Promise.reject(new Error('a folder has no bytes'))),
+            open: () => (record ? zip.open(record) : Promise.reject(new Error('a folder has no bytes'))),
           };
         }
       } finally {
-        zip.close();
+        zip.release();
       }
     }
     return { title, root, entries: entries() };
@@ -198,7 +199,12 @@ export class OfflineTarget implements Target {
     try {
       for (const entry of files) {
         throwIfAborted(options.signal);
-        const expected = this.expectedHashes(index, entry.path, record.files[entry.path]);
+        // records and reports name the file as the bag's manifests do (relative to data/)
+        const key = payloadPathOf(index, entry.path);
+        const previous = record.files[key];
+        // a plain ZIP's hashes as first verified: what every later verification compares against
+        const baseline = index.bag ? undefined : previous?.checked_at ? baselineOf(previous) : undefined;
+        const expected = this.expectedHashes(index, entry.path, previous);
         const algorithms = [...new Set([...HASHES, ...expected.map((item) => item.algorithm)])].filter(isComputable);
         let computed: Record<string, string>;
         try {
@@ -207,8 +213,8 @@ export class OfflineTarget implements Target {
           });
         } catch (error) {
           const failure: FixityFailureRecord = { algorithm: 'read', expected: 'readable bytes', actual: error instanceof Error ? error.message : String(error), against: 'zip' };
-          record.files[entry.path] = { hashes: {}, state: 'failed', failures: [failure], checked_at: formatDate(new Date()) };
-          outcome.failed.push({ path: entry.path, algorithm: 'read', expected: failure.expected, actual: failure.actual });
+          record.files[key] = { hashes: {}, baseline, state: 'failed', failures: [failure], checked_at: formatDate(new Date()) };
+          outcome.failed.push({ path: key, algorithm: 'read', expected: failure.expected, actual: failure.actual });
           done.files++;
           options.onProgress(done, total);
           continue;
@@ -217,17 +223,17 @@ export class OfflineTarget implements Target {
         expected.push({ algorithm: 'crc32', value: (entry.record as yauzl.Entry).crc32.toString(16).padStart(8, '0'), against: 'zip' });
         const failures = expected.filter((item) => computed[item.algorithm] !== undefined && computed[item.algorithm] !== item.value.toLowerCase());
         const state = failures.length > 0 ? 'failed' : 'verified';
-        const previous = record.files[entry.path];
-        record.files[entry.path] = {
-          // Keep the recorded hashes of a plain ZIP as first seen, so corruption stays visible.
-          hashes: state === 'failed' && previous?.checked_at && !index.bag ? previous.hashes : pick(computed, HASHES),
+        record.files[key] = {
+          // the bytes as they are now (detail's `hashes`); what they should be is in `failures`
+          hashes: pick(computed, HASHES),
+          baseline: index.bag ? undefined : (baseline ?? pick(computed, HASHES)),
           state,
           failures: failures.map((item) => ({ algorithm: item.algorithm, expected: item.value, actual: computed[item.algorithm] as string, against: item.against })),
           checked_at: formatDate(new Date()),
         };
         if (state === 'failed') {
-          for (const item of failures) outcome.failed.push({ path: entry.path, algorithm: item.algorithm, expected: item.value, actual: computed[item.algorithm] as string });
-        } else outcome.verified.push(entry.path);
+          for (const item of failures) outcome.failed.push({ path: key, algorithm: item.algorithm, expected: item.value, actual: computed[item.algorithm] as string });
+        } else outcome.verified.push(key);
         done.files++;
         options.onProgress(done, total);
       }
@@ -277,8 +283,15 @@ export class OfflineTarget implements Target {
     if (dash < 0) return { archive, index, entryPath: '' };
     const encoded = id.slice(dash + 1);
     const entryPath = Buffer.from(encoded, 'base64url').toString('utf8');
-    if (Buffer.from(entryPath, 'utf8').toString('base64url') !== encoded || !index.entries.has(entryPath)) throw missing();
-    return { archive, index, entryPath };
+    if (Buffer.from(entryPath, 'utf8').toString('base64url') !== encoded) throw missing();
+    if (index.entries.has(entryPath)) return { archive, index, entryPath };
+    // an id made before a bag's one payload folder was folded into the archive itself
+    const top = index.payloadTop;
+    if (top !== null && entryPath === top) return { archive, index, entryPath: '' };
+    if (top !== null && entryPath.startsWith(`${top}/`) && index.entries.has(entryPath.slice(top.length + 1))) {
+      return { archive, index, entryPath: entryPath.slice(top.length + 1) };
+    }
+    throw missing();
   }
 
   private archiveNode(archive: LibraryArchive, index: ArchiveIndex): ResourceNode {
@@ -321,17 +334,20 @@ export class OfflineTarget implements Target {
     return { target: provenance.source_target, resource_id: provenance.resource_id, title: provenance.resource_title, downloaded_at: normalizeTimestamp(provenance.downloaded_at) };
   }
 
+  /** `entryPath` as the index has it; manifests name files relative to data/. */
   private sourceHashesFromManifests(index: ArchiveIndex, entryPath: string): Record<string, string> {
     const hashes: Record<string, string> = {};
+    const payloadPath = payloadPathOf(index, entryPath);
     for (const [algorithm, manifest] of index.bag?.manifests ?? []) {
-      const value = manifest.get(entryPath);
+      const value = manifest.get(payloadPath);
       if (value) hashes[algorithm] = value;
     }
     return hashes;
   }
 
   private sourceHashes(index: ArchiveIndex, entryPath: string): Record<string, string> | null {
-    return index.bag?.provenance?.files.find((file) => file.path === entryPath)?.source_hashes ?? null;
+    const payloadPath = payloadPathOf(index, entryPath);
+    return index.bag?.provenance?.files.find((file) => file.path === payloadPath)?.source_hashes ?? null;
   }
 
   private expectedHashes(index: ArchiveIndex, entryPath: string, recorded: FileFixity | undefined): { algorithm: string; value: string; against: FixityFailureRecord['against'] }[] {
@@ -340,23 +356,35 @@ export class OfflineTarget implements Target {
     for (const [algorithm, value] of Object.entries(this.sourceHashes(index, entryPath) ?? {})) {
       if (isComputable(algorithm)) expected.push({ algorithm, value, against: 'provenance' });
     }
-    if (!index.bag && recorded?.checked_at) for (const [algorithm, value] of Object.entries(recorded.hashes)) expected.push({ algorithm, value, against: 'recorded' });
+    if (!index.bag && recorded?.checked_at) for (const [algorithm, value] of Object.entries(baselineOf(recorded))) expected.push({ algorithm, value, against: 'recorded' });
     return expected;
   }
 
-  /** Manifest hashes when the bag has them, else recorded ones, else computed now and kept. */
+  /**
+   * The hex digests of the entry's bytes as they are: after a verification found them
+   * changed, what they hashed to then (the manifest's values are what they should be, kept
+   * in the fixity record); else manifest hashes when the bag has them, else recorded ones,
+   * else computed now and kept.
+   */
   private async hashesOf(archive: LibraryArchive, index: ArchiveIndex, entry: IndexedEntry): Promise<Record<string, string>> {
+    const key = payloadPathOf(index, entry.path);
+    const record = await this.fixity.load(archive.file);
+    const known = record.files[key];
+    // A plain ZIP's failed record from before baselines were kept holds the baseline in
+    // `hashes`: computed afresh below instead. Unreadable bytes ('read' failure) have none.
+    const knowsCurrent = known?.state === 'failed' && (index.bag !== null || known.baseline !== undefined);
+    if (knowsCurrent) return pick(known.hashes, HASHES);
     const fromManifests = pick(this.sourceHashesFromManifests(index, entry.path), HASHES);
     if (HASHES.every((algorithm) => fromManifests[algorithm])) return fromManifests;
-    const record = await this.fixity.load(archive.file);
-    const known = record.files[entry.path];
-    if (known && HASHES.every((algorithm) => known.hashes[algorithm])) return pick(known.hashes, HASHES);
+    if (known && known.state !== 'failed' && HASHES.every((algorithm) => known.hashes[algorithm])) return pick(known.hashes, HASHES);
     const zip = await openZip(archive.file);
     try {
       const { hashes } = await hashStream(await openEntryStream(zip, entry.record as yauzl.Entry), HASHES);
-      record.files[entry.path] = known ? { ...known, hashes: { ...hashes, ...known.hashes } } : { hashes, state: 'unverified', failures: [], checked_at: null };
+      if (!known) record.files[key] = { hashes, state: 'unverified', failures: [], checked_at: null };
+      else if (known.state === 'failed') record.files[key] = { ...known, baseline: baselineOf(known), hashes };
+      else record.files[key] = { ...known, hashes: { ...hashes, ...known.hashes } };
       await this.fixity.save(archive.file, record);
-      return { ...hashes, ...fromManifests };
+      return known?.state === 'failed' ? hashes : { ...hashes, ...fromManifests };
     } finally {
       zip.close();
     }
@@ -373,6 +401,11 @@ function isComputable(algorithm: string): boolean {
 
 function pick(hashes: Record<string, string>, algorithms: readonly string[]): Record<string, string> {
   return Object.fromEntries(algorithms.filter((algorithm) => hashes[algorithm]).map((algorithm) => [algorithm, hashes[algorithm] as string]));
+}
+
+/** A plain ZIP's reference hashes (records made before `baseline` existed kept them in `hashes`). */
+function baselineOf(recorded: FileFixity): Record<string, string> {
+  return recorded.baseline ?? recorded.hashes;
 }
 
 function describeFixity(known: FileFixity | undefined): Record<string, unknown> {
