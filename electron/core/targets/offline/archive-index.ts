@@ -86,6 +86,12 @@ function unsafeName(name: string): string | null {
   if (name.includes('\\')) return 'a backslash';
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'an absolute path';
   if (DOT_DOT_SEGMENT.test(name)) return "a '..' segment";
+  // As the upload reader: what a file system may make of a segment, Unicode-normalised
+  // (NFKC maps fullwidth dots to '.') with trailing dots and spaces dropped (Windows reads
+  // '.. ' as '..'). A segment of only dots and spaces could leave its folder once extracted.
+  for (const segment of name.normalize('NFKC').split('/')) {
+    if (segment !== '.' && segment !== '' && /^[. ]+$/.test(segment)) return "a folder name made only of dots and spaces (some systems read it as '..')";
+  }
   return null;
 }
 

@@ -356,6 +356,34 @@ describe('damaged archives in the library', () => {
     expect((await readdir(dir, { recursive: true })).sort()).toEqual(before);
   });
 
+  it("marks names of only dots and spaces ('.. ', '...', fullwidth dots) damaged, as the upload reader refuses them", async () => {
+    const hostile = { trailing: '.. /x.txt', dots: 'a/.../x.txt', fullwidth: '\uff0e\uff0e/x.txt', spaced: 'a/. ./x.txt' };
+    for (const [name, entryName] of Object.entries(hostile)) {
+      const zip = new yazl.ZipFile();
+      zip.addBuffer(Buffer.from('evil'), 'fine.txt');
+      zip.addBuffer(Buffer.from('ok'), 'ok/fine.txt');
+      zip.addBuffer(Buffer.from('evil'), entryName);
+      zip.end();
+      await pipeline(zip.outputStream, createWriteStream(path.join(libraryDir, `${name}.zip`)));
+    }
+    const tops = await collect(offline.list(ctx(), { container: null }));
+    expect(tops.map((node) => node.title).sort()).toEqual(Object.keys(hostile).sort());
+    expect((await collect(offline.list(ctx()))).filter((node) => node.kind === 'item')).toEqual([]);
+    for (const top of tops) {
+      const detail = await offline.detail(ctx(), top.id);
+      expect(detail.extra.state, top.title).toBe('damaged');
+      expect(detail.extra.error).toMatch(/only of dots and spaces/);
+      await expect(offline.verify(ctx(), top.id, { signal: new AbortController().signal, onProgress: () => {} })).rejects.toThrow(/Cannot verify/);
+    }
+    // a name that merely starts or ends with dots is fine
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(Buffer.from('ok'), 'folder/..hidden/...and more.txt');
+    zip.end();
+    await pipeline(zip.outputStream, createWriteStream(path.join(libraryDir, 'zz-fine.zip')));
+    const fine = (await collect(offline.list(ctx(), { container: null }))).find((node) => node.title === 'zz-fine')!;
+    expect((await offline.detail(ctx(), fine.id)).extra.state).toBe('ok');
+  });
+
   it('lists every entry of a 100,000-entry archive from the central directory', async () => {
     const file = path.join(libraryDir, 'many.zip');
     await writeManyEntriesZip(file, 100_000, (i) => `many/d${i % 100}/f${i}.txt`);
