@@ -63,8 +63,10 @@ class Writer {
   /** folders this write made, with the mtime their entry asked for (applied at the end) */
   private readonly folderTimes = new Map<string, Date>();
   private readonly madeFolders = new Set<string>();
-  /** files this write has put in place (absolute paths) */
+  /** files this write has put in place (absolute paths, folded: see foldName) */
   private readonly written = new Set<string>();
+  /** names stored in folders where an existing file or folder was met (see storedNameDiffers) */
+  private readonly storedNames = new Map<string, Set<string>>();
   private top: { from: string; to: string } | null = null;
 
   constructor(private readonly params: WriteParams) {
@@ -141,17 +143,19 @@ class Writer {
           merge();
           continue;
         }
-        // the same destination twice in one write: the second waits for the first
-        const before = inFlight.get(destination);
+        // the same destination twice in one write (or two spellings one disk may take for the
+        // same name, 'README.md' and 'readme.md'): the second waits for the first
+        const key = foldName(destination);
+        const before = inFlight.get(key);
         const task: Promise<void> = (before ?? Promise.resolve())
           .then(() => this.writeFile(entry, destination, folder, slot.out, NEVER))
           .catch(onError)
           .finally(() => {
-            if (inFlight.get(destination) === task) inFlight.delete(destination);
+            if (inFlight.get(key) === task) inFlight.delete(key);
             slot.done = true;
             merge();
           });
-        inFlight.set(destination, task);
+        inFlight.set(key, task);
         if (inFlight.size >= WRITE_CONCURRENCY) await Promise.race(inFlight.values());
       }
     } finally {
@@ -229,8 +233,11 @@ class Writer {
     const target = path.join(folder, destination.slice(destination.lastIndexOf('/') + 1));
     // In a folder this write made, only this write can have put a file: no lstat (and no
     // ENOENT error object) per file of a fresh upload.
-    const existing = this.madeFolders.has(folder) && !this.written.has(target) ? null : await lstatOrNull(target);
+    const existing = this.madeFolders.has(folder) && !this.written.has(foldName(target)) ? null : await lstatOrNull(target);
     if (existing !== null) {
+      const name = target.slice(folder.length + 1);
+      const stored = await this.storedNameDiffers(folder, name);
+      if (stored !== null) throw new EntryConflict(sameNameOnThisDisk('file', destination, stored));
       if (existing.isDirectory()) throw new EntryConflict(`A folder '${destination}' already exists where this file should go; it was left alone.`);
       if (!existing.isFile()) throw new EntryConflict(`'${destination}' already exists and is not a regular file (a link or a device); it was left alone.`);
       if (this.params.options.duplicateAction === 'ignore') {
@@ -253,7 +260,7 @@ class Writer {
       if (entry.mtime && !Number.isNaN(entry.mtime.getTime())) await lutimes(temporary, new Date(), entry.mtime);
       try {
         await rename(temporary, target);
-        this.written.add(target);
+        this.written.add(foldName(target));
       } catch (error) {
         // A folder appeared at the destination after the check above.
         if (isCode(error, 'EISDIR', 'ENOTEMPTY', 'EEXIST', 'ENOTDIR')) throw new EntryConflict(`A folder '${destination}' already exists where this file should go; it was left alone.`);
@@ -324,6 +331,8 @@ class Writer {
         if (!existing.isDirectory()) {
           throw new EntryConflict(`'${currentRelative}' already exists as a ${existing.isFile() ? 'file' : 'link or special file'}, so no folder can be made there; it was left alone.`);
         }
+        const stored = await this.storedNameDiffers(path.dirname(current), segment);
+        if (stored !== null) throw new EntryConflict(sameNameOnThisDisk('folder', currentRelative, stored));
       }
       this.knownFolders.add(current);
     }
@@ -337,6 +346,25 @@ class Writer {
     return current;
   }
 
+  /**
+   * On a disk that ignores case or Unicode normalisation (macOS, Windows), `name` finds a
+   * file stored as 'readme.md' or in NFD: writing would silently replace that other file.
+   * Returns the stored name when it differs from `name`, else null. A folder's names are
+   * read once and re-read only on a miss (a file this write or someone else just made), so
+   * an update of a large folder reads it once, not once per file.
+   */
+  private async storedNameDiffers(folder: string, name: string): Promise<string | null> {
+    let names = this.storedNames.get(folder);
+    if (names?.has(name)) return null;
+    names = new Set(await readdir(folder));
+    this.storedNames.set(folder, names);
+    if (names.has(name)) return null;
+    const folded = foldName(name);
+    for (const other of names) if (foldName(other) === folded) return other;
+    // found by lstat under a spelling this simple folding does not cover: still not this name
+    return '(another spelling)';
+  }
+
   /** Folder mtimes last, deepest first: writing files into a folder would change them again. */
   private async applyFolderTimes(): Promise<void> {
     const folders = [...this.folderTimes].sort(([a], [b]) => b.length - a.length);
@@ -347,6 +375,18 @@ class Writer {
     const relative = path.relative(this.params.rootRealPath, absolute).split(path.sep).join('/');
     return { path: relative, size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino };
   }
+}
+
+/** One key for names a case- or normalisation-insensitive disk takes as the same. */
+function foldName(name: string): string {
+  return name.normalize('NFC').toLowerCase();
+}
+
+function sameNameOnThisDisk(kind: 'file' | 'folder', destination: string, stored: string): string {
+  return (
+    `'${destination}' was not written: this disk ignores case or Unicode normalisation in names, and the ${kind}'s name ` +
+    `is taken by '${stored}', which it would have replaced; it was left alone. Rename one of them and try again.`
+  );
 }
 
 // Temporary names carry the writing process's pid: a file whose process is gone was left by
