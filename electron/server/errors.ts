@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ApiError, ErrorCode } from '../../shared/api.js';
 import { CancelledError, isFerryError } from '../core/errors.js';
 import { scrubbedError } from './request-secrets.js';
+import type { Logger } from 'pino';
 
 export interface MappedError {
   status: number;
@@ -52,14 +53,25 @@ function sentence(message: string): string {
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Ferry's error log (decorations reach every encapsulated context), or null */
+    ferryErrorLog: Logger | null;
+  }
+}
+
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = mapError(error);
-  if (mapped.log) reply.log.error({ err: scrubbedError(error, reply.request) }, 'request failed');
+  if (mapped.log) {
+    const { request } = reply;
+    reply.server.ferryErrorLog?.error({ err: scrubbedError(error, request), req: { method: request.method, url: request.url, headers: request.headers } }, 'request failed');
+  }
   if (mapped.retryAfter !== undefined) reply.header('retry-after', String(Math.max(0, Math.ceil(mapped.retryAfter))));
   return reply.code(mapped.status).type('application/json; charset=utf-8').send(mapped.body);
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, log: Logger | null): void {
+  app.decorate('ferryErrorLog', log);
   app.setErrorHandler((error: unknown, _request: FastifyRequest, reply: FastifyReply) => {
     // the listing or download already started: the stream code destroys the socket
     if (reply.raw.headersSent) return;

@@ -18,6 +18,7 @@ export function describeTarget(target: Target, base: string): TargetDescription 
 }
 
 export function registerTargetRoutes(app: FastifyInstance, { core }: ServerContext): void {
+  const descriptions = new Map<string, TargetDescription[]>();
   app.get(
     '/api_v1/targets/',
     {
@@ -27,7 +28,16 @@ export function registerTargetRoutes(app: FastifyInstance, { core }: ServerConte
         response: { 200: { type: 'array', items: ref('Target') } },
       },
     },
-    async (request) => core.targets.all().map((target) => describeTarget(target, baseUrl(request))),
+    async (request) => {
+      // The targets never change while the server runs: one description list per base URL.
+      const base = baseUrl(request);
+      let described = descriptions.get(base);
+      if (!described) {
+        described = core.targets.all().map((target) => describeTarget(target, base));
+        if (descriptions.size < 8) descriptions.set(base, described);
+      }
+      return described;
+    },
   );
 
   const one = async (request: FastifyRequest<{ Params: { target: string } }>) =>
