@@ -11,9 +11,20 @@ function electronBinary() {
   try {
     const binary = require('electron');
     return typeof binary === 'string' && existsSync(binary) ? { binary } : { reason: 'the Electron binary is missing' };
-  } catch (error) {
-    return { reason: 'the Electron runtime is not installed (npm installs only the electron package; its binary comes from GitHub on first use, which needs network access to GitHub)' };
+  } catch {
+    return { reason: 'the Electron runtime is not installed' };
   }
+}
+
+/**
+ * npm does not run dependencies' install scripts here (.npmrc), so the Electron binary is
+ * fetched on first start instead: from GitHub, which offline machines cannot reach.
+ */
+function fetchElectron() {
+  if (process.env.FERRY_NO_ELECTRON_DOWNLOAD || !existsSync('node_modules/electron/install.js')) return false;
+  console.log('Fetching the Electron runtime (once)...');
+  const result = spawnSync(process.execPath, ['node_modules/electron/install.js'], { stdio: 'ignore', timeout: 300_000 });
+  return result.status === 0;
 }
 
 function ensureBuilt() {
@@ -30,7 +41,9 @@ function run(command, args) {
 }
 
 ensureBuilt();
-const electron = electronBinary();
+let electron = electronBinary();
+if (!electron.binary && fetchElectron()) electron = electronBinary();
+if (!electron.binary) electron.reason += ' and could not be downloaded (it comes from GitHub; is this machine offline?)';
 const headless = !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY && process.platform === 'linux';
 if (electron.binary && !headless) {
   run(electron.binary, ['.', ...extraArgs]);
