@@ -9,6 +9,7 @@ import yauzl from 'yauzl';
 import yazl from 'yazl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeManyEntriesZip } from '../../../../test/support/many-entries-zip.js';
+import { rawZip } from '../../zip/testing/raw-zip.js';
 import { readCentralDirectory } from './central-directory.js';
 import { openZip } from './archive-index.js';
 
@@ -174,32 +175,5 @@ function unicodePathField(rawName: Buffer, unicode: string): Buffer {
 
 /** Empty stored entries with the given raw names (no UTF-8 flag) and central extra fields. */
 function zipWithExtras(entries: { name: Buffer; extra: Buffer }[]): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const { name, extra } of entries) {
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(name.length, 26);
-    locals.push(local, name);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x5221, 14);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt16LE(extra.length, 30);
-    central.writeUInt32LE(offset, 42);
-    centrals.push(central, name, extra);
-    offset += 30 + name.length;
-  }
-  const directory = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, directory, end]);
+  return rawZip(entries.map(({ name, extra }) => ({ name, utf8: false, centralExtra: extra })));
 }
