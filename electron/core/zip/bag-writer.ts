@@ -182,17 +182,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     );
     await consumed;
     current = null;
-    const computed = hasher.digests!;
-    const file: ProvenanceFile = {
-      path: bagPathOf(entry.path),
-      size: hasher.bytes,
-      source_hashes: { ...entry.hashes },
-      computed_hashes: computed,
-      fixity: fixityOf(entry.hashes, computed),
-    };
-    if (entry.size !== null && entry.size !== hasher.bytes) file.source_size = entry.size;
-    if (file.path !== entry.path) file.source_path = entry.path;
-    return file;
+    return provenanceOf(entry, hasher.bytes, hasher.digests!);
   };
 
   /**
@@ -220,16 +210,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       smallQueue.push({ entry: added, bytes: bytes.length });
       smallQueueBytes += bytes.length;
     }
-    const file: ProvenanceFile = {
-      path: bagPathOf(entry.path),
-      size: bytes.length,
-      source_hashes: { ...entry.hashes },
-      computed_hashes: computed,
-      fixity: fixityOf(entry.hashes, computed),
-    };
-    if (entry.size !== null && entry.size !== bytes.length) file.source_size = entry.size;
-    if (file.path !== entry.path) file.source_path = entry.path;
-    return file;
+    return provenanceOf(entry, bytes.length, computed);
   };
   /** yazl's output is a PassThrough: what it holds unread sits in both of its buffers */
   const unreadOutputBytes = () => output.readableLength + ((output as Readable & { writableLength?: number }).writableLength ?? 0);
@@ -255,6 +236,20 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     },
   );
   return output;
+}
+
+/** What the provenance file records of one file: the source's word against the bytes read. */
+function provenanceOf(entry: Entry, bytesRead: number, computed: Record<string, string>): ProvenanceFile {
+  const file: ProvenanceFile = {
+    path: bagPathOf(entry.path),
+    size: bytesRead,
+    source_hashes: { ...entry.hashes },
+    computed_hashes: computed,
+    fixity: fixityOf(entry.hashes, computed),
+  };
+  if (entry.size !== null && entry.size !== bytesRead) file.source_size = entry.size;
+  if (file.path !== entry.path) file.source_path = entry.path;
+  return file;
 }
 
 /** Compares the algorithms both sides have; none in common means nothing to check. */
