@@ -1,6 +1,6 @@
-// The error log never holds a credential: not from headers (pino redaction), and not from
-// an unexpected error whose message or stack quotes the token (a URL with ?token=, a
-// service echoing it), which is what the 500 path logs.
+// The error log: an unexpected failure is logged (the 500 says so), and never holds a
+// credential: not from headers (pino redaction), and not from an unexpected error whose
+// message or stack quotes the token (a URL with ?token=, a service echoing it).
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fullActions, type Target } from '../../electron/core/target.js';
@@ -25,12 +25,28 @@ const quoting: Target = {
   },
 };
 
+const failing: Target = {
+  info: { name: 'failing', readable_name: 'Failing', supported_actions: fullActions(false), supported_hash_algorithms: [], credential: 'remote' },
+  list: () => ({
+    [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('socket hang up while talking to the service')) }),
+  }),
+  detail: async () => {
+    throw new Error('not used');
+  },
+  read: async () => {
+    throw new Error('not used');
+  },
+  write: async () => {
+    throw new Error('not used');
+  },
+};
+
 let ferry: Ferry;
 let log = '';
 beforeAll(async () => {
   const stream = new PassThrough();
   stream.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
-  ferry = await startFerry({ targets: () => [quoting], server: { logger: true, logStream: stream } });
+  ferry = await startFerry({ targets: () => [failing, quoting], server: { logger: true, logStream: stream } });
   await ferry.core.secrets.set('token:quoting', TOKEN);
 });
 afterAll(async () => ferry?.close());
@@ -44,5 +60,19 @@ it('logs the failure but not the token it quotes, sent in a header or taken from
   expect(log).toContain('files.example');
   expect(log).toContain('detail failed');
   expect(log).not.toContain(TOKEN);
+  expect(log).not.toContain(ferry.key);
+});
+
+it('logs unexpected errors, never the tokens that came with the request', async () => {
+  const secret = 'remote-token-that-must-not-leak';
+  await expectApiError(
+    await ferry.fetch('/api_v1/targets/failing/resources/', { headers: { 'service-source-token': secret, 'service-destination-token': secret } }),
+    500,
+    'internal_error',
+  );
+  await expectApiError(await ferry.fetch('/api_v1/targets/failing/resources/', { headers: ferry.bearer() }), 401, 'unauthorized');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(log).toContain('socket hang up');
+  expect(log).not.toContain(secret);
   expect(log).not.toContain(ferry.key);
 });
