@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -296,6 +296,41 @@ describe('upload executor', () => {
     const done = await finished(jobs, (await jobs.submit(upload({ to: 'dst', containerId: MemoryTarget.idOf('In'), spoolPath: path.join(dir, 'gone.zip') }))).ticket_number);
     expect(done.status).toBe('failed');
     expect(done.error).toBe('The uploaded ZIP for this job is no longer on disk; upload it again.');
+  });
+
+  it('keeps the spool until the final state is on disk, so a crash before that still finds it', async () => {
+    // A SIGKILL right after the write finished but before the job file says so: the next
+    // start resumes the job, which needs the spool (else it fails a job that had succeeded).
+    const destination = new MemoryTarget({ name: 'dst', folders: ['In'] });
+    const registry = new TargetRegistry();
+    registry.register(destination);
+    const jobs = createJobService({ dir: path.join(dir, 'jobs'), concurrency: 1, retentionMs: 3_600_000, accessKey: ACCESS_KEY });
+    services.push(jobs);
+    const spool = path.join(dir, 'spool-crash.zip');
+    let spoolWhenExecutorReturned: boolean | null = null;
+    const watching: JobService = Object.create(jobs, {
+      register: {
+        value: (kind: Parameters<JobService['register']>[0], executor: Parameters<JobService['register']>[1]) =>
+          jobs.register(kind, async (ctx) => {
+            try {
+              return await executor(ctx);
+            } finally {
+              spoolWhenExecutorReturned = await stat(spool).then(() => true, () => false);
+            }
+          }),
+      },
+    });
+    registerTransferExecutors(watching, { targets: registry, secrets: new MemorySecretStore(), limits: DEFAULT_LIMITS, accessKey: ACCESS_KEY });
+    await jobs.start();
+    await makeZip(spool, { 'Data/a.txt': 'alpha' });
+    const ticket = (await jobs.submit(upload({ to: 'dst', containerId: MemoryTarget.idOf('In'), spoolPath: spool }))).ticket_number;
+    const done = await finished(jobs, ticket);
+    expect(done.status).toBe('succeeded');
+    expect(spoolWhenExecutorReturned).toBe(true);
+    // once the service reports the end, it is on disk and the spool is gone
+    const stored = JSON.parse(await readFile(path.join(dir, 'jobs', `${ticket}.json`), 'utf8')) as { job: Job };
+    expect(stored.job.status).toBe('succeeded');
+    await expect(stat(spool)).rejects.toThrow();
   });
 
   it('keeps the spool when Ferry stops mid-upload and finishes the upload on the next start', async () => {

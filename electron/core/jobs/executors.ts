@@ -1,4 +1,4 @@
-import { access, rm } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import type { DuplicateFileAction, JobReport } from '../../../shared/api.js';
 import { DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
 import { badRequest, FerryError, notSupported } from '../errors.js';
@@ -8,7 +8,6 @@ import type { TargetRegistry } from '../registry.js';
 import type { Entry, Target, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
 import { WatchedEntries } from './entry-stream.js';
-import { isShutdownAbort } from './service.js';
 import type { JobExecutionContext, JobService } from './types.js';
 
 export interface TransferExecutorDeps {
@@ -44,26 +43,23 @@ export function registerTransferExecutors(jobs: JobService, deps: TransferExecut
 }
 
 async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): Promise<JobReport> {
+  // The spool is the job's owned file: the job service removes it once the job's end is on
+  // disk, never before (a crash in between would leave a resumed job without its ZIP).
   const params = uploadParams(ctx.params);
+  const destination = destinationOf(ctx, deps);
+  const token = await tokenFor(ctx, deps, 'destination', destination);
+  const archive = await openSpool(params.spoolPath, deps.limits);
   try {
-    const destination = destinationOf(ctx, deps);
-    const token = await tokenFor(ctx, deps, 'destination', destination);
-    const archive = await openSpool(params.spoolPath, deps.limits);
-    try {
-      if (params.containerId === null && archive.topLevel.length !== 1) {
-        throw badRequest(
-          `A new top-level resource needs exactly one top-level folder in the ZIP; found ${describeTopLevel(archive.topLevel)}. ` +
-            'Put everything in one folder, or upload into an existing folder instead.',
-        );
-      }
-      ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
-      return await writeWatched(ctx, destination, token, archive.entries(), params);
-    } finally {
-      await archive.close();
+    if (params.containerId === null && archive.topLevel.length !== 1) {
+      throw badRequest(
+        `A new top-level resource needs exactly one top-level folder in the ZIP; found ${describeTopLevel(archive.topLevel)}. ` +
+          'Put everything in one folder, or upload into an existing folder instead.',
+      );
     }
+    ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
+    return await writeWatched(ctx, destination, token, archive.entries(), params);
   } finally {
-    // The spool is kept only while the job may still be resumed (Ferry stopping mid-job).
-    if (!isShutdownAbort(ctx.signal)) await rm(params.spoolPath, { force: true }).catch(() => undefined);
+    await archive.close();
   }
 }
 

@@ -73,6 +73,8 @@ interface JobRecord {
   dirty: boolean;
   writing: Promise<void> | null;
   removed: boolean;
+  /** the final state being written: shown only once it is on disk (see settle) */
+  staged: Job | null;
 }
 
 export function createJobService(options: JobServiceOptions): JobService {
@@ -123,12 +125,14 @@ class FileJobService implements JobService {
         this.queue.push(record.job.ticket_number);
       } else {
         const when = wasRunning ? 'was running' : 'was waiting to run';
-        this.finish(record, 'failed', {
+        await this.settle(record, 'failed', {
           error: `Ferry stopped while this job ${when} and it could not be resumed: this version of Ferry cannot run ${record.job.kind} jobs.`,
         });
-        await removeOwnedFiles(record);
       }
     }
+    // A crash between saving a job's end and removing its files leaves them behind: not
+    // needed any more, whatever the retention.
+    for (const record of loaded) if (FINISHED.has(record.job.status)) await removeOwnedFiles(record);
     await this.prune();
     const interval = this.options.pruneIntervalMs ?? Math.min(3_600_000, Math.max(1000, this.options.retentionMs));
     this.pruneTimer = setInterval(() => void this.prune(), interval);
@@ -203,8 +207,7 @@ class FileJobService implements JobService {
     if (record.job.status === 'queued') {
       const index = this.queue.indexOf(ticket);
       if (index >= 0) this.queue.splice(index, 1);
-      this.finish(record, 'cancelled', { error: null });
-      await Promise.all([this.persist(record), removeOwnedFiles(record)]);
+      await this.settle(record, 'cancelled', { error: null });
       return clone(record.job);
     }
     record.cancelRequested = true;
@@ -286,17 +289,15 @@ class FileJobService implements JobService {
     if (this.closed) return; // the service is gone; the file still says running
     const shutdown = controller.signal.reason instanceof JobServiceClosing;
     if ('report' in outcome) {
-      this.finish(record, record.cancelRequested ? 'cancelled' : 'succeeded', { report: outcome.report, error: null });
+      await this.settle(record, record.cancelRequested ? 'cancelled' : 'succeeded', { report: outcome.report, error: null });
     } else if (shutdown && !record.cancelRequested) {
       // Stopping, not failing: keep `running` on disk so the next start resumes it.
       await this.persist(record);
-      return;
     } else if (record.cancelRequested || outcome.error instanceof CancelledError) {
-      this.finish(record, 'cancelled', { error: null });
+      await this.settle(record, 'cancelled', { error: null });
     } else {
-      this.finish(record, 'failed', { error: this.describeFailure(record, outcome.error) });
+      await this.settle(record, 'failed', { error: this.describeFailure(record, outcome.error) });
     }
-    await this.persist(record);
   }
 
   private describeFailure(record: JobRecord, error: unknown): string {
@@ -308,14 +309,25 @@ class FileJobService implements JobService {
     return UNEXPECTED_ERROR;
   }
 
-  private finish(record: JobRecord, status: JobStatus, fields: { report?: JobReport; error: string | null }): void {
-    record.job.status = status;
-    record.job.finished = formatDate(this.now());
-    if (fields.report) record.job.report = fields.report;
-    record.job.error = fields.error;
+  /**
+   * Ends a job in this order: the final state on disk, then the job's owned files removed,
+   * then the end shown (get, list, events). A crash at any point leaves a state the next
+   * start handles: still `running` with its spool (resumed), or ended with a spool that
+   * start() removes. Nobody is told "succeeded" before the disk says so.
+   */
+  private async settle(record: JobRecord, status: JobStatus, fields: { report?: JobReport; error: string | null }): Promise<void> {
+    const final: Job = { ...clone(record.job), status, finished: formatDate(this.now()), error: fields.error };
+    if (fields.report) final.report = fields.report;
     record.resumed = false;
     record.tokens = {};
-    void this.persist(record);
+    record.staged = final;
+    try {
+      await this.persist(record);
+      await removeOwnedFiles(record);
+    } finally {
+      record.job = final;
+      record.staged = null;
+    }
     this.publish(record);
   }
 
@@ -383,7 +395,7 @@ class FileJobService implements JobService {
         record.dirty = false;
         const stored: StoredJob = {
           format: 1,
-          job: record.job,
+          job: record.staged ?? record.job,
           params: record.params,
           ownedFiles: record.ownedFiles,
           tokenSha256: record.tokenSha256,
@@ -465,6 +477,7 @@ function newRecord(job: Job, stored: { params: Record<string, unknown>; ownedFil
     dirty: false,
     writing: null,
     removed: false,
+    staged: null,
   };
 }
 

@@ -190,7 +190,11 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
     // ---- the checks after every restart -----------------------------------------------------
 
     const problems: string[] = [];
-    const fail = (round: number, message: string) => problems.push(`round ${round} (seed ${seed}): ${message}`);
+    const fail = (round: number, message: string) => {
+      const problem = `round ${round} (seed ${seed}): ${message}`;
+      console.log(`crashes: PROBLEM ${problem}`);
+      problems.push(problem);
+    };
     const seenTickets = new Set<string>();
     const figures = { kills: 0, upload: 0, transfer: 0, download: 0, recoveryKills: 0, beforeAck: 0, afterFinish: 0, hiddenLeft: 0, succeeded: 0, failed: 0, filesLost: 0, stuck: 0 };
     const failures = new Map<string, number>();
