@@ -115,9 +115,16 @@ export function multipartBody(zip: Buffer): Buffer {
 export class MemorySampler {
   samples = 0;
   peakRssMiB = 0;
+  /** RSS in MiB, one value every `timelineEveryMs` */
+  readonly timeline: number[] = [];
+  private lastTimelineAt = 0;
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly pid: number, private readonly everyMs = 200) {}
+  constructor(
+    private readonly pid: number,
+    private readonly everyMs = 200,
+    private readonly timelineEveryMs = 5000,
+  ) {}
 
   async read(): Promise<{ rssMiB: number; hwmMiB: number } | null> {
     try {
@@ -134,6 +141,10 @@ export class MemorySampler {
       void this.read().then((sample) => {
         if (!sample) return;
         this.samples++;
+        if (Date.now() - this.lastTimelineAt >= this.timelineEveryMs) {
+          this.lastTimelineAt = Date.now();
+          this.timeline.push(Math.round(sample.rssMiB));
+        }
         this.peakRssMiB = Math.max(this.peakRssMiB, sample.rssMiB, sample.hwmMiB);
       });
     }, this.everyMs);
