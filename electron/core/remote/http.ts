@@ -3,13 +3,32 @@ import pThrottle from 'p-throttle';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { BodyInit } from 'undici-types';
-import { FerryError } from '../errors.js';
+import { CancelledError, FerryError } from '../errors.js';
+import { guardBody, Watchdog } from './body-guard.js';
 
 /**
  * The HTTP client every remote target uses: ky (retries with backoff that honour
  * Retry-After, timeouts) plus p-throttle (a polite request rate). Authorization goes only
  * to the API's own origin: a redirect to another host (a storage bucket) is followed
  * without it.
+ *
+ * Retries, one policy for every request (see `retryPlan`):
+ * - idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS) are retried on 408/429/500/502/503/504
+ *   and on a connection that failed before an answer, up to `retries` times, waiting what
+ *   Retry-After says (at most `maxRetryAfterMs`; longer → the error now) or an exponential
+ *   backoff with jitter;
+ * - POST and PATCH may have taken effect when the connection breaks or a 5xx comes back, so
+ *   only a 429 (refused before any work) is retried; anything else is the caller's error,
+ *   whose message says the request may have been carried out;
+ * - a streamed body is only retried when it is given as a factory (`() => Readable`), which is
+ *   called again for each attempt; a bare Readable is sent once;
+ * - `retry: false` sends once, `retry: true` also retries a POST the caller knows is safe
+ *   to repeat (content-addressed, or refused by a unique name).
+ *
+ * Timeouts (`timeoutMs`): the longest wait for an answer; for a streamed request body also
+ * the longest pause in sending it; and for every response body the longest pause between two
+ * chunks. A remote that stalls anywhere fails with a 504 sentence instead of hanging a job,
+ * and a body cut off mid-way fails with a 502 sentence naming the service.
  */
 export interface RemoteClientOptions {
   /** e.g. "https://api.osf.io/v2/" */
@@ -18,9 +37,9 @@ export interface RemoteClientOptions {
   serviceName: string;
   /** requests per second (default 5) */
   ratePerSecond?: number;
-  /** per request, ms (default 60 s) */
+  /** per request, ms (default 60 s): see "Timeouts" above */
   timeoutMs?: number;
-  /** retries on 429/502/503/504 and network errors (default 4) */
+  /** retries on 408/429/5xx and network errors (default 4) */
   retries?: number;
   /** longest Retry-After we wait for, ms (default 120 s); longer → a 429 error now */
   maxRetryAfterMs?: number;
@@ -28,7 +47,12 @@ export interface RemoteClientOptions {
   headers?: Record<string, string>;
   /** messages for 401/403, service-specific */
   messages?: { unauthorized?: string; forbidden?: string };
+  /** sees every response, retried ones included (GitLab's rate-limit budget reads its headers) */
+  onResponse?: (response: Response) => void;
 }
+
+/** A streamed body that can be opened again, once per attempt. */
+export type BodyFactory = () => Promise<Readable> | Readable;
 
 export interface RequestOptions {
   method?: string;
@@ -36,10 +60,11 @@ export interface RequestOptions {
   /** absolute URL, or relative to baseUrl */
   searchParams?: Record<string, string | number | boolean>;
   json?: unknown;
-  body?: BodyInit | Readable;
+  /** a factory for a streamed body lets the request be retried (and redirected with 307/308) */
+  body?: BodyInit | Readable | BodyFactory;
   headers?: Record<string, string>;
   signal?: AbortSignal;
-  /** retry this request (default: only GET/HEAD/PUT/DELETE and not with a stream body) */
+  /** see "Retries" above: default by method; false never; true also for POST/PATCH */
   retry?: boolean;
   /** statuses returned to the caller instead of thrown (e.g. [404, 409]) */
   allow?: number[];
@@ -47,6 +72,13 @@ export interface RequestOptions {
 }
 
 const RETRY_STATUSES = [408, 429, 500, 502, 503, 504];
+const IDEMPOTENT = ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'];
+const DEFAULT_RETRIES = 4;
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_RETRY_AFTER_MS = 120_000;
+const BACKOFF_LIMIT_MS = 30_000;
+
+type PreparedBody = BodyInit | BodyFactory | undefined;
 
 export class RemoteClient {
   private readonly http: KyInstance;
@@ -56,18 +88,11 @@ export class RemoteClient {
   constructor(readonly options: RemoteClientOptions) {
     this.baseUrl = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
     this.http = ky.create({
-      timeout: options.timeoutMs ?? 60_000,
+      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       throwHttpErrors: true,
       redirect: 'manual',
-      retry: {
-        limit: options.retries ?? 4,
-        methods: ['get', 'head', 'put', 'delete', 'options'],
-        statusCodes: RETRY_STATUSES,
-        afterStatusCodes: [413, 429, 503],
-        maxRetryAfter: options.maxRetryAfterMs ?? 120_000,
-        backoffLimit: 30_000,
-        jitter: true,
-      },
+      // retry options are given whole per request (kyRetry): ky would concatenate merged arrays
+      hooks: { afterResponse: [(_request, _options, response) => void options.onResponse?.(response)] },
     });
     // strict: no window of a second ever sees more than the rate (the windowed default can burst 2×)
     const throttle = pThrottle({ limit: Math.max(1, options.ratePerSecond ?? 5), interval: 1000, strict: true });
@@ -92,7 +117,7 @@ export class RemoteClient {
   async request(url: string, options: RequestOptions = {}): Promise<Response> {
     let target = this.resolve(url, options.searchParams);
     let method = (options.method ?? 'GET').toUpperCase();
-    let body: BodyInit | undefined = toBody(options.body);
+    let body: PreparedBody = prepareBody(options.body);
     let json = options.json;
     // credentials the caller set by hand (figshare's `Authorization: token`) are meant for
     // the origin it asked; once a redirect leaves that origin they stay behind for good
@@ -108,11 +133,13 @@ export class RemoteClient {
           method = 'GET';
           body = undefined;
           json = undefined;
+        } else if (isOneShot(body)) {
+          throw new FerryError(502, 'upstream_error', `${this.options.serviceName} redirected an upload, which Ferry cannot send twice.`);
         }
         continue;
       }
       if (response.ok || options.allow?.includes(response.status)) return response;
-      throw await this.errorFor(response, [options.token, ...credentialValues(options.headers ?? {})]);
+      throw await this.errorFor(response, [options.token, ...credentialValues(options.headers ?? {})], method);
     }
     throw new FerryError(502, 'upstream_error', `${this.options.serviceName} redirected too many times.`);
   }
@@ -129,37 +156,143 @@ export class RemoteClient {
     return { response, body: Readable.fromWeb(response.body as unknown as WebReadableStream) };
   }
 
-  private async send(target: URL, method: string, body: BodyInit | undefined, json: unknown, options: RequestOptions): Promise<Response> {
+  private timeoutOf(options: RequestOptions): number {
+    return options.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  private headersFor(target: URL, options: RequestOptions): Record<string, string> {
     const headers: Record<string, string> = { ...options.headers };
     if (this.isApiOrigin(target)) {
       Object.assign(headers, this.options.headers);
       if (options.token) headers.authorization = `Bearer ${options.token}`;
     }
-    const streaming = body instanceof ReadableStream;
-    const kyOptions: KyOptions & { duplex?: 'half' } = {
+    return headers;
+  }
+
+  private async send(target: URL, method: string, body: PreparedBody, json: unknown, options: RequestOptions): Promise<Response> {
+    if (typeof body === 'function') return this.sendStreamed(target, method, body, options);
+    const kyOptions: KyOptions = {
       method,
-      headers,
+      headers: this.headersFor(target, options),
       signal: options.signal,
       body,
       json,
-      timeout: options.timeoutMs ?? this.options.timeoutMs ?? 60_000,
-      ...(options.retry === false || streaming ? { retry: 0 } : {}),
-      ...(streaming ? { duplex: 'half' } : {}),
+      timeout: this.timeoutOf(options),
+      retry: this.kyRetry(method, options),
     };
+    let response: Response;
     try {
-      return await this.throttled(() => this.http(target, kyOptions));
+      response = await this.throttled(() => this.http(target, kyOptions));
     } catch (error) {
-      if (error instanceof HTTPError) return error.response;
-      if (error instanceof TimeoutError) {
-        throw new FerryError(504, 'upstream_unavailable', `${this.options.serviceName} did not answer in time; try again later.`);
+      if (error instanceof HTTPError) response = error.response;
+      else if (error instanceof TimeoutError) throw this.timedOut(method);
+      else if (options.signal?.aborted) throw error;
+      else throw this.unreachable(method, error);
+    }
+    return this.guarded(response, options);
+  }
+
+  /** ky's retry options for one request, following `retryPlan`. */
+  private kyRetry(method: string, options: RequestOptions): KyOptions['retry'] {
+    const plan = retryPlan(method, options.retry);
+    if (plan === 'never') return 0;
+    const common = {
+      limit: this.options.retries ?? DEFAULT_RETRIES,
+      methods: [method.toLowerCase()],
+      maxRetryAfter: this.options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS,
+      backoffLimit: BACKOFF_LIMIT_MS,
+      jitter: true,
+    };
+    // ky would wait `maxRetryAfter` when asked to wait longer; Ferry fails now instead
+    const tooLong = (error: Error) => error instanceof HTTPError && (retryAfterMs(error.response.headers) ?? 0) > common.maxRetryAfter;
+    if (plan === 'all') return { ...common, statusCodes: RETRY_STATUSES, afterStatusCodes: [429, 503], shouldRetry: ({ error }) => (tooLong(error) ? false : undefined) };
+    // POST/PATCH: a 429 only (ky reads Retry-After for it); a broken connection or a 5xx may have landed
+    return { ...common, statusCodes: [429], afterStatusCodes: [429], shouldRetry: ({ error }) => (error instanceof HTTPError && !tooLong(error) ? undefined : false) };
+  }
+
+  /**
+   * A request whose body is a stream from `open`, opened afresh for every attempt (ky would
+   * have to hold a stream body in memory to replay it). Same policy as ky's retries.
+   */
+  private async sendStreamed(target: URL, method: string, open: BodyFactory, options: RequestOptions): Promise<Response> {
+    const plan = retryPlan(method, options.retry);
+    const limit = plan === 'never' ? 0 : (this.options.retries ?? DEFAULT_RETRIES);
+    const idleMs = this.timeoutOf(options);
+    for (let attempt = 1; ; attempt++) {
+      throwIfCancelled(options.signal);
+      const source = await open();
+      let sourceError: unknown = null;
+      source.once('error', (error) => (sourceError ??= error));
+      const watchdog = new Watchdog(idleMs);
+      // every chunk the network takes restarts the clock: a big upload is never cut off for
+      // its size, only a pause (a server that stopped reading, or never answers) is
+      const body = (Readable.toWeb(source) as unknown as ReadableStream<Uint8Array>).pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({ transform: (chunk, controller) => (watchdog.touch(), controller.enqueue(chunk)) }),
+      );
+      const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
+      let response: Response;
+      try {
+        watchdog.start();
+        response = await this.throttled(() => {
+          watchdog.touch();
+          return fetch(target, { method, headers: this.headersFor(target, options), body, signal, redirect: 'manual', duplex: 'half' } as RequestInit);
+        });
+      } catch (error) {
+        source.destroy();
+        if (sourceError) throw sourceError; // the bytes' own source failed: nothing the remote did
+        if (options.signal?.aborted) throw new CancelledError();
+        const failure = watchdog.fired ? this.timedOut(method) : this.unreachable(method, error);
+        // a timeout is not retried (as with ky): waiting that long again helps no one
+        if (watchdog.fired || plan !== 'all' || attempt > limit) throw failure;
+        await sleep(backoffMs(attempt), options.signal);
+        continue;
+      } finally {
+        watchdog.stop();
       }
-      if (options.signal?.aborted) throw error;
-      throw new FerryError(502, 'upstream_unavailable', `${this.options.serviceName} could not be reached (${describeNetworkError(error)}).`);
+      this.options.onResponse?.(response);
+      const retryable = plan === 'all' ? RETRY_STATUSES.includes(response.status) : plan === 'rate-limit-only' && response.status === 429;
+      if (retryable && attempt <= limit && !options.allow?.includes(response.status)) {
+        const wait = retryAfterMs(response.headers) ?? backoffMs(attempt);
+        if (wait <= (this.options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS)) {
+          await response.body?.cancel().catch(() => undefined);
+          source.destroy();
+          await sleep(wait, options.signal);
+          continue;
+        }
+      }
+      source.destroy();
+      return this.guarded(response, options);
     }
   }
 
+  /** The response with a body that fails clearly (a FerryError) if it stalls or breaks off. */
+  private guarded(response: Response, options: RequestOptions): Response {
+    if (!response.body) return response;
+    const name = this.options.serviceName;
+    const body = guardBody(response.body, this.timeoutOf(options), {
+      stalled: () => new FerryError(504, 'upstream_unavailable', `${name} stopped sending data part-way through an answer; try again later.`),
+      broken: (error) =>
+        options.signal?.aborted ? new CancelledError() : new FerryError(502, 'upstream_unavailable', `${name} broke off the connection part-way through an answer (${describeNetworkError(error)}); try again later.`),
+    });
+    const guarded = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    Object.defineProperty(guarded, 'url', { value: response.url });
+    return guarded;
+  }
+
+  private timedOut(method: string): FerryError {
+    const name = this.options.serviceName;
+    const landed = IDEMPOTENT.includes(method) ? '' : ' It may still have carried out the request; check before repeating it.';
+    return new FerryError(504, 'upstream_unavailable', `${name} did not answer in time; try again later.${landed}`);
+  }
+
+  private unreachable(method: string, error: unknown): FerryError {
+    const name = this.options.serviceName;
+    const landed = IDEMPOTENT.includes(method) ? '' : ' It may still have carried out the request; check before repeating it.';
+    return new FerryError(502, 'upstream_unavailable', `${name} could not be reached (${describeNetworkError(error)}).${landed}`);
+  }
+
   /** Maps a remote status to the API.md error the user sees. */
-  async errorFor(response: Response, secrets: (string | null | undefined)[] = []): Promise<FerryError> {
+  async errorFor(response: Response, secrets: (string | null | undefined)[] = [], method = 'GET'): Promise<FerryError> {
     const name = this.options.serviceName;
     // a service may quote the credential back ("token abc… is not valid"): never pass it on
     const detail = redactSecrets(await remoteDetail(response), secrets);
@@ -183,7 +316,9 @@ export class RemoteClient {
         return new FerryError(507, 'too_large', `${name} storage quota exceeded${suffix}.`);
       default:
         if (response.status >= 500) {
-          return new FerryError(response.status === 503 ? 503 : 502, response.status === 503 ? 'upstream_unavailable' : 'upstream_error', `${name} failed with HTTP ${response.status}${suffix}.`, retryAfter);
+          // a 5xx to a POST may come after the work was done (a gateway timing out a slow commit)
+          const landed = IDEMPOTENT.includes(method.toUpperCase()) ? '' : ' It may still have carried out the request; check before repeating it.';
+          return new FerryError(response.status === 503 ? 503 : 502, response.status === 503 ? 'upstream_unavailable' : 'upstream_error', `${name} failed with HTTP ${response.status}${suffix}.${landed}`, retryAfter);
         }
         return new FerryError(502, 'upstream_error', `${name} answered HTTP ${response.status}${suffix}.`);
     }
@@ -216,9 +351,66 @@ function redactSecrets(text: string | null, secrets: (string | null | undefined)
   return out;
 }
 
-function toBody(body: RequestOptions['body']): BodyInit | undefined {
-  if (body instanceof Readable) return Readable.toWeb(body) as unknown as ReadableStream;
-  return body;
+/** A bare Readable becomes a factory that can be called once (it cannot be re-read). */
+function prepareBody(body: RequestOptions['body']): PreparedBody {
+  if (body instanceof Readable) {
+    let used = false;
+    const once = () => {
+      if (used) throw new FerryError(502, 'upstream_error', 'An upload stream cannot be sent twice.');
+      used = true;
+      return body;
+    };
+    return Object.assign(once, { oneShot: true });
+  }
+  return body as PreparedBody;
+}
+
+function isOneShot(body: PreparedBody): boolean {
+  return typeof body === 'function' && (body as { oneShot?: boolean }).oneShot === true;
+}
+
+/**
+ * Which failures a request may be retried after. `all`: idempotent (or declared safe);
+ * `rate-limit-only`: a POST/PATCH, which a 429 refused before doing anything; `never`.
+ */
+export function retryPlan(method: string, retry: boolean | undefined): 'all' | 'rate-limit-only' | 'never' {
+  if (retry === false) return 'never';
+  if (retry === true || IDEMPOTENT.includes(method.toUpperCase())) return 'all';
+  return 'rate-limit-only';
+}
+
+/** What the service asked us to wait (Retry-After; else a rate-limit reset time), ms. */
+export function retryAfterMs(headers: Headers): number | undefined {
+  const seconds = parseRetryAfter(headers.get('retry-after'));
+  if (seconds !== undefined) return seconds * 1000;
+  const reset = Number(headers.get('ratelimit-reset') ?? headers.get('x-ratelimit-reset') ?? NaN);
+  // a reset header is an epoch on GitLab/GitHub/Zenodo (a delta on a few others)
+  if (!Number.isFinite(reset)) return undefined;
+  return Math.max(0, reset > 1e9 ? reset * 1000 - Date.now() : reset * 1000);
+}
+
+/** ky's own schedule: 0.3 s × 2^(n-1), jittered, at most 30 s. */
+function backoffMs(attempt: number): number {
+  return Math.min(BACKOFF_LIMIT_MS, 300 * 2 ** (attempt - 1)) * Math.random();
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new CancelledError());
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new CancelledError());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function throwIfCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new CancelledError();
 }
 
 export function parseRetryAfter(value: string | null): number | undefined {
@@ -259,7 +451,10 @@ const clip = (text: string) => (text.length > 200 ? `${text.slice(0, 197)}...` :
 
 function describeNetworkError(error: unknown): string {
   const cause = (error as { cause?: { code?: string } }).cause;
-  if (cause?.code) return cause.code;
+  const code = cause?.code ?? (error as { code?: string }).code;
+  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE') return 'connection reset';
+  if (code) return code;
+  if (error instanceof Error && /terminated|other side closed/i.test(error.message)) return 'connection reset';
   return error instanceof Error ? error.message : 'network error';
 }
 

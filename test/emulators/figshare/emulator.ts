@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
+import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
 
 /**
  * A loopback model of figshare's API v2 (remote-targets.md §4; shapes checked against the
@@ -62,13 +63,15 @@ export interface FigshareEmulatorOptions {
   maxPerSecond?: number;
   /** reads of a completed file that still show `computed_md5: ""` */
   processingReads?: number;
+  /** faults played in front of the servers: 'api', 'upload', 'download' */
+  faults?: FaultPlan;
 }
 
 export interface FigshareState {
   tokens: Record<string, number>;
   projects: Map<number, FigshareProject>;
   articles: Map<number, FigshareArticle>;
-  options: Required<Omit<FigshareEmulatorOptions, 'tokens'>>;
+  options: Required<Omit<FigshareEmulatorOptions, 'tokens' | 'faults'>>;
   requests: string[];
   /** the next N API requests answer 429 */
   throttle: { count: number };
@@ -423,6 +426,7 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
   }
 
   const servers = [serve(handleApi), serve(handleUpload), serve(handleDownload)];
+  ['api', 'upload', 'download'].forEach((name, i) => options.faults?.install(servers[i]!, name, ERROR_SHAPES.figshare));
   const bases = await Promise.all(servers.map(listenOnLoopback));
   api = `${bases[0]}/v2`;
   upload = bases[1]!;

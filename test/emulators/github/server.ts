@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { closeServers, listenOnLoopback } from '../shared/http.js';
+import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
 import { GitStore, type FlatEntry, type Signature } from './git-objects.js';
 
 /**
@@ -61,7 +62,12 @@ class HttpError extends Error {
   }
 }
 
-export async function startGithubEmulator(): Promise<GithubEmulator> {
+export interface GithubEmulatorOptions {
+  /** faults played in front of the API server ('api') */
+  faults?: FaultPlan;
+}
+
+export async function startGithubEmulator(options: GithubEmulatorOptions = {}): Promise<GithubEmulator> {
   let nextId = 1000;
   const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   const state: GithubState = {
@@ -522,7 +528,7 @@ export async function startGithubEmulator(): Promise<GithubEmulator> {
   }
 
   return {
-    url: await listenOnLoopback(server),
+    url: await (options.faults?.install(server, 'api', ERROR_SHAPES.github), listenOnLoopback(server)),
     state,
     close: () => closeServers(server),
   };

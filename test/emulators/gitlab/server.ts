@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { GitStore, type FlatEntry, type Signature } from '../github/git-objects.js';
 import { closeServers, listenOnLoopback } from '../shared/http.js';
+import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
 
 /**
  * A GitLab REST v4 emulator (remote-targets.md §2) under `/api/v4`: projects with
@@ -59,7 +60,12 @@ class HttpError extends Error {
 
 const notFound = (what: string) => new HttpError(404, { message: `404 ${what} Not Found` });
 
-export async function startGitlabEmulator(): Promise<GitlabEmulator> {
+export interface GitlabEmulatorOptions {
+  /** faults played in front of the instance ('api') */
+  faults?: FaultPlan;
+}
+
+export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): Promise<GitlabEmulator> {
   let nextId = 5000;
   const now = () => new Date().toISOString();
   const signature = (u: GitlabUser): Signature => ({ name: u.name, email: `${u.username}@users.gitlab.example`, date: now() });
@@ -454,7 +460,7 @@ export async function startGitlabEmulator(): Promise<GitlabEmulator> {
   }
 
   return {
-    url: await listenOnLoopback(server),
+    url: await (options.faults?.install(server, 'api', ERROR_SHAPES.gitlab), listenOnLoopback(server)),
     state,
     close: () => closeServers(server),
   };

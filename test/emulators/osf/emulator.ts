@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { closeServers, listenOnLoopback, readBody } from '../shared/http.js';
+import { ERROR_SHAPES, type ErrorShape, type FaultPlan } from '../shared/faults.js';
 import { OsfState, escapeTitle, type EmuFileNode, type EmuNode, type LoggedRequest } from './state.js';
 import { serializeFile, serializeNode, serializeProvider, serializeUser, serializeWaterbutler, type Urls, type Version } from './serialize.js';
 
@@ -15,6 +16,8 @@ import { serializeFile, serializeNode, serializeProvider, serializeUser, seriali
 export interface OsfEmulatorOptions {
   /** default page size (OSF: 10) */
   defaultPageSize?: number;
+  /** faults played in front of the servers: 'api', 'files' (WaterButler), 'storage', 'web' */
+  faults?: FaultPlan;
 }
 
 export interface OsfEmulator {
@@ -45,8 +48,9 @@ export async function startOsfEmulator(options: OsfEmulatorOptions = {}): Promis
   const state = new OsfState();
   const pageSize = options.defaultPageSize ?? 10;
   const servers: Server[] = [];
-  const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> => {
+  const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void, name: string, shape: ErrorShape): Promise<string> => {
     const server = createServer(handler);
+    options.faults?.install(server, name, shape);
     server.keepAliveTimeout = 1000;
     servers.push(server);
     return `${await listenOnLoopback(server)}/`;
@@ -55,14 +59,14 @@ export async function startOsfEmulator(options: OsfEmulatorOptions = {}): Promis
   const api = new ApiServer(state, urls, pageSize);
   const files = new WaterbutlerServer(state, urls);
   let storageUrl = '';
-  urls.api = `${await listen((req, res) => void api.handle(req, res))}v2/`;
-  urls.files = await listen((req, res) => void files.handle(req, res, storageUrl));
-  storageUrl = await listen((req, res) => serveStorage(state, req, res));
+  urls.api = `${await listen((req, res) => void api.handle(req, res), 'api', ERROR_SHAPES.osfApi)}v2/`;
+  urls.files = await listen((req, res) => void files.handle(req, res, storageUrl), 'files', ERROR_SHAPES.waterbutler);
+  storageUrl = await listen((req, res) => serveStorage(state, req, res), 'storage', ERROR_SHAPES.storage);
   urls.web = await listen((req, res) => {
     log(state, 'web', req, 200);
     // osf.io without a browser session: the download link answers a sign-in page (osf.md §2.6).
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(SIGN_IN_PAGE);
-  });
+  }, 'web', ERROR_SHAPES.apache);
   return {
     apiUrl: urls.api,
     filesUrl: urls.files,

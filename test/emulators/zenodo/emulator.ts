@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
+import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
 
 /**
  * A loopback model of Zenodo's legacy deposit API as served since the 2023 move to
@@ -53,12 +54,14 @@ export interface ZenodoEmulatorOptions {
   linkHeader?: boolean;
   /** requests per minute per token before 429 */
   ratePerMinute?: number;
+  /** faults played in front of the server ('api') */
+  faults?: FaultPlan;
 }
 
 export interface ZenodoState {
   depositions: Map<number, ZenodoDeposition>;
   tokens: Record<string, number>;
-  options: Required<Omit<ZenodoEmulatorOptions, 'tokens'>>;
+  options: Required<Omit<ZenodoEmulatorOptions, 'tokens' | 'faults'>>;
   /** the next N requests answer 429 with this Retry-After (seconds) */
   throttle: { count: number; retryAfter: number };
   /** every request, for assertions: "METHOD /path?query" */
@@ -367,6 +370,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     };
   }
 
+  options.faults?.install(server, 'api', ERROR_SHAPES.zenodo);
   base = await listenOnLoopback(server);
   return {
     url: base,

@@ -1,0 +1,43 @@
+import http from 'node:http';
+import { ERROR_SHAPES, type FaultPlan } from '../emulators/shared/faults.js';
+import { closeServers, listenOnLoopback } from '../emulators/shared/http.js';
+
+/**
+ * A transparent HTTP proxy in front of the real Apache WebDAV server, with a FaultPlan
+ * (server name 'dav') between the client and Apache: the faults of a flaky network or of a
+ * front proxy, while every answer that gets through is Apache's own. `Destination` (MOVE,
+ * COPY) is rewritten to Apache's origin, as a reverse proxy must for mod_dav to accept it.
+ */
+export interface FaultProxy {
+  /** the same DAV root as upstream, on the proxy's origin */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startWebdavFaultProxy(upstreamUrl: string, plan: FaultPlan): Promise<FaultProxy> {
+  const upstream = new URL(upstreamUrl);
+  let proxyOrigin = '';
+  const agent = new http.Agent({ keepAlive: false });
+  const server = http.createServer((req, res) => {
+    const headers = { ...req.headers, host: upstream.host };
+    const destination = req.headers.destination;
+    if (typeof destination === 'string' && destination.startsWith(proxyOrigin)) headers.destination = upstream.origin + destination.slice(proxyOrigin.length);
+    const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forward.on('error', () => res.destroy());
+    req.on('aborted', () => forward.destroy());
+    res.on('close', () => forward.destroy());
+    req.pipe(forward);
+  });
+  plan.install(server, 'dav', ERROR_SHAPES.apache);
+  proxyOrigin = await listenOnLoopback(server);
+  return {
+    url: `${proxyOrigin}${upstream.pathname}`,
+    close: async () => {
+      await closeServers(server);
+      agent.destroy();
+    },
+  };
+}
