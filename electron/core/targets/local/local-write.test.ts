@@ -278,4 +278,30 @@ describe('LocalTarget writing', () => {
     expect(again).toMatchObject({ created: [], updated: [], fileErrors: [] });
     expect(again.ignored).toHaveLength(3);
   });
+  it('a top-level write the same job runs again (resumed after a crash) continues in the folder it claimed', async () => {
+    // The first run dies part-way (the process was killed: the entries stop coming).
+    const options = { ...writeOptions('update'), jobLabel: 'Ferry upload 0b7e-resumed' };
+    async function* cutOff(): AsyncGenerator<Entry> {
+      let given = 0;
+      for await (const entry of entriesOf(tree)) {
+        if (given++ === 2) throw new CancelledError();
+        yield entry;
+      }
+    }
+    await expect(target.write(ctx(), null, cutOff(), options)).rejects.toThrow(CancelledError);
+    expect((await readdir(root)).filter((name) => !name.startsWith('.'))).toEqual(['Project', 'Run']);
+    // nothing hidden Ferry keeps for the resume shows through the API
+    const listed = (await collect(target.list(ctx(), { container: null }))).map((node) => node.title);
+    expect(listed).toEqual(['Project', 'Run']);
+
+    const resumed = await target.write(ctx(), null, entriesOf(tree), options);
+    expect(resumed.newResource).toEqual({ id: encodeLocalId('Run'), title: 'Run' });
+    expect(resumed.created).toContain('Run');
+    expect((await readdir(root)).filter((name) => !name.startsWith('.'))).toEqual(['Project', 'Run']);
+    expect(await snapshot(path.join(root, 'Run'))).toEqual({ 'a.txt': 'alpha', 'sub/b.txt': 'bravo' });
+    // finished: the claim is gone, so the same label (or another job) gets a distinct name next time
+    expect(await readdir(root)).toEqual(['Project', 'Run']);
+    const other = await target.write(ctx(), null, entriesOf(tree), options);
+    expect(other.newResource?.title).toBe('Run (2)');
+  });
 });

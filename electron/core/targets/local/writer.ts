@@ -4,7 +4,7 @@
 // at a time and each existing level is lstat-checked, the temp file is opened with
 // O_EXCL|O_NOFOLLOW, and each destination folder's realpath is checked to be inside the root.
 
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants, type BigIntStats } from 'node:fs';
 import { lstat, lutimes, mkdir, open, readdir, realpath, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -68,6 +68,8 @@ class Writer {
   /** names stored in folders where an existing file or folder was met (see storedNameDiffers) */
   private readonly storedNames = new Map<string, Set<string>>();
   private top: { from: string; to: string } | null = null;
+  /** the claim file of a top-level write (see claimTopFolder), removed once the write ends */
+  private claimFile: string | null = null;
 
   constructor(private readonly params: WriteParams) {
     this.containerAbsolute = joinInside(params.rootRealPath, params.containerPath);
@@ -75,6 +77,23 @@ class Writer {
   }
 
   async run(): Promise<WriteOutcome> {
+    try {
+      const outcome = await this.writeAll();
+      await this.dropClaim();
+      return outcome;
+    } catch (error) {
+      // A cancel may be Ferry stopping, whose job resumes at the next start: keep the claim
+      // for it. Any other failure ends the job for good.
+      if (!(error instanceof CancelledError)) await this.dropClaim();
+      throw error;
+    }
+  }
+
+  private async dropClaim(): Promise<void> {
+    if (this.claimFile) await unlink(this.claimFile).catch(() => undefined);
+  }
+
+  private async writeAll(): Promise<WriteOutcome> {
     const { entries, options } = this.params;
     // Files are written WRITE_CONCURRENCY at a time: each one is several file-system calls in
     // a row (lstat, open, write, utimes, rename, lstat), and one after another the disk's
@@ -193,11 +212,30 @@ class Writer {
     return this.top.to + rest;
   }
 
-  /** Makes `Name`, or `Name (2)`, `Name (3)`… at the root; mkdir claims the name atomically. */
+  /**
+   * Makes `Name`, or `Name (2)`, `Name (3)`… at the root; mkdir claims the name atomically.
+   * The name about to be claimed is first written to a hidden claim file named after the job,
+   * so the same job run again after a crash (a resumed job) finds the folder it made and
+   * goes on there, instead of leaving a partial `Name` beside a whole `Name (2)`.
+   */
   private async claimTopFolder(name: string, out: Lists): Promise<string> {
+    const claim = path.join(this.containerAbsolute, claimFileName(this.params.options.jobLabel));
+    this.claimFile = claim;
+    const claimed = await readClaim(claim);
+    if (claimed !== null && claimed.split('/').length === 1 && (claimed === name || claimed.startsWith(`${name} (`))) {
+      const absolute = path.join(this.containerAbsolute, claimed);
+      const existing = await lstatOrNull(absolute);
+      if (existing?.isDirectory()) {
+        // files in it may be this job's from before the crash: not a folder this write made
+        this.knownFolders.add(absolute);
+        out.created.push(claimed);
+        return claimed;
+      }
+    }
     for (let n = 1; n <= MAX_NAME_ATTEMPTS; n += 1) {
       const candidate = n === 1 ? name : `${name} (${n})`;
       const absolute = path.join(this.containerAbsolute, candidate);
+      await writeClaim(claim, candidate);
       try {
         await mkdir(absolute);
       } catch (error) {
@@ -392,6 +430,39 @@ function sameNameOnThisDisk(kind: 'file' | 'folder', destination: string, stored
 // Temporary names carry the writing process's pid: a file whose process is gone was left by
 // a crash (SIGKILL, power loss) and is removed the next time a write uses that folder.
 const TEMPORARY = /^\.ferry-(\d+)-[0-9a-f]+\.part$/;
+
+/**
+ * A hidden file in the root naming the top folder a top-level write claimed, keyed by the
+ * job's label (stable across a resume). Never listed (walk.ts).
+ */
+function claimFileName(jobLabel: string): string {
+  return `.ferry-claim-${createHash('sha256').update(jobLabel).digest('hex').slice(0, 24)}`;
+}
+
+async function readClaim(file: string): Promise<string | null> {
+  try {
+    const handle = await open(file, constants.O_RDONLY | NOFOLLOW);
+    try {
+      return (await handle.readFile('utf8')) || null;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return null;
+  }
+}
+
+/** Temp file + rename: a crash leaves the old claim or the new one, never half a name. */
+async function writeClaim(file: string, name: string): Promise<void> {
+  const temporary = path.join(path.dirname(file), temporaryName());
+  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
+  try {
+    await handle.writeFile(name, 'utf8');
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, file);
+}
 
 function temporaryName(): string {
   return `.ferry-${process.pid}-${randomBytes(8).toString('hex')}.part`;
