@@ -11,12 +11,11 @@
 // The two version requirements are marked weak (VER_FLG_WEAK), which ld.so accepts when the
 // version is missing. Only a copy is patched (in the temp dir, keyed by the original's
 // hash), and only when loading the original fails for exactly this reason, so on a newer
-// system the untouched addon is used. Preload with `node --require <this file>`.
-'use strict';
-const crypto = require('node:crypto');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
+// system the untouched addon is used. Preload with `node --import <this file's URL>`.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const ADDON = /[\\/]@jazzer\.js[\\/]fuzzer[\\/]prebuilds[\\/]fuzzer-linux-x64\.node$/;
 const SHT_DYNSYM = 11;
@@ -40,7 +39,7 @@ function cString(buffer, at) {
 }
 
 /** The patched copy of an ELF64 little-endian shared object (see the comment above). */
-function patchAddon(original) {
+export function patchAddon(original) {
   const elf = Buffer.from(original);
   if (elf.readUInt32BE(0) !== 0x7f454c46 || elf[4] !== 2 || elf[5] !== 1) throw new Error('not a 64-bit little-endian ELF file');
   const shoff = Number(elf.readBigUInt64LE(0x28));
@@ -111,7 +110,7 @@ function patchAddon(original) {
 
 function patchedCopy(file) {
   const original = fs.readFileSync(file);
-  const digest = crypto.createHash('sha256').update(original).digest('hex').slice(0, 16);
+  const digest = createHash('sha256').update(original).digest('hex').slice(0, 16);
   const dir = path.join(os.tmpdir(), `ferry-jazzer-addon-${digest}`);
   const target = path.join(dir, path.basename(file));
   if (fs.existsSync(target)) return target;
@@ -133,4 +132,3 @@ process.dlopen = function dlopenWithCompat(module, filename, ...rest) {
   }
 };
 
-module.exports = { patchAddon };
