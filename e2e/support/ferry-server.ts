@@ -1,7 +1,8 @@
 // A real `ferry serve` per test: fresh data dir and workspace in temp folders, port 0,
 // the URL and access key read from endpoint.json. Stopped (its own pid only) afterwards.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,6 +59,7 @@ export async function startServer(options: { workspaceFiles?: Record<string, str
   );
   child.stdout!.on('data', (chunk) => (log += chunk));
   child.stderr!.on('data', (chunk) => (log += chunk));
+  const runLog = openRunLog(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
   const stop = async () => {
@@ -84,6 +86,7 @@ export async function startServer(options: { workspaceFiles?: Record<string, str
           access_key: string;
         };
         if (endpoint.pid === child.pid) {
+          runLog?.recordSecret(endpoint.access_key);
           return {
             url: endpoint.url,
             accessKey: endpoint.access_key,
@@ -104,4 +107,22 @@ export async function startServer(options: { workspaceFiles?: Record<string, str
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * FERRY_TEST_LOG_DIR (set by scripts/test.mjs): the server's stdout/stderr also go to a log
+ * file there and its access key to secrets.list, so `node scripts/check-log-leaks.mjs <dir>`
+ * can prove no key or token reached a log (the same as test/support/ferry-process.ts does
+ * for the Vitest side; kept here so the e2e project needs nothing from test/).
+ */
+function openRunLog(child: ChildProcess): { recordSecret(secret: string): void } | null {
+  const dir = process.env.FERRY_TEST_LOG_DIR;
+  if (!dir) return null;
+  mkdirSync(dir, { recursive: true });
+  const file = createWriteStream(path.join(dir, `e2e-serve-${process.pid}-${randomBytes(4).toString('hex')}.log`), { flags: 'a' });
+  file.on('error', () => {});
+  child.stdout!.on('data', (chunk: Buffer) => file.write(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => file.write(chunk));
+  child.once('close', () => file.end());
+  return { recordSecret: (secret) => appendFileSync(path.join(dir, 'secrets.list'), `${secret}\n`, { mode: 0o600 }) };
 }

@@ -2,11 +2,13 @@
 // loopback port, plus helpers for real ZIPs (system zip/unzip) and workspace snapshots.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { Writable } from 'node:stream';
+import { inspect, promisify } from 'node:util';
 import type { Job } from '../../shared/api.js';
 import { makeConfig, type FerryConfig } from '../../electron/core/config.js';
 import { createCore, type FerryCore } from '../../electron/core/ferry-core.js';
@@ -16,6 +18,7 @@ import type { Limits } from '../../electron/core/limits.js';
 import type { Target } from '../../electron/core/target.js';
 import { LocalTarget } from '../../electron/core/targets/local/index.js';
 import { startServer, type ServerOptions } from '../../electron/server/server.js';
+import { recordTestSecret, testLogFile } from '../support/ferry-process.js';
 
 export const run = promisify(execFile);
 
@@ -51,8 +54,13 @@ export async function startFerry(options: StartOptions = {}): Promise<Ferry> {
     secrets: options.secrets ?? new MemorySecretStore(),
     targets: options.targets ?? ((c) => [new LocalTarget({ root: c.workspace })]),
   });
-  const server = await startServer(core, { host: '127.0.0.1', port: 0, logger: false, ...options.server });
+  const runLog = openRunLog(options.server);
+  const server = await startServer(core, { host: '127.0.0.1', port: 0, logger: false, ...runLog?.serverOptions, ...options.server, ...runLog?.override });
   const key = core.accessKey;
+  if (runLog) {
+    recordTestSecret(key);
+    runLog.watch(server.app.server);
+  }
   return {
     core,
     url: server.url,
@@ -67,9 +75,95 @@ export async function startFerry(options: StartOptions = {}): Promise<Ferry> {
     async close() {
       await server.app.close();
       await core.close();
+      runLog?.close();
       await rm(root, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * With FERRY_TEST_LOG_DIR set: this server's log goes to a file of the test run (see
+ * test/support/ferry-process.ts) — the error log (on even where a test turned it off: it
+ * changes no response), a line per request with the body of every error response, and the
+ * worker's console.error/warn (the job service reports failed jobs there). A test's own
+ * logStream still gets every line. Without the variable: null, nothing changes.
+ */
+function openRunLog(requested: Partial<ServerOptions> | undefined) {
+  const file = testLogFile('harness');
+  if (!file) return null;
+  const log = createWriteStream(file, { flags: 'a' });
+  log.on('error', () => {});
+  captureConsole(log);
+  const own = requested?.logStream;
+  const logStream = own
+    ? new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          log.write(chunk);
+          own.write(chunk, callback);
+        },
+      })
+    : log;
+  return {
+    serverOptions: { logger: true, logStream } satisfies Partial<ServerOptions>,
+    /** a test's own stream is teed, not replaced */
+    override: own ? { logStream } : {},
+    watch(server: http.Server) {
+      server.prependListener('request', (request: http.IncomingMessage, response: http.ServerResponse) => logExchange(log, request, response));
+    },
+    close: () => {
+      releaseConsole(log);
+      log.end();
+    },
+  };
+}
+
+const ERROR_BODY_BYTES = 4096;
+
+/** `<time> <method> <url> <status>` plus the body of an error response, once it is sent. */
+function logExchange(log: WriteStream, request: http.IncomingMessage, response: http.ServerResponse): void {
+  const kept: Buffer[] = [];
+  let size = 0;
+  const keep = (chunk: unknown, encoding: unknown) => {
+    if (response.statusCode < 400 || size >= ERROR_BODY_BYTES || chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.from(chunk as Uint8Array);
+    kept.push(bytes.subarray(0, ERROR_BODY_BYTES - size));
+    size += bytes.length;
+  };
+  const raw = response as unknown as { write: (...args: unknown[]) => boolean; end: (...args: unknown[]) => unknown };
+  const write = raw.write;
+  const end = raw.end;
+  raw.write = function (this: unknown, ...args: unknown[]) {
+    keep(args[0], args[1]);
+    return write.apply(this, args);
+  };
+  raw.end = function (this: unknown, ...args: unknown[]) {
+    keep(args[0], args[1]);
+    return end.apply(this, args);
+  };
+  response.once('close', () => {
+    const body = kept.length ? ` ${Buffer.concat(kept).toString('utf8').replace(/\s+/g, ' ')}` : '';
+    log.write(`${new Date().toISOString()} ${request.method} ${request.url} ${response.statusCode}${body}\n`);
+  });
+}
+
+/** console.error/warn of this worker, copied into every open run log (the originals still print). */
+const consoleLogs = new Set<WriteStream>();
+let consolePatched = false;
+function captureConsole(log: WriteStream): void {
+  consoleLogs.add(log);
+  if (consolePatched) return;
+  consolePatched = true;
+  for (const level of ['error', 'warn'] as const) {
+    const original = console[level].bind(console);
+    console[level] = (...args: unknown[]) => {
+      const line = args.map((arg) => (arg instanceof Error ? `${arg.message}\n${arg.stack ?? ''}` : typeof arg === 'string' ? arg : inspect(arg))).join(' ');
+      for (const open of consoleLogs) open.write(`${new Date().toISOString()} console.${level}: ${line}\n`);
+      original(...args);
+    };
+  }
+}
+function releaseConsole(log: WriteStream): void {
+  consoleLogs.delete(log);
 }
 
 /** Writes files (path → content) under dir, creating folders. */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -32,6 +33,7 @@ export async function startFerryProcess(options: { dataDir: string; workspace: s
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
+  teeToTestLog(child, 'serve');
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const endpointFile = path.join(options.dataDir, 'endpoint.json');
   const deadline = Date.now() + 30_000;
@@ -40,6 +42,7 @@ export async function startFerryProcess(options: { dataDir: string; workspace: s
     try {
       const endpoint = JSON.parse(await readFile(endpointFile, 'utf8')) as { url: string; port: number; pid: number; access_key: string };
       if (endpoint.pid === child.pid && /serving at/.test(output)) {
+        recordTestSecret(endpoint.access_key);
         return { url: endpoint.url, port: endpoint.port, accessKey: endpoint.access_key, child, output: () => output, exited };
       }
     } catch {
@@ -53,4 +56,43 @@ export async function startFerryProcess(options: { dataDir: string; workspace: s
 
 export async function fileMode(file: string): Promise<number> {
   return (await stat(file)).mode & 0o777;
+}
+
+// ---------------------------------------------------------------------------------------
+// The whole test run's server logs (issue #9: "no token or key in any log line"). When
+// FERRY_TEST_LOG_DIR is set (scripts/test.mjs), every server a test starts leaves its log
+// there — child processes' stdout/stderr, the in-process harness's error log, request
+// lines and error bodies — and the keys it used are listed in secrets.list; afterwards
+// `node scripts/check-log-leaks.mjs <dir>` looks for every recorded key and every literal
+// test token in every log. Unset, nothing is written and nothing changes.
+
+/** The folder the test run's server logs go to, or null when not capturing. */
+export function testLogDir(): string | null {
+  const dir = process.env.FERRY_TEST_LOG_DIR;
+  if (!dir) return null;
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** A fresh log file for one server (`<kind>-<pid>-<random>.log`), or null when not capturing. */
+export function testLogFile(kind: string): string | null {
+  const dir = testLogDir();
+  return dir ? path.join(dir, `${kind}-${process.pid}-${randomBytes(4).toString('hex')}.log`) : null;
+}
+
+/** Adds a key or token a server was given to the list the leak check looks for. */
+export function recordTestSecret(secret: string): void {
+  const dir = testLogDir();
+  if (dir && secret) appendFileSync(path.join(dir, 'secrets.list'), `${secret}\n`, { mode: 0o600 });
+}
+
+/** Copies a child's stdout and stderr into a log file of the run (as well as wherever they go now). */
+export function teeToTestLog(child: ChildProcess, kind: string): void {
+  const file = testLogFile(kind);
+  if (!file) return;
+  const log = createWriteStream(file, { flags: 'a' });
+  log.on('error', () => {}); // the log is a witness, never a reason for a test to fail
+  child.stdout?.on('data', (chunk: Buffer) => log.write(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => log.write(chunk));
+  child.once('close', () => log.end());
 }
