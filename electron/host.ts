@@ -4,7 +4,9 @@ import { makeConfig, type FerryConfig, type RemoteUrls } from './core/config.js'
 import { createCore, type FerryCore } from './core/ferry-core.js';
 import type { SecretStore } from './core/keychain/port.js';
 import { openSecretStore } from './core/keychain/os-keychain.js';
+import { removeUnownedFiles } from './core/jobs/owned-files.js';
 import { startServer } from './server/server.js';
+import { spoolDir } from './server/spool.js';
 
 /**
  * Starts core + HTTP listener and publishes `endpoint.json`: what both `ferry serve` and
@@ -60,6 +62,10 @@ export async function startFerry(options: StartOptions): Promise<RunningFerry> {
     remotes: { ...makeConfig().remotes, ...options.config?.remotes, ...options.remotes },
   });
   const core = await createCore(config, { secrets, previousAccessKey: await readPreviousKey(endpointFile) });
+  // What a crash (SIGKILL, power cut) of an earlier run left outside the workspace: a spooled
+  // upload no job owns, a half-kept download. Jobs are loaded by now, so theirs are known.
+  await removeUnownedFiles(spoolDir(config.dataDir), core.jobs.ownedFiles());
+  await core.library.sweep();
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer(core, {

@@ -218,6 +218,12 @@ class FileJobService implements JobService {
     return clone(record.job);
   }
 
+  ownedFiles(): Set<string> {
+    const owned = new Set<string>();
+    for (const record of this.records.values()) for (const file of record.ownedFiles) owned.add(path.resolve(file));
+    return owned;
+  }
+
   subscribe(listener: (job: Job) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

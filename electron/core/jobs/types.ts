@@ -42,6 +42,8 @@ export interface JobService {
   mayAccess(ticket: string, token: string): boolean;
   /** 409 FerryError when already finished */
   cancel(ticket: string): Promise<Job>;
+  /** every file a known job owns (absolute paths): what a sweep of leftovers must keep */
+  ownedFiles(): Set<string>;
   /** listener gets every change; returns an unsubscribe function */
   subscribe(listener: (job: Job) => void): () => void;
   /** stops running jobs without failing them, so start() can resume them next time */

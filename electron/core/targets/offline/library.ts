@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { link, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -59,6 +59,30 @@ export class Library {
     return found;
   }
 
+  /**
+   * Removes hidden partial copies whose writing process is gone (killed mid-download); those
+   * of a live process (this one, or another Ferry on the same library) stay. Returns how
+   * many were removed. Run at start.
+   */
+  async sweep(): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.primary);
+    } catch {
+      return 0;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const match = PARTIAL.exec(name);
+      if (!match) continue;
+      const pid = Number(match[1]);
+      if (pid === process.pid || processIsAlive(pid)) continue;
+      await rm(path.join(this.primary, name), { force: true });
+      removed += 1;
+    }
+    return removed;
+  }
+
   async find(id: string): Promise<LibraryArchive | null> {
     return (await this.archives()).find((archive) => archive.id === id) ?? null;
   }
@@ -74,7 +98,8 @@ export class Library {
     const safeBase = baseName.replace(/[/\\\0]/g, '_').replace(/^\.+/, '') || 'download';
     const temporary = path.join(this.primary, `.${safeBase}.${process.pid}.${Date.now()}.partial`);
     const stream = new PassThrough();
-    const written = pipeline(stream, createWriteStream(temporary, { flags: 'wx' }));
+    // flush: the bytes are on disk before the rename makes the archive appear
+    const written = pipeline(stream, createWriteStream(temporary, { flags: 'wx', flush: true }));
     written.catch(() => undefined);
     const primary = this.primary;
     return {
@@ -83,12 +108,7 @@ export class Library {
         await written;
         for (let n = 1; ; n++) {
           const candidate = path.join(primary, n === 1 ? `${safeBase}.zip` : `${safeBase} (${n}).zip`);
-          try {
-            await stat(candidate);
-          } catch {
-            await rename(temporary, candidate);
-            return path.basename(candidate);
-          }
+          if (await placeWithoutReplacing(temporary, candidate)) return path.basename(candidate);
         }
       },
       async abort(error?: Error) {
@@ -98,6 +118,42 @@ export class Library {
       },
     };
   }
+}
+
+/** `.<base>.<pid>.<ms>.partial`, as keep() names its temporary files */
+const PARTIAL = /^\..+\.(\d+)\.\d+\.partial$/;
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Gives `temporary` the name `candidate` unless that name is taken, atomically: a hard link
+ * fails when the name exists, where a rename would silently replace an archive kept a moment
+ * earlier. Disks without hard links (FAT, some network shares) fall back to check-then-rename.
+ */
+async function placeWithoutReplacing(temporary: string, candidate: string): Promise<boolean> {
+  try {
+    await link(temporary, candidate);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
+    try {
+      await stat(candidate);
+      return false;
+    } catch {
+      await rename(temporary, candidate);
+      return true;
+    }
+  }
+  await unlink(temporary);
+  return true;
 }
 
 export interface KeptCopy {
