@@ -213,7 +213,7 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
       if (fresh.length > 1) fail(round, `${fresh.length} new jobs from one request`);
       const job = fresh[0] ?? null;
       if (job) {
-        if (job.status === 'succeeded') figures.succeeded += 1;
+        if (job.status === 'succeeded') figures.succeeded += round > 0 ? 1 : 0;
         else if (job.status === 'failed') {
           figures.failed += 1;
           failures.set(job.error ?? '(none)', (failures.get(job.error ?? '(none)') ?? 0) + 1);
@@ -294,6 +294,9 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
       for (const entry of listed) if (!tree.files.has(entry) && !tree.folders.has(entry)) fail(round, `the API lists '${entry}', which a person cannot see`);
       for (const entry of [...tree.files, ...tree.folders]) if (!listed.has(entry)) fail(round, `the API does not list '${entry}'`);
       await checkLibrary(ferry, round);
+      // Outside the workspace too: once every job has ended, no spooled upload is left.
+      const spooled = await readdir(path.join(dataDir, 'spool')).catch(() => [] as string[]);
+      if (spooled.length > 0) fail(round, `spooled uploads left after every job ended: ${spooled.join(', ')}`);
     };
 
     const isFolder = async (absolute: string) => {
@@ -324,10 +327,8 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
         /* no download kept yet */
       }
       const visible = names.filter((name) => !name.startsWith('.'));
-      for (const name of names.filter((name) => name.startsWith('.'))) {
-        if (!/\.partial$/.test(name)) fail(round, `unknown hidden file in the library: ${name}`);
-      }
-      figures.hiddenLeft = Math.max(figures.hiddenLeft, names.length - visible.length);
+      // a kept copy cut off by the kill is swept at the next start
+      for (const name of names.filter((name) => name.startsWith('.'))) fail(round, `hidden file left in the library after a restart: ${name}`);
       for (const name of visible) {
         const file = path.join(library, name);
         if (!zipIsWhole(file)) {
