@@ -147,7 +147,7 @@ export class FigshareApi {
 
   /** Step 4: tell figshare the parts are all there (202, HTML body). */
   async completeUpload(token: string, articleId: number, fileId: number, signal?: AbortSignal): Promise<void> {
-    const response = await this.call(token, `account/articles/${articleId}/files/${fileId}`, { method: 'POST', signal, retry: false });
+    const response = await this.call(token, `account/articles/${articleId}/files/${fileId}`, { method: 'POST', signal });
     await response.body?.cancel();
   }
 
@@ -159,7 +159,7 @@ export class FigshareApi {
   async download(token: string, file: FigshareFile, signal?: AbortSignal): Promise<Readable> {
     if (!file.download_url) throw new FerryError(404, 'resource_not_found', `The figshare file '${file.name}' has nothing to download (a link-only file?).`);
     try {
-      return (await this.client.stream(file.download_url, { searchParams: { token }, signal, timeoutMs: 600_000 })).body;
+      return (await this.client.stream(file.download_url, { searchParams: { token }, signal })).body;
     } catch (error) {
       if (error instanceof FerryError && error.status === 403) throw unauthorized(UNAUTHORIZED);
       throw error;

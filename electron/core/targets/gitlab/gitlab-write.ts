@@ -53,7 +53,8 @@ export async function writeToGitlab(
 
   const sent = new Map<string, string>();
   const branch = branchOf(project);
-  const body = Readable.from(commitBody(branch, `Ferry: ${options.jobLabel}`, actions, sent));
+  // a factory: a commit refused with 429 is sent again, each file opened afresh
+  const body = () => Readable.from(commitBody(branch, `Ferry: ${options.jobLabel}`, actions, sent));
   let commitId: string;
   try {
     const commit = await api.json<{ id: string }>(`projects/${project.id}/repository/commits`, {

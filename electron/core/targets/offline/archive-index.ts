@@ -72,7 +72,9 @@ export function openEntryStream(zip: yauzl.ZipFile, record: yauzl.Entry): Promis
 
 /** A sentence for the UI out of yauzl's terse errors. */
 export function describeZipError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  // an OS error's message names the file by its absolute path: only its code is shown
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const message = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? `read error ${code}` : error instanceof Error ? error.message.replace(/\.+$/, '') : String(error);
   if (/end of central directory record signature not found/i.test(message)) return 'The archive is truncated or not a ZIP file (no end-of-central-directory record).';
   if (/invalid relative path|absolute path/i.test(message)) return `The archive holds an entry whose path leaves the archive (${message}).`;
   if (/encrypted/i.test(message)) return 'The archive holds encrypted entries, which Ferry cannot read.';
@@ -113,13 +115,11 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
   }
   try {
     let total = 0;
-    let compressedTotal = 0;
     if (zip.entryCount > limits.maxEntries) throw new Error(`it holds more than ${limits.maxEntries} entries`);
     const records = await readCentralDirectory(file, zip, {
       onEntry: (record, index) => {
         if (index >= limits.maxEntries) throw new Error(`it holds more than ${limits.maxEntries} entries`);
         total += record.uncompressedSize;
-        compressedTotal += record.compressedSize;
       },
     });
     for (const record of records) {
@@ -139,8 +139,12 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
       result.damage = `The archive claims ${total} bytes uncompressed, more than Ferry's limit of ${limits.maxTotalUncompressedBytes}.`;
       return result;
     }
-    if (total >= RATIO_FLOOR_BYTES && total > limits.maxCompressionRatio * Math.max(1, compressedTotal)) {
-      result.damage = `The archive looks like a zip bomb: overall compression ratio 1:${Math.round(total / Math.max(1, compressedTotal))}.`;
+    // Against the archive's own size, not the sum of the entries' compressed sizes: entries
+    // whose stored bytes overlap (every entry covering all those after it, "better zip bomb")
+    // each look like 1:1, yet together claim far more than the file holds.
+    const fileSize = (zip as unknown as { fileSize: number }).fileSize;
+    if (total >= RATIO_FLOOR_BYTES && total > limits.maxCompressionRatio * Math.max(1, fileSize)) {
+      result.damage = `The archive looks like a zip bomb: it would unpack to ${Math.round(total / Math.max(1, fileSize))} times its size.`;
       return result;
     }
 
@@ -155,7 +159,13 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
     for (const record of records) {
       if (!record.fileName.startsWith(payloadPrefix)) continue;
       const isFolder = record.fileName.endsWith('/');
-      const relative = record.fileName.slice(payloadPrefix.length).replace(/\/$/, '');
+      // 'a//b' and 'a/./b' are 'a/b' (as the upload reader reads them): an empty segment
+      // would be an entry without a title, its own parent
+      const relative = record.fileName
+        .slice(payloadPrefix.length)
+        .split('/')
+        .filter((segment) => segment !== '' && segment !== '.')
+        .join('/');
       if (!relative || /(^|\/)(__MACOSX)(\/|$)/.test(relative)) continue;
       addEntry(result, {
         path: relative,

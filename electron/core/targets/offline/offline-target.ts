@@ -20,7 +20,7 @@ import type {
   VerifyOutcome,
 } from '../../target.js';
 import { formatDate, formatNanoseconds, normalizeTimestamp } from '../../time.js';
-import { byCodePoint, indexArchive, openEntryStream, openZip, payloadPathOf, type ArchiveIndex, type IndexedEntry } from './archive-index.js';
+import { byCodePoint, describeZipError, indexArchive, openEntryStream, openZip, payloadPathOf, type ArchiveIndex, type IndexedEntry } from './archive-index.js';
 import { FixityStore, type FileFixity, type FixityFailureRecord } from './fixity-store.js';
 import { archiveIdFor, isArchiveId, Library, type LibraryArchive } from './library.js';
 import { SharedZip } from './shared-zip.js';
@@ -122,7 +122,15 @@ export class OfflineTarget implements Target {
       return { ...node, date_created: null, date_modified: formatDate(entry.mtime), hashes: {}, extra: { ...base, size: null } };
     }
     const record = await this.fixity.load(archive.file);
-    const hashes = await this.hashesOf(archive, index, entry);
+    // A file whose bytes cannot be read (a damaged archive: bad local header, unknown
+    // compression, cut short) still has a detail: no hashes, and the reason why.
+    let hashes: Record<string, string> = {};
+    let unreadable: string | null = null;
+    try {
+      hashes = await this.hashesOf(archive, index, entry);
+    } catch (error) {
+      unreadable = unreadableSentence(entry.path, error);
+    }
     const known = record.files[payloadPathOf(index, entry.path)];
     return {
       ...node,
@@ -135,6 +143,7 @@ export class OfflineTarget implements Target {
         compressed_size: entry.compressedSize,
         source_hashes: this.sourceHashes(index, entry.path),
         fixity: describeFixity(known),
+        ...(unreadable === null ? {} : { state: 'damaged', error: unreadable }),
       },
     };
   }
@@ -212,7 +221,7 @@ export class OfflineTarget implements Target {
             done.bytes += n;
           });
         } catch (error) {
-          const failure: FixityFailureRecord = { algorithm: 'read', expected: 'readable bytes', actual: error instanceof Error ? error.message : String(error), against: 'zip' };
+          const failure: FixityFailureRecord = { algorithm: 'read', expected: 'readable bytes', actual: unreadableSentence(key, error), against: 'zip' };
           record.files[key] = { hashes: {}, baseline, state: 'failed', failures: [failure], checked_at: formatDate(new Date()) };
           outcome.failed.push({ path: key, algorithm: 'read', expected: failure.expected, actual: failure.actual });
           done.files++;
@@ -389,6 +398,11 @@ export class OfflineTarget implements Target {
       zip.close();
     }
   }
+}
+
+/** Why an entry's bytes cannot be read, as a sentence (yauzl's and zlib's messages are terse). */
+function unreadableSentence(entryPath: string, error: unknown): string {
+  return `The file '${entryPath.slice(0, 120)}' cannot be read: ${describeZipError(error).replace(/^The archive/, 'the archive')}`;
 }
 
 function entryId(archive: LibraryArchive, entryPath: string): string {

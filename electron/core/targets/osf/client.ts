@@ -2,12 +2,11 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { FerryError } from '../../errors.js';
 import { RemoteClient, type RequestOptions } from '../../remote/http.js';
-import { sendReplayingBody } from './retry.js';
 
 /**
  * OSF API v2 and WaterButler v1 over RemoteClient (retries honouring Retry-After, polite
- * rate, timeouts); only streamed uploads, which RemoteClient cannot replay, are retried
- * here (retry.ts). The API version is pinned (2.20: top-level `meta`, `Z` dates). Paging
+ * rate, timeouts; streamed uploads are given as body factories, so they are retried too).
+ * The API version is pinned (2.20: top-level `meta`, `Z` dates). Paging
  * always sends an explicit `sort` and `page[size]=100`, follows `links.next` verbatim and
  * drops repeated ids (osf.md §5.1).
  *
@@ -150,11 +149,11 @@ export class OsfClient {
   }
 
   /**
-   * An upload to a file-server URL, retried on 429/5xx like every other request; `open` is
-   * called per attempt, because a streamed body must be opened afresh each time.
+   * An upload to a file-server URL (a PUT: retried on 429/5xx and broken connections like
+   * every other request); `options.body` is a factory, called afresh for each attempt.
    */
-  upload(url: string, open: () => Promise<RequestOptions> | RequestOptions): Promise<Response> {
-    return sendReplayingBody(this.fileServer(url), url, open);
+  upload(url: string, options: RequestOptions): Promise<Response> {
+    return this.fileServer(url).request(url, options);
   }
 }
 

@@ -217,25 +217,25 @@ export class OsfWriter {
 
   /**
    * One streamed PUT with Content-Length (WaterButler answers 411 without it). Retries
-   * on 429/5xx open the body afresh (a stream cannot be replayed).
+   * (429/5xx, a broken connection) open the body afresh: the spooled copy, or the entry
+   * again. The client's timeout is the longest pause, so a big file is never cut off.
    */
   private async upload(url: string, entry: Entry, spooled: Spooled | null, allow: number[]): Promise<Response> {
     const size = spooled ? spooled.size : entry.size!;
     const opened: Readable[] = [];
     try {
-      return await this.target.client.upload(url, async () => {
-        throwIfAborted(this.options.signal);
-        const body: Readable = spooled ? createReadStream(spooled.file) : await entry.open();
-        opened.push(body);
-        return {
-          method: 'PUT',
-          token: this.ctx.token,
-          signal: this.options.signal,
-          body,
-          headers: { 'content-length': String(size), 'content-type': 'application/octet-stream' },
-          allow,
-          timeoutMs: Math.max(120_000, Math.ceil(size / (256 * 1024)) * 1000),
-        };
+      return await this.target.client.upload(url, {
+        method: 'PUT',
+        token: this.ctx.token,
+        signal: this.options.signal,
+        body: async () => {
+          throwIfAborted(this.options.signal);
+          const body: Readable = spooled ? createReadStream(spooled.file) : await entry.open();
+          opened.push(body);
+          return body;
+        },
+        headers: { 'content-length': String(size), 'content-type': 'application/octet-stream' },
+        allow,
       });
     } finally {
       for (const body of opened) if (!body.destroyed) body.destroy();

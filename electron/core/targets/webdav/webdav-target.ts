@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createClient, type FileStat, type ResponseDataDetailed, type WebDAVClient } from 'webdav';
 import { CancelledError, FerryError, badRequest, conflict, forbidden, notFound, throwIfAborted, tooLarge, unauthorized } from '../../errors.js';
 import { hashStream } from '../../hashing.js';
@@ -19,17 +20,34 @@ import {
   type WriteOutcome,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
+import { RemoteClient } from '../../remote/http.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
-import { parseWebdavToken } from './credentials.js';
+import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 
 export interface WebdavTargetOptions {
-  /** retries of reads on 429/502/503/504 and network errors (default 3) */
+  /** retries of idempotent requests on 429/5xx and network errors (default 3) */
   retries?: number;
   /** longest Retry-After honoured, ms (default 60 s) */
   maxRetryAfterMs?: number;
-  /** per request, ms (default 60 s; uploads and downloads are not cut off) */
+  /**
+   * per request, ms (default 60 s): the longest wait for an answer; for file bytes (GET, PUT)
+   * the longest pause, so a big file is never cut off for its size
+   */
   timeoutMs?: number;
+  /** requests per second (default 20) */
+  ratePerSecond?: number;
 }
+
+/** A connection to one account: the `webdav` client for PROPFIND/MKCOL/MOVE, RemoteClient for bytes. */
+interface Dav {
+  client: WebDAVClient;
+  http: RemoteClient;
+  credentials: WebdavCredentials;
+}
+
+const DAV_MESSAGES = { unauthorized: 'The WebDAV token is invalid or expired: the server refused the username or app password.' };
+/** statuses of a GET/PUT the target words itself (toFerryError); the rest are RemoteClient's */
+const WORDED_STATUSES = [401, 403, 404, 405, 409, 412, 413, 423, 507];
 
 /**
  * What Ferry asks for in each PROPFIND: the standard properties, plus the ownCloud/Nextcloud
@@ -96,44 +114,81 @@ export class WebdavTarget implements Target {
     credential: 'remote',
   };
 
+  private readonly httpClients = new Map<string, RemoteClient>();
+
   constructor(private readonly options: WebdavTargetOptions = {}) {}
 
-  private connect(ctx: TargetContext): WebDAVClient {
+  private connect(ctx: TargetContext): Dav {
     const credentials = parseWebdavToken(ctx.token);
-    return createClient(credentials.url, { username: credentials.username, password: credentials.password });
+    const client = createClient(credentials.url, { username: credentials.username, password: credentials.password });
+    let http = this.httpClients.get(credentials.url);
+    if (!http) {
+      // one per server, so its request rate is shared by every job that uses it
+      http = new RemoteClient({
+        baseUrl: credentials.url,
+        serviceName: 'The WebDAV server',
+        ratePerSecond: this.options.ratePerSecond ?? 20,
+        timeoutMs: this.options.timeoutMs,
+        retries: this.options.retries ?? 3,
+        maxRetryAfterMs: this.options.maxRetryAfterMs ?? 60_000,
+        messages: DAV_MESSAGES,
+      });
+      this.httpClients.set(credentials.url, http);
+    }
+    return { client, http, credentials };
+  }
+
+  /** A GET or PUT of file bytes through RemoteClient (timeouts, retries, clear mid-body errors). */
+  private async bytesRequest(ctx: TargetContext, dav: Dav, remotePath: string, options: Parameters<RemoteClient['request']>[1]): Promise<Response> {
+    const url = new URL(encodeDavPath(remotePath), dav.http.baseUrl);
+    const basic = Buffer.from(`${dav.credentials.username}:${dav.credentials.password}`).toString('base64');
+    const response = await dav.http.request(url.toString(), {
+      ...options,
+      signal: ctx.signal,
+      headers: { ...options?.headers, authorization: `Basic ${basic}` },
+      allow: WORDED_STATUSES,
+    });
+    if (response.ok) return response;
+    await response.body?.cancel().catch(() => undefined);
+    throw toFerryError({ status: response.status, response }, remotePath);
+  }
+
+  private async download(ctx: TargetContext, dav: Dav, remotePath: string): Promise<Readable> {
+    const response = await this.bytesRequest(ctx, dav, remotePath, { method: 'GET' });
+    return response.body ? Readable.fromWeb(response.body as unknown as WebReadableStream) : Readable.from([]);
   }
 
   async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
-    const client = this.connect(ctx);
+    const dav = this.connect(ctx);
     const start = scope?.container ? parseWebdavId(scope.container) : '/';
-    yield* this.walk(ctx, client, start, scope === undefined);
+    yield* this.walk(ctx, dav, start, scope === undefined);
   }
 
-  private async *walk(ctx: TargetContext, client: WebDAVClient, dir: string, recursive: boolean): AsyncIterable<ResourceNode> {
-    for (const stat of await this.children(ctx, client, dir)) {
+  private async *walk(ctx: TargetContext, dav: Dav, dir: string, recursive: boolean): AsyncIterable<ResourceNode> {
+    for (const stat of await this.children(ctx, dav, dir)) {
       yield nodeOf(stat);
-      if (recursive && stat.type === 'directory') yield* this.walk(ctx, client, stat.filename, true);
+      if (recursive && stat.type === 'directory') yield* this.walk(ctx, dav, stat.filename, true);
     }
   }
 
   /** One PROPFIND, Depth 1 (servers often refuse `infinity`), sorted by name. */
-  private async children(ctx: TargetContext, client: WebDAVClient, dir: string): Promise<FileStat[]> {
-    const result = await this.retrying(ctx, dir, () =>
-      client.getDirectoryContents(dir, { details: true, data: PROPFIND_BODY, signal: ctx.signal }),
+  private async children(ctx: TargetContext, dav: Dav, dir: string): Promise<FileStat[]> {
+    const result = await this.retrying(ctx, dir, (signal) =>
+      dav.client.getDirectoryContents(dir, { details: true, data: PROPFIND_BODY, signal }),
     );
     return result.data.filter((stat) => stat.filename !== dir.replace(/\/$/, '')).sort((a, b) => a.basename.localeCompare(b.basename));
   }
 
-  private stat(ctx: TargetContext, client: WebDAVClient, remotePath: string): Promise<FileStat> {
-    return this.retrying(ctx, remotePath, async () => {
-      const result = (await client.stat(remotePath, { details: true, data: PROPFIND_BODY, signal: ctx.signal })) as ResponseDataDetailed<FileStat>;
+  private stat(ctx: TargetContext, dav: Dav, remotePath: string): Promise<FileStat> {
+    return this.retrying(ctx, remotePath, async (signal) => {
+      const result = (await dav.client.stat(remotePath, { details: true, data: PROPFIND_BODY, signal })) as ResponseDataDetailed<FileStat>;
       return result.data;
     });
   }
 
-  private async statOrNull(ctx: TargetContext, client: WebDAVClient, remotePath: string): Promise<FileStat | null> {
+  private async statOrNull(ctx: TargetContext, dav: Dav, remotePath: string): Promise<FileStat | null> {
     try {
-      return await this.stat(ctx, client, remotePath);
+      return await this.stat(ctx, dav, remotePath);
     } catch (error) {
       if (error instanceof FerryError && error.status === 404) return null;
       throw error;
@@ -141,8 +196,8 @@ export class WebdavTarget implements Target {
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
-    const client = this.connect(ctx);
-    const stat = await this.stat(ctx, client, parseWebdavId(id));
+    const dav = this.connect(ctx);
+    const stat = await this.stat(ctx, dav, parseWebdavId(id));
     const props = (stat.props ?? {}) as Record<string, unknown>;
     const created = Number(props.creation_time);
     const modified = stat.lastmod ? new Date(stat.lastmod) : null;
@@ -164,16 +219,16 @@ export class WebdavTarget implements Target {
   }
 
   async read(ctx: TargetContext, id: string): Promise<ReadResult> {
-    const client = this.connect(ctx);
-    const stat = await this.stat(ctx, client, parseWebdavId(id));
+    const dav = this.connect(ctx);
+    const stat = await this.stat(ctx, dav, parseWebdavId(id));
     const root = nodeOf(stat);
     const title = stat.basename;
-    const open = (remotePath: string) => async (): Promise<Readable> => client.createReadStream(remotePath, { signal: ctx.signal }) as Readable;
+    const open = (remotePath: string) => (): Promise<Readable> => this.download(ctx, dav, remotePath);
     if (stat.type === 'file') {
       const entry = fileEntry(title, stat, open(stat.filename));
       return { title, root, entries: (async function* () { yield entry; })() };
     }
-    const children = (dir: string) => this.children(ctx, client, dir);
+    const children = (dir: string) => this.children(ctx, dav, dir);
     async function* entries(dir: string, prefix: string): AsyncIterable<Entry> {
       for (const child of await children(dir)) {
         const entryPath = `${prefix}/${child.basename}`;
@@ -193,7 +248,7 @@ export class WebdavTarget implements Target {
   }
 
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
-    const client = this.connect(ctx);
+    const dav = this.connect(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
     const knownDirs = new Set<string>(['/']);
     let base: string;
@@ -202,7 +257,7 @@ export class WebdavTarget implements Target {
       base = '/';
     } else {
       base = parseWebdavId(containerId);
-      const stat = await this.stat(ctx, client, base);
+      const stat = await this.stat(ctx, dav, base);
       if (stat.type !== 'directory') throw badRequest(`'${stat.basename}' is a file; upload into a folder.`);
       knownDirs.add(base);
     }
@@ -215,18 +270,18 @@ export class WebdavTarget implements Target {
         continue;
       }
       if (containerId === null) {
-        if (!top) top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, client, segments[0] as string, knownDirs) };
+        if (!top) top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, dav, segments[0] as string, knownDirs) };
         if (segments[0] !== top.original) throw badRequest(`A new top-level folder is made from one top folder; '${entry.path}' is outside '${top.original}'.`);
         segments[0] = top.actual;
       }
       const destination = path.posix.join(base, ...segments);
       try {
         if (entry.kind === 'folder') {
-          await this.ensureDir(ctx, client, destination, knownDirs);
+          await this.ensureDir(ctx, dav, destination, knownDirs);
           continue;
         }
-        await this.ensureDir(ctx, client, path.posix.dirname(destination), knownDirs);
-        await this.writeFile(ctx, client, entry, destination, options, outcome);
+        await this.ensureDir(ctx, dav, path.posix.dirname(destination), knownDirs);
+        await this.writeFile(ctx, dav, entry, destination, options, outcome);
       } catch (error) {
         if (!isPerFileFailure(error, options.signal)) throw error;
         outcome.fileErrors.push({ path: entry.path, error: error.message });
@@ -239,34 +294,34 @@ export class WebdavTarget implements Target {
     return outcome;
   }
 
-  private async newTopFolder(ctx: TargetContext, client: WebDAVClient, wanted: string, knownDirs: Set<string>): Promise<string> {
-    const taken = new Set((await this.children(ctx, client, '/')).map((stat) => stat.basename));
+  private async newTopFolder(ctx: TargetContext, dav: Dav, wanted: string, knownDirs: Set<string>): Promise<string> {
+    const taken = new Set((await this.children(ctx, dav, '/')).map((stat) => stat.basename));
     let name = wanted;
     for (let n = 2; taken.has(name); n++) name = `${wanted} (${n})`;
-    await this.call(ctx, `/${name}`, () => client.createDirectory(`/${name}`, { signal: ctx.signal }));
+    await this.call(ctx, `/${name}`, (signal) => dav.client.createDirectory(`/${name}`, { signal }));
     knownDirs.add(`/${name}`);
     return name;
   }
 
   /** MKCOL each missing level (a PUT into a missing folder is a 409). */
-  private async ensureDir(ctx: TargetContext, client: WebDAVClient, dir: string, knownDirs: Set<string>): Promise<void> {
+  private async ensureDir(ctx: TargetContext, dav: Dav, dir: string, knownDirs: Set<string>): Promise<void> {
     if (knownDirs.has(dir)) return;
-    await this.ensureDir(ctx, client, path.posix.dirname(dir), knownDirs);
-    const existing = await this.statOrNull(ctx, client, dir);
+    await this.ensureDir(ctx, dav, path.posix.dirname(dir), knownDirs);
+    const existing = await this.statOrNull(ctx, dav, dir);
     if (existing && existing.type !== 'directory') throw conflict(`'${dir}' exists on the server as a file, not a folder.`);
-    if (!existing) await this.call(ctx, dir, () => client.createDirectory(dir, { signal: ctx.signal }));
+    if (!existing) await this.call(ctx, dir, (signal) => dav.client.createDirectory(dir, { signal }));
     knownDirs.add(dir);
   }
 
-  private async writeFile(ctx: TargetContext, client: WebDAVClient, entry: Entry, destination: string, options: WriteOptions, outcome: WriteOutcome): Promise<void> {
-    const existing = await this.statOrNull(ctx, client, destination);
+  private async writeFile(ctx: TargetContext, dav: Dav, entry: Entry, destination: string, options: WriteOptions, outcome: WriteOutcome): Promise<void> {
+    const existing = await this.statOrNull(ctx, dav, destination);
     if (existing?.type === 'directory') throw conflict(`'${entry.path}' exists on the server as a folder.`);
     if (existing && options.duplicateAction === 'ignore') {
       outcome.ignored.push(entry.path);
       return;
     }
     if (!existing) {
-      await this.putThenMove(ctx, client, destination, await entry.open(), entry.size, false);
+      await this.putThenMove(ctx, dav, destination, () => entry.open(), entry.size, false);
       outcome.created.push(entry.path);
       return;
     }
@@ -275,64 +330,82 @@ export class WebdavTarget implements Target {
     const incoming = await sizeAndMd5(entry, options.signal);
     try {
       const stored = hashesFromChecksums((existing.props as Record<string, unknown> | undefined)?.checksums).md5
-        ?? (existing.size === incoming.size ? await this.md5Of(ctx, client, destination) : null);
+        ?? (existing.size === incoming.size ? await this.md5Of(ctx, dav, destination) : null);
       if (stored === incoming.md5) {
         outcome.ignored.push(entry.path);
         return;
       }
-      await this.putThenMove(ctx, client, destination, await incoming.open(), incoming.size, true);
+      await this.putThenMove(ctx, dav, destination, incoming.open, incoming.size, true);
       outcome.updated.push(entry.path);
     } finally {
       await incoming.dispose();
     }
   }
 
-  private async md5Of(ctx: TargetContext, client: WebDAVClient, remotePath: string): Promise<string> {
-    const stream = client.createReadStream(remotePath, { signal: ctx.signal }) as Readable;
-    try {
-      return (await hashStream(stream, ['md5'])).hashes.md5 as string;
-    } catch (error) {
-      throw toFerryError(error, remotePath);
-    }
+  private async md5Of(ctx: TargetContext, dav: Dav, remotePath: string): Promise<string> {
+    return (await hashStream(await this.download(ctx, dav, remotePath), ['md5'])).hashes.md5 as string;
   }
 
-  /** PUT to a hidden temp name beside the destination, then MOVE (Overwrite: T only for updates). */
-  private async putThenMove(ctx: TargetContext, client: WebDAVClient, destination: string, body: Readable, size: number | null, overwrite: boolean): Promise<void> {
+  /**
+   * PUT to a hidden temp name beside the destination (retried, the bytes opened afresh: a
+   * PUT to a name only this job uses is safe to repeat), then MOVE (Overwrite: T only for
+   * updates). A MOVE whose answer was lost may still have happened: then the temp name is
+   * gone and the destination holds the upload's size, which counts as done.
+   */
+  private async putThenMove(ctx: TargetContext, dav: Dav, destination: string, open: () => Promise<Readable>, size: number | null, overwrite: boolean): Promise<void> {
     const temp = path.posix.join(path.posix.dirname(destination), `.${path.posix.basename(destination)}.ferry-${randomBytes(6).toString('hex')}.part`);
     try {
-      await this.call(ctx, destination, () =>
-        client.putFileContents(temp, body, { overwrite: false, contentLength: size ?? false, signal: ctx.signal }),
-      );
-      await this.call(ctx, destination, () => client.moveFile(temp, destination, { overwrite, signal: ctx.signal }));
+      const response = await this.bytesRequest(ctx, dav, temp, {
+        method: 'PUT',
+        body: async () => {
+          throwIfAborted(ctx.signal);
+          return open();
+        },
+        // no If-None-Match: the temp name is this upload's alone, and a retry must replace a first try that landed
+        headers: { 'content-type': 'application/octet-stream', ...(size !== null ? { 'content-length': String(size) } : {}) },
+      });
+      await response.body?.cancel().catch(() => undefined);
+      try {
+        await this.call(ctx, destination, (signal) => dav.client.moveFile(temp, destination, { overwrite, signal }));
+      } catch (error) {
+        if (!(error instanceof FerryError) || error.status < 500) throw error;
+        const left = await this.statOrNull(ctx, dav, temp);
+        const landed = await this.statOrNull(ctx, dav, destination);
+        if (left || !landed || landed.type !== 'file' || (size !== null && landed.size !== size)) throw error;
+      }
     } catch (error) {
-      await client.deleteFile(temp).catch(() => undefined);
-      if (error instanceof FerryError && error.status === 409 && !overwrite) {
+      await this.call(ctx, temp, (signal) => dav.client.deleteFile(temp, { signal })).catch(() => undefined);
+      if (error instanceof FerryError && (error.status === 409 || error.status === 412) && !overwrite) {
         throw conflict(`'${path.posix.basename(destination)}' appeared on the server during the upload; it was left as it is.`);
       }
       throw error;
-    } finally {
-      body.destroy();
     }
   }
 
-  /** One request, errors as FerryErrors. */
-  private async call<T>(ctx: TargetContext, what: string, fn: () => Promise<T>): Promise<T> {
+  /** One request (a webdav-client call), cut off after the timeout; errors as FerryErrors. */
+  private async call<T>(ctx: TargetContext, what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const timeoutMs = this.options.timeoutMs ?? 60_000;
+    const timeout = AbortSignal.timeout(timeoutMs);
     try {
-      return await fn();
+      return await fn(AbortSignal.any([ctx.signal, timeout]));
     } catch (error) {
       if (ctx.signal.aborted) throw new CancelledError();
+      if (timeout.aborted) throw new FerryError(504, 'upstream_unavailable', 'The WebDAV server did not answer in time; try again later.');
       throw toFerryError(error, what);
     }
   }
 
-  /** Reads only: retried on 429/5xx/network errors, honouring Retry-After. */
-  private async retrying<T>(ctx: TargetContext, what: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Reads only (PROPFIND): retried on 429/5xx/network errors, honouring Retry-After. Not
+   * after a timeout (504): waiting that long again helps no one.
+   */
+  private async retrying<T>(ctx: TargetContext, what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const retries = this.options.retries ?? 3;
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.call(ctx, what, fn);
       } catch (error) {
-        const retriable = error instanceof FerryError && [429, 502, 503, 504].includes(error.status);
+        const retriable = error instanceof FerryError && [429, 500, 502, 503].includes(error.status);
         if (!retriable || attempt >= retries) throw error;
         const wait = (error as FerryError).retryAfter !== undefined ? (error as FerryError).retryAfter! * 1000 : 300 * 2 ** attempt;
         if (wait > (this.options.maxRetryAfterMs ?? 60_000)) throw error;
@@ -376,6 +449,11 @@ export function toFerryError(error: unknown, remotePath: string): FerryError {
       if (status >= 500) return new FerryError(status === 503 ? 503 : 502, status === 503 ? 'upstream_unavailable' : 'upstream_error', `The WebDAV server failed with HTTP ${status}.`, retryAfter);
       return new FerryError(502, 'upstream_error', `The WebDAV server answered HTTP ${status} for ${name}.`);
   }
+}
+
+/** A path below the account URL, each segment percent-encoded (relative, so the URL's own path stays). */
+function encodeDavPath(remotePath: string): string {
+  return remotePath.split('/').filter(Boolean).map(encodeURIComponent).join('/');
 }
 
 function nodeOf(stat: FileStat): ResourceNode {

@@ -104,16 +104,18 @@ export class ZenodoApi {
     return (await this.client.stream(url, { token, signal })).body;
   }
 
-  /** Bucket PUT: the raw bytes, streamed, with their exact length (Zenodo wants Content-Length). */
-  async putIntoBucket(token: string, bucketUrl: string, key: string, body: Readable, size: number, signal?: AbortSignal): Promise<{ checksum?: string; size?: number }> {
+  /**
+   * Bucket PUT: the raw bytes, streamed, with their exact length (Zenodo wants Content-Length).
+   * A PUT replaces the object, so it is retried (429/5xx, a broken connection) with the bytes
+   * opened afresh by `open`; the client's timeout is the longest pause, not the whole upload.
+   */
+  async putIntoBucket(token: string, bucketUrl: string, key: string, open: () => Promise<Readable>, size: number, signal?: AbortSignal): Promise<{ checksum?: string; size?: number }> {
     const response = await this.client.request(`${bucketUrl.replace(/\/+$/, '')}/${encodeURIComponent(key)}`, {
       method: 'PUT',
       token,
       signal,
-      body,
+      body: open,
       headers: { 'content-type': 'application/octet-stream', 'content-length': String(size), accept: 'application/json' },
-      // Large uploads take longer than an API call.
-      timeoutMs: Math.max(60_000, Math.ceil(size / (256 * 1024)) * 1000),
     });
     return (await response.json()) as { checksum?: string; size?: number };
   }

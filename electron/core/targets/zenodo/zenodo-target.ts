@@ -224,7 +224,7 @@ export class ZenodoTarget implements Target {
       if (used + bytes.size > this.maxRecordBytes) {
         return void fail(`A Zenodo record holds at most ${formatBytes(this.maxRecordBytes, { decimal: true })}; this file would exceed it.`);
       }
-      const stored = await this.api.putIntoBucket(ctx.token, deposition.links.bucket, key, await bytes.open(), bytes.size, options.signal);
+      const stored = await this.api.putIntoBucket(ctx.token, deposition.links.bucket, key, bytes.open, bytes.size, options.signal);
       const record: DepositionFile = { id: existing?.id ?? key, filename: key, filesize: stored.size ?? bytes.size, checksum: stored.checksum ?? bytes.md5, links: existing?.links ?? {} };
       if (existing) {
         Object.assign(existing, record);
