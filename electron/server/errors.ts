@@ -1,5 +1,7 @@
 // One place that turns anything thrown into the contract's `{error, code}` with a status.
 // Never a stack, a token or an absolute path: unknown errors get a fixed sentence.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError, ErrorCode } from '../../shared/api.js';
 import { CancelledError, isFerryError } from '../core/errors.js';
@@ -85,4 +87,31 @@ export function notFoundBody(method: string, url: string): ApiError {
   const full = url.split('?')[0] ?? url;
   const path = full.length > 200 ? `${full.slice(0, 200)}…` : full;
   return { error: `There is no route ${method} ${path}. GET /api_v1/openapi.json lists them.`, code: 'not_found' };
+}
+
+/**
+ * Requests Node's HTTP parser rejects before any route sees them (bad header characters,
+ * headers over 16 KiB, Content-Length with Transfer-Encoding, broken chunks): answered in
+ * the contract's shape, as Fastify's default would answer `{error, message, statusCode}`.
+ * The socket is closed: the parser cannot find the next request in what follows.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  let status = 400;
+  let body: ApiError = { error: 'The request is not valid HTTP (a malformed request line, header or body framing); it was not read.', code: 'bad_request' };
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    body = { error: 'The request headers are larger than the server accepts (16 KiB in all); send fewer or shorter headers.', code: 'too_large' };
+  } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    body = { error: 'The request did not arrive in time; send it again.', code: 'bad_request' };
+  }
+  if (socket.writable) {
+    const json = JSON.stringify(body);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${json}`,
+    );
+  }
+  socket.destroy();
 }

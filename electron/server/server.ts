@@ -6,7 +6,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { FerryCore } from '../core/ferry-core.js';
 import type { ServerContext } from './context.js';
-import { registerErrorHandling, sendError } from './errors.js';
+import { answerClientError, registerErrorHandling, sendError } from './errors.js';
 import { registerGate } from './gate.js';
 import { registerRenderer } from './renderer.js';
 import { registerAppRoutes } from './routes/app.js';
@@ -58,6 +58,8 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
     frameworkErrors: (error, _request, reply) => {
       sendError(reply, error);
     },
+    // requests the HTTP parser itself refuses: the same shape
+    clientErrorHandler: answerClientError,
     routerOptions: {
       ignoreTrailingSlash: true,
       // resource ids (base64url of long paths) can be far longer than the default 100
