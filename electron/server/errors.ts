@@ -1,6 +1,7 @@
 // One place that turns anything thrown into the contract's `{error, code}` with a status.
 // Never a stack, a token or an absolute path: unknown errors get a fixed sentence.
 import { STATUS_CODES } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError, ErrorCode } from '../../shared/api.js';
@@ -114,4 +115,19 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     );
   }
   socket.destroy();
+}
+
+/**
+ * An `Expect` other than 100-continue: Node answers 417 itself, with an empty body and none
+ * of the gate's headers, before any route or hook runs. The same refusal, in the contract's shape.
+ */
+export function answerExpectationFailed(_request: IncomingMessage, response: ServerResponse): void {
+  const json = JSON.stringify({ error: "The Expect header can only be '100-continue'; send the request without it.", code: 'bad_request' } satisfies ApiError);
+  response.writeHead(417, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(json),
+    'x-content-type-options': 'nosniff',
+    connection: 'close',
+  });
+  response.end(json);
 }
