@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Job, ResourceSummary } from '../../../shared/api.js';
 import { byMode, modeTimeout, stressRun } from '../../support/stress.js';
+import { startOsfEmulator, type OsfEmulator } from '../../emulators/osf/emulator.js';
 import { chooseCli, Ferry } from './server.js';
 import {
   bagManifest,
@@ -36,7 +37,7 @@ const seed = Number(process.env.FERRY_CRASH_SEED ?? Math.floor(Math.random() * 2
 const random = seededRandom(seed);
 
 type Kind = 'upload' | 'transfer' | 'download';
-type Variant = 'into-update' | 'into-ignore' | 'top-level';
+type Variant = 'into-update' | 'into-ignore' | 'top-level' | 'to-osf';
 
 /** What one round may do to the workspace, and what it must have done if its job succeeded. */
 interface Expectation {
@@ -59,9 +60,11 @@ interface Phase {
 describe('crashes: SIGKILL during uploads, transfers and downloads kept in the library', () => {
   let dir: string;
   let server: Ferry | null = null;
+  let osf: OsfEmulator | null = null;
   const outputs: string[] = [];
   afterAll(async () => {
     if (server?.alive) await server.kill();
+    await osf?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -90,8 +93,14 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
     await mkdir(path.join(workspace, 'Dest'), { recursive: true });
     await writeFile(path.join(workspace, 'notes.txt'), 'unrelated\n');
 
+    // An emulated OSF as a remote destination: it outlives every kill (it is another service).
+    osf = await startOsfEmulator();
+    const osfUser = osf.state.addUser('Crash Tester');
+    const osfToken = osf.state.addToken(osfUser.id);
+    const osfNode = osf.state.addNode({ title: 'Crash project', owner: osfUser.id });
+
     const start = async (): Promise<Ferry> => {
-      const started = await Ferry.start({ dataDir, workspace, built: cli.built });
+      const started = await Ferry.start({ dataDir, workspace, built: cli.built, extraArgs: ['--osf-api-url', osf!.apiUrl] });
       outputs.push('');
       const index = outputs.length - 1;
       started.process.child.stdout?.on('data', () => (outputs[index] = started.output()));
@@ -103,6 +112,9 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
     const topIds = async (ferry: Ferry) =>
       new Map((await ferry.json<ResourceSummary[]>('api_v1/targets/local/resources/?container=None')).map((resource) => [resource.title, resource.id]));
     const ids = await topIds(server);
+    const osfProjects = await (await server.fetch('api_v1/targets/osf/resources/?container=None', { headers: { 'service-source-token': osfToken } })).json() as ResourceSummary[];
+    const osfProjectId = osfProjects.find((project) => project.title === 'Crash project')?.id;
+    expect(osfProjectId, 'the OSF emulator project is listed').toBeDefined();
 
     // ---- the three kinds of work -----------------------------------------------------------
 
@@ -122,6 +134,7 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
     };
 
     const prepareTransfer = async (variant: Variant): Promise<Expectation> => {
+      if (variant === 'to-osf') return { kind: 'transfer', variant, container: '', files: new Map([...sourceHashes].map(([relative, hash]) => [`SourceA/${relative}`, hash])) };
       // a person edits some files the transfer will meet, so 'update' has something to replace
       const copies = path.join(workspace, 'Dest', 'SourceA');
       for (const relative of sourceHashes.keys()) {
@@ -141,7 +154,14 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
     const begin = (ferry: Ferry, expectation: Expectation, phase: Phase): Promise<string | null> => {
       const action = expectation.variant === 'into-ignore' ? 'ignore' : 'update';
       const headers = { 'service-destination-token': ferry.key, 'service-source-token': ferry.key, 'duplicate-file-action': action };
-      const into = expectation.container === '' ? '' : `${encodeURIComponent(ids.get(expectation.container)!)}/`;
+      const into =
+        expectation.variant === 'to-osf'
+          ? `${encodeURIComponent(osfProjectId!)}/`
+          : expectation.container === ''
+            ? ''
+            : `${encodeURIComponent(ids.get(expectation.container)!)}/`;
+      const destinationTarget = expectation.variant === 'to-osf' ? 'osf' : 'local';
+      if (expectation.variant === 'to-osf') headers['service-destination-token'] = osfToken;
       const acknowledged = async (response: Response): Promise<string> => {
         const body = (await response.json()) as { ticket_number?: string; error?: string };
         if (response.status !== 202) throw new Error(`expected 202, got ${response.status}: ${body.error}`);
@@ -159,7 +179,7 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
         return (async () => {
           const body = JSON.stringify({ source_target_name: 'local', source_resource_id: ids.get('SourceA') });
           return acknowledged(
-            await ferry.fetch(`api_v1/targets/local/resources/${into}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body }),
+            await ferry.fetch(`api_v1/targets/${destinationTarget}/resources/${into}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body }),
           );
         })();
       }
@@ -196,7 +216,7 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
       problems.push(problem);
     };
     const seenTickets = new Set<string>();
-    const figures = { kills: 0, upload: 0, transfer: 0, download: 0, recoveryKills: 0, beforeAck: 0, afterFinish: 0, hiddenLeft: 0, succeeded: 0, failed: 0, filesLost: 0, stuck: 0 };
+    const figures = { osf: 0, kills: 0, upload: 0, transfer: 0, download: 0, recoveryKills: 0, beforeAck: 0, afterFinish: 0, hiddenLeft: 0, succeeded: 0, failed: 0, filesLost: 0, stuck: 0 };
     const failures = new Map<string, number>();
 
     const checkRound = async (ferry: Ferry, round: number, before: Snapshot, expectation: Expectation | null): Promise<void> => {
@@ -224,6 +244,7 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
         } else if (job.status !== 'queued' && job.status !== 'running') fail(round, `job ended ${job.status}`);
       }
 
+      if (expectation?.variant === 'to-osf') checkOsf(round, job);
       const after = await snapshot(workspace);
       // Nothing a person already had may change, except a file this round may replace.
       const mayReplace = (file: string): Set<string> | null => {
@@ -297,6 +318,29 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
       // Outside the workspace too: once every job has ended, no spooled upload is left.
       const spooled = await readdir(path.join(dataDir, 'spool')).catch(() => [] as string[]);
       if (spooled.length > 0) fail(round, `spooled uploads left after every job ended: ${spooled.join(', ')}`);
+    };
+
+    /** Every file in the OSF project is whole (each version one of SourceA's files); a succeeded job put all of them there. */
+    const checkOsf = (round: number, job: Job | null) => {
+      const state = osf!.state;
+      const pathOf = (fileId: string): string => {
+        const file = state.files.get(fileId)!;
+        if (file.parentId === null) return '';
+        const parent = pathOf(file.parentId);
+        return parent === '' ? file.name : `${parent}/${file.name}`;
+      };
+      const present = new Set<string>();
+      for (const file of state.files.values()) {
+        if (file.nodeId !== osfNode.id || file.kind !== 'file') continue;
+        const relative = pathOf(file.id);
+        present.add(relative);
+        const expected = sourceHashes.get(relative.replace(/^SourceA\//, ''));
+        if (!relative.startsWith('SourceA/') || expected === undefined) fail(round, `unexpected file on OSF: ${relative}`);
+        else if (file.versions.some((version) => version.sha256 !== expected)) fail(round, `OSF holds a version of ${relative} that is not whole`);
+      }
+      if (job?.status === 'succeeded') {
+        for (const relative of sourceHashes.keys()) if (!present.has(`SourceA/${relative}`)) fail(round, `the OSF transfer succeeded but SourceA/${relative} is not on OSF`);
+      }
     };
 
     const isFolder = async (absolute: string) => {
@@ -386,7 +430,8 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
 
     for (let round = 1; round <= KILLS; round++) {
       const kind = kinds[round - 1]!;
-      const variant = pick(random, ['into-update', 'into-ignore', 'top-level'] as const);
+      // the first transfer goes to OSF, so even the short variant kills one remote write
+      const variant = kind === 'transfer' && figures.osf === 0 ? 'to-osf' : kind === 'transfer' ? pick(random, ['into-update', 'into-ignore', 'top-level', 'to-osf'] as const) : pick(random, ['into-update', 'into-ignore', 'top-level'] as const);
       const expectation =
         kind === 'upload' ? await prepareUpload(variant, round) : kind === 'transfer' ? await prepareTransfer(variant) : ({ kind, variant: 'keep', container: '', files: new Map() } as Expectation);
       const before = await snapshot(workspace);
@@ -410,6 +455,7 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
       await work;
       figures.kills += 1;
       figures[kind] += 1;
+      if (variant === 'to-osf') figures.osf += 1;
       if (!phase.acknowledged) figures.beforeAck += 1;
       if (phase.finishedBeforeKill) figures.afterFinish += 1;
 
@@ -435,7 +481,7 @@ describe('crashes: SIGKILL during uploads, transfers and downloads kept in the l
     }
 
     console.log(
-      `crashes: ${figures.kills} kills (+${figures.recoveryKills} during recovery); ${figures.beforeAck} before the request was acknowledged, ` +
+      `crashes: ${figures.kills} kills (+${figures.recoveryKills} during recovery; ${figures.osf} of the transfers to an emulated OSF); ${figures.beforeAck} before the request was acknowledged, ` +
         `${figures.afterFinish} after the work was done; jobs after restart: ${figures.succeeded} succeeded, ${figures.failed} failed; ` +
         `at most ${figures.hiddenLeft} hidden temporary files at once${failures.size ? `; failure reasons: ${[...failures].map(([why, n]) => `${n}x ${why}`).join(' / ')}` : ''}`,
     );

@@ -30,7 +30,7 @@ export function chooseCli(): { built: boolean; why: string } {
 export class Ferry {
   private constructor(readonly process: FerryProcess) {}
 
-  static async start(options: { dataDir: string; workspace: string; built: boolean }): Promise<Ferry> {
+  static async start(options: { dataDir: string; workspace: string; built: boolean; extraArgs?: string[] }): Promise<Ferry> {
     return new Ferry(await startFerryProcess(options));
   }
 
