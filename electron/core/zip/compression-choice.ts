@@ -21,10 +21,6 @@ const INCOMPRESSIBLE_EXTENSIONS = new Set([
 
 /** Bytes deflated to judge a file whose extension says nothing. */
 export const SAMPLE_BYTES = 64 * 1024;
-/** Store when the sample deflates to more than this share of its size. */
-const STORE_ABOVE_RATIO = 0.95;
-/** Too small to be worth a deflate stream's overhead. */
-const TINY_FILE_BYTES = 64;
 
 export function isIncompressibleByName(path: string): boolean {
   const name = path.slice(path.lastIndexOf('/') + 1);
@@ -33,19 +29,39 @@ export function isIncompressibleByName(path: string): boolean {
 }
 
 export function sampleCompresses(sample: Buffer): boolean {
-  if (sample.length < TINY_FILE_BYTES) return false;
-  // Text and most tabular data are decided without deflating: when the bytes' own
-  // frequencies (order-0 entropy) already promise a quarter off, Huffman coding alone gets
-  // there, so deflate certainly beats STORE_ABOVE_RATIO. The sample deflate was the largest
-  // single cost of bagging thousands of small CSV files.
-  if (sample.length >= ENTROPY_MIN_BYTES && bitsPerByte(sample) < SURELY_COMPRESSIBLE_BITS) return true;
-  return deflateRawSync(sample, { level: 1 }).length < sample.length * STORE_ABOVE_RATIO;
+  return sampleDecision(sample, deflateRawSync);
 }
 
-/** Below this sample size a Huffman table's own cost makes the entropy bound unreliable. */
-const ENTROPY_MIN_BYTES = 4096;
-/** order-0 entropy under which deflate surely shrinks the data below STORE_ABOVE_RATIO */
-const SURELY_COMPRESSIBLE_BITS = 6;
+/**
+ * The STORE/DEFLATE decision on a sample. Text and most tabular data are decided without
+ * deflating: when the bytes' own frequencies (order-0 entropy) already promise a quarter
+ * off, Huffman coding alone gets there, so deflate certainly beats the 0.95 store
+ * threshold. Anything else is test-deflated at level 1.
+ *
+ * Self-contained on purpose (no name from outside but its parameters and built-ins): the
+ * bag writer's worker threads run this very function from its source text.
+ */
+export function sampleDecision(sample: Uint8Array, deflate: (bytes: Uint8Array, options: { level: number }) => Uint8Array): boolean {
+  const tinyFileBytes = 64; // too small to be worth a deflate stream's overhead
+  const entropyMinBytes = 4096; // below this a Huffman table's own cost makes the bound unreliable
+  const surelyCompressibleBits = 6;
+  const storeAboveRatio = 0.95;
+  if (sample.length < tinyFileBytes) return false;
+  if (sample.length >= entropyMinBytes) {
+    const counts = new Uint32Array(256);
+    for (let i = 0; i < sample.length; i++) counts[sample[i]!]!++;
+    let bits = 0;
+    for (let b = 0; b < 256; b++) {
+      const count = counts[b]!;
+      if (count > 0) {
+        const p = count / sample.length;
+        bits -= p * Math.log2(p);
+      }
+    }
+    if (bits < surelyCompressibleBits) return true;
+  }
+  return deflate(sample, { level: 1 }).length < sample.length * storeAboveRatio;
+}
 
 /** Shannon entropy of the byte frequencies, in bits per byte (0-8). */
 export function bitsPerByte(bytes: Buffer): number {

@@ -1,0 +1,479 @@
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { LOCAL_HEADER_BYTES, FLAG_UTF8 } from './bag-zip-format.js';
+import { sampleDecision } from './compression-choice.js';
+
+// The CPU work of a bag download — md5, sha256, CRC-32 and deflate of every byte — runs on
+// worker threads, so both cores work and the event loop only moves bytes.
+//
+// - Small files travel in batches (one message, one copy of their bytes, transferred): the
+//   worker hashes each, decides STORE or DEFLATE, compresses, and returns the batch's ZIP
+//   records ready to write (local header + data), with each file's digests and CRC.
+// - A large file's bytes go through shared-memory slots to two workers at once (md5 on one,
+//   sha256 + CRC-32 + deflate on the other), which read each slot once; the main thread
+//   writes stored bytes straight from the source, or the deflated bytes the worker returns.
+//
+// The worker is a plain script evaluated from this string: electron-vite bundles all of
+// main into one file, so a worker file of its own would not exist at run time.
+
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { createHash } = require('node:crypto');
+const zlib = require('node:zlib');
+const sampleDecision = (${sampleDecision.toString()});
+// A small file's head tells as much as a large file's 64 KiB sample, for a quarter of the
+// cost; under 4 KiB the file is simply deflated (kept only if smaller): a trial would cost
+// as much as the real thing.
+const SMALL_SAMPLE_BYTES = 16 * 1024;
+const WHOLE_TRIAL_BYTES = 4096;
+const LOCAL_HEADER_BYTES = ${LOCAL_HEADER_BYTES};
+const FLAG_UTF8 = ${FLAG_UTF8};
+const deflateWhole = (bytes, level) => zlib.deflateRawSync(bytes, { level });
+const trialDeflate = (bytes, options) => deflateWhole(bytes, options.level);
+
+function batch(m) {
+  const data = Buffer.from(m.data);
+  const results = [];
+  const bodies = [];
+  let total = 0;
+  for (const f of m.files) {
+    const name = Buffer.from(f.name, 'utf8');
+    const bytes = data.subarray(f.start, f.start + f.length);
+    let body = bytes;
+    let method = 0;
+    let crc = 0;
+    let hashes = null;
+    if (!f.folder) {
+      hashes = {};
+      for (const algorithm of f.algorithms) hashes[algorithm] = createHash(algorithm).update(bytes).digest('hex');
+      crc = zlib.crc32(bytes);
+      if (f.level > 0 && (!f.decide || bytes.length < WHOLE_TRIAL_BYTES || sampleDecision(bytes.subarray(0, SMALL_SAMPLE_BYTES), trialDeflate))) {
+        const deflated = deflateWhole(bytes, f.level);
+        if (deflated.length < bytes.length) {
+          body = deflated;
+          method = 8;
+        }
+      }
+    }
+    bodies.push([name, body]);
+    results.push({ hashes, crc, method, compressedSize: body.length, size: bytes.length, recordBytes: LOCAL_HEADER_BYTES + name.length + body.length });
+    total += LOCAL_HEADER_BYTES + name.length + body.length;
+  }
+  const out = Buffer.allocUnsafeSlow(total);
+  let at = 0;
+  m.files.forEach((f, i) => {
+    const [name, body] = bodies[i];
+    const r = results[i];
+    out.writeUInt32LE(0x04034b50, at);
+    out.writeUInt16LE(20, at + 4);
+    out.writeUInt16LE(FLAG_UTF8, at + 6);
+    out.writeUInt16LE(r.method, at + 8);
+    out.writeUInt16LE(f.dosTime, at + 10);
+    out.writeUInt16LE(f.dosDate, at + 12);
+    out.writeUInt32LE(r.crc >>> 0, at + 14);
+    out.writeUInt32LE(r.compressedSize, at + 18);
+    out.writeUInt32LE(r.size, at + 22);
+    out.writeUInt16LE(name.length, at + 26);
+    out.writeUInt16LE(0, at + 28);
+    name.copy(out, at + LOCAL_HEADER_BYTES);
+    at += LOCAL_HEADER_BYTES + name.length;
+    body.copy(out, at);
+    at += body.length;
+  });
+  parentPort.postMessage({ op: 'batch', id: m.id, data: out.buffer, results }, [out.buffer]);
+}
+
+const streams = new Map();
+const rings = new Map();
+parentPort.on('message', (m) => {
+  if (m.op === 'batch') {
+    batch(m);
+  } else if (m.op === 'ring') {
+    // a view of shared memory the main thread writes large files' bytes into
+    rings.set(m.ring, m.buffer);
+  } else if (m.op === 'chunk') {
+    const s = streams.get(m.id);
+    const ack = () => parentPort.postMessage({ op: 'ack', id: m.id, ring: m.ring, slot: m.slot });
+    if (!s) return ack();
+    const bytes = Buffer.from(rings.get(m.ring), m.offset, m.length);
+    for (const hash of s.hashes) hash.update(bytes);
+    if (s.crc !== null) s.crc = zlib.crc32(bytes, s.crc);
+    // the slot is free once deflate has consumed it (its callback), else at once
+    if (s.engine) s.engine.write(bytes, ack);
+    else ack();
+  } else if (m.op === 'open') {
+    const s = {
+      names: m.algorithms,
+      hashes: m.algorithms.map((algorithm) => createHash(algorithm)),
+      crc: m.crc ? 0 : null,
+      engine: m.level > 0 ? zlib.createDeflateRaw({ level: m.level, highWaterMark: 1024 * 1024 }) : null,
+    };
+    s.engine?.on('data', (out) => {
+      const copy = new Uint8Array(out);
+      parentPort.postMessage({ op: 'data', id: m.id, data: copy.buffer }, [copy.buffer]);
+    });
+    streams.set(m.id, s);
+  } else if (m.op === 'close') {
+    const s = streams.get(m.id);
+    streams.delete(m.id);
+    if (!s) return parentPort.postMessage({ op: 'closed', id: m.id, hashes: null });
+    const closed = () => {
+      const hashes = {};
+      s.names.forEach((name, i) => (hashes[name] = s.hashes[i].digest('hex')));
+      parentPort.postMessage({ op: 'closed', id: m.id, hashes, crc: s.crc });
+    };
+    // 'end' comes after the last 'data'
+    if (s.engine) s.engine.on('end', closed).end();
+    else closed();
+  } else if (m.op === 'drop') {
+    const s = streams.get(m.id);
+    streams.delete(m.id);
+    s?.engine?.destroy();
+  }
+});
+`;
+
+/** One file (or folder) of a batch, as the worker needs it. */
+export interface BatchFile {
+  /** the ZIP entry name (folders end in '/') */
+  name: string;
+  folder: boolean;
+  bytes: Buffer;
+  dosTime: number;
+  dosDate: number;
+  /** digests to compute ([] for none) */
+  algorithms: readonly string[];
+  /** deflate level; 0 stores */
+  level: number;
+  /** sample the bytes to decide STORE or DEFLATE (else deflate whenever it shrinks them) */
+  decide: boolean;
+}
+
+export interface BatchResult {
+  hashes: Record<string, string> | null;
+  crc: number;
+  method: number;
+  compressedSize: number;
+  size: number;
+  /** bytes of this file's local header + data in the batch's records */
+  recordBytes: number;
+}
+
+export interface BatchOutput {
+  /** the local header and data of every file, in order, ready to write */
+  records: Buffer;
+  results: BatchResult[];
+}
+
+/** One role of a large file: a worker computing some of its digests, maybe its CRC and deflate. */
+export interface StreamRole {
+  algorithms: readonly string[];
+  crc: boolean;
+  /** deflate level, 0 for none; the deflated bytes come back through `onData` */
+  level: number;
+}
+
+export interface StreamResult {
+  hashes: Record<string, string>;
+  crc: number;
+}
+
+const SLOT_BYTES = 1024 * 1024;
+const RING_SLOTS = 6;
+
+type FromWorker =
+  | { op: 'batch'; id: number; data: ArrayBuffer; results: BatchResult[] }
+  | { op: 'ack'; id: number; ring: number; slot: number }
+  | { op: 'data'; id: number; data: ArrayBuffer }
+  | { op: 'closed'; id: number; hashes: Record<string, string> | null; crc: number | null };
+
+interface PoolWorker {
+  worker: Worker;
+  /** batches and streams outstanding: while any, the worker keeps the process alive */
+  busy: number;
+  rings: Set<number>;
+}
+
+class Ring {
+  readonly view: Buffer;
+  readonly pending = new Int32Array(RING_SLOTS);
+  private next = 0;
+  private waiter: (() => void) | null = null;
+
+  constructor(readonly id: number) {
+    this.view = Buffer.from(new SharedArrayBuffer(SLOT_BYTES * RING_SLOTS));
+  }
+
+  async acquire(): Promise<number> {
+    const slot = this.next;
+    while (this.pending[slot]! > 0) await new Promise<void>((resolve) => (this.waiter = resolve));
+    this.next = (slot + 1) % RING_SLOTS;
+    return slot;
+  }
+
+  release(slot: number): void {
+    if (this.pending[slot]! > 0) this.pending[slot]! -= 1;
+    if (this.pending[slot] === 0) this.wake();
+  }
+
+  reset(): void {
+    this.pending.fill(0);
+    this.wake();
+  }
+
+  get idle(): boolean {
+    return this.pending.every((count) => count === 0);
+  }
+
+  private wake(): void {
+    const wake = this.waiter;
+    this.waiter = null;
+    wake?.();
+  }
+}
+
+export class BagWorkerPool {
+  private readonly workers: PoolWorker[];
+  private readonly batches = new Map<number, { worker: PoolWorker; resolve(value: BatchOutput): void; reject(error: Error): void }>();
+  private readonly streams = new Map<number, LargeFileJob>();
+  private readonly rings = new Map<number, Ring>();
+  private readonly freeRings: Ring[] = [];
+  private nextId = 1;
+  private nextRing = 1;
+  broken: Error | null = null;
+
+  constructor(size: number) {
+    this.workers = Array.from({ length: Math.max(1, size) }, () => this.spawn());
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  /** Hashes, compresses and frames a batch of small files on the least busy worker. */
+  batch(files: readonly BatchFile[]): Promise<BatchOutput> {
+    if (this.broken) return Promise.reject(this.broken);
+    let total = 0;
+    for (const file of files) total += file.bytes.length;
+    const data = new ArrayBuffer(total);
+    const view = new Uint8Array(data);
+    let at = 0;
+    const described = files.map((file) => {
+      view.set(file.bytes, at);
+      const start = at;
+      at += file.bytes.length;
+      return { name: file.name, folder: file.folder, start, length: file.bytes.length, dosTime: file.dosTime, dosDate: file.dosDate, algorithms: file.algorithms, level: file.level, decide: file.decide };
+    });
+    const worker = this.leastBusy();
+    const id = this.nextId++;
+    this.hold(worker);
+    return new Promise<BatchOutput>((resolve, reject) => {
+      this.batches.set(id, { worker, resolve, reject });
+      worker.worker.postMessage({ op: 'batch', id, data, files: described }, [data]);
+    });
+  }
+
+  /**
+   * A large file's job: its roles spread over distinct workers (the least busy first).
+   * `onData` receives deflated bytes in order, if a role deflates.
+   */
+  stream(roles: readonly StreamRole[], onData: (bytes: Buffer) => void): LargeFileJob {
+    if (this.broken) throw this.broken;
+    const order = [...this.workers].sort((a, b) => a.busy - b.busy);
+    const assigned = roles.map((role, i) => ({ role, worker: order[i % order.length]! }));
+    const ring = this.freeRings.pop() ?? this.newRing();
+    const job = new LargeFileJob(this, this.nextId++, assigned, ring, onData);
+    this.streams.set(job.id, job);
+    for (const { role, worker } of assigned) {
+      this.hold(worker);
+      if (!worker.rings.has(ring.id)) {
+        worker.rings.add(ring.id);
+        worker.worker.postMessage({ op: 'ring', ring: ring.id, buffer: ring.view.buffer });
+      }
+      worker.worker.postMessage({ op: 'open', id: job.id, algorithms: role.algorithms, crc: role.crc, level: role.level });
+    }
+    return job;
+  }
+
+  /** @internal */
+  finishStream(job: LargeFileJob, workers: PoolWorker[]): void {
+    this.streams.delete(job.id);
+    for (const worker of workers) this.letGo(worker);
+    if (job.ring.idle) this.freeRings.push(job.ring);
+    // else an aborted job's slots are still being read: the ring is dropped, not reused
+  }
+
+  private newRing(): Ring {
+    const ring = new Ring(this.nextRing++);
+    this.rings.set(ring.id, ring);
+    return ring;
+  }
+
+  private leastBusy(): PoolWorker {
+    return this.workers.reduce((best, worker) => (worker.busy < best.busy ? worker : best));
+  }
+
+  private hold(worker: PoolWorker): void {
+    if (worker.busy++ === 0) worker.worker.ref();
+  }
+
+  private letGo(worker: PoolWorker): void {
+    if (--worker.busy === 0) worker.worker.unref();
+  }
+
+  private spawn(): PoolWorker {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'ferry-bag' });
+    const entry: PoolWorker = { worker, busy: 0, rings: new Set() };
+    worker.unref();
+    worker.on('message', (message: FromWorker) => {
+      switch (message.op) {
+        case 'ack':
+          this.rings.get(message.ring)?.release(message.slot);
+          return;
+        case 'data':
+          this.streams.get(message.id)?.deliver(Buffer.from(message.data));
+          return;
+        case 'closed':
+          this.streams.get(message.id)?.closed(message.hashes, message.crc);
+          return;
+        case 'batch': {
+          const waiting = this.batches.get(message.id);
+          if (!waiting) return;
+          this.batches.delete(message.id);
+          this.letGo(waiting.worker);
+          waiting.resolve({ records: Buffer.from(message.data), results: message.results });
+          return;
+        }
+      }
+    });
+    worker.on('error', (error) => this.fail(error));
+    worker.on('exit', (code) => this.fail(new Error(`a bag worker thread stopped (exit code ${code})`)));
+    return entry;
+  }
+
+  private fail(error: Error): void {
+    if (this.broken) return;
+    this.broken = new Error(`The ZIP could not be made: ${error.message}`);
+    for (const waiting of this.batches.values()) waiting.reject(this.broken);
+    this.batches.clear();
+    for (const job of this.streams.values()) job.fail(this.broken);
+    this.streams.clear();
+    for (const ring of this.rings.values()) ring.reset();
+    for (const worker of this.workers) void worker.worker.terminate();
+  }
+}
+
+/** One large file's bytes on their way through the workers. */
+export class LargeFileJob {
+  private slot = -1;
+  private filled = 0;
+  private results: StreamResult[] = [];
+  private waiting = 0;
+  private done: { resolve(value: StreamResult): void; reject(error: Error): void } | null = null;
+  private error: Error | null = null;
+  private finished = false;
+
+  constructor(
+    private readonly pool: BagWorkerPool,
+    readonly id: number,
+    private readonly assigned: { role: StreamRole; worker: PoolWorker }[],
+    readonly ring: Ring,
+    private readonly onData: (bytes: Buffer) => void,
+  ) {}
+
+  /** Copies `chunk` into the shared slots, handing each full slot to the workers. */
+  async write(chunk: Buffer): Promise<void> {
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (this.error) throw this.error;
+      if (this.slot < 0) {
+        this.slot = await this.ring.acquire();
+        this.filled = 0;
+        if (this.error) throw this.error;
+      }
+      const n = Math.min(chunk.length - offset, SLOT_BYTES - this.filled);
+      chunk.copy(this.ring.view, this.slot * SLOT_BYTES + this.filled, offset, offset + n);
+      this.filled += n;
+      offset += n;
+      if (this.filled === SLOT_BYTES) this.post();
+    }
+  }
+
+  /** Digests (merged over the roles) and CRC once every byte is processed. */
+  end(): Promise<StreamResult> {
+    if (this.error) return Promise.reject(this.error);
+    if (this.slot >= 0) this.post();
+    this.waiting = this.assigned.length;
+    const result = new Promise<StreamResult>((resolve, reject) => (this.done = { resolve, reject }));
+    for (const { worker } of this.assigned) worker.worker.postMessage({ op: 'close', id: this.id });
+    return result;
+  }
+
+  abort(): void {
+    if (this.finished) return;
+    for (const { worker } of this.assigned) worker.worker.postMessage({ op: 'drop', id: this.id });
+    this.finish();
+  }
+
+  /** @internal deflated bytes from the worker, in order */
+  deliver(bytes: Buffer): void {
+    if (!this.finished) this.onData(bytes);
+  }
+
+  /** @internal */
+  closed(hashes: Record<string, string> | null, crc: number | null): void {
+    if (hashes === null) return this.fail(new Error('a bag worker thread lost a file'));
+    this.results.push({ hashes, crc: crc ?? -1 });
+    if (--this.waiting > 0) return;
+    const merged: StreamResult = { hashes: {}, crc: 0 };
+    for (const result of this.results) {
+      Object.assign(merged.hashes, result.hashes);
+      if (result.crc !== -1) merged.crc = result.crc;
+    }
+    const done = this.done;
+    this.finish();
+    done?.resolve(merged);
+  }
+
+  /** @internal */
+  fail(error: Error): void {
+    this.error = error;
+    const done = this.done;
+    this.finish();
+    done?.reject(error);
+  }
+
+  private post(): void {
+    const slot = this.slot;
+    this.slot = -1;
+    if (this.filled === 0) return;
+    this.ring.pending[slot] = this.assigned.length;
+    for (const { worker } of this.assigned) {
+      worker.worker.postMessage({ op: 'chunk', id: this.id, ring: this.ring.id, slot, offset: slot * SLOT_BYTES, length: this.filled });
+    }
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.done = null;
+    this.pool.finishStream(
+      this,
+      this.assigned.map(({ worker }) => worker),
+    );
+  }
+}
+
+function poolSize(): number {
+  const setting = process.env.FERRY_BAG_WORKERS;
+  if (setting !== undefined && setting !== '') return Math.max(1, Math.floor(Number(setting)) || 1);
+  return Math.min(4, Math.max(1, os.availableParallelism()));
+}
+
+let shared: BagWorkerPool | null = null;
+
+/** The process's pool (a new one after a worker failure). */
+export function bagWorkers(): BagWorkerPool {
+  if (!shared || shared.broken) shared = new BagWorkerPool(poolSize());
+  return shared;
+}
