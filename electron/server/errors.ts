@@ -107,6 +107,19 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     status = 408;
     body = { error: 'The request did not arrive in time; send it again.', code: 'bad_request' };
   }
+  answerOnSocket(socket, status, body);
+}
+
+/**
+ * CONNECT (a proxy tunnel): Node hands the socket over without any answer unless someone
+ * listens, so the client saw a bare close. Ferry is no proxy: 405 in the contract's shape.
+ */
+export function answerConnect(_request: IncomingMessage, socket: Socket): void {
+  answerOnSocket(socket, 405, { error: 'Ferry is not a proxy; CONNECT is not supported.', code: 'action_not_supported' });
+}
+
+function answerOnSocket(socket: Socket, status: number, body: ApiError): void {
+  if (socket.destroyed) return;
   if (socket.writable) {
     const json = JSON.stringify(body);
     socket.write(

@@ -6,7 +6,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { FerryCore } from '../core/ferry-core.js';
 import type { ServerContext } from './context.js';
-import { answerClientError, answerExpectationFailed, registerErrorHandling, sendError } from './errors.js';
+import { answerClientError, answerConnect, answerExpectationFailed, registerErrorHandling, sendError } from './errors.js';
 import { registerGate } from './gate.js';
 import { registerRenderer } from './renderer.js';
 import { registerAppRoutes } from './routes/app.js';
@@ -75,7 +75,9 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
     // client opened without a request yet (those would hold close() for headersTimeout)
     forceCloseConnections: true,
   });
+  // what Node answers itself (or not at all) before any hook runs: in the contract's shape
   app.server.on('checkExpectation', answerExpectationFailed);
+  app.server.on('connect', answerConnect);
   app.server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, options.idleTimeoutMs ?? HEADERS_TIMEOUT_MS);
   const context: ServerContext = { core, version: options.version ?? findVersion() };
 
