@@ -3,11 +3,13 @@
 //
 //   node test/fuzz/run.mjs --seconds N [--target NAME]... [--update-corpus]
 //   node test/fuzz/run.mjs --minimize-corpus [--target NAME]...
+//   (--entry FILE: fuzz through another entry module, e.g. one applying a proposed fix first)
 //
 // Each target fuzzes for its share of N seconds, starting from a temp copy of its committed
 // corpus (test/fuzz/corpus/<target>/) plus its regression inputs (test/fuzz/findings/<target>/).
 // A finding (crash, unexpected error, timeout, out of memory) is saved to
-// test/fuzz/findings/pending/<target>/ and makes the exit code 1. --update-corpus merges the
+// test/fuzz/findings/pending/<target>/ and makes the exit code 1; fuzzing then goes on for
+// the rest of the share (libFuzzer itself stops at the first). --update-corpus merges the
 // inputs that found new coverage back into the committed corpus, minimised (libFuzzer
 // -merge=1 into an empty folder); --minimize-corpus does only that. One line per target:
 //   FIGURE: fuzz: <target> <execs> executions in <s> s, <n> corpus entries, <k> findings
@@ -22,6 +24,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
 const require = createRequire(import.meta.url);
 const TARGETS = ['upload-reader', 'offline-archive'];
+/** libFuzzer stops at a finding: fuzzing starts again (same grown corpus) for what is left of the share, this many times at most. */
+const MAX_RESTARTS = 4;
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -36,6 +40,8 @@ const minimizeOnly = args.includes('--minimize-corpus');
 const updateCorpus = args.includes('--update-corpus') || minimizeOnly;
 /** per input: a ZIP read should take milliseconds; this is a hang */
 const timeoutMs = Number(option('--timeout-ms', '10000'));
+/** another entry module (e.g. one that applies a proposed fix first); default entry.ts */
+const entry = option('--entry', join(here, 'entry.ts'));
 const rssLimitMb = Number(option('--rss-limit-mb', '1536'));
 const maxLen = Number(option('--max-len', '32768'));
 if (!minimizeOnly && !(seconds > 0)) fail('--seconds must be a positive number');
@@ -53,9 +59,10 @@ process.on('SIGINT', () => {
 
 try {
   const bundle = await buildBundle(join(work, 'bundle.cjs'));
+  if (!bundle) process.exitCode = 2;
   let findingsTotal = 0;
   const share = Math.max(1, Math.floor(seconds / targets.length));
-  for (const target of targets) {
+  for (const target of bundle ? targets : []) {
     if (interrupted) break;
     if (minimizeOnly) {
       await minimize(bundle, target, []);
@@ -67,7 +74,7 @@ try {
     for (const finding of result.findings) console.log(`fuzz: ${target}: finding saved as ${finding}`);
     if (updateCorpus) await minimize(bundle, target, [result.corpus]);
   }
-  process.exitCode = findingsTotal > 0 || interrupted ? 1 : 0;
+  if (bundle) process.exitCode = findingsTotal > 0 || interrupted ? 1 : 0;
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
@@ -76,16 +83,22 @@ try {
 async function buildBundle(outfile) {
   // esbuild comes with tsx/vite/electron-vite, all devDependencies of the project
   const esbuild = await import('esbuild');
-  await esbuild.build({
-    entryPoints: [join(here, 'entry.ts')],
+  const built = esbuild.build({
+    entryPoints: [entry],
     bundle: true,
     platform: 'node',
     format: 'cjs',
     target: 'node20',
     outfile,
     sourcemap: 'inline',
-    logLevel: 'warning',
+    logLevel: 'silent',
   });
+  try {
+    await built;
+  } catch (error) {
+    console.error(`fuzz: the fuzz targets could not be bundled (does the code type-check?):\n${error.message}`);
+    return null;
+  }
   return outfile;
 }
 
@@ -101,17 +114,21 @@ function copyInto(files, dir) {
   for (const file of files) copyFileSync(file, join(dir, file.split(/[\\/]/).pop()));
 }
 
-/** `node --import jazzer-compat.mjs jazzer <bundle> <corpus dirs> [options] -- <libFuzzer flags>`, output to a log. */
+/** `node jazzer <bundle> <corpus dirs> [options] -- <libFuzzer flags>`, output to a log. */
 function jazzer(target, positional, jazzerOptions, libFuzzerFlags, logFile) {
   const cli = require.resolve('@jazzer.js/core/dist/cli.js');
   const scratch = join(work, target, 'scratch');
   mkdirSync(scratch, { recursive: true });
-  const commandArgs = ['--import', pathToFileURL(join(here, 'support', 'jazzer-compat.mjs')).href, cli, ...positional, ...jazzerOptions, '--', ...libFuzzerFlags];
+  const commandArgs = [cli, ...positional, ...jazzerOptions, '--', ...libFuzzerFlags];
+  // in NODE_OPTIONS, not the command line: libFuzzer's merge re-runs the command Jazzer.js
+  // rebuilds from process.argv (without node's own flags) in a child process, which needs it too
+  const compat = `--import=${pathToFileURL(join(here, 'support', 'jazzer-compat.mjs')).href}`;
+  const nodeOptions = [process.env.NODE_OPTIONS, compat].filter(Boolean).join(' ');
   return new Promise((resolve) => {
     const log = createWriteStream(logFile);
     const child = spawn(process.execPath, commandArgs, {
       cwd: work,
-      env: { ...process.env, FERRY_FUZZ_TARGET: target, FERRY_FUZZ_SCRATCH: scratch },
+      env: { ...process.env, NODE_OPTIONS: nodeOptions, FERRY_FUZZ_TARGET: target, FERRY_FUZZ_SCRATCH: scratch },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout.pipe(log, { end: false });
@@ -125,51 +142,61 @@ async function fuzzTarget(bundle, target, share) {
   const regressions = join(here, 'findings', target);
   const corpus = join(work, target, 'corpus');
   const artifacts = join(work, target, 'artifacts');
+  const pending = join(here, 'findings', 'pending', target);
   copyInto(filesIn(committed), corpus);
   copyInto(filesIn(regressions), corpus);
   mkdirSync(artifacts, { recursive: true });
-  const logFile = join(work, target, 'jazzer.log');
   const started = Date.now();
-  const { code, signal } = await jazzer(
-    target,
-    [bundle, corpus],
-    ['--timeout', String(timeoutMs)],
-    [
-      `-max_total_time=${share}`,
-      `-rss_limit_mb=${rssLimitMb}`,
-      `-max_len=${maxLen}`,
-      `-dict=${join(here, 'zip.dict')}`,
-      `-artifact_prefix=${artifacts}/`,
-      '-print_final_stats=1',
-    ],
-    logFile,
-  );
-  const elapsed = Math.round((Date.now() - started) / 1000);
-  const log = readFileSync(logFile, 'utf8');
-  const execs = Number(/stat::number_of_executed_units:\s*(\d+)/.exec(log)?.[1] ?? /Done (\d+) runs/.exec(log)?.[1] ?? 0);
-
-  for (const line of new Set(log.split('\n').filter((l) => l.startsWith('fuzz: known finding')))) console.log(`fuzz: ${target}: ${line.slice('fuzz: '.length)}`);
-
   const findings = [];
-  const pending = join(here, 'findings', 'pending', target);
-  for (const file of filesIn(artifacts)) {
-    const name = file.split(/[\\/]/).pop();
-    if (!/^(crash|timeout|oom|leak)-/.test(name)) continue;
-    mkdirSync(pending, { recursive: true });
-    copyFileSync(file, join(pending, name));
-    findings.push(relative(repo, join(pending, name)));
-  }
-  // exited badly without writing an input: the target itself could not start, or libFuzzer died
-  const clean = code === 0 && findings.length === 0;
-  if (!clean && findings.length === 0 && !interrupted) findings.push(`(no input saved: jazzer exited with ${signal ?? `code ${code}`})`);
-  if (!clean) {
+  const known = new Set();
+  let execs = 0;
+  for (let attempt = 0; attempt <= MAX_RESTARTS && !interrupted; attempt++) {
+    const left = share - Math.round((Date.now() - started) / 1000);
+    if (attempt > 0 && left < 5) break;
+    const logFile = join(work, target, `jazzer-${attempt}.log`);
+    const before = new Set(filesIn(artifacts));
+    const { code, signal } = await jazzer(
+      target,
+      [bundle, corpus],
+      ['--timeout', String(timeoutMs)],
+      [
+        `-max_total_time=${Math.max(1, left)}`,
+        `-rss_limit_mb=${rssLimitMb}`,
+        `-max_len=${maxLen}`,
+        `-dict=${join(here, 'zip.dict')}`,
+        `-artifact_prefix=${artifacts}/`,
+        '-print_final_stats=1',
+      ],
+      logFile,
+    );
+    const log = readFileSync(logFile, 'utf8');
+    // the final stats, or after a finding (no stats printed) the last progress line's count
+    const progress = [...log.matchAll(/^#(\d+)\s/gm)].map((match) => Number(match[1]));
+    execs += Number(/stat::number_of_executed_units:\s*(\d+)/.exec(log)?.[1] ?? Math.max(0, ...progress));
+    for (const line of log.split('\n')) if (line.startsWith('fuzz: known finding')) known.add(line.slice('fuzz: '.length));
+
+    const found = [];
+    for (const file of filesIn(artifacts)) {
+      const name = file.split(/[\\/]/).pop();
+      if (before.has(file) || !/^(crash|timeout|oom|leak)-/.test(name)) continue;
+      mkdirSync(pending, { recursive: true });
+      copyFileSync(file, join(pending, name));
+      found.push(relative(repo, join(pending, name)));
+    }
+    // exited badly without writing an input: the target itself could not start, or libFuzzer died
+    if (code !== 0 && found.length === 0 && !interrupted) found.push(`(no input saved: jazzer exited with ${signal ?? `code ${code}`})`);
+    if (found.length === 0) break;
+    findings.push(...found);
     mkdirSync(pending, { recursive: true });
     const kept = join(pending, `jazzer-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
     copyFileSync(logFile, kept);
     console.log(`fuzz: ${target}: the fuzzer's report (full log: ${relative(repo, kept)}):`);
-    console.log(tail(log, 60));
+    console.log(tail(log, 40));
+    if (code !== 0 && found[0].startsWith('(')) break; // it cannot run: no point starting again
   }
-  return { execs, seconds: elapsed, corpusEntries: filesIn(corpus).length, findings, corpus };
+  for (const line of known) console.log(`fuzz: ${target}: ${line}`);
+  const seconds = Math.round((Date.now() - started) / 1000);
+  return { execs, seconds, corpusEntries: filesIn(corpus).length, findings, corpus };
 }
 
 /** libFuzzer -merge=1 into an empty folder: the smallest set of inputs with the same coverage, which then replaces the committed corpus. */
