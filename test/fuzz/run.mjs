@@ -14,6 +14,7 @@
 // -merge=1 into an empty folder); --minimize-corpus does only that. One line per target:
 //   FIGURE: fuzz: <target> <execs> executions in <s> s, <n> corpus entries, <k> findings
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -213,10 +214,16 @@ async function minimize(bundle, target, extraDirs) {
     return;
   }
   const before = filesIn(committed);
+  // libFuzzer names what it keeps by the SHA-1 of its bytes: a seed kept keeps its own name
+  const names = new Map(before.map((file) => [createHash('sha1').update(readFileSync(file)).digest('hex'), file.split(/[\\/]/).pop()]));
   // replace in one step: the new set lands beside the old, then takes its name
   const next = `${committed}.next`;
   rmSync(next, { recursive: true, force: true });
-  copyInto(kept, next);
+  mkdirSync(next, { recursive: true });
+  for (const file of kept) {
+    const name = file.split(/[\\/]/).pop();
+    copyFileSync(file, join(next, names.get(name) ?? name));
+  }
   const old = `${committed}.old`;
   rmSync(old, { recursive: true, force: true });
   if (existsSync(committed)) renameSync(committed, old);
