@@ -22,8 +22,8 @@ function step(title, command, commandArgs) {
   if (result.status !== 0) failures.push(title);
 }
 
-// Servers started from the built CLI (crash tests) need out/.
-if (!existsSync('out/main/cli.js')) step('Build', 'npx', ['electron-vite', 'build']);
+// Servers started from the built CLI (crash, load tests) must run today's code: build every time.
+step('Build', 'npx', ['electron-vite', 'build']);
 if (!args.includes('--no-vitest')) {
   step('Long variants (Vitest, FERRY_STRESS=1)', 'npx', ['vitest', 'run', '--project', 'node', 'test/stress']);
 }
