@@ -118,7 +118,7 @@ export async function startServer(options: { workspaceFiles?: Record<string, str
 function openRunLog(child: ChildProcess): { recordSecret(secret: string): void } | null {
   const dir = process.env.FERRY_TEST_LOG_DIR;
   if (!dir) return null;
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 }); // secrets.list holds keys
   const file = createWriteStream(path.join(dir, `e2e-serve-${process.pid}-${randomBytes(4).toString('hex')}.log`), { flags: 'a' });
   file.on('error', () => {});
   child.stdout!.on('data', (chunk: Buffer) => file.write(chunk));

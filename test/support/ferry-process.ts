@@ -70,7 +70,7 @@ export async function fileMode(file: string): Promise<number> {
 export function testLogDir(): string | null {
   const dir = process.env.FERRY_TEST_LOG_DIR;
   if (!dir) return null;
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 }); // secrets.list holds keys
   return dir;
 }
 
