@@ -55,6 +55,11 @@ export async function validateBag(files: BagFile[]): Promise<BagHashes> {
         problems.push(`${manifest.path} lists ${line.path}, which is not in the bag's payload`);
         continue;
       }
+      // a path listed twice must not say two things: the last line would silently win
+      if (listed.has(line.path) && hashes[algorithm] !== line.hex) {
+        problems.push(`${manifest.path} lists ${line.path} twice, with different checksums`);
+        continue;
+      }
       listed.add(line.path);
       hashes[algorithm] = line.hex;
     }

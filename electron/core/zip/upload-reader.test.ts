@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { crc32 } from 'node:zlib';
 import yazl from 'yazl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../errors.js';
@@ -32,6 +33,17 @@ async function fileFrom(bytes: Buffer): Promise<string> {
   const file = path.join(work, `upload-${++counter}.zip`);
   await writeFile(file, bytes);
   return file;
+}
+
+/** An Info-ZIP Unicode Path extra field (0x7075, version 1) naming `plain`'s UTF-8 spelling. */
+function unicodePath(plain: string, utf8: Buffer): Buffer {
+  const field = Buffer.alloc(9 + utf8.length);
+  field.writeUInt16LE(0x7075, 0);
+  field.writeUInt16LE(5 + utf8.length, 2);
+  field.writeUInt8(1, 4);
+  field.writeUInt32LE(crc32(Buffer.from(plain)) >>> 0, 5);
+  utf8.copy(field, 9);
+  return field;
 }
 
 async function yazlZip(files: [string, Buffer | null][]): Promise<string> {
@@ -267,6 +279,14 @@ describe('hostile and broken uploads are refused before anything is returned', (
     ['backslash path', { name: 'a\\..\\evil.txt', data: Buffer.from('x') }, /backslashes/],
     ['NUL byte', { name: Buffer.from('a\0.txt'), data: Buffer.from('x') }, /NUL character/],
     ['unknown compression', { name: 'a.txt', data: Buffer.from('x'), method: 12 }, /compression method 12/],
+    // found by the hostile corpus (test/stress/hostile-zips): these were read as U+FFFD names and written
+    ['name flagged UTF-8 with overlong "../" (C0 AE C0 AE C0 AF)', { name: Buffer.from([0xc0, 0xae, 0xc0, 0xae, 0xc0, 0xaf, 0x78]), data: Buffer.from('x') }, /not valid UTF-8/],
+    ['name flagged UTF-8 with a 3-byte overlong "."', { name: Buffer.from([0x61, 0x2f, 0xe0, 0x80, 0xae, 0x78]), data: Buffer.from('x') }, /not valid UTF-8/],
+    [
+      'Unicode Path field (0x7075) holding overlong bytes',
+      { name: 'innocent.txt', data: Buffer.from('x'), centralExtra: unicodePath('innocent.txt', Buffer.from([0xc0, 0xae, 0xc0, 0xae, 0x2f, 0x78])) },
+      /not valid UTF-8/,
+    ],
   ];
   for (const [label, entry, message] of hostile) {
     it(`refuses a ${label}`, async () => {
@@ -372,6 +392,61 @@ describe('hostile and broken uploads are refused before anything is returned', (
     bytes[at] = bytes[at]! ^ 0xff;
     const error = await refusal(await fileFrom(bytes));
     expect(['not_a_zip', 'bad_bag']).toContain(error.code);
+  });
+
+  it('refuses entries whose stored bytes overlap (a local header inside another entry\'s data)', async () => {
+    // found by the hostile corpus: stored entries each covering all those after it ("better
+    // zip bomb" by overlap) passed when the total stayed under the ratio floor
+    const inner = rawZip([{ name: 'b.txt', data: Buffer.from('inner'), method: 0 }]);
+    const bLocal = inner.subarray(0, 30 + 'b.txt'.length + 'inner'.length);
+    const zip = rawZip([
+      { name: 'a.txt', data: bLocal, method: 0 },
+      { name: 'b.txt', data: Buffer.from('inner'), method: 0, local: false, localOffset: 30 + 'a.txt'.length },
+    ]);
+    const error = await refusal(await fileFrom(zip));
+    expect(error).toMatchObject({ status: 400 });
+    expect(error.message).toMatch(/"a.txt" and "b.txt" overlap/);
+  });
+
+  it('refuses a ZIP64 locator or end record pointing past 2^53 (yauzl threw inside a callback: uncaught, the job never ended)', async () => {
+    const entries: RawEntry[] = [{ name: 'a.txt', data: Buffer.from('a') }];
+    for (const zip64 of [{ locatorOffset: 2 ** 62 }, { locatorOffset: 2 ** 40 }, { directoryOffset: 2 ** 60 }, { entries: 2 ** 50 }]) {
+      const error = await refusal(await fileFrom(rawZip(entries, { eocd: { entries: 0xffff, directoryOffset: 0xffffffff }, zip64 })));
+      expect(error.code, JSON.stringify(zip64)).toBe('not_a_zip');
+    }
+  });
+
+  it('refuses an entry lying past the end of the file before anything is read', async () => {
+    const error = await refusal(await fileFrom(rawZip([{ name: 'a.txt', data: Buffer.from('a') }, { name: 'ghost.txt', data: Buffer.from('b'), local: false, localOffset: 5000 }])));
+    expect(error.message).toMatch(/"ghost.txt" lies past the end of the file/);
+  });
+
+  it('refuses a bag whose manifest lists one file twice with different checksums', async () => {
+    const bytes = Buffer.from('payload');
+    const good = `${md5(bytes)}  data/a.txt\n`;
+    const wrong = `${md5(Buffer.from('other'))}  data/a.txt\n`;
+    for (const manifest of [wrong + good, good + wrong]) {
+      const zip = rawZip([
+        { name: 'bagit.txt', data: Buffer.from('BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n') },
+        { name: 'manifest-md5.txt', data: Buffer.from(manifest) },
+        { name: 'data/a.txt', data: bytes },
+      ]);
+      const error = await refusal(await fileFrom(zip));
+      expect(error.message).toMatch(/lists data\/a.txt twice, with different checksums/);
+    }
+  });
+
+  it('still reads UTF-8 names without the flag and valid Unicode Path fields', async () => {
+    const zip = rawZip([
+      { name: Buffer.from('café.txt'), utf8: false, data: Buffer.from('1') },
+      { name: 'plain.txt', utf8: false, data: Buffer.from('2'), centralExtra: unicodePath('plain.txt', Buffer.from('ünï.txt')) },
+    ]);
+    const archive = await openUploadZip(await fileFrom(zip), DEFAULT_LIMITS);
+    try {
+      expect((await collect(archive)).map((entry) => entry.path)).toEqual(['café.txt', 'ünï.txt']);
+    } finally {
+      await archive.close();
+    }
   });
 
   it('truncating a valid file to zero bytes is not a ZIP', async () => {

@@ -1,6 +1,6 @@
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import yauzl from 'yauzl';
-import { decodeEntryName } from './entry-name.js';
+import { decodeEntryName, hasInvalidUtf8Name } from './entry-name.js';
 import { formatBytes } from '../../../shared/format.js';
 import type { Entry } from '../target.js';
 import { FerryError, badRequest, isFerryError, tooLarge } from '../errors.js';
@@ -41,6 +41,8 @@ const S_IFDIR = 0o040000;
 /** what most file systems allow for one name (ext4, APFS, NTFS in UTF-16 units ~ bytes here) */
 const MAX_SEGMENT_BYTES = 255;
 const IGNORED_NAMES = new Set(['.ds_store', 'thumbs.db', 'desktop.ini']);
+/** the fixed part of a local file header (APPNOTE 4.3.7) */
+const LOCAL_HEADER_BYTES = 30;
 
 export async function openUploadZip(zipPath: string, limits: Limits): Promise<UploadArchive> {
   const fileSize = (await stat(zipPath)).size;
@@ -49,6 +51,7 @@ export async function openUploadZip(zipPath: string, limits: Limits): Promise<Up
   }
   let zip: yauzl.ZipFile;
   try {
+    await checkEndRecords(zipPath, fileSize);
     zip = await yauzl.openPromise(zipPath, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: true });
   } catch (error) {
     throw notAZip(error);
@@ -80,9 +83,15 @@ async function readCentralDirectory(zip: yauzl.ZipFile, fileSize: number, limits
   const spellings = new Map<string, string>();
   /** local header offset → the entry that owns it */
   const owners = new Map<number, string>();
+  /** where each entry's local header and data lie at the least (the header's name and extra field not counted) */
+  const extents: { start: number; end: number; name: string }[] = [];
   let totalBytes = 0;
   for await (const entry of zip.eachEntry()) {
-    const name = decodeEntryName(entry.generalPurposeBitFlag, entry.fileName as unknown as Buffer, entry.extraFields);
+    const raw = entry.fileName as unknown as Buffer;
+    const name = decodeEntryName(entry.generalPurposeBitFlag, raw, entry.extraFields);
+    if (hasInvalidUtf8Name(entry.generalPurposeBitFlag, raw, entry.extraFields)) {
+      throw badRequest(`The ZIP entry ${JSON.stringify(name.replace(/\0/g, '\\0').slice(0, 120))} says its name is UTF-8, but the name's bytes are not valid UTF-8 (overlong or broken); the ZIP is damaged or hostile.`);
+    }
     refuseHostile(entry, name, limits);
     // two records over one local header: the same bytes under two names (an alias, and the
     // overlap trick of "better zip bombs")
@@ -91,6 +100,7 @@ async function readCentralDirectory(zip: yauzl.ZipFile, fileSize: number, limits
       throw badRequest(`The ZIP entries "${owner}" and "${name}" share the same stored data; each entry must have its own.`);
     }
     owners.set(entry.relativeOffsetOfLocalHeader, name);
+    extents.push({ start: entry.relativeOffsetOfLocalHeader, end: entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + entry.compressedSize, name });
 
     totalBytes += entry.uncompressedSize;
     if (totalBytes > limits.maxTotalUncompressedBytes) {
@@ -119,12 +129,71 @@ async function readCentralDirectory(zip: yauzl.ZipFile, fileSize: number, limits
     kinds.set(path, kind);
     records.push({ path, kind, size: kind === 'file' ? entry.uncompressedSize : 0, mtime: entry.getLastModDate(), entry });
   }
+  refuseOverlaps(extents, fileSize);
   if (totalBytes >= RATIO_MIN_BYTES && totalBytes / Math.max(fileSize, 1) > limits.maxCompressionRatio) {
     throw tooLarge(
       `The uploaded ZIP unpacks to ${Math.round(totalBytes / fileSize)} times its size, over the limit of ${limits.maxCompressionRatio} (a "zip bomb" guard).`,
     );
   }
   return records;
+}
+
+/**
+ * Entries whose stored bytes overlap: one entry's local header inside another's data. No
+ * tool writes that; it is how the "better zip bomb" makes thousands of entries out of one
+ * kernel (each entry covering all those after it) while every entry alone looks harmless,
+ * and under the ratio limit it would still be written out many times over.
+ */
+function refuseOverlaps(extents: { start: number; end: number; name: string }[], fileSize: number): void {
+  const sorted = [...extents].sort((a, b) => a.start - b.start);
+  // an entry whose bytes would lie past the end: refused now, not after the files before it were written
+  const outside = sorted.find((extent) => extent.end > fileSize);
+  if (outside) throw badRequest(`The ZIP entry "${outside.name}" lies past the end of the file; the ZIP is truncated or corrupt.`);
+  for (let i = 1; i < sorted.length; i++) {
+    const before = sorted[i - 1]!;
+    const after = sorted[i]!;
+    if (after.start < before.end) {
+      throw badRequest(`The ZIP entries "${before.name}" and "${after.name}" overlap in the archive (one is stored inside the other); each entry must have its own bytes.`);
+    }
+  }
+}
+
+const END_RECORD_BYTES = 22;
+const ZIP64_LOCATOR_BYTES = 20;
+const ZIP64_END_RECORD_BYTES = 56;
+
+/**
+ * The end records' offsets checked before yauzl follows them. yauzl reads the ZIP64 end
+ * record wherever the locator says, inside a read callback: an offset past 2^53 made
+ * fs.read throw there, an uncaught exception (the service went down, the job never ended).
+ * Found by the hostile corpus. Throws a plain Error with a short reason.
+ * Exported for the offline library, which opens archives the same way.
+ */
+export async function checkEndRecords(zipPath: string, fileSize: number): Promise<void> {
+  const tailBytes = Math.min(fileSize, ZIP64_LOCATOR_BYTES + END_RECORD_BYTES + 0xffff);
+  const tail = Buffer.alloc(tailBytes);
+  const handle = await open(zipPath, 'r');
+  try {
+    await handle.read(tail, 0, tailBytes, fileSize - tailBytes);
+    // as yauzl: the last end-record signature from the end
+    let at = -1;
+    for (let i = tailBytes - END_RECORD_BYTES; i >= 0; i--) {
+      if (tail.readUInt32LE(i) === 0x06054b50) {
+        at = i;
+        break;
+      }
+    }
+    if (at < ZIP64_LOCATOR_BYTES || tail.readUInt32LE(at - ZIP64_LOCATOR_BYTES) !== 0x07064b50) return;
+    const recordOffset = tail.readBigUInt64LE(at - ZIP64_LOCATOR_BYTES + 8);
+    if (recordOffset > BigInt(fileSize - ZIP64_END_RECORD_BYTES)) throw new Error('its ZIP64 end record is said to lie past the end of the file');
+    const record = Buffer.alloc(ZIP64_END_RECORD_BYTES);
+    await handle.read(record, 0, ZIP64_END_RECORD_BYTES, Number(recordOffset));
+    if (record.readUInt32LE(0) !== 0x06064b50) return; // yauzl says so itself
+    if (record.readBigUInt64LE(48) > BigInt(fileSize)) throw new Error('its central directory is said to start past the end of the file');
+    if (record.readBigUInt64LE(32) > BigInt(Math.ceil(fileSize / 46))) throw new Error('it claims more entries than the file can hold');
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Entries that could land outside their folder, or that Ferry cannot read faithfully. */
