@@ -1,5 +1,7 @@
 import type { Readable } from 'node:stream';
+import { stat } from 'node:fs/promises';
 import yauzl from 'yauzl';
+import { checkEndRecords } from '../../zip/upload-reader.js';
 import { parseManifest } from '../../zip/bagit-format.js';
 import { PROVENANCE_FILE, type Provenance } from '../../zip/bag-writer.js';
 import { readCentralDirectory } from './central-directory.js';
@@ -56,7 +58,9 @@ export interface IndexLimits {
 const RATIO_FLOOR_BYTES = 1024 * 1024;
 const TAG_FILE_LIMIT = 64 * 1024 * 1024;
 
-export function openZip(file: string): Promise<yauzl.ZipFile> {
+export async function openZip(file: string): Promise<yauzl.ZipFile> {
+  // end records yauzl would follow past 2^53 threw inside its read callback (uncaught)
+  await checkEndRecords(file, (await stat(file)).size);
   return new Promise((resolve, reject) => {
     yauzl.open(file, { lazyEntries: true, autoClose: false, decodeStrings: true, validateEntrySizes: true, strictFileNames: false }, (error, zip) =>
       error || !zip ? reject(error ?? new Error('no zip')) : resolve(zip),

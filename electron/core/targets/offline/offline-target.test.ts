@@ -14,6 +14,8 @@ import { LocalTarget } from '../local/local-target.js';
 import { OfflineTarget } from './offline-target.js';
 import { indexArchive } from './archive-index.js';
 import { writeManyEntriesZip } from '../../../../test/support/many-entries-zip.js';
+import { overlapBombZip, rawZip } from '../../zip/testing/raw-zip.js';
+import { deflateRawSync } from 'node:zlib';
 
 const ctx = (): TargetContext => ({ token: 'checked-by-the-http-layer', signal: new AbortController().signal });
 const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
@@ -394,6 +396,38 @@ describe('damaged archives in the library', () => {
     expect(nodes.filter((node) => node.kind === 'item')).toHaveLength(100_000);
     expect(nodes.filter((node) => node.kind === 'container')).toHaveLength(1 + 1 + 100);
   }, 120_000);
+
+  // found by the hostile corpus (test/stress/hostile-zips)
+  it('marks an overlap bomb damaged: stored entries each covering all after them, 1:1 each, far more than the file in all', async () => {
+    await writeFile(path.join(libraryDir, 'overlap.zip'), overlapBombZip(400, 20_000)); // ~8 MB from ~50 kB
+    offline = new OfflineTarget({ libraryDirs: [libraryDir], stateDir: path.join(dir, 'state'), limits: { ...DEFAULT_LIMITS, maxCompressionRatio: 100 } });
+    const [top] = await collect(offline.list(ctx(), { container: null }));
+    const detail = await offline.detail(ctx(), top!.id);
+    expect(detail.extra.state).toBe('damaged');
+    expect(detail.extra.error).toMatch(/zip bomb/);
+    await expect(offline.verify(ctx(), top!.id, { signal: new AbortController().signal, onProgress: () => {} })).rejects.toThrow(/Cannot verify/);
+  });
+
+  it("reads 'a//b' and 'a/./c' as 'a/b' and 'a/c': no entry without a name", async () => {
+    await writeFile(path.join(libraryDir, 'slashes.zip'), rawZip([{ name: 'a//b.txt', data: Buffer.from('b') }, { name: 'a/./c.txt', data: Buffer.from('c') }]));
+    const nodes = await collect(offline.list(ctx()));
+    expect(nodes.map((node) => node.title).sort()).toEqual(['a', 'b.txt', 'c.txt', 'slashes']);
+  });
+
+  it('a file whose bytes cannot be read: detail still answers (no hashes, the reason), verify reports it as a sentence', async () => {
+    const zip = rawZip([{ name: 'good.txt', data: Buffer.from('good') }, { name: 'bad.txt', data: Buffer.from('bad') }]);
+    zip.writeUInt32LE(0x04034b51, 30 + 'good.txt'.length + deflateRawSync(Buffer.from('good')).length); // bad.txt's local header signature
+    await writeFile(path.join(libraryDir, 'broken.zip'), zip);
+    const nodes = await collect(offline.list(ctx()));
+    const bad = nodes.find((node) => node.title === 'bad.txt')!;
+    const detail = await offline.detail(ctx(), bad.id);
+    expect(detail.hashes).toEqual({});
+    expect(detail.extra).toMatchObject({ state: 'damaged', error: expect.stringMatching(/^The file 'bad.txt' cannot be read: the archive is damaged: invalid local file header signature/) });
+    const top = nodes.find((node) => node.container === null)!;
+    const outcome = await offline.verify(ctx(), top.id, { signal: new AbortController().signal, onProgress: () => {} });
+    expect(outcome.verified).toEqual(['good.txt']);
+    expect(outcome.failed).toEqual([{ path: 'bad.txt', algorithm: 'read', expected: 'readable bytes', actual: expect.stringMatching(/^The file 'bad.txt' cannot be read/) }]);
+  });
 
   it('refuses to upload into the library with a clear 405', async () => {
     await expect(offline.write()).rejects.toMatchObject({ status: 405, code: 'action_not_supported' });
