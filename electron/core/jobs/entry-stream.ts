@@ -10,6 +10,8 @@ export interface WatchedEntriesOptions {
   signal: AbortSignal;
   /** called whenever the counts move; the job runner rate-limits what it publishes */
   onProgress(progress: { files_done: number; bytes_done: number }): void;
+  /** remember the files no read finished, for readUnread() (a staged bag write checks them all) */
+  trackUnread?: boolean;
 }
 
 /**
@@ -26,6 +28,8 @@ export class WatchedEntries implements AsyncIterable<Entry> {
   bytesSeen = 0;
   private readonly failures = new Map<string, FixityFailure[]>();
   private readonly open = new Set<Readable>();
+  /** with trackUnread: each watched file entry and whether a read of it has finished */
+  private readonly watchedFiles: { entry: Entry; finished: () => boolean }[] = [];
   private readonly onAbort = () => this.destroyAll();
 
   constructor(
@@ -44,6 +48,19 @@ export class WatchedEntries implements AsyncIterable<Entry> {
   dispose(): void {
     this.options.signal.removeEventListener('abort', this.onAbort);
     this.destroyAll();
+  }
+
+  /**
+   * Reads (and so hashes and checks) every file the writer was handed but never read to the
+   * end: an ignored duplicate, a file that hit a per-file error. Needs `trackUnread`.
+   */
+  async readUnread(): Promise<void> {
+    for (const { entry, finished } of this.watchedFiles) {
+      if (finished()) continue;
+      throwIfCancelled(this.options.signal);
+      const stream = await entry.open();
+      for await (const chunk of stream) void chunk;
+    }
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<Entry> {
@@ -67,7 +84,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
     // A writer may open a file more than once (a retried upload): count each byte once.
     let counted = 0;
     let finished = false;
-    return {
+    const watched: Entry = {
       ...entry,
       open: async () => {
         throwIfCancelled(this.options.signal);
@@ -109,6 +126,8 @@ export class WatchedEntries implements AsyncIterable<Entry> {
         return raw.pipe(hasher);
       },
     };
+    if (this.options.trackUnread) this.watchedFiles.push({ entry: watched, finished: () => finished });
+    return watched;
   }
 
   private report(): void {

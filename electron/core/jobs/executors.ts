@@ -1,5 +1,5 @@
 import { access } from 'node:fs/promises';
-import type { DuplicateFileAction, JobReport } from '../../../shared/api.js';
+import type { DuplicateFileAction, FixityFailure, JobReport } from '../../../shared/api.js';
 import { DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
 import { badRequest, FerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
@@ -8,6 +8,7 @@ import type { TargetRegistry } from '../registry.js';
 import type { Entry, Target, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
 import { WatchedEntries } from './entry-stream.js';
+import { supportsStagedWrites, type StagedWriteOptions } from './staged-write.js';
 import type { JobExecutionContext, JobService } from './types.js';
 
 export interface TransferExecutorDeps {
@@ -48,7 +49,11 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   const params = uploadParams(ctx.params);
   const destination = destinationOf(ctx, deps);
   const token = await tokenFor(ctx, deps, 'destination', destination);
-  const archive = await openSpool(params.spoolPath, deps.limits);
+  // A target that stages its writes lets a bag's bytes be checked against its manifests in
+  // the pass that writes them (nothing is put in place unless all match): one inflate and
+  // one hash of every byte, instead of a whole validation pass before the write.
+  const staged = supportsStagedWrites(destination);
+  const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
     if (params.containerId === null && archive.topLevel.length !== 1) {
       throw badRequest(
@@ -57,20 +62,20 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
       );
     }
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
-    return await writeWatched(ctx, destination, token, archive.entries(), params);
+    return await writeWatched(ctx, destination, token, archive.entries(), params, staged && archive.kind === 'bag');
   } finally {
     await archive.close();
   }
 }
 
 /** The spooled ZIP, with a sentence a person can act on when it has gone missing. */
-async function openSpool(spoolPath: string, limits: Limits) {
+async function openSpool(spoolPath: string, limits: Limits, deferBagPayload: boolean) {
   try {
     await access(spoolPath);
   } catch {
     throw new FerryError(404, 'not_found', 'The uploaded ZIP for this job is no longer on disk; upload it again.');
   }
-  return openUploadZip(spoolPath, limits);
+  return openUploadZip(spoolPath, limits, { payload: deferBagPayload ? 'defer' : 'check' });
 }
 
 async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps): Promise<JobReport> {
@@ -99,15 +104,25 @@ async function writeWatched(
   token: string,
   entries: AsyncIterable<Entry>,
   params: { containerId: string | null; duplicateAction: DuplicateFileAction },
+  /** a bag not yet checked: every byte must match its manifests before any file is put in place */
+  verifyBag = false,
 ): Promise<JobReport> {
-  const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done) });
+  const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done), trackUnread: verifyBag });
+  const options: StagedWriteOptions = {
+    duplicateAction: params.duplicateAction,
+    signal: ctx.signal,
+    jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
+  };
+  if (verifyBag) {
+    options.beforeCommit = async () => {
+      // files the writer never read (ignored duplicates, per-file errors) are checked too
+      await watched.readUnread();
+      refuseBadPayload(watched.fixityFailures);
+    };
+  }
   let outcome: WriteOutcome;
   try {
-    outcome = await destination.write({ token, signal: ctx.signal }, params.containerId, watched, {
-      duplicateAction: params.duplicateAction,
-      signal: ctx.signal,
-      jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
-    });
+    outcome = await destination.write({ token, signal: ctx.signal }, params.containerId, watched, options);
   } finally {
     watched.dispose();
   }
@@ -127,6 +142,19 @@ async function writeWatched(
     new_resource: outcome.newResource ?? null,
   };
 }
+
+/** As the bag validator words it: the bag is refused, and the staged write leaves nothing. */
+function refuseBadPayload(failures: FixityFailure[]): void {
+  if (failures.length === 0) return;
+  const shown = failures
+    .slice(0, PROBLEMS_SHOWN)
+    .map((failure) => `data/${failure.path} does not match its ${failure.algorithm} checksum in manifest-${failure.algorithm}.txt`)
+    .join('; ');
+  const more = failures.length > PROBLEMS_SHOWN ? ` (and ${failures.length - PROBLEMS_SHOWN} more problems)` : '';
+  throw new FerryError(400, 'bad_bag', `The uploaded bag is not valid, so nothing was written: ${shown}${more}.`);
+}
+
+const PROBLEMS_SHOWN = 5;
 
 function destinationOf(ctx: JobExecutionContext, deps: TransferExecutorDeps): Target {
   const destination = deps.targets.get(ctx.job.target);

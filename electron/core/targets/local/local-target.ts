@@ -26,6 +26,7 @@ import { decodeLocalId, encodeLocalId } from './ids.js';
 import { joinInside } from './safe-path.js';
 import { childrenOf, isCode, walkFolders, type WalkNode } from './walk.js';
 import { writeEntries } from './writer.js';
+import { STAGED_WRITES } from '../../jobs/staged-write.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
 const READ_CHUNK = 1024 * 1024;
@@ -63,6 +64,8 @@ export class LocalTarget implements Target {
     supported_hash_algorithms: [...LOCAL_HASH_ALGORITHMS],
     credential: 'access-key',
   };
+  /** write() honours StagedWriteOptions.beforeCommit: everything in temporaries until it passes */
+  readonly [STAGED_WRITES] = true;
   /** exposed so tests (and a future verify) can see what is cached and how often bytes were read */
   readonly hashCache: HashCache;
   private readonly root: string;

@@ -6,13 +6,14 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, type BigIntStats } from 'node:fs';
-import { lstat, lutimes, mkdir, open, readdir, realpath, rename, unlink } from 'node:fs/promises';
+import { lstat, lutimes, mkdir, open, readdir, realpath, rename, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { badRequest, CancelledError, throwIfAborted } from '../../errors.js';
 import { HashingPassThrough, hashStream } from '../../hashing.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
+import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { describePerFileError, PER_FILE_CODES, toFerryError } from './fs-errors.js';
 import type { FileVersion, HashCache } from './hash-cache.js';
 import { checkRelativePath, isInside, joinInside } from './safe-path.js';
@@ -47,6 +48,16 @@ const emptyLists = (): Lists => ({ created: [], updated: [], ignored: [], fileEr
 const WRITE_CONCURRENCY = 8;
 /** files up to this size may be written alongside others */
 const CONCURRENT_FILE_BYTES = 1024 * 1024;
+/** A staged file (see StagedWriteOptions): written, checked, waiting to be put in place. */
+interface StagedFile {
+  temporary: string;
+  target: string;
+  destination: string;
+  replacing: boolean;
+  hashes: Record<string, string>;
+  out: Lists;
+}
+
 /** for small files in flight: they are finished, not cut off (see Writer.run) */
 const NEVER = new AbortController().signal;
 
@@ -70,10 +81,15 @@ class Writer {
   private top: { from: string; to: string } | null = null;
   /** the claim file of a top-level write (see claimTopFolder), removed once the write ends */
   private claimFile: string | null = null;
+  /** a staged write's check (StagedWriteOptions.beforeCommit); null: files go in place as written */
+  private readonly beforeCommit: (() => Promise<void>) | null;
+  /** a staged write's files, in temporaries until the check passes */
+  private readonly staged: StagedFile[] = [];
 
   constructor(private readonly params: WriteParams) {
     this.containerAbsolute = joinInside(params.rootRealPath, params.containerPath);
     this.knownFolders.add(this.containerAbsolute);
+    this.beforeCommit = (params.options as StagedWriteOptions).beforeCommit ?? null;
   }
 
   async run(): Promise<WriteOutcome> {
@@ -82,6 +98,7 @@ class Writer {
       await this.dropClaim();
       return outcome;
     } catch (error) {
+      if (this.beforeCommit) await this.discardStaged();
       // A cancel may be Ferry stopping, whose job resumes at the next start: keep the claim
       // for it. Any other failure ends the job for good.
       if (!(error instanceof CancelledError)) await this.dropClaim();
@@ -102,8 +119,10 @@ class Writer {
     // are merged in entry order, so they read exactly as a one-at-a-time write's would.
     const slots: { out: Lists; done: boolean }[] = [];
     let merged = 0;
+    // A staged write reports only once its files are in place (commitStaged).
+    let staging = this.beforeCommit !== null;
     const merge = () => {
-      while (merged < slots.length && slots[merged]!.done) {
+      while (!staging && merged < slots.length && slots[merged]!.done) {
         const { out } = slots[merged]!;
         this.outcome.created.push(...out.created);
         this.outcome.updated.push(...out.updated);
@@ -182,6 +201,12 @@ class Writer {
       await Promise.allSettled([...inFlight.values()]);
     }
     if (failure) throw failure.error;
+    if (this.beforeCommit) {
+      await this.beforeCommit();
+      throwIfAborted(options.signal);
+      await this.commitStaged();
+      staging = false;
+    }
     merge();
     await this.applyFolderTimes();
     if (this.params.topLevel) {
@@ -296,6 +321,10 @@ class Writer {
         }
       }
       if (entry.mtime && !Number.isNaN(entry.mtime.getTime())) await lutimes(temporary, new Date(), entry.mtime);
+      if (this.beforeCommit) {
+        this.staged.push({ temporary, target, destination, replacing: existing !== null, hashes: written.hashes, out });
+        return;
+      }
       try {
         await rename(temporary, target);
         this.written.add(foldName(target));
@@ -311,6 +340,47 @@ class Writer {
     const stored = await lstatOrNull(target);
     if (stored?.isFile()) this.params.hashCache.set(this.versionOf(target, stored), written.hashes);
     (existing === null ? out.created : out.updated).push(destination);
+  }
+
+  /**
+   * Puts a staged write's files in place, WRITE_CONCURRENCY renames at a time (each is a
+   * rename and an lstat: latency, not bandwidth). A folder that appeared at a file's
+   * destination since it was staged is that file's error, as in an unstaged write.
+   */
+  private async commitStaged(): Promise<void> {
+    let next = 0;
+    const putInPlace = async () => {
+      while (next < this.staged.length) {
+        const file = this.staged[next++]!;
+        try {
+          await rename(file.temporary, file.target);
+        } catch (error) {
+          if (!isCode(error, 'EISDIR', 'ENOTEMPTY', 'EEXIST', 'ENOTDIR')) throw error;
+          await unlink(file.temporary).catch(() => undefined);
+          file.out.fileErrors.push({ path: file.destination, error: `A folder '${file.destination}' already exists where this file should go; it was left alone.` });
+          continue;
+        }
+        this.written.add(foldName(file.target));
+        const stored = await lstatOrNull(file.target);
+        if (stored?.isFile()) this.params.hashCache.set(this.versionOf(file.target, stored), file.hashes);
+        (file.replacing ? file.out.updated : file.out.created).push(file.destination);
+      }
+    };
+    await Promise.all(Array.from({ length: WRITE_CONCURRENCY }, putInPlace));
+    this.staged.length = 0;
+  }
+
+  /**
+   * A staged write that does not commit leaves nothing: its temporaries are removed, then the
+   * folders it made (deepest first; one someone else has put something in stays).
+   */
+  private async discardStaged(): Promise<void> {
+    const files = this.staged.splice(0);
+    for (let i = 0; i < files.length; i += WRITE_CONCURRENCY) {
+      await Promise.all(files.slice(i, i + WRITE_CONCURRENCY).map((file) => unlink(file.temporary).catch(() => undefined)));
+    }
+    const folders = [...this.madeFolders].sort((a, b) => b.length - a.length);
+    for (const folder of folders) await rmdir(folder).catch(() => undefined);
   }
 
   /**
