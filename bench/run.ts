@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, openAsBlob } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -31,6 +31,8 @@ const { values: args } = parseArgs({
     only: { type: 'string', multiple: true },
     /** serve from the TypeScript sources (tsx) instead of the built CLI, e.g. to measure uncommitted work without rebuilding out/ */
     source: { type: 'boolean', default: false },
+    /** the download client: curl (default, when installed) or fetch (Node, in the bench process) */
+    client: { type: 'string', default: 'curl' },
   },
 });
 
@@ -94,6 +96,29 @@ async function medianOf(fn: () => Promise<unknown>, before?: () => Promise<unkno
   return median(times);
 }
 
+/** CPU seconds (user + system, all threads) a process has used so far (Linux /proc). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Runs a command in a shell and gives the CPU seconds it used (the shell's children's
+ * user + system time, read from /proc after they were waited for).
+ */
+async function commandCpu(cmd: string, argv: string[], cwd?: string): Promise<number> {
+  const line = [cmd, ...argv.map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`)].join(' ');
+  const stat = await new Promise<string>((resolve, reject) => {
+    const child = spawn('sh', ['-c', `${line} && cat /proc/$$/stat`], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} exited with ${code}`))));
+  });
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
 function command(cmd: string, argv: string[], cwd?: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('sh', ['-c', [cmd, ...argv.map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`)].join(' ')], { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -118,10 +143,33 @@ async function topLevelId(server: FerryProcess, target: string, title: string): 
   return found.id;
 }
 
-async function downloadTo(server: FerryProcess, target: string, id: string, file: string): Promise<void> {
-  const response = await fetch(new URL(`api_v1/targets/${target}/resources/${encodeURIComponent(id)}.zip/`, server.url), { headers: { 'service-source-token': server.accessKey } });
+const curlAvailable = spawnSync('curl', ['--version'], { stdio: 'ignore' }).status === 0;
+
+/**
+ * GET .zip/ into a file. The client is curl when installed (as a person would download, and
+ * it costs the two shared cores little), else Node's fetch in this process. The key goes to
+ * curl on stdin (`-K -`), never on its command line.
+ */
+/** Returns the CPU seconds the client used (curl's; 0 for fetch, which shares this process). */
+async function downloadTo(server: FerryProcess, target: string, id: string, file: string): Promise<number> {
+  const url = new URL(`api_v1/targets/${target}/resources/${encodeURIComponent(id)}.zip/`, server.url);
+  if (args.client === 'curl' && curlAvailable) {
+    return new Promise<number>((resolve, reject) => {
+      const child = spawn('sh', ['-c', `curl -sS --fail -K - -o "$0" "$1" && cat /proc/$$/stat`, file, url.href], { stdio: ['pipe', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.stdin!.end(`header = "service-source-token: ${server.accessKey}"\n`);
+      child.on('exit', (code) => {
+        if (code !== 0) return reject(new Error(`download: curl exited with ${code}`));
+        const fields = out.slice(out.lastIndexOf(')') + 2).split(' ');
+        resolve((Number(fields[13]) + Number(fields[14])) / 100);
+      });
+    });
+  }
+  const response = await fetch(url, { headers: { 'service-source-token': server.accessKey } });
   if (!response.ok || !response.body) throw new Error(`download: HTTP ${response.status}`);
   await pipeline(Readable.fromWeb(response.body as unknown as WebReadableStream), createWriteStream(file));
+  return 0;
 }
 
 async function uploadAndWait(server: FerryProcess, containerId: string, zip: string): Promise<Job> {
@@ -197,6 +245,8 @@ async function main(): Promise<void> {
     rows.push(row);
     console.log(`  ${row.name}: ${row.ferry_seconds.toFixed(3)} vs ${row.reference} ${row.reference_seconds.toFixed(3)} → ${row.ratio.toFixed(2)} (${row.goal}${row.met === null ? '' : row.met ? ', met' : ', NOT met'})`);
   };
+  // each run's new mtime makes the server read again (no cache keyed on it answers)
+  let touch = 0;
   try {
     console.log(`Benchmark data in ${root} (${args.smoke ? 'smoke' : args.full ? 'full' : 'quick'} sizes, ${runs} run(s) each)`);
     const { server, workspace } = await serve('main');
@@ -215,14 +265,22 @@ async function main(): Promise<void> {
       const deflateTimes: number[] = [];
       const storeTimes: number[] = [];
       let deflatedBytes = 0;
+      // CPU seconds too: on a shared machine they move far less with the neighbours' load than wall time
+      const ferryCpu: number[] = [];
+      const storeCpu: number[] = [];
       for (let round = 0; round < (wanted('download') ? runs : 1); round++) {
-        ferryTimes.push(await timed(() => downloadTo(server, 'local', id, out)));
+        const serverBefore = await cpuSeconds(server.child.pid!);
+        let clientCpu = 0;
+        ferryTimes.push(await timed(async () => (clientCpu = await downloadTo(server, 'local', id, out))));
+        ferryCpu.push((await cpuSeconds(server.child.pid!)) - serverBefore + clientCpu);
         if (!wanted('download')) break; // only the ZIP is needed, for the upload rows
         await rm(referenceZip, { force: true });
         deflateTimes.push(await timed(() => command('zip', ['-q', '-r', referenceZip, folder], workspace)));
         deflatedBytes = (await stat(referenceZip)).size;
         await rm(referenceZip, { force: true });
-        storeTimes.push(await timed(() => command('zip', ['-q', '-0', '-r', referenceZip, folder], workspace)));
+        let zipCpu = 0;
+        storeTimes.push(await timed(async () => (zipCpu = await commandCpu('zip', ['-q', '-0', '-r', referenceZip, folder], workspace))));
+        storeCpu.push(zipCpu);
       }
       // a fast broken ZIP is no answer: Info-ZIP must read every entry and its CRC
       await command('unzip', ['-tqq', out]);
@@ -233,7 +291,7 @@ async function main(): Promise<void> {
         const roundRatios = ferryTimes.map((time, i) => (time / storeTimes[i]!).toFixed(2)).join(' ');
         const label = `download ${folder.toLowerCase()} (${(bytes / MiB).toFixed(0)} MiB)`;
         add({ name: `${label} vs zip -r`, ferry_seconds: ferry, reference: 'zip -r', reference_seconds: zipDeflate, ratio: ferry / zipDeflate, goal: folder === 'Mixed' ? '≤ 0.33 (3× faster)' : 'informational', met: folder === 'Mixed' ? ferry * 3 <= zipDeflate : null, note: `ZIP ${((await stat(out)).size / MiB).toFixed(1)} MiB vs zip -r ${(deflatedBytes / MiB).toFixed(1)} MiB` });
-        add({ name: `${label} vs zip -0 -r`, ferry_seconds: ferry, reference: 'zip -0 -r', reference_seconds: zipStore, ratio: ferry / zipStore, goal: '≤ 1.3', met: folder === 'Mixed' ? ferry <= 1.3 * zipStore : null, note: `per round ${roundRatios}` });
+        add({ name: `${label} vs zip -0 -r`, ferry_seconds: ferry, reference: 'zip -0 -r', reference_seconds: zipStore, ratio: ferry / zipStore, goal: '≤ 1.3', met: folder === 'Mixed' ? ferry <= 1.3 * zipStore : null, note: `per round ${roundRatios}; CPU s ${median(ferryCpu).toFixed(2)} vs ${median(storeCpu).toFixed(2)}` });
       }
 
       if (folder === 'Mixed' && wanted('upload')) {
@@ -269,7 +327,6 @@ async function main(): Promise<void> {
     const hashFolderId = await topLevelId(server, 'local', 'Hashing');
     const children = await api<ResourceSummary[]>(server, `api_v1/targets/local/resources/?container=${encodeURIComponent(hashFolderId)}`, { headers: { 'service-source-token': server.accessKey } });
     const fileId = children[0]!.id;
-    let touch = 0;
     const detail = await medianOf(
       () => api(server, `api_v1/targets/local/resources/${encodeURIComponent(fileId)}.json/`, { headers: { 'service-source-token': server.accessKey } }),
       // A new mtime invalidates the (path, size, mtime) cache, so each run hashes for real.

@@ -162,9 +162,10 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
         item.onResult?.(r);
       });
       output.write(written);
+      // counted until the reader has taken them: a paused client stops the producer
+      await output.drained();
       inFlight -= bytes;
       wakeProducer();
-      await output.drained();
     }).catch((error: unknown) => fail(asError(error)));
   };
 
@@ -277,10 +278,9 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       source.destroy();
       throw new CancelledError();
     }
-    const chunks: Buffer[] = [];
-    for await (const chunk of source) chunks.push(chunk as Buffer);
+    const bytes = await collect(source);
     current = null;
-    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    return bytes;
   };
 
   /**
@@ -397,6 +397,18 @@ class ZipOutput extends Readable {
     this.waiters = [];
     for (const wake of waiters) wake();
   }
+}
+
+/** All of a (small) stream's bytes: plain listeners, cheaper per file than an async iterator. */
+function collect(source: Readable): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    source.on('data', (chunk: Buffer) => chunks.push(chunk));
+    source.once('error', reject);
+    source.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    // destroyed without an error (a consumer went away): the writer has failed already
+    source.once('close', () => reject(new CancelledError()));
+  });
 }
 
 function unixTime(date: Date): number {
