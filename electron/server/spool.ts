@@ -31,10 +31,27 @@ export async function startsLikeZip(file: string): Promise<boolean> {
 }
 
 
+/** a `boundary` parameter with a value (quoted or not), as busboy requires */
+const MULTIPART_BOUNDARY = /;\s*boundary\s*=\s*(?:"[^"]+"|[^\s;"]+)/i;
+
+/**
+ * busboy 3.2.6 (Dicer) stalls for good when a part it skips (a Content-Disposition other
+ * than form-data) gets more bytes in one write than its part buffer holds: the body's write
+ * callback is never called, and the request hangs until the idle timeout. With part buffers
+ * larger than any one socket read (64 KiB) that never happens; a file part still pushes
+ * back on the request once this much waits for the disk.
+ */
+const PART_BUFFER_BYTES = 1024 * 1024;
+
 /** Room for the multipart framing and a few small fields around the file itself. */
 const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
 /** Text fields are never used; a few small ones (a client's note, a CSRF token) are tolerated. */
 const FIELD_LIMITS = { fields: 20, fieldSize: 64 * 1024, fieldNameSize: 200, parts: 30 };
+
+/** A part's field name for a message: busboy leaves it undefined when the part has no `name`. */
+function shownName(fieldname: string | undefined): string {
+  return String(fieldname ?? '').slice(0, 40);
+}
 
 /** Returns the spool file's path; the caller owns it (hand it to the job, or remove it). */
 export async function spoolUpload(request: FastifyRequest, dataDir: string, maxBytes: number): Promise<string> {
@@ -43,6 +60,12 @@ export async function spoolUpload(request: FastifyRequest, dataDir: string, maxB
   const announced = Number(request.headers['content-length']);
   if (Number.isFinite(announced) && announced > maxBytes + MULTIPART_OVERHEAD_BYTES) throw overLimit();
 
+  // busboy throws on a missing boundary when it is made; were the body still arriving, that
+  // error looked like neither a malformed form nor a cut-off upload (a 500): refuse it here
+  if (!MULTIPART_BOUNDARY.test(String(request.headers['content-type'] ?? ''))) {
+    throw badRequest(`The multipart body has no boundary in its Content-Type; send the ZIP as multipart/form-data in '${FILE_FIELD}'.`);
+  }
+
   const dir = spoolDir(dataDir);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const name = randomUUID();
@@ -50,15 +73,15 @@ export async function spoolUpload(request: FastifyRequest, dataDir: string, maxB
   const final = path.join(dir, `${name}.zip`);
   let spooled = false;
   try {
-    const parts = request.parts({ limits: { ...FIELD_LIMITS, fileSize: maxBytes, files: 2 } });
+    const parts = request.parts({ limits: { ...FIELD_LIMITS, fileSize: maxBytes, files: 2 }, fileHwm: PART_BUFFER_BYTES });
     for await (const part of parts) {
       if (part.type !== 'file') {
-        if (part.valueTruncated) throw tooLarge(`The form field '${part.fieldname.slice(0, 40)}' is larger than ${formatBytes(FIELD_LIMITS.fieldSize)}; only the ZIP in '${FILE_FIELD}' is read.`);
+        if (part.valueTruncated) throw tooLarge(`The form field '${shownName(part.fieldname)}' is larger than ${formatBytes(FIELD_LIMITS.fieldSize)}; only the ZIP in '${FILE_FIELD}' is read.`);
         continue;
       }
       // an unexpected file is refused, not read to its end (it could be as large as the limit)
       if (part.fieldname !== FILE_FIELD) {
-        throw badRequest(`Send the ZIP in the multipart field '${FILE_FIELD}', and no other file (got '${part.fieldname.slice(0, 40)}').`, 'missing_file');
+        throw badRequest(`Send the ZIP in the multipart field '${FILE_FIELD}', and no other file (got ${part.fieldname ? `'${shownName(part.fieldname)}'` : 'a file part without a name'}).`, 'missing_file');
       }
       if (spooled) throw badRequest(`Send exactly one file in '${FILE_FIELD}'.`);
       // busboy only marks a file truncated at the END of its part, which a hostile body
@@ -83,8 +106,9 @@ export async function spoolUpload(request: FastifyRequest, dataDir: string, maxB
     }
     if (error instanceof FerryError) throw error;
     if (typeof code === 'string' && code.startsWith('FST_')) throw error; // the error handler phrases these
-    // the whole body arrived: busboy's complaint is about its form ("Unexpected end of form")
-    if (request.raw.complete && error instanceof Error) {
+    // the whole body arrived: busboy's complaint is about its form ("Unexpected end of form");
+    // its "Multipart: ..." errors are about the form whenever they come
+    if (error instanceof Error && (request.raw.complete || /^Multipart: /.test(error.message))) {
       throw badRequest(`The multipart body is malformed (${error.message.replace(/[^\w .,'-]/g, '').slice(0, 80)}).`);
     }
     if (code === 'ERR_STREAM_PREMATURE_CLOSE' || request.raw.destroyed) {

@@ -4,7 +4,7 @@
 // must keep: a JSON error of API.md's shape (or a legitimate success), never a 5xx, never
 // HTML, never a machine path, a stack, the access key or a token that came in a header;
 // nothing logged as an unexpected error; no job or spool file left by a refused request.
-import { appendFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -271,11 +271,7 @@ export function record(tally: Tally, got: Exchange): void {
 /** Sends, checks, records; throws with everything needed to replay on a violation. */
 export async function probe(fixture: Fixture, tally: Tally, sent: Sent, timeoutMs = sent.expectAnswer ? 15_000 : 400): Promise<Exchange> {
   const errorsBefore = fixture.errorLog.length;
-  const started = Date.now();
   const got = await exchange(fixture.ferry.port, sent.request, { timeoutMs, method: sent.method });
-  if (process.env.FERRY_FUZZ_TRACE) {
-    appendFileSync(process.env.FERRY_FUZZ_TRACE, `${started % 100000} +${Date.now() - started}ms ${got.answers.map((a) => a.status).join(',')} ${JSON.stringify(Buffer.isBuffer(sent.request) ? sent.request.toString("latin1") : sent.request)}\n`);
-  }
   record(tally, got);
   let problem = violation(fixture, sent, got);
   if (!problem && fixture.errorLog.length > errorsBefore) problem = `an unexpected error was logged: ${fixture.errorLog.at(-1)!.slice(0, 400)}`;
@@ -285,7 +281,11 @@ export async function probe(fixture: Fixture, tally: Tally, sent: Sent, timeoutM
     const answers = got.answers
       .map((a) => `${a.status} ${JSON.stringify(a.headers)} ${a.body.subarray(0, 300).toString('utf8')}`.split(fixture.ferry.key).join('<access key>'))
       .join('\n');
-    throw new Error(`${problem}\n(seed ${SEED}; replay with FERRY_FUZZ_SEED=${SEED})\nrequest: ${JSON.stringify(shown)}\nanswers:\n${answers}`);
+    // the whole request, for replaying by hand (the message shows its start only)
+    const saved = path.join(os.tmpdir(), `ferry-hostile-request-${SEED}-${Date.now()}.http`);
+    writeFileSync(saved, Buffer.isBuffer(sent.request) ? sent.request : Buffer.from(sent.request, 'latin1'));
+    const log = fixture.errorLog.slice(errorsBefore).join('').split(fixture.ferry.key).join('<access key>').slice(0, 2000);
+    throw new Error(`${problem}\n(seed ${SEED}; replay with FERRY_FUZZ_SEED=${SEED}; whole request in ${saved})\nrequest: ${JSON.stringify(shown)}\nanswers:\n${answers}${log ? `\nerror log:\n${log}` : ''}`);
   }
   return got;
 }

@@ -87,7 +87,7 @@ interface PathCase {
 
 function send(c: PathCase, tally: ReturnType<typeof newTally>) {
   const lines = [`Host: 127.0.0.1:${fixture.ferry.port}`, `service-source-token: ${fixture.ferry.key}`, `service-destination-token: ${fixture.ferry.key}`];
-  let body = Buffer.alloc(0);
+  let body: Buffer = Buffer.alloc(0);
   if (c.method === 'POST') {
     const upload = uploadBody();
     lines.push(...upload.headers);
