@@ -1,3 +1,5 @@
+import { CancelledError, FerryError } from '../errors.js';
+
 /**
  * Stall and break detection for bytes in flight. A remote that stops sending half-way
  * (or stops reading an upload) would otherwise hold a job forever: fetch's own timeout ends
@@ -73,3 +75,74 @@ export function guardBody(body: ReadableStream<Uint8Array>, idleMs: number, fail
 }
 
 const STALLED = Symbol('stalled');
+
+export interface TimedFetchOptions {
+  /** the service's name in messages ("GitHub") */
+  serviceName: string;
+  /** longest wait for an answer, and longest pause inside its body */
+  timeoutMs: number;
+}
+
+/**
+ * `fetch` with Ferry's timeouts, for SDKs that take their own fetch (Octokit): no answer
+ * within the time, or a body that pauses that long or breaks off, fails with a FerryError
+ * naming the service instead of hanging.
+ */
+export function timedFetch(options: TimedFetchOptions): typeof fetch {
+  const { serviceName: name, timeoutMs } = options;
+  return async (input, init = {}) => {
+    const timer = new Watchdog(timeoutMs);
+    const caller = init.signal ?? undefined;
+    const signal = caller ? AbortSignal.any([caller, timer.signal]) : timer.signal;
+    let response: Response;
+    try {
+      timer.start();
+      response = await fetch(input, { ...init, signal });
+    } catch (error) {
+      if (timer.fired && !caller?.aborted) throw new RemoteTimeout(new FerryError(504, 'upstream_unavailable', `${name} did not answer in time; try again later.`));
+      throw error;
+    } finally {
+      timer.stop();
+    }
+    return guardResponse(response, timeoutMs, name, caller);
+  };
+}
+
+/**
+ * A request that timed out, named like an abort so that SDKs pass it on instead of retrying
+ * it (Octokit retries what it wraps as a "500", but hands an AbortError back as it is; like
+ * RemoteClient, Ferry does not repeat a wait that already took the whole timeout). `ferry`
+ * is the error to show.
+ */
+export class RemoteTimeout extends Error {
+  override readonly name = 'AbortError';
+
+  constructor(readonly ferry: FerryError) {
+    super(ferry.message);
+  }
+}
+
+/** `response` with its body guarded (guardBody): a stall or a break fails with a FerryError naming the service. */
+export function guardResponse(response: Response, idleMs: number, serviceName: string, signal?: AbortSignal): Response {
+  if (!response.body) return response;
+  const body = guardBody(response.body, idleMs, {
+    stalled: () => new FerryError(504, 'upstream_unavailable', `${serviceName} stopped sending data part-way through an answer; try again later.`),
+    broken: (error) =>
+      signal?.aborted
+        ? new CancelledError()
+        : new FerryError(502, 'upstream_unavailable', `${serviceName} broke off the connection part-way through an answer (${describeNetworkError(error)}); try again later.`),
+  });
+  const guarded = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  Object.defineProperty(guarded, 'url', { value: response.url });
+  return guarded;
+}
+
+/** A short name for a network failure: "connection reset", an errno code, or the message. */
+export function describeNetworkError(error: unknown): string {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  const code = cause?.code ?? (error as { code?: string }).code;
+  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE') return 'connection reset';
+  if (code) return code;
+  if (error instanceof Error && /terminated|other side closed/i.test(error.message)) return 'connection reset';
+  return error instanceof Error ? error.message : 'network error';
+}

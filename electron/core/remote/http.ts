@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { BodyInit } from 'undici-types';
 import { CancelledError, FerryError } from '../errors.js';
-import { guardBody, Watchdog } from './body-guard.js';
+import { describeNetworkError, guardResponse, Watchdog } from './body-guard.js';
 
 /**
  * The HTTP client every remote target uses: ky (retries with backoff that honour
@@ -267,16 +267,7 @@ export class RemoteClient {
 
   /** The response with a body that fails clearly (a FerryError) if it stalls or breaks off. */
   private guarded(response: Response, options: RequestOptions): Response {
-    if (!response.body) return response;
-    const name = this.options.serviceName;
-    const body = guardBody(response.body, this.timeoutOf(options), {
-      stalled: () => new FerryError(504, 'upstream_unavailable', `${name} stopped sending data part-way through an answer; try again later.`),
-      broken: (error) =>
-        options.signal?.aborted ? new CancelledError() : new FerryError(502, 'upstream_unavailable', `${name} broke off the connection part-way through an answer (${describeNetworkError(error)}); try again later.`),
-    });
-    const guarded = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-    Object.defineProperty(guarded, 'url', { value: response.url });
-    return guarded;
+    return guardResponse(response, this.timeoutOf(options), this.options.serviceName, options.signal);
   }
 
   private timedOut(method: string): FerryError {
@@ -449,14 +440,6 @@ async function remoteDetail(response: Response): Promise<string | null> {
 
 const clip = (text: string) => (text.length > 200 ? `${text.slice(0, 197)}...` : text);
 
-function describeNetworkError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string } }).cause;
-  const code = cause?.code ?? (error as { code?: string }).code;
-  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE') return 'connection reset';
-  if (code) return code;
-  if (error instanceof Error && /terminated|other side closed/i.test(error.message)) return 'connection reset';
-  return error instanceof Error ? error.message : 'network error';
-}
 
 /** Pages through a Link-header (RFC 8288) paginated collection: GitHub, GitLab, Zenodo. */
 export function nextLink(linkHeader: string | null): string | null {

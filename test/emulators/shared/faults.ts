@@ -164,8 +164,10 @@ export class FaultPlan {
       case 'stall-body':
       case 'corrupt': {
         let passed = 0;
+        let at: number | null = null;
         interceptBody(res, (chunk, total) => {
-          const at = rule.afterBytes ?? Math.max(1, Math.floor((total ?? chunk.length * 2) / 2));
+          // half of the declared length, or of the first chunk when none is declared
+          at ??= rule.afterBytes ?? Math.max(1, Math.floor((total ?? chunk.length) / 2));
           if (rule.kind === 'corrupt') {
             const offset = at - passed;
             if (offset >= 0 && offset < chunk.length) {

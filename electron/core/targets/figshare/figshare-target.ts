@@ -17,6 +17,7 @@ import {
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
+import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { FigshareApi, type FigshareApiOptions, type FigshareArticle, type FigshareFile } from './api.js';
 
 /**
@@ -163,7 +164,10 @@ export class FigshareTarget implements Target {
 
   async read(ctx: TargetContext, id: string): Promise<ReadResult> {
     const parsed = parseFigshareId(id);
-    const open = (file: FigshareFile) => () => this.api.download(ctx.token, file, ctx.signal);
+    const open = (file: FigshareFile) => async () => {
+      const md5 = computedMd5(file);
+      return verifyAdvertised(await this.api.download(ctx.token, file, ctx.signal), { hashes: md5 ? { md5 } : {}, size: file.size }, { service: 'figshare', path: file.name });
+    };
     if (parsed.kind === 'file') {
       const file = await this.api.file(ctx.token, parsed.articleId, parsed.fileId, ctx.signal);
       const entry = fileEntry(file.name, file, open(file));
@@ -296,7 +300,7 @@ export class FigshareTarget implements Target {
         outcome.ignored.push(entry.path);
         return;
       }
-      started = await this.api.initiateUpload(token, article.id, { name, size: bytes.size, md5: bytes.md5 }, signal);
+      started = await this.initiate(token, article, { name, size: bytes.size, md5: bytes.md5 }, signal);
       if (started.upload_url) await this.sendParts(started.upload_url, await bytes.open(), signal);
       await this.api.completeUpload(token, article.id, started.id, signal);
       const done = started;
@@ -315,6 +319,28 @@ export class FigshareTarget implements Target {
       outcome.fileErrors.push({ path: entry.path, error: error.message });
     } finally {
       await bytes.dispose();
+    }
+  }
+
+  /**
+   * Step 1, "initiate" (a POST that makes the file record). When its answer is lost (a broken
+   * connection, a gateway's 5xx) it may have landed anyway: then the article holds a new
+   * file of this name, size and MD5 still waiting for its bytes, which is this upload's and
+   * is carried on with (and deleted if the upload then fails), instead of being left behind.
+   */
+  private async initiate(token: string, article: ArticleFiles, file: { name: string; size: number; md5: string }, signal: AbortSignal): Promise<FigshareFile> {
+    try {
+      return await this.api.initiateUpload(token, article.id, file, signal);
+    } catch (error) {
+      if (!(error instanceof FerryError) || error.status < 500 || signal.aborted) throw error;
+      const known = new Set((article.files ?? []).map((f) => f.id));
+      for await (const listed of this.api.files(token, article.id, signal)) {
+        const waiting = listed.status === 'created' || Boolean(listed.upload_url);
+        if (!known.has(listed.id) && waiting && listed.name === file.name && listed.size === file.size && listed.supplied_md5?.toLowerCase() === file.md5) {
+          return this.api.file(token, article.id, listed.id, signal);
+        }
+      }
+      throw error;
     }
   }
 

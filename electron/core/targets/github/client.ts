@@ -3,6 +3,7 @@ import { throttling } from '@octokit/plugin-throttling';
 import { retry } from '@octokit/plugin-retry';
 import { FerryError, conflict, forbidden, notFound, unauthorized } from '../../errors.js';
 import { RateLimitBudget, sleep } from '../forge/rate-limit.js';
+import { RemoteTimeout, timedFetch } from '../../remote/body-guard.js';
 
 /**
  * Octokit set up for Ferry: throttling (GitHub's own primary/secondary limit guidance) and
@@ -16,6 +17,8 @@ export interface GithubClientOptions {
   writeSpacingMs?: number;
   /** longest wait for a rate-limit reset before failing (default 60 s) */
   maxRateWaitMs?: number;
+  /** longest wait for an answer, or pause inside one, ms (default 60 s) */
+  timeoutMs?: number;
 }
 
 const ThrottledOctokit = Octokit.plugin(throttling, retry);
@@ -33,7 +36,8 @@ export function createOctokit(token: string, options: GithubClientOptions, signa
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     userAgent: USER_AGENT,
     log: quiet,
-    request: { signal },
+    // Octokit has no timeout of its own: a stalled GitHub would hold a job forever
+    request: { signal, fetch: timedFetch({ serviceName: 'GitHub', timeoutMs: options.timeoutMs ?? 60_000 }) },
     throttle: {
       // a retry after a limit is worth one wait, only when the reset is near
       onRateLimit: (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => retryCount < 1 && retryAfter * 1000 <= maxWait,
@@ -88,6 +92,10 @@ export const NOT_FOUND_HINT =
 /** Maps an Octokit RequestError (or anything else) to the FerryError a person can act on. */
 export function githubError(error: unknown): unknown {
   if (error instanceof FerryError) return error;
+  if (error instanceof RemoteTimeout) return error.ferry;
+  // Octokit wraps what its fetch threw (a broken connection) as a "500"
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof FerryError) return cause;
   const e = error as { status?: number; message?: string; response?: { headers?: Record<string, string>; data?: { message?: string } } };
   if (typeof e.status !== 'number') {
     if ((error as Error)?.name === 'AbortError') return error;

@@ -1,3 +1,4 @@
+import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { badRequest, notFound, throwIfAborted } from '../../errors.js';
 import {
   fullActions,
@@ -215,11 +216,12 @@ export class OsfTarget implements Target {
       mtime: modified && !Number.isNaN(modified.getTime()) ? modified : null,
       hashes: fileHashes(file),
       async open() {
-        if (wbUrl) return client.download(wbUrl, String(a.name), ctx.token, ctx.signal);
+        const advertised = { hashes: fileHashes(file), size: typeof a.size === 'number' ? a.size : null };
+        if (wbUrl) return verifyAdvertised(await client.download(wbUrl, String(a.name), ctx.token, ctx.signal), advertised, { service: 'OSF', path });
         // No file-server link (unusual add-on): the web download link, without the token.
         const download = file.links?.download;
         if (!download) throw badRequest(`OSF gave no download link for '${String(a.name)}'.`);
-        return client.download(download, String(a.name), null, ctx.signal);
+        return verifyAdvertised(await client.download(download, String(a.name), null, ctx.signal), advertised, { service: 'OSF', path });
       },
     };
   }

@@ -22,6 +22,7 @@ import {
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { RemoteClient } from '../../remote/http.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
+import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 
 export interface WebdavTargetOptions {
@@ -223,9 +224,10 @@ export class WebdavTarget implements Target {
     const stat = await this.stat(ctx, dav, parseWebdavId(id));
     const root = nodeOf(stat);
     const title = stat.basename;
-    const open = (remotePath: string) => (): Promise<Readable> => this.download(ctx, dav, remotePath);
+    const open = (stat: FileStat) => async (): Promise<Readable> =>
+      verifyAdvertised(await this.download(ctx, dav, stat.filename), { hashes: hashesFromChecksums((stat.props as Record<string, unknown> | undefined)?.checksums), size: stat.size }, { service: 'The WebDAV server', path: stat.filename });
     if (stat.type === 'file') {
-      const entry = fileEntry(title, stat, open(stat.filename));
+      const entry = fileEntry(title, stat, open(stat));
       return { title, root, entries: (async function* () { yield entry; })() };
     }
     const children = (dir: string) => this.children(ctx, dav, dir);
@@ -236,7 +238,7 @@ export class WebdavTarget implements Target {
           yield folderEntry(entryPath, child);
           yield* entries(child.filename, entryPath);
         } else {
-          yield fileEntry(entryPath, child, open(child.filename));
+          yield fileEntry(entryPath, child, open(child));
         }
       }
     }

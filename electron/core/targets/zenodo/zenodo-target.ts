@@ -19,6 +19,7 @@ import { depositionId, fileId, parseZenodoId } from './ids.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
+import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 
 export interface ZenodoTargetOptions extends ZenodoApiOptions {
   /** files per record (Zenodo: 100) */
@@ -124,7 +125,8 @@ export class ZenodoTarget implements Target {
     const parsed = parseZenodoId(id);
     const deposition = await this.api.deposition(ctx.token, parsed.depositionId, ctx.signal);
     const published = isPublished(deposition);
-    const openFile = (file: DepositionFile) => () => this.api.download(ctx.token, file, deposition.id, published, ctx.signal);
+    const openFile = (file: DepositionFile) => async () =>
+      verifyAdvertised(await this.api.download(ctx.token, file, deposition.id, published, ctx.signal), advertisedOf(file), { service: 'Zenodo', path: file.filename });
     if (parsed.kind === 'file') {
       const file = findFile(deposition, parsed.key);
       const root = fileNode(deposition, file);
@@ -240,6 +242,11 @@ export class ZenodoTarget implements Target {
       await bytes.dispose();
     }
   }
+}
+
+function advertisedOf(file: DepositionFile): { hashes: Record<string, string>; size: number } {
+  const md5 = normaliseMd5(file.checksum);
+  return { hashes: md5 ? { md5 } : {}, size: file.filesize };
 }
 
 function isPublished(deposition: Deposition): boolean {
