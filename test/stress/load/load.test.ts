@@ -178,6 +178,11 @@ describe(`load: ${SIZE.downloadConnections} downloads + ${SIZE.uploadConnections
           `${failed} failed, ${downMiBs.toFixed(1)} MiB/s down, ${upMiBs.toFixed(1)} MiB/s up, peak RSS ${peakMiB.toFixed(0)} MiB ` +
           `(${SIZE.downloadConnections} download + ${SIZE.uploadConnections} upload + ${SIZE.browseConnections} browse connections; ${sample.bags} downloads sampled, ${jobs.length} jobs)`,
       );
+      const latency = (label: string, results: Result[]) => {
+        const worst = results.reduce((a, b) => (b.latency.p99 > a.latency.p99 ? b : a));
+        return `${label} p50 ${Math.round(results[0]!.latency.p50)} ms, p99 ${Math.round(worst.latency.p99)} ms`;
+      };
+      console.log(`load latency: ${latency('downloads', [downloadResult!])}; ${latency('uploads', uploadResults)}; ${latency('listing/detail/job', [browseResult!])}`);
       console.log(`load: server RSS every 5 s (MiB): ${sampler.timeline.join(' ')}; budget ${RSS_BUDGET_MiB} MiB`);
 
       expect(describeFailures).toEqual([]);
