@@ -18,7 +18,7 @@ import { BOUNDARY, MemorySampler, checkDownloadedBag, makeLoadWorkspace, makeUpl
 // FERRY_LOAD_SECONDS / _DOWNLOADS / _UPLOADS override the sizes (to explore; the figures use the defaults)
 const knob = (name: string, fallback: number) => Number(process.env[`FERRY_LOAD_${name}`] ?? fallback);
 const SIZE = {
-  seconds: knob('SECONDS', byMode(6, 60)),
+  seconds: knob('SECONDS', byMode(10, 60)),
   downloadConnections: knob('DOWNLOADS', byMode(8, 50)),
   uploadConnections: knob('UPLOADS', byMode(2, 10)),
   browseConnections: byMode(1, 2),
