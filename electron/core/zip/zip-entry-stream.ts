@@ -55,5 +55,8 @@ export function describeZipError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const code = (error as NodeJS.ErrnoException).code;
   if (code && /^E[A-Z]+$/.test(code)) return `read error ${code}`;
+  // yauzl's two most common messages on a cut-off upload, said in a person's words
+  if (/end of central directory record signature not found/i.test(error.message)) return 'it has no end-of-central-directory record: it is cut off or not a ZIP';
+  if (/^unexpected EOF$/i.test(error.message)) return 'it ends before the data its directory points at: it is cut off or corrupt';
   return error.message.replace(/\.+$/, '');
 }
