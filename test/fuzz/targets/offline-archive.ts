@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { DEFAULT_LIMITS } from '../../../electron/core/limits.js';
 import { indexArchive } from '../../../electron/core/targets/offline/archive-index.js';
 import { SharedZip } from '../../../electron/core/targets/offline/shared-zip.js';
+import { READ_CONCURRENCY, forEachConcurrently } from './concurrently.js';
 import { Finding, assertSafePath, checkSentence, describe, expectReadRefusal } from './verdict.js';
 
 // Fuzz target 2: a ZIP dropped into the offline library. indexArchive reads its central
@@ -46,7 +47,7 @@ async function readEntries(file: string, records: { path: string; size: number; 
   const zip = new SharedZip(file);
   let verdict: OfflineVerdict = 'listed';
   try {
-    for (const { path, size, record } of records) {
+    await forEachConcurrently(records, READ_CONCURRENCY, async ({ path, size, record }) => {
       let stream: Readable | undefined;
       let read = 0;
       try {
@@ -55,10 +56,10 @@ async function readEntries(file: string, records: { path: string; size: number; 
       } catch (error) {
         expectReadRefusal(error, `reading "${path}" from the library`);
         verdict = 'entry-unreadable';
-        continue;
+        return;
       }
       if (read !== size) throw new Finding(`"${path}" gave ${read} bytes from the library, but the index says ${size}`);
-    }
+    });
   } finally {
     zip.release();
   }

@@ -2,13 +2,15 @@ import { createHash } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LIMITS } from '../../../electron/core/limits.js';
+import type { Entry } from '../../../electron/core/target.js';
 import { openUploadZip, type UploadArchive } from '../../../electron/core/zip/upload-reader.js';
+import { READ_CONCURRENCY, forEachConcurrently } from './concurrently.js';
 import { Finding, assertSafePath, expectFerryError } from './verdict.js';
 
 // Fuzz target 1: an uploaded ZIP, as an `upload` job treats it (jobs/executors.ts): the
 // spooled file opened with openUploadZip under the default limits (central directory,
 // hostile names, bombs, and for a bag the full validation of bag-validator.ts), then every
-// entry taken and every file's bytes read, as a writer does.
+// entry taken and every file's bytes read, a few at a time, as a writer does.
 
 export type UploadVerdict = 'accepted' | 'refused' | 'refused-while-reading';
 
@@ -37,16 +39,20 @@ export async function checkUploadReader(bytes: Uint8Array, scratchDir: string): 
 
 async function readEverything(archive: UploadArchive): Promise<UploadVerdict> {
   const seen = new Set<string>();
-  let files = 0;
-  let bytesTotal = 0;
+  const files: Entry[] = [];
   for await (const entry of archive.entries()) {
     assertSafePath(entry.path, 'the upload reader');
     if (seen.has(entry.path)) throw new Finding(`the upload reader handed out "${entry.path}" twice`);
     const parent = entry.path.includes('/') ? entry.path.slice(0, entry.path.lastIndexOf('/')) : null;
     if (parent !== null && !seen.has(parent)) throw new Finding(`the upload reader handed out "${entry.path}" before its folder`);
     seen.add(entry.path);
-    if (entry.kind !== 'file') continue;
-    files++;
+    if (entry.kind === 'file') files.push(entry);
+  }
+  if (files.length !== archive.fileCount) throw new Finding(`the upload reader counted ${archive.fileCount} files but handed out ${files.length}`);
+  // a writer reads a few files at once (the local target does), so reads overlap here too
+  let refused = false;
+  let bytesTotal = 0;
+  await forEachConcurrently(files, READ_CONCURRENCY, async (entry) => {
     const algorithms = Object.keys(entry.hashes);
     const hashes = algorithms.map((algorithm) => createHash(algorithm));
     let size = 0;
@@ -58,7 +64,8 @@ async function readEverything(archive: UploadArchive): Promise<UploadVerdict> {
     } catch (error) {
       // a damaged entry is found while its bytes pass (CRC, sizes, inflate): the job fails then
       expectFerryError(error, `reading "${entry.path}"`);
-      return 'refused-while-reading';
+      refused = true;
+      return;
     }
     if (size !== entry.size) throw new Finding(`"${entry.path}" gave ${size} bytes, but the reader announced ${entry.size}`);
     bytesTotal += size;
@@ -69,8 +76,8 @@ async function readEverything(archive: UploadArchive): Promise<UploadVerdict> {
         throw new Finding(`"${entry.path}" has ${algorithm} ${actual}, but the accepted bag's manifest says ${entry.hashes[algorithm]}`);
       }
     });
-  }
-  if (files !== archive.fileCount) throw new Finding(`the upload reader counted ${archive.fileCount} files but handed out ${files}`);
+  });
+  if (refused) return 'refused-while-reading';
   if (bytesTotal !== archive.totalBytes) throw new Finding(`the upload reader announced ${archive.totalBytes} bytes but gave ${bytesTotal}`);
   return 'accepted';
 }
