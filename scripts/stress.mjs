@@ -28,7 +28,7 @@ if (!args.includes('--no-vitest')) {
   step('Long variants (Vitest, FERRY_STRESS=1)', 'npx', ['vitest', 'run', '--project', 'node', 'test/stress']);
 }
 if (!args.includes('--no-fuzz') && existsSync('test/fuzz/run.mjs')) {
-  step(`Coverage-guided fuzzing (${fuzzSeconds} s per target)`, process.execPath, ['test/fuzz/run.mjs', '--seconds', String(fuzzSeconds)]);
+  step(`Coverage-guided fuzzing (${fuzzSeconds} s, shared between the targets)`, process.execPath, ['test/fuzz/run.mjs', '--seconds', String(fuzzSeconds)]);
 }
 console.log(failures.length ? `\nstress: FAILED (${failures.join(', ')})` : '\nstress: all passed');
 process.exit(failures.length ? 1 : 0);
