@@ -34,9 +34,10 @@ const SIZE = {
  * The server's memory budget: a base plus a fixed amount per connection, never growing with
  * time or bytes served (the timeline check below catches creep). Measured peaks (built CLI):
  * 186 MiB for 8 + 2 connections, 314 MiB for 25 + 1, 413-572 MiB for 50 + 10 — a plateau, not
- * a climb. Where the ~7 MiB per concurrent download goes is not pinned down: halving the bag
- * writer's shared ring (RING_SLOTS 6 → 2) or its in-flight cap (IN_FLIGHT_BYTES 8 → 2 MiB)
- * did not lower it. The issue's 400 MB target holds up to about 30 concurrent downloads.
+ * a climb. process.memoryUsage() of the server at 50 downloads: arrayBuffers 220-360 MiB, heap
+ * ~25 MiB — the bag writer's 6 MiB shared-memory ring per large file in flight
+ * (electron/core/zip/bag-workers.ts, RING_SLOTS × SLOT_BYTES); with RING_SLOTS = 2 it was
+ * 70-110 MiB. The issue's 400 MB target holds up to about 30 concurrent downloads today.
  */
 const RSS_BUDGET_MiB = 200 + 9 * SIZE.downloadConnections + 4 * SIZE.uploadConnections;
 const MiB = 1024 * 1024;
