@@ -48,6 +48,16 @@ const emptyLists = (): Lists => ({ created: [], updated: [], ignored: [], fileEr
 const WRITE_CONCURRENCY = 8;
 /** files up to this size may be written alongside others */
 const CONCURRENT_FILE_BYTES = 1024 * 1024;
+/** A temporary file written with an entry's bytes. */
+interface WrittenTemporary {
+  hashes: Record<string, string>;
+  bytes: number;
+  /** its mtime is already the entry's */
+  timesSet: boolean;
+  /** its stat after writing, when taken */
+  stat: BigIntStats | null;
+}
+
 /** A staged file (see StagedWriteOptions): written, checked, waiting to be put in place. */
 interface StagedFile {
   temporary: string;
@@ -55,9 +65,13 @@ interface StagedFile {
   destination: string;
   replacing: boolean;
   hashes: Record<string, string>;
+  /** the temporary's stat once written (a rename keeps size, mtime and inode): no lstat after the rename */
+  stat: BigIntStats | null;
   out: Lists;
 }
 
+/** a small file's bytes held in memory at most before they are written (a source may understate a size) */
+const SMALL_FILE_HOLD_BYTES = 4 * 1024 * 1024;
 /** for small files in flight: they are finished, not cut off (see Writer.run) */
 const NEVER = new AbortController().signal;
 
@@ -320,9 +334,9 @@ class Writer {
           return;
         }
       }
-      if (entry.mtime && !Number.isNaN(entry.mtime.getTime())) await lutimes(temporary, new Date(), entry.mtime);
+      if (!written.timesSet && entry.mtime && !Number.isNaN(entry.mtime.getTime())) await lutimes(temporary, new Date(), entry.mtime);
       if (this.beforeCommit) {
-        this.staged.push({ temporary, target, destination, replacing: existing !== null, hashes: written.hashes, out });
+        this.staged.push({ temporary, target, destination, replacing: existing !== null, hashes: written.hashes, stat: written.stat, out });
         return;
       }
       try {
@@ -361,7 +375,7 @@ class Writer {
           continue;
         }
         this.written.add(foldName(file.target));
-        const stored = await lstatOrNull(file.target);
+        const stored = file.stat ?? (await lstatOrNull(file.target));
         if (stored?.isFile()) this.params.hashCache.set(this.versionOf(file.target, stored), file.hashes);
         (file.replacing ? file.out.updated : file.out.created).push(file.destination);
       }
@@ -388,7 +402,8 @@ class Writer {
    * the temporary file on any failure; an abort becomes CancelledError. Replacements are
    * fsynced before the rename so a crash cannot leave an empty file where data was.
    */
-  private async writeTemporary(entry: Entry, temporary: string, replacing: boolean, signal: AbortSignal): Promise<{ hashes: Record<string, string>; bytes: number }> {
+  private async writeTemporary(entry: Entry, temporary: string, replacing: boolean, signal: AbortSignal): Promise<WrittenTemporary> {
+    if (entry.size !== null && entry.size <= CONCURRENT_FILE_BYTES) return this.writeSmallTemporary(entry, temporary, replacing, signal);
     const source: Readable = await entry.open();
     // A stream that is already hashing (the job runner's fixity check) computes what the
     // cache needs too, when asked before its first byte (so at once, before any await): the
@@ -415,7 +430,62 @@ class Writer {
     }
     const digests = hasher.digests ?? {};
     const hashes = Object.fromEntries(this.params.algorithms.filter((algorithm) => digests[algorithm] !== undefined).map((algorithm) => [algorithm, digests[algorithm]!]));
-    return { hashes, bytes: hasher.bytes };
+    return { hashes, bytes: hasher.bytes, timesSet: false, stat: null };
+  }
+
+  /**
+   * A small file's bytes are gathered in memory and written with one call, its times set and
+   * its stat taken through the open handle: a handful of file-system calls and no write
+   * stream per file, which is what an upload of thousands of small files pays for.
+   */
+  private async writeSmallTemporary(entry: Entry, temporary: string, replacing: boolean, signal: AbortSignal): Promise<WrittenTemporary> {
+    const source: Readable = await entry.open();
+    const upstream = source instanceof HashingPassThrough && source.addAlgorithms(this.params.algorithms) ? source : null;
+    const hasher = upstream ?? new HashingPassThrough(this.params.algorithms);
+    let handle;
+    try {
+      handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
+    } catch (error) {
+      source.destroy();
+      throw error;
+    }
+    let stat: BigIntStats;
+    let timesSet = false;
+    try {
+      // a source bigger than it said is written as it comes, not held
+      let chunks: Buffer[] = [];
+      let held = 0;
+      const gather = async (stream: AsyncIterable<Buffer>) => {
+        for await (const chunk of stream) {
+          chunks.push(chunk);
+          held += chunk.length;
+          if (held > SMALL_FILE_HOLD_BYTES) {
+            await handle.writeFile(Buffer.concat(chunks));
+            chunks = [];
+            held = 0;
+          }
+        }
+      };
+      if (upstream) await pipeline(source, gather, { signal });
+      else await pipeline(source, hasher, gather, { signal });
+      if (held > 0) await handle.writeFile(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      if (entry.mtime && !Number.isNaN(entry.mtime.getTime())) {
+        await handle.utimes(new Date(), entry.mtime);
+        timesSet = true;
+      }
+      // a replacement is on disk before the rename, so a crash cannot leave an empty file where data was
+      if (replacing) await handle.sync();
+      stat = await handle.stat({ bigint: true });
+      await handle.close();
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await unlink(temporary).catch(() => undefined);
+      if (this.params.options.signal.aborted) throw new CancelledError();
+      throw error;
+    }
+    const digests = hasher.digests ?? {};
+    const hashes = Object.fromEntries(this.params.algorithms.filter((algorithm) => digests[algorithm] !== undefined).map((algorithm) => [algorithm, digests[algorithm]!]));
+    return { hashes, bytes: hasher.bytes, timesSet, stat };
   }
 
   /**
@@ -534,8 +604,13 @@ async function writeClaim(file: string, name: string): Promise<void> {
   await rename(temporary, file);
 }
 
+// a random part per process and a counter: unguessable names without a random draw per file
+const TEMPORARY_PREFIX = `.ferry-${process.pid}-${randomBytes(8).toString('hex')}`;
+let temporaryCount = 0;
+
 function temporaryName(): string {
-  return `.ferry-${process.pid}-${randomBytes(8).toString('hex')}.part`;
+  temporaryCount += 1;
+  return `${TEMPORARY_PREFIX}${temporaryCount.toString(16).padStart(8, '0')}.part`;
 }
 
 function processIsAlive(pid: number): boolean {
