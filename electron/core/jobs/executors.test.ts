@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,6 +11,8 @@ import { MemorySecretStore } from '../keychain/memory.js';
 import { tokenAccount } from '../keychain/port.js';
 import { DEFAULT_LIMITS } from '../limits.js';
 import { TargetRegistry } from '../registry.js';
+import { encodeLocalId } from '../targets/local/ids.js';
+import { LocalTarget } from '../targets/local/local-target.js';
 import { registerTransferExecutors } from './executors.js';
 import { createJobService } from './service.js';
 import { MemoryTarget } from './test-support/memory-target.js';
@@ -357,5 +359,58 @@ describe('upload executor', () => {
     expect(done.status).toBe('succeeded');
     expect(destination.text('In/Data/a.txt')).toBe('alpha');
     await expect(stat(spool)).rejects.toThrow();
+  });
+});
+
+describe('upload executor, bag into a staging target (local): checked in the pass that writes it', () => {
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+  const bag = (payload: Record<string, string>, lie: string | null = null) => ({
+    'bag/bagit.txt': 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n',
+    'bag/manifest-sha256.txt': Object.entries(payload).map(([file, content]) => `${file === lie ? sha('something else') : sha(content)}  data/${file}\n`).join(''),
+    ...Object.fromEntries(Object.entries(payload).map(([file, content]) => [`bag/data/${file}`, content])),
+  });
+
+  async function localSetup(): Promise<{ jobs: JobService; root: string; inbox: string }> {
+    const root = path.join(dir, 'workspace');
+    await mkdir(path.join(root, 'In', 'Data'), { recursive: true });
+    await writeFile(path.join(root, 'In', 'Data', 'kept.txt'), 'kept, not what the bag says');
+    const local = new LocalTarget({ root });
+    const registry = new TargetRegistry();
+    registry.register(local);
+    const jobs = createJobService({ dir: path.join(dir, 'jobs'), concurrency: 1, retentionMs: 3_600_000, accessKey: ACCESS_KEY });
+    services.push(jobs);
+    registerTransferExecutors(jobs, { targets: registry, secrets: new MemorySecretStore(), limits: DEFAULT_LIMITS, accessKey: ACCESS_KEY });
+    await jobs.start();
+    return { jobs, root, inbox: encodeLocalId('In') };
+  }
+
+  const tree = async (root: string) => ((await readdir(root, { recursive: true })) as string[]).sort();
+
+  it('writes a good bag and reports it as before', async () => {
+    const { jobs, root, inbox } = await localSetup();
+    const spool = path.join(dir, 'good.zip');
+    await makeZip(spool, bag({ 'Data/a.txt': 'alpha', 'Data/sub/b.txt': 'beta', 'Data/kept.txt': 'new bytes' }));
+    const done = await finished(jobs, (await jobs.submit({ ...upload({ to: 'local', containerId: inbox, spoolPath: spool, action: 'ignore' }), tokens: { destination: ACCESS_KEY } })).ticket_number);
+    expect(done.error).toBeNull();
+    expect(done.report).toMatchObject({ resources_ignored: ['Data/kept.txt'], failed_fixity: [], file_errors: [] });
+    expect(done.report?.resources_created).toEqual(['Data/a.txt', 'Data/sub', 'Data/sub/b.txt']);
+    expect(await readFile(path.join(root, 'In', 'Data', 'sub', 'b.txt'), 'utf8')).toBe('beta');
+    expect(await readFile(path.join(root, 'In', 'Data', 'kept.txt'), 'utf8')).toBe('kept, not what the bag says');
+    expect((await tree(root)).filter((name) => name.includes('.ferry-'))).toEqual([]);
+  });
+
+  it('fails a bag whose bytes do not match, having written nothing — also when the bad file is one the writer ignores', async () => {
+    for (const lie of ['Data/sub/b.txt', 'Data/kept.txt']) {
+      const { jobs, root, inbox } = await localSetup();
+      const before = await tree(root);
+      const spool = path.join(dir, `bad-${lie.length}.zip`);
+      await makeZip(spool, bag({ 'Data/a.txt': 'alpha', 'Data/sub/b.txt': 'beta', 'Data/kept.txt': 'new bytes' }, lie));
+      const done = await finished(jobs, (await jobs.submit({ ...upload({ to: 'local', containerId: inbox, spoolPath: spool, action: 'ignore' }), tokens: { destination: ACCESS_KEY } })).ticket_number);
+      expect(done.status).toBe('failed');
+      expect(done.error).toBe(`The uploaded bag is not valid, so nothing was written: data/${lie} does not match its sha256 checksum in manifest-sha256.txt.`);
+      expect(await tree(root)).toEqual(before);
+      await rm(root, { recursive: true, force: true });
+      await rm(path.join(dir, 'jobs'), { recursive: true, force: true });
+    }
   });
 });
