@@ -120,7 +120,11 @@ export function answerConnect(_request: IncomingMessage, socket: Socket): void {
 
 function answerOnSocket(socket: Socket, status: number, body: ApiError): void {
   if (socket.destroyed) return;
-  if (socket.writable) {
+  // A pipelined request can fail to parse while an earlier one's answer is streaming on
+  // this socket (a download): bytes written now would land inside that body. Then the
+  // socket is only closed, which cuts that answer off visibly (Node's own check is similar).
+  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (socket.writable && !current?.headersSent) {
     const json = JSON.stringify(body);
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +

@@ -1,6 +1,10 @@
 // What the hostile-request fuzzers found, one fixed example each (each failed before its fix
 // in electron/server/**), so a regression shows without a fuzz run.
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResourceSummary } from '../../../shared/api.js';
+import { writeTree } from '../../api/harness.js';
 import { CRLF, newTally, probe, startFixture, type Fixture } from './hostile.js';
 
 let fixture: Fixture;
@@ -86,5 +90,32 @@ describe('found by the hostile-request fuzzers', () => {
     const answered = await answer(request + body, 'POST');
     expect(answered.status).toBe(400);
     expect(answered.body.code).toBe('missing_file');
+  });
+
+  it('a malformed request pipelined behind a streaming download cuts the download off; its 400 is never written into the ZIP bytes', async () => {
+    await writeTree(fixture.ferry.workspace, { 'Big/big.bin': randomBytes(16 * 1024 * 1024) });
+    const top = (await (await fixture.ferry.fetch('/api_v1/targets/local/resources/?container=None', { headers: fixture.ferry.auth() })).json()) as ResourceSummary[];
+    const big = top.find((resource) => resource.title === 'Big')!.id;
+    const received: Buffer[] = [];
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(fixture.ferry.port, '127.0.0.1', () => {
+        socket.write(`GET /api_v1/targets/local/resources/${big}.zip/ HTTP/1.1${CRLF}Host: 127.0.0.1:${fixture.ferry.port}${CRLF}service-source-token: ${fixture.ferry.key}${CRLF}${CRLF}`);
+      });
+      let pipelined = false;
+      socket.on('data', (chunk: Buffer) => {
+        received.push(chunk);
+        // once the download's head is out, a request no parser accepts, on the same socket
+        if (!pipelined) {
+          pipelined = true;
+          socket.write(`GARBAGE \u0001 x${CRLF}${CRLF}`);
+        }
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', () => resolve());
+      setTimeout(() => socket.destroy(), 20_000);
+    });
+    const bytes = Buffer.concat(received);
+    expect(bytes.subarray(0, 12).toString('latin1')).toBe('HTTP/1.1 200');
+    expect(bytes.includes('The request is not valid HTTP')).toBe(false);
   });
 });
