@@ -59,6 +59,12 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--port must be a number from 0 to 65535 (0 picks a free port); got '${values.port}'.`);
     return 2;
   }
+  if (!isLoopbackHost(values.host)) {
+    console.warn(
+      `Warning: --host ${values.host} makes Ferry's API reachable from other machines. It is plain HTTP: the access key and ` +
+        'tokens would cross the network unencrypted, and anyone with the key can read and change your workspace.',
+    );
+  }
   const rendererDir = values['renderer-dir'] ? path.resolve(values['renderer-dir']) : bundledRendererDir();
   const running = await startFerry({
     dataDir,
@@ -154,4 +160,8 @@ if (invokedDirectly) {
       process.exit(1);
     },
   );
+}
+
+function isLoopbackHost(host: string): boolean {
+  return /^(127(\.\d{1,3}){3}|localhost|::1|\[::1\])$/i.test(host);
 }

@@ -1,7 +1,9 @@
 // `npm test`: every check the project has, in the order that fails fastest, then one
 // closing line "tests: N passed, N failed, N skipped" over Vitest and Playwright together.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const CHROMIUM = process.env.FERRY_CHROMIUM ?? '/usr/bin/chromium';
 const quick = process.argv.includes('--unit');
@@ -14,6 +16,10 @@ if (!process.env.DBUS_SESSION_BUS_ADDRESS && !process.env.FERRY_NO_KEYRING && ha
   process.exit(again.status ?? 1);
 }
 mkdirSync('test-results', { recursive: true });
+// Every server the tests start logs here (not under test-results/, which Playwright empties);
+// at the end no access key or token may appear in any of it.
+const serverLogs = process.env.FERRY_TEST_LOG_DIR || mkdtempSync(path.join(os.tmpdir(), 'ferry-test-logs-'));
+process.env.FERRY_TEST_LOG_DIR = serverLogs;
 
 function step(title, command, args, env = {}) {
   console.log(`\n=== ${title}: ${[command, ...args].join(' ')}`);
@@ -66,6 +72,10 @@ if (quick) {
     if (playwright.stats.unexpected > 0) failures.push('playwright');
   } else failures.push('playwright (no report)');
 }
+
+if (mustPass('log leaks', step('No key or token in any server log', 'node', ['scripts/check-log-leaks.mjs', serverLogs]))) {
+  rmSync(serverLogs, { recursive: true, force: true });
+} else console.log(`Server logs kept in ${serverLogs}`);
 
 console.log(failures.length ? `\nFailed: ${failures.join(', ')}` : '\nAll checks passed.');
 console.log(`tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);

@@ -25,6 +25,9 @@ let mainWindow: BrowserWindow | null = null;
 // A test or a second profile may point userData elsewhere (fresh app data per e2e run).
 if (process.env.FERRY_USER_DATA) app.setPath('userData', path.resolve(process.env.FERRY_USER_DATA));
 
+// Every renderer sandboxed, including any a future feature opens without buildWindowOptions.
+app.enableSandbox();
+
 if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
@@ -93,7 +96,7 @@ async function start(): Promise<void> {
   });
 
   const saved = state.get();
-  mainWindow = new BrowserWindow(buildWindowOptions(preloadPath, saved.bounds));
+  mainWindow = new BrowserWindow(buildWindowOptions(preloadPath, saved.bounds, !app.isPackaged));
   hardenContents(mainWindow.webContents, appOrigin);
   if (saved.maximized) mainWindow.maximize();
   mainWindow.once('ready-to-show', () => mainWindow?.show());

@@ -37,6 +37,8 @@ export const DEFAULT_BOUNDS = { width: 1280, height: 820 };
 export function buildWindowOptions(
   preloadPath: string,
   bounds: { width?: number; height?: number; x?: number; y?: number } = {},
+  /** a packaged app has no use for DevTools; a development build does */
+  allowDevTools = false,
 ): BrowserWindowConstructorOptions {
   return {
     width: bounds.width ?? DEFAULT_BOUNDS.width,
@@ -61,7 +63,7 @@ export function buildWindowOptions(
       navigateOnDragDrop: false, // a file dropped outside a drop zone must not replace the app
       safeDialogs: true,
       spellcheck: false,
-      devTools: true,
+      devTools: allowDevTools,
     },
   };
 }

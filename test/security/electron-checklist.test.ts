@@ -186,9 +186,14 @@ describe('Electron checklist, from the code', () => {
     expect(fuse('enableEmbeddedAsarIntegrityValidation')).toBe('true');
     expect(fuse('onlyLoadAppFromAsar')).toBe('true');
     expect(fuse('enableCookieEncryption')).toBe('true');
-    // recommended, not yet set (see electron-checklist.md): the app never loads file:// pages
-    if (fuse('grantFileProtocolExtraPrivileges') !== 'false') {
-      console.log('electron checklist: electron-builder.yml does not set grantFileProtocolExtraPrivileges: false (recommended; the app serves no file:// pages)');
-    }
+    expect(fuse('grantFileProtocolExtraPrivileges')).toBe('false'); // the app never loads file:// pages
+  });
+
+  it('every renderer sandboxed app-wide, and DevTools only in development builds', () => {
+    const main = read('electron/main/index.ts');
+    const sandboxAt = main.indexOf('app.enableSandbox()');
+    expect(sandboxAt).toBeGreaterThan(-1);
+    expect(sandboxAt).toBeLessThan(main.indexOf('app.whenReady()'));
+    expect(main).toMatch(/buildWindowOptions\([^)]*!app\.isPackaged\)/);
   });
 });
