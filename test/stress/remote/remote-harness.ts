@@ -26,7 +26,7 @@ import { startGithubEmulator } from '../../emulators/github/server.js';
 import { startGitlabEmulator } from '../../emulators/gitlab/server.js';
 import { startZenodoEmulator } from '../../emulators/zenodo/emulator.js';
 import { startFigshareEmulator } from '../../emulators/figshare/emulator.js';
-import { apacheUnavailableReason, startApacheWebdav } from '../../webdav/apache-webdav.js';
+import { apacheUnavailableReason, startApacheWebdav, type ApacheWebdav } from '../../webdav/apache-webdav.js';
 import { startWebdavFaultProxy } from '../../webdav/fault-proxy.js';
 
 type Match = Pick<FaultRule, 'server' | 'method' | 'path'>;
@@ -61,7 +61,13 @@ export const TIMEOUT_MS = 2_000;
 let counter = 0;
 const unique = (label: string) => `${label}-${process.pid}-${++counter}`;
 
-export async function startRemote(name: string): Promise<RemoteUnderTest> {
+/** Servers several remotes under test may share (one Apache; each gets its own fault proxy). */
+export interface SharedServers {
+  apache?: Promise<ApacheWebdav>;
+}
+
+/** Each remote gets its own emulator (or proxy) and FaultPlan, so scenarios can run at once. */
+export async function startRemote(name: string, shared: SharedServers = {}): Promise<RemoteUnderTest> {
   const plan = new FaultPlan();
   const config = (remotes: Partial<FerryConfig['remotes']>) =>
     makeConfig({ dataDir: '/nonexistent', remotes: { osfApiUrl: '', githubApiUrl: '', gitlabUrl: '', zenodoUrl: '', figshareApiUrl: '', ...remotes } });
@@ -102,7 +108,7 @@ export async function startRemote(name: string): Promise<RemoteUnderTest> {
         service: /GitHub/,
         plan,
         token: 'ghp_faults',
-        target: createGithubTarget(config({ githubApiUrl: emu.url }), secrets, { writeSpacingMs: 0, maxRateWaitMs: 3000, timeoutMs: TIMEOUT_MS }),
+        target: createGithubTarget(config({ githubApiUrl: emu.url }), secrets, { writeSpacingMs: 0, maxRateWaitMs: 3000, timeoutMs: TIMEOUT_MS, retryBaseMs: 100 }),
         async source(files) {
           return encodeForgeId('r', emu.state.addRepo(user, unique('src'), files).id);
         },
@@ -188,7 +194,7 @@ export async function startRemote(name: string): Promise<RemoteUnderTest> {
     case 'webdav': {
       const reason = apacheUnavailableReason();
       if (reason) throw new Error(`not run: ${reason}`);
-      const server = await startApacheWebdav();
+      const server = await (shared.apache ??= startApacheWebdav());
       const proxy = await startWebdavFaultProxy(server.url, plan);
       const asRoot = process.getuid?.() === 0;
       const folder = async (name: string, files: Record<string, Buffer> = {}) => {
@@ -212,10 +218,8 @@ export async function startRemote(name: string): Promise<RemoteUnderTest> {
         // the MOVE from the temp name: when its answer is lost, Ferry looks whether it happened
         landing: { request: { method: 'MOVE' }, topLevel: false, idempotent: true },
         advertisesHash: false,
-        close: async () => {
-          await proxy.close();
-          await server.stop();
-        },
+        // the Apache server belongs to whoever shares it
+        close: () => proxy.close(),
       };
     }
     default:

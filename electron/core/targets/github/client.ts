@@ -19,6 +19,8 @@ export interface GithubClientOptions {
   maxRateWaitMs?: number;
   /** longest wait for an answer, or pause inside one, ms (default 60 s) */
   timeoutMs?: number;
+  /** the retry plugin waits n² × this after the n-th 5xx or broken connection (default 1 s; tests shorten it) */
+  retryBaseMs?: number;
 }
 
 const ThrottledOctokit = Octokit.plugin(throttling, retry);
@@ -44,7 +46,7 @@ export function createOctokit(token: string, options: GithubClientOptions, signa
       onSecondaryRateLimit: (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => retryCount < 2 && retryAfter * 1000 <= maxWait,
       write: new SpacedQueue(options.writeSpacingMs ?? 1000),
     },
-    retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 429, 451] },
+    retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 429, 451], retryAfterBaseValue: options.retryBaseMs ?? 1000 },
   });
   const record = (headers: Record<string, string | undefined>) => budget.record(headers['x-ratelimit-remaining'], headers['x-ratelimit-reset']);
   octokit.hook.before('request', () => budget.beforeRequest(signal));

@@ -1,4 +1,0 @@
-// Remote failures for figshare: see scenarios.ts (short variant in npm test, long under FERRY_STRESS=1).
-import { describeRemoteFailures } from './scenarios.js';
-
-describeRemoteFailures('figshare');
