@@ -405,9 +405,16 @@ function collect(source: Readable): Promise<Buffer> {
     const chunks: Buffer[] = [];
     source.on('data', (chunk: Buffer) => chunks.push(chunk));
     source.once('error', reject);
-    source.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    // destroyed without an error (a consumer went away): the writer has failed already
-    source.once('close', () => reject(new CancelledError()));
+    let ended = false;
+    source.once('end', () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
+    // closed without an end or error (destroyed: the writer has failed already); an Error
+    // is made only then, as capturing its stack for every file costs
+    source.once('close', () => {
+      if (!ended) reject(new CancelledError());
+    });
   });
 }
 
