@@ -20,7 +20,16 @@ export type BagHashes = Map<string, Record<string, string>>;
 const MAX_TAG_FILE_BYTES = 256 * 1024 * 1024;
 const PROBLEMS_SHOWN = 5;
 
-export async function validateBag(files: BagFile[]): Promise<BagHashes> {
+export interface ValidateBagOptions {
+  /**
+   * 'defer': the payload's bytes are not read here (structure, manifests and tag files still
+   * are); the caller checks every payload file against the returned hashes as it writes, and
+   * puts nothing in place unless all match (the upload job's staged write).
+   */
+  payload?: 'check' | 'defer';
+}
+
+export async function validateBag(files: BagFile[], options: ValidateBagOptions = {}): Promise<BagHashes> {
   const byPath = new Map(files.map((file) => [file.path, file]));
   const payload = files.filter((file) => file.path.startsWith('data/'));
   const problems: string[] = [];
@@ -75,7 +84,7 @@ export async function validateBag(files: BagFile[]): Promise<BagHashes> {
   // Structure first: no point hashing gigabytes of a bag that is already known to be wrong.
   failIfAny(problems);
 
-  for (const file of payload) {
+  for (const file of options.payload === 'defer' ? [] : payload) {
     const wanted = expected.get(file.path.slice('data/'.length))!;
     const actual = await hashFile(file, Object.keys(wanted));
     for (const [algorithm, hex] of Object.entries(wanted)) {
