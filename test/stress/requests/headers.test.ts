@@ -169,8 +169,8 @@ describe('hostile headers', () => {
           expectAnswer: framing.complete && !framingFuzzed,
         });
       });
-      figure('headers', tally);
       await expectCleanAfter(fixture, jobsBefore, tally);
+      figure('headers', tally);
     },
     modeTimeout(90_000, 3_600_000),
   );
@@ -213,8 +213,8 @@ describe('hostile headers', () => {
           if (guarded && status < 400) throw new Error(`${method} ${target} answered ${status} to garbage credentials ${JSON.stringify(c)}`);
         },
       );
-      figure('token headers', tally);
       await expectCleanAfter(fixture, jobsBefore, tally);
+      figure('token headers', tally);
     },
     modeTimeout(90_000, 3_600_000),
   );

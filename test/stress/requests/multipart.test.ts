@@ -165,8 +165,8 @@ describe('hostile multipart bodies', () => {
           throw new Error(`202 for a ${c.route} upload with action ${c.action}`);
         }
       });
-      figure('multipart bodies', tally);
       await expectCleanAfter(fixture, jobsBefore, tally);
+      figure('multipart bodies', tally);
     },
     modeTimeout(120_000, 3_600_000),
   );

@@ -145,8 +145,8 @@ describe('hostile paths and ids', () => {
           }
         },
       );
-      figure('paths: id segments', tally);
       await expectCleanAfter(fixture, jobsBefore, tally);
+      figure('paths: id segments', tally);
       await expectWorkspaceKept(workspace);
     },
     modeTimeout(90_000, 3_600_000),
@@ -183,8 +183,8 @@ describe('hostile paths and ids', () => {
           }
         },
       );
-      figure('paths: whole targets', tally);
       await expectCleanAfter(fixture, jobsBefore, tally);
+      figure('paths: whole targets', tally);
       await expectWorkspaceKept(workspace);
     },
     modeTimeout(90_000, 3_600_000),

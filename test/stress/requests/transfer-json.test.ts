@@ -124,8 +124,8 @@ describe('hostile JSON transfer bodies', () => {
         if (status === 202 && !(c.route === 'top' || c.route === 'folder')) throw new Error(`202 for a transfer into ${c.route}`);
         expect(({} as Record<string, unknown>).polluted, 'Object.prototype polluted').toBeUndefined();
       });
-      figure('JSON transfer bodies', tally);
       await expectCleanAfter(fixture, jobsBefore, tally);
+      figure('JSON transfer bodies', tally);
     },
     modeTimeout(90_000, 3_600_000),
   );
