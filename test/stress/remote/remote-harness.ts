@@ -310,16 +310,24 @@ export async function filesBelow(dir: string): Promise<Map<string, Buffer>> {
   return found;
 }
 
-/** What a remote container holds, read back through the target with no faults. */
-export async function remoteFiles(remote: RemoteUnderTest, container: string): Promise<Map<string, Buffer>> {
-  const found = new Map<string, Buffer>();
+/**
+ * What a remote container holds, read back through the target with no faults. A file that is
+ * listed but cannot be read (a half-made upload: figshare's file record still waiting for
+ * its bytes) is kept with `null` bytes.
+ */
+export async function remoteFiles(remote: RemoteUnderTest, container: string): Promise<Map<string, Buffer | null>> {
+  const found = new Map<string, Buffer | null>();
   const ctx = { token: remote.token, signal: new AbortController().signal };
   const read = await remote.target.read(ctx, container);
   for await (const entry of read.entries) {
     if (entry.kind !== 'file') continue;
-    const chunks: Buffer[] = [];
-    for await (const chunk of await entry.open()) chunks.push(chunk as Buffer);
-    found.set(entry.path, Buffer.concat(chunks));
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of await entry.open()) chunks.push(chunk as Buffer);
+      found.set(entry.path, Buffer.concat(chunks));
+    } catch {
+      found.set(entry.path, null);
+    }
   }
   return found;
 }
@@ -337,11 +345,11 @@ export type Verdict = 'ok' | 'failed-clearly' | 'silent';
 export function judge(
   result: { job: Job; hung: boolean },
   expected: Record<string, Buffer>,
-  found: Map<string, Buffer>,
+  found: Map<string, Buffer | null>,
 ): { verdict: Verdict; why: string } {
   const { job, hung } = result;
   if (hung) return { verdict: 'silent', why: `job ${job.status} after the deadline (a hang)` };
-  const byName = new Map<string, Buffer>();
+  const byName = new Map<string, Buffer | null>();
   for (const [where, bytes] of found) {
     const name = where.split('/').pop()!.split('__').pop()!;
     if (/\.ferry-|\.part$|\.tmp/.test(name)) return { verdict: 'silent', why: `temporary file '${where}' left at the destination` };
@@ -356,6 +364,12 @@ export function judge(
   let missing = 0;
   for (const [name, bytes] of Object.entries(expected)) {
     const there = byName.get(name);
+    if (there === null) {
+      // listed but unreadable: a half-made upload, acceptable only when its failure is reported
+      if (!failedClearly && !mentioned(name)) return { verdict: 'silent', why: `'${name}' is at the destination half-made and nothing says so` };
+      missing += 1;
+      continue;
+    }
     if (there && !there.equals(bytes)) return { verdict: 'silent', why: `'${name}' is at the destination with wrong bytes` };
     if (!there) {
       missing += 1;
@@ -375,11 +389,18 @@ export async function localFolder(rig: Rig, label: string): Promise<{ id: string
   return { id: encodeLocalId(name), dir };
 }
 
-/** A local folder holding `files`, to upload from; its id. */
-export async function localSource(rig: Rig, files: Record<string, Buffer>): Promise<string> {
+/** Titles of the remote's top-level resources (to spot a stray one a lost answer left behind). */
+export async function topLevelTitles(remote: RemoteUnderTest): Promise<string[]> {
+  const titles: string[] = [];
+  for await (const node of remote.target.list({ token: remote.token, signal: new AbortController().signal }, { container: null })) titles.push(node.title);
+  return titles;
+}
+
+/** A local folder holding `files`, to upload from; its id and name. */
+export async function localSource(rig: Rig, files: Record<string, Buffer>): Promise<{ id: string; name: string }> {
   const name = unique('up');
   const dir = path.join(rig.workspace, name);
   await mkdir(dir, { recursive: true });
   for (const [file, bytes] of Object.entries(files)) await writeFile(path.join(dir, file), bytes);
-  return encodeLocalId(name);
+  return { id: encodeLocalId(name), name };
 }

@@ -10,6 +10,7 @@ import {
   remoteFiles,
   startRemote,
   startRig,
+  topLevelTitles,
   transfer,
   type RemoteUnderTest,
   type Rig,
@@ -159,11 +160,11 @@ const RANDOM_FAULTS: Omit<FaultRule, 'times'>[] = [
   { kind: 'status', status: 429, retryAfter: 1 },
   { kind: 'reset' },
   { kind: 'reset-upload' },
-  { kind: 'reset-download' },
+  { kind: 'reset-download', afterBytes: 1800 * 1024 },
   { kind: 'reset-after-landing' },
   { kind: 'stall' },
-  { kind: 'stall-body' },
-  { kind: 'corrupt' },
+  { kind: 'stall-body', afterBytes: 1800 * 1024 },
+  { kind: 'corrupt', afterBytes: 1800 * 1024 },
 ];
 
 interface Tally {
@@ -186,19 +187,22 @@ async function runOnce(rig: Rig, direction: Direction, plant: (plan: FaultPlan) 
     const fired = remote.plan.injected.length - firedBefore;
     const pending = remote.plan.pending.filter((rule) => Number.isFinite(rule.times));
     remote.plan.clear();
-    return { result, fired, pending, found: await filesBelow(into.dir) };
+    return { result, fired, pending, strays: 0, found: await filesBelow(into.dir) };
   }
   const topLevel = direction === 'landing' && remote.landing.topLevel;
   const source = await localSource(rig, files);
   const container = topLevel ? null : await remote.container();
   const firedBefore = remote.plan.injected.length;
   plant(remote.plan);
-  const result = await transfer(rig, { target: 'local', id: source }, { target: remote.name, container }, deadlineMs);
+  const result = await transfer(rig, { target: 'local', id: source.id }, { target: remote.name, container }, deadlineMs);
   const fired = remote.plan.injected.length - firedBefore;
   const pending = remote.plan.pending.filter((rule) => Number.isFinite(rule.times));
   remote.plan.clear();
   const written = container ?? result.job.report?.new_resource?.id ?? null;
-  return { result, fired, pending, found: written ? await remoteFiles(remote, written) : new Map<string, Buffer>() };
+  // a top-level write makes one resource named after the folder: a second one (`name-2`,
+  // `name (2)`) or one left by a failed job is a stray a lost answer made
+  const strays = topLevel ? (await topLevelTitles(remote)).filter((title) => title.startsWith(source.name)).length - (written ? 1 : 0) : 0;
+  return { result, fired, pending, strays, found: written ? await remoteFiles(remote, written) : new Map<string, Buffer | null>() };
 }
 
 function count(tally: Tally, verdict: Verdict, fired: number): void {
@@ -251,12 +255,14 @@ export function describeRemoteFailures(name: string, skipReason: string | null =
           }
           const files = makeFiles(2, scenario.fileSize ?? 3000, 7);
           const rules = scenario.rules(remote);
-          const { result, fired, pending, found } = await runOnce(rig, scenario.direction, (plan) => rules.forEach((rule) => plan.add(rule)), files, 30_000);
+          const { result, fired, pending, strays, found } = await runOnce(rig, scenario.direction, (plan) => rules.forEach((rule) => plan.add(rule)), files, 30_000);
           const { verdict, why: reason } = judge(result, files, found);
           count(tally, verdict, fired);
           expect(pending, 'every planned fault fired').toEqual([]);
           expect(fired).toBeGreaterThan(0);
           expect(verdict, reason).not.toBe('silent');
+          // a success must leave nothing stray; a failure may leave what it says may have been made
+          if (verdict === 'ok' || !MAY_HAVE_LANDED.test(result.job.error ?? '')) expect(strays, 'resources left behind by a lost answer').toBe(0);
           const wanted = scenario.expect(remote);
           if (wanted !== 'either') expect(verdict, reason).toBe(wanted);
           if (verdict === 'failed-clearly' && result.job.error) expect(result.job.error).toMatch(remote.service);
@@ -277,8 +283,8 @@ export function describeRemoteFailures(name: string, skipReason: string | null =
             for (let round = 0; round < LONG_ROUNDS; round++) {
               const direction: Direction = round % 2 === 0 ? 'download' : 'upload';
               const burst = direction === 'download' ? remote.download.request : remote.upload.request;
-              // files past the streams' buffers (see BODY_FAULT_FILE_BYTES), so a body fault at half strikes while the writer reads
-              const files = makeFiles(6, 600 * 1024, seed + round);
+              // files past the streams' buffers, body faults late in them (see BODY_FAULT_FILE_BYTES)
+              const files = makeFiles(4, 2 * 1024 * 1024, seed + round);
               const { result, fired, found } = await runOnce(
                 rig,
                 direction,

@@ -314,9 +314,10 @@ export class FigshareTarget implements Target {
         outcome.created.push(entry.path);
       }
     } catch (error) {
-      if (started) await this.api.deleteFile(token, article.id, started.id).catch(() => undefined);
+      const removed = started ? await this.api.deleteFile(token, article.id, started.id).then(() => true, () => false) : true;
       if (!isPerFileFailure(error, signal)) throw error;
-      outcome.fileErrors.push({ path: entry.path, error: error.message });
+      const leftover = removed ? '' : ` Its half-uploaded copy could not be removed from the item; delete '${name}' there in figshare.`;
+      outcome.fileErrors.push({ path: entry.path, error: error.message + leftover });
     } finally {
       await bytes.dispose();
     }

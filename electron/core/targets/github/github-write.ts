@@ -157,25 +157,43 @@ export function sanitizeRepoName(title: string): string {
   return cleaned && cleaned !== '.' && cleaned !== '..' ? cleaned : 'ferry-upload';
 }
 
+/**
+ * A new private repository named after `title` (or `title-2`, ... when taken). The create is
+ * a POST and never repeated blindly: a repeat after a lost answer would meet the first one's
+ * repository and go on to `-2`, leaving an empty stray behind. Instead, when the answer is
+ * lost (a broken connection, a 5xx), a repository of that name carrying this job's own
+ * description and nothing else is taken to be the one just made.
+ */
 async function createRepository(octokit: GithubOctokit, title: string, jobLabel: string): Promise<Repo> {
   const base = sanitizeRepoName(title);
+  const description = `Created by Ferry from "${title}" (${jobLabel})`.slice(0, 350);
   for (let n = 1; n <= 100; n++) {
     const name = n === 1 ? base : `${base.slice(0, 100 - String(n).length - 1)}-${n}`;
     try {
-      const { data } = await octokit.rest.repos.createForAuthenticatedUser({
-        name,
-        private: true,
-        auto_init: false,
-        description: `Created by Ferry from "${title}" (${jobLabel})`.slice(0, 350),
-      });
+      const { data } = await octokit.rest.repos.createForAuthenticatedUser({ name, private: true, auto_init: false, description, request: { retries: 0 } });
       return toRepo(data);
     } catch (error) {
       const errors = (error as { response?: { data?: { errors?: { field?: string; message?: string }[] } } }).response?.data?.errors ?? [];
       if (statusOf(error) === 422 && errors.some((e) => /already exists/i.test(e.message ?? ''))) continue;
+      if ((statusOf(error) ?? 500) >= 500) {
+        const landed = await madeByThisJob(octokit, name, description);
+        if (landed) return landed;
+      }
       throw await gh(() => Promise.reject(error)).catch((e: unknown) => e);
     }
   }
   throw badRequest(`Every name from "${base}" to "${base}-100" is taken on this GitHub account; rename the top folder and upload again.`);
+}
+
+/** The repository `name` of the token's user, if it is empty and carries `description`. */
+async function madeByThisJob(octokit: GithubOctokit, name: string, description: string): Promise<Repo | null> {
+  try {
+    const { data: me } = await octokit.rest.users.getAuthenticated();
+    const { data } = await octokit.rest.repos.get({ owner: me.login, repo: name });
+    return data.description === description && data.size === 0 ? toRepo(data) : null;
+  } catch {
+    return null;
+  }
 }
 
 const mb = (bytes: number) => Math.round(bytes / (1024 * 1024));
