@@ -448,8 +448,8 @@ function fixityOf(source: Record<string, string>, computed: Record<string, strin
 }
 
 /**
- * A backslash is an ordinary character in a POSIX or remote name, but ZIP readers (and
- * yazl) take it for a folder separator; it becomes "_" so the ZIP and manifests agree.
+ * A backslash is an ordinary character in a POSIX or remote name, but ZIP readers take it
+ * for a folder separator; it becomes "_" so the ZIP and manifests agree.
  */
 function bagPathOf(entryPath: string): string {
   return entryPath.replace(/\\/g, '_');

@@ -3,9 +3,9 @@
 // Info-ZIP extended timestamp in the central directory, data descriptors for entries whose
 // CRC and sizes are known only after their bytes, and ZIP64 fields only where needed.
 //
-// The local header of a file whose bytes are known up front is built on a worker thread
-// (see bag-workers.ts) with the layout `localHeaderLayout` documents; this module builds
-// the rest on the main thread.
+// The local header of a file read whole is built on a worker thread with its data (see
+// bag-workers.ts, same layout as `streamedLocalHeader` but with CRC and sizes filled in and
+// no data-descriptor flag); this module builds the rest on the main thread.
 
 export const LOCAL_HEADER_BYTES = 30;
 const CENTRAL_RECORD_BYTES = 46;
@@ -74,23 +74,6 @@ export function streamedLocalHeader(name: Buffer, method: number, dosTime: numbe
   // CRC and sizes stay 0
   header.writeUInt16LE(name.length, 26);
   name.copy(header, LOCAL_HEADER_BYTES);
-  return header;
-}
-
-/** A local header with everything known (folders, and files built on the main thread). */
-export function knownLocalHeader(record: Omit<CentralRecord, 'offset' | 'mode' | 'unixTime'>): Buffer {
-  const header = Buffer.alloc(LOCAL_HEADER_BYTES + record.name.length);
-  header.writeUInt32LE(0x04034b50, 0);
-  header.writeUInt16LE(VERSION_NEEDED_UTF8, 4);
-  header.writeUInt16LE(record.flags, 6);
-  header.writeUInt16LE(record.method, 8);
-  header.writeUInt16LE(record.dosTime, 10);
-  header.writeUInt16LE(record.dosDate, 12);
-  header.writeUInt32LE(record.crc >>> 0, 14);
-  header.writeUInt32LE(record.compressedSize, 18);
-  header.writeUInt32LE(record.size, 22);
-  header.writeUInt16LE(record.name.length, 26);
-  record.name.copy(header, LOCAL_HEADER_BYTES);
   return header;
 }
 
