@@ -19,7 +19,7 @@ export async function startWebdavFaultProxy(upstreamUrl: string, plan: FaultPlan
   let proxyOrigin = '';
   const agent = new http.Agent({ keepAlive: false });
   const server = http.createServer((req, res) => {
-    const headers = { ...req.headers, host: upstream.host };
+    const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: upstream.host };
     const destination = req.headers.destination;
     if (typeof destination === 'string' && destination.startsWith(proxyOrigin)) headers.destination = upstream.origin + destination.slice(proxyOrigin.length);
     const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
