@@ -169,7 +169,7 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
       };
     }
     case 'figshare': {
-      const emu = await startFigshareEmulator({ faults: plan, partSize: 4096, processingReads: 0 });
+      const emu = await startFigshareEmulator({ faults: plan, partSize: 256 * 1024, processingReads: 0 });
       return {
         name,
         service: /figshare/,
