@@ -20,7 +20,7 @@ export class TargetRegistry {
 
   get(name: string): Target {
     const target = this.targets.get(name);
-    if (!target) throw notFound(`There is no target named '${name}'. GET /api_v1/targets/ lists them.`, 'target_not_found');
+    if (!target) throw notFound(`There is no target named '${name.length > 80 ? `${name.slice(0, 80)}…` : name}'. GET /api_v1/targets/ lists them.`, 'target_not_found');
     return target;
   }
 

@@ -102,6 +102,10 @@ export class WatchedEntries implements AsyncIterable<Entry> {
           },
         );
         raw.on('error', (error) => hasher.destroy(error));
+        // The writer attaches its listeners only after an await (opening its temp file): an
+        // error before that (a small damaged ZIP entry) would otherwise be uncaught and end the
+        // process. pipeline() still reports the stored error to the writer.
+        hasher.on('error', () => undefined);
         hasher.on('close', () => {
           this.open.delete(raw);
           this.open.delete(hasher);

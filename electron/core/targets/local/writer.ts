@@ -114,8 +114,11 @@ class Writer {
     } catch (error) {
       if (this.beforeCommit) await this.discardStaged();
       // A cancel may be Ferry stopping, whose job resumes at the next start: keep the claim
-      // for it. Any other failure ends the job for good.
-      if (!(error instanceof CancelledError)) await this.dropClaim();
+      // for it. Any other failure ends the job for good: the folders it made and left empty go.
+      if (!(error instanceof CancelledError)) {
+        await this.removeEmptyMadeFolders();
+        await this.dropClaim();
+      }
       throw error;
     }
   }
@@ -393,6 +396,11 @@ class Writer {
     for (let i = 0; i < files.length; i += WRITE_CONCURRENCY) {
       await Promise.all(files.slice(i, i + WRITE_CONCURRENCY).map((file) => unlink(file.temporary).catch(() => undefined)));
     }
+    await this.removeEmptyMadeFolders();
+  }
+
+  /** Deepest first; rmdir refuses a folder that holds anything, so written files stay. */
+  private async removeEmptyMadeFolders(): Promise<void> {
     const folders = [...this.madeFolders].sort((a, b) => b.length - a.length);
     for (const folder of folders) await rmdir(folder).catch(() => undefined);
   }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -57,7 +57,8 @@ export class FixityStore {
     this.cache.set(archivePath, record);
     await mkdir(this.dir, { recursive: true });
     const file = this.fileFor(archivePath);
-    const temporary = `${file}.${process.pid}.tmp`;
+    // unique per save: two verify jobs on one archive may save at once
+    const temporary = `${file}.${process.pid}.${randomUUID()}.tmp`;
     await writeFile(temporary, JSON.stringify(record));
     await rename(temporary, file);
   }
