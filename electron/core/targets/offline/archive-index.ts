@@ -56,6 +56,8 @@ export interface IndexLimits {
 }
 
 const RATIO_FLOOR_BYTES = 1024 * 1024;
+/** the fixed part of a local file header (APPNOTE 4.3.7) */
+const LOCAL_HEADER_BYTES = 30;
 const TAG_FILE_LIMIT = 64 * 1024 * 1024;
 
 export async function openZip(file: string): Promise<yauzl.ZipFile> {
@@ -126,6 +128,7 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
         total += record.uncompressedSize;
       },
     });
+    const fileSize = (zip as unknown as { fileSize: number }).fileSize;
     for (const record of records) {
       const problem = unsafeName(record.fileName);
       if (problem) {
@@ -137,6 +140,12 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
         result.damage = `The archive looks like a zip bomb: '${record.fileName.slice(0, 120)}' claims a compression ratio of 1:${ratio}.`;
         return result;
       }
+      // yauzl hands an entry's 64-bit local header offset to fs.read unchecked: past 2^53 that
+      // throws inside an fs callback (uncaught, the process ends). Data past the end is damage.
+      if (!Number.isSafeInteger(record.relativeOffsetOfLocalHeader) || record.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + record.compressedSize > fileSize) {
+        result.damage = `The archive's entry '${record.fileName.slice(0, 120)}' points past the end of the file; the archive is damaged.`;
+        return result;
+      }
       if (record.isEncrypted()) result.encryptedEntries++;
     }
     if (total > limits.maxTotalUncompressedBytes) {
@@ -146,7 +155,6 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
     // Against the archive's own size, not the sum of the entries' compressed sizes: entries
     // whose stored bytes overlap (every entry covering all those after it, "better zip bomb")
     // each look like 1:1, yet together claim far more than the file holds.
-    const fileSize = (zip as unknown as { fileSize: number }).fileSize;
     if (total >= RATIO_FLOOR_BYTES && total > limits.maxCompressionRatio * Math.max(1, fileSize)) {
       result.damage = `The archive looks like a zip bomb: it would unpack to ${Math.round(total / Math.max(1, fileSize))} times its size.`;
       return result;
