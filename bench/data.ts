@@ -4,6 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { seededRandom as prng } from '../test/support/seeded-random.js';
 
 // Seeded benchmark data: the same seed gives the same bytes on every machine, so two runs
 // (or two machines) compare like with like.
@@ -30,17 +31,6 @@ export async function writeIncompressible(file: string, seed: string, bytes: num
   await pipeline(incompressibleStream(seed, bytes), createWriteStream(file));
 }
 
-/** A small PRNG for choosing words and sizes (mulberry32). */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = 'sample measurement temperature station depth salinity survey participant response interval baseline control treatment replicate observation analysis'.split(' ');
 

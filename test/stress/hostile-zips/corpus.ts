@@ -13,6 +13,7 @@ import { crc32, inflateRawSync } from 'node:zlib';
 import yazl from 'yazl';
 import { overlapBombZip, rawZip, rawZipLayout, zip64Extra, type RawEntry } from '../../../electron/core/zip/testing/raw-zip.js';
 import { CENTRAL, END, LOCAL, zipLayout } from '../../../electron/core/zip/testing/zip-layout.js';
+import { seededRandom } from '../../support/seeded-random.js';
 
 const run = promisify(execFile);
 
@@ -58,18 +59,6 @@ export interface HostileArchive {
   build(): Buffer;
 }
 
-// ---- seeded randomness (mulberry32): the same seed gives the same corpus on every machine
-
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomBytesFrom(random: () => number, length: number): Buffer {
   const out = Buffer.alloc(length);
