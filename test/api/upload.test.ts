@@ -156,6 +156,14 @@ describe('POST /api_v1/targets/<t>/resources/ (4.6)', () => {
     expect(job.error).toMatch(/one top-level folder/);
     expect(await snapshotAll()).toEqual(before);
   });
+
+  it('fails a top-level upload of a single loose file: a new resource is a folder', async () => {
+    const before = await snapshotAll();
+    const job = await upload(null, await makeZip({ 'loose.txt': 'l\n' }));
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatch(/one top-level folder in the ZIP; 'loose.txt' is a file/);
+    expect(await snapshotAll()).toEqual(before);
+  });
 });
 
 describe('hostile ZIPs fail their job and leave every byte as it was', () => {

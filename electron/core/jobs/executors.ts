@@ -55,6 +55,12 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   const staged = supportsStagedWrites(destination);
   const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
+    if (params.containerId === null && archive.topLevelFiles.length > 0 && archive.topLevel.length === 1) {
+      throw badRequest(
+        `A new top-level resource needs one top-level folder in the ZIP; '${archive.topLevelFiles[0]}' is a file. ` +
+          'Put it in a folder, or upload it into an existing folder instead.',
+      );
+    }
     if (params.containerId === null && archive.topLevel.length !== 1) {
       throw badRequest(
         `A new top-level resource needs exactly one top-level folder in the ZIP; found ${describeTopLevel(archive.topLevel)}. ` +

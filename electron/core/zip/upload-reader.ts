@@ -16,6 +16,8 @@ export interface UploadArchive {
   kind: 'bag' | 'plain';
   /** top-level names of the payload (for a bag, under data/) */
   topLevel: string[];
+  /** those of them that are files, not folders */
+  topLevelFiles: string[];
   fileCount: number;
   totalBytes: number;
   /** payload entries (for a bag: relative to data/, hashes from its manifests); re-iterable */
@@ -339,6 +341,7 @@ function makeArchive(
   return {
     kind,
     topLevel,
+    topLevelFiles: files.filter((r) => !r.path.includes('/')).map((r) => r.path),
     fileCount: files.length,
     totalBytes: files.reduce((sum, r) => sum + r.size, 0),
     entries,
