@@ -4,6 +4,7 @@ import { open } from 'node:fs/promises';
 import os from 'node:os';
 import { Transform, type TransformCallback, type Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
+import { SharedRing } from './shared-ring.js';
 
 /** Algorithms Ferry computes; names as in the contract's `hashes` keys. */
 export type HashAlgorithm = 'md5' | 'sha1' | 'sha256' | 'sha512';
@@ -81,64 +82,10 @@ interface PoolWorker {
   rings: Set<number>;
 }
 
-/** Slots of shared memory for one stream at a time; recycled between streams. */
-class Ring {
-  readonly view: Buffer;
-  /** per slot: how many workers still read it */
-  readonly pending = new Int32Array(RING_SLOTS);
-  private waiter: (() => void) | null = null;
-  private next = 0;
-  /** called once when a retired ring has no slot left in use */
-  onIdle: (() => void) | null = null;
-
-  constructor(readonly id: number) {
-    this.view = Buffer.from(new SharedArrayBuffer(SLOT_BYTES * RING_SLOTS));
-  }
-
-  /** The next slot in order, once every worker is done with it. */
-  async acquire(): Promise<number> {
-    const slot = this.next;
-    while (this.pending[slot]! > 0) await new Promise<void>((resolve) => (this.waiter = resolve));
-    this.next = (slot + 1) % RING_SLOTS;
-    return slot;
-  }
-
-  release(slot: number): void {
-    this.pending[slot]! -= 1;
-    if (this.pending[slot]! > 0) return;
-    this.wake();
-    if (this.onIdle && this.idle) {
-      const idle = this.onIdle;
-      this.onIdle = null;
-      idle();
-    }
-  }
-
-  /** Frees every slot at once (the workers are gone). */
-  reset(): void {
-    this.pending.fill(0);
-    this.wake();
-  }
-
-  private wake(): void {
-    const wake = this.waiter;
-    this.waiter = null;
-    wake?.();
-  }
-
-  get idle(): boolean {
-    return this.pending.every((count) => count === 0);
-  }
-
-  slotView(slot: number, length = SLOT_BYTES): Buffer {
-    return this.view.subarray(slot * SLOT_BYTES, slot * SLOT_BYTES + length);
-  }
-}
-
 class HashWorkerPool {
   private workers: PoolWorker[] | null = null;
-  private readonly rings = new Map<number, Ring>();
-  private readonly freeRings: Ring[] = [];
+  private readonly rings = new Map<number, SharedRing>();
+  private readonly freeRings: SharedRing[] = [];
   private readonly digests = new Map<number, { expect: number; got: Record<string, string>; resolve(value: Record<string, string>): void; reject(error: Error): void }>();
   private nextId = 1;
   private nextRing = 1;
@@ -166,21 +113,21 @@ class HashWorkerPool {
     return new WorkerHashSession(this, this.nextId++, [...groups].map(([worker, names]) => ({ worker, algorithms: names })), ring);
   }
 
-  private newRing(): Ring {
-    const ring = new Ring(this.nextRing++);
+  private newRing(): SharedRing {
+    const ring = new SharedRing(this.nextRing++, SLOT_BYTES, RING_SLOTS);
     this.rings.set(ring.id, ring);
     return ring;
   }
 
   /** Gives `ring` to `worker` once (the worker keeps a view of the shared memory). */
-  share(worker: PoolWorker, ring: Ring): void {
+  share(worker: PoolWorker, ring: SharedRing): void {
     if (worker.rings.has(ring.id)) return;
     worker.rings.add(ring.id);
     worker.worker.postMessage({ op: 'ring', ring: ring.id, buffer: ring.view.buffer });
   }
 
   /** Back to the free list once the workers have read all of it (an aborted stream's acks may still be coming). */
-  recycle(ring: Ring): void {
+  recycle(ring: SharedRing): void {
     if (ring.idle) this.freeRings.push(ring);
     else ring.onIdle = () => this.freeRings.push(ring);
   }
@@ -251,7 +198,7 @@ export class WorkerHashSession {
     private readonly pool: HashWorkerPool,
     private readonly id: number,
     private readonly groups: { worker: PoolWorker; algorithms: string[] }[],
-    private readonly ring: Ring,
+    private readonly ring: SharedRing,
   ) {
     for (const { worker, algorithms } of groups) {
       pool.hold(worker);
@@ -281,7 +228,7 @@ export class WorkerHashSession {
     if (this.slot >= 0) this.post();
     this.slot = await this.ring.acquire();
     this.filled = 0;
-    return this.ring.slotView(this.slot);
+    return this.ring.view.subarray(this.slot * SLOT_BYTES, (this.slot + 1) * SLOT_BYTES);
   }
 
   /** Hashes the first `length` bytes of the slot given by `directSlot`. */

@@ -2,6 +2,7 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { LOCAL_HEADER_BYTES, FLAG_UTF8 } from './bag-zip-format.js';
 import { sampleDecision } from './compression-choice.js';
+import { SharedRing } from '../shared-ring.js';
 
 // The CPU work of a bag download — md5, sha256, CRC-32 and deflate of every byte — runs on
 // worker threads, so both cores work and the event loop only moves bytes.
@@ -194,50 +195,12 @@ interface PoolWorker {
   rings: Set<number>;
 }
 
-class Ring {
-  readonly view: Buffer;
-  readonly pending = new Int32Array(RING_SLOTS);
-  private next = 0;
-  private waiter: (() => void) | null = null;
-
-  constructor(readonly id: number) {
-    this.view = Buffer.from(new SharedArrayBuffer(SLOT_BYTES * RING_SLOTS));
-  }
-
-  async acquire(): Promise<number> {
-    const slot = this.next;
-    while (this.pending[slot]! > 0) await new Promise<void>((resolve) => (this.waiter = resolve));
-    this.next = (slot + 1) % RING_SLOTS;
-    return slot;
-  }
-
-  release(slot: number): void {
-    if (this.pending[slot]! > 0) this.pending[slot]! -= 1;
-    if (this.pending[slot] === 0) this.wake();
-  }
-
-  reset(): void {
-    this.pending.fill(0);
-    this.wake();
-  }
-
-  get idle(): boolean {
-    return this.pending.every((count) => count === 0);
-  }
-
-  private wake(): void {
-    const wake = this.waiter;
-    this.waiter = null;
-    wake?.();
-  }
-}
-
 export class BagWorkerPool {
   private readonly workers: PoolWorker[];
   private readonly batches = new Map<number, { worker: PoolWorker; resolve(value: BatchOutput): void; reject(error: Error): void }>();
   private readonly streams = new Map<number, LargeFileJob>();
-  private readonly rings = new Map<number, Ring>();
-  private readonly freeRings: Ring[] = [];
+  private readonly rings = new Map<number, SharedRing>();
+  private readonly freeRings: SharedRing[] = [];
   private nextId = 1;
   private nextRing = 1;
   broken: Error | null = null;
@@ -303,8 +266,8 @@ export class BagWorkerPool {
     // else an aborted job's slots are still being read: the ring is dropped, not reused
   }
 
-  private newRing(): Ring {
-    const ring = new Ring(this.nextRing++);
+  private newRing(): SharedRing {
+    const ring = new SharedRing(this.nextRing++, SLOT_BYTES, RING_SLOTS);
     this.rings.set(ring.id, ring);
     return ring;
   }
@@ -377,7 +340,7 @@ export class LargeFileJob {
     private readonly pool: BagWorkerPool,
     readonly id: number,
     private readonly assigned: { role: StreamRole; worker: PoolWorker }[],
-    readonly ring: Ring,
+    readonly ring: SharedRing,
     private readonly onData: (bytes: Buffer) => void,
   ) {}
 
