@@ -6,7 +6,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, type BigIntStats } from 'node:fs';
-import { lstat, lutimes, mkdir, open, readdir, realpath, rename, rmdir, unlink } from 'node:fs/promises';
+import { lstat, lutimes, mkdir, open, readdir, realpath, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -431,13 +431,9 @@ class Writer {
       if (upstream) await pipeline(source, sink, { signal });
       else await pipeline(source, hasher, sink, { signal });
     } catch (error) {
-      await handle.close().catch(() => undefined);
-      await unlink(temporary).catch(() => undefined);
-      if (this.params.options.signal.aborted) throw new CancelledError();
-      throw error;
+      throw await this.abandon(handle, temporary, error);
     }
-    const digests = hasher.digests ?? {};
-    const hashes = Object.fromEntries(this.params.algorithms.filter((algorithm) => digests[algorithm] !== undefined).map((algorithm) => [algorithm, digests[algorithm]!]));
+    const hashes = this.wantedHashes(hasher.digests);
     return { hashes, bytes: hasher.bytes, timesSet: false, stat: null };
   }
 
@@ -486,14 +482,23 @@ class Writer {
       stat = await handle.stat({ bigint: true });
       await handle.close();
     } catch (error) {
-      await handle.close().catch(() => undefined);
-      await unlink(temporary).catch(() => undefined);
-      if (this.params.options.signal.aborted) throw new CancelledError();
-      throw error;
+      throw await this.abandon(handle, temporary, error);
     }
-    const digests = hasher.digests ?? {};
-    const hashes = Object.fromEntries(this.params.algorithms.filter((algorithm) => digests[algorithm] !== undefined).map((algorithm) => [algorithm, digests[algorithm]!]));
+    const hashes = this.wantedHashes(hasher.digests);
     return { hashes, bytes: hasher.bytes, timesSet, stat };
+  }
+
+  /** A temporary file that will not be finished goes; a cancel is reported as one. */
+  private async abandon(handle: FileHandle, temporary: string, error: unknown): Promise<unknown> {
+    await handle.close().catch(() => undefined);
+    await unlink(temporary).catch(() => undefined);
+    return this.params.options.signal.aborted ? new CancelledError() : error;
+  }
+
+  /** The digests the job asked for, of those computed. */
+  private wantedHashes(digests: Record<string, string> | null | undefined): Record<string, string> {
+    const found = digests ?? {};
+    return Object.fromEntries(this.params.algorithms.filter((algorithm) => found[algorithm] !== undefined).map((algorithm) => [algorithm, found[algorithm]!]));
   }
 
   /**
