@@ -16,6 +16,12 @@ export interface Target {
   readonly info: TargetInfo;
   /** Resources the token can see. `scope` (see ListScope) narrows the walk. */
   list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode>;
+  /**
+   * Optional: the same nodes as list(), in order, a batch at a time. Listings run to
+   * 100,000 rows; a caller that can take batches (the HTTP listing) then pays one await per
+   * batch rather than one per row.
+   */
+  listBatches?(ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[]>;
   detail(ctx: TargetContext, id: string): Promise<ResourceInfo>;
   /** The resource and everything below it, as a stream of entries (see Entry.path). */
   read(ctx: TargetContext, id: string): Promise<ReadResult>;

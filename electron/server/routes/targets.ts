@@ -18,7 +18,9 @@ export function describeTarget(target: Target, base: string): TargetDescription 
 }
 
 export function registerTargetRoutes(app: FastifyInstance, { core }: ServerContext): void {
-  const descriptions = new Map<string, TargetDescription[]>();
+  // The targets never change while the server runs: one serialized list per base URL, so the
+  // most frequent request (every client starts with it) costs no serialization at all.
+  const serialized = new Map<string, string>();
   app.get(
     '/api_v1/targets/',
     {
@@ -28,15 +30,14 @@ export function registerTargetRoutes(app: FastifyInstance, { core }: ServerConte
         response: { 200: { type: 'array', items: ref('Target') } },
       },
     },
-    async (request) => {
-      // The targets never change while the server runs: one description list per base URL.
+    (request, reply) => {
       const base = baseUrl(request);
-      let described = descriptions.get(base);
-      if (!described) {
-        described = core.targets.all().map((target) => describeTarget(target, base));
-        if (descriptions.size < 8) descriptions.set(base, described);
+      let body = serialized.get(base);
+      if (body === undefined) {
+        body = JSON.stringify(core.targets.all().map((target) => describeTarget(target, base)));
+        if (serialized.size < 8) serialized.set(base, body);
       }
-      return described;
+      return reply.type('application/json; charset=utf-8').send(body);
     },
   );
 

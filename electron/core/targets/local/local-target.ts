@@ -24,7 +24,8 @@ import { toFerryError } from './fs-errors.js';
 import { HashCache, type FileVersion } from './hash-cache.js';
 import { decodeLocalId, encodeLocalId } from './ids.js';
 import { joinInside } from './safe-path.js';
-import { childrenOf, isCode, walkFolders, type WalkNode } from './walk.js';
+import { listFolder, listWorkspace } from './listing.js';
+import { isCode, walkFolders, type WalkNode } from './walk.js';
 import { writeEntries } from './writer.js';
 import { STAGED_WRITES } from '../../jobs/staged-write.js';
 
@@ -77,26 +78,22 @@ export class LocalTarget implements Target {
   }
 
   async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+    for await (const batch of this.listBatches(ctx, scope)) yield* batch;
+  }
+
+  async *listBatches(ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[]> {
     const root = await this.realRoot();
     if (scope === undefined || scope.container === undefined) {
-      if (root === null) return;
-      for await (const { parentPath, nodes } of walkFolders(root, '', ctx.signal)) {
-        const container = parentPath === '' ? null : encodeLocalId(parentPath);
-        for (const node of nodes) yield nodeIn(container, node);
-      }
+      if (root !== null) yield* listWorkspace(root, ctx.signal);
       return;
     }
-    let dir: { absolutePath: string; relativePath: string };
     if (scope.container === null) {
-      if (root === null) return;
-      dir = { absolutePath: root, relativePath: '' };
-    } else {
-      const resolved = await this.resolve(scope.container);
-      if (!resolved.isFolder) throw notFound(`'${resolved.relativePath}' is a file, not a folder: it has no children to list.`);
-      dir = resolved;
+      if (root !== null) yield await listFolder(root, '');
+      return;
     }
-    const container = dir.relativePath === '' ? null : encodeLocalId(dir.relativePath);
-    for (const node of await childrenOf(dir.absolutePath, dir.relativePath)) yield nodeIn(container, node);
+    const resolved = await this.resolve(scope.container);
+    if (!resolved.isFolder) throw notFound(`'${resolved.relativePath}' is a file, not a folder: it has no children to list.`);
+    yield await listFolder(resolved.absolutePath, resolved.relativePath);
   }
 
   async detail(_ctx: TargetContext, id: string): Promise<ResourceInfo> {
@@ -285,17 +282,6 @@ function toResourceNode(relativePath: string, isFolder: boolean): ResourceNode {
     id: encodeLocalId(relativePath),
     container: slash < 0 ? null : encodeLocalId(relativePath.slice(0, slash)),
     title: relativePath.slice(slash + 1),
-  };
-}
-
-/** toResourceNode for a walked node whose folder's id is already known (one encoding per folder, not per file). */
-function nodeIn(container: string | null, node: WalkNode): ResourceNode {
-  return {
-    kind: node.isFolder ? 'container' : 'item',
-    kind_name: node.isFolder ? 'folder' : 'file',
-    id: encodeLocalId(node.relativePath),
-    container,
-    title: node.name,
   };
 }
 
