@@ -4,7 +4,8 @@ import yauzl from 'yauzl';
 import { checkEndRecords } from '../../zip/upload-reader.js';
 import { parseManifest } from '../../zip/bagit-format.js';
 import { PROVENANCE_FILE, type Provenance } from '../../zip/bag-writer.js';
-import { readCentralDirectory } from './central-directory.js';
+import { scanCentralDirectory, type DirectoryTable } from './central-directory.js';
+import type { ResourceNode } from '../../target.js';
 
 // What Ferry knows of one archive in the library, read from its central directory only:
 // listing never touches an entry's data. For a bag, the payload under data/ and the hashes
@@ -15,13 +16,14 @@ export interface IndexedEntry {
    * path relative to what the archive shows ('/'-separated, no trailing slash): the payload
    * root, or for a bag whose payload is one folder, that folder (see ArchiveIndex.payloadTop)
    */
-  path: string;
-  kind: 'file' | 'folder';
-  size: number;
-  compressedSize: number;
-  mtime: Date;
-  /** the central-directory record, to open the bytes later; null for implied folders */
-  record: yauzl.Entry | null;
+  readonly path: string;
+  readonly kind: 'file' | 'folder';
+  readonly size: number;
+  readonly compressedSize: number;
+  /** read from the central directory on first use (a listing never needs it) */
+  readonly mtime: Date;
+  /** the central-directory record, to open the bytes later; null for folders */
+  readonly record: yauzl.Entry | null;
 }
 
 export interface BagInfo {
@@ -33,9 +35,10 @@ export interface BagInfo {
 }
 
 export interface ArchiveIndex {
-  entries: Map<string, IndexedEntry>;
-  /** children paths of each folder path ('' = payload root), sorted */
-  children: Map<string, string[]>;
+  /** every entry by path, in the order the archive first names them (made on first use) */
+  readonly entries: Map<string, IndexedEntry>;
+  /** children paths of each folder path ('' = payload root), sorted (made on first use) */
+  readonly children: Map<string, string[]>;
   bag: BagInfo | null;
   /**
    * A bag's payload is `data/<resource title>/…` and the archive is already titled by that
@@ -47,6 +50,14 @@ export interface ArchiveIndex {
   /** why the archive can't be browsed (truncated, hostile names, zip bomb), or null */
   damage: string | null;
   encryptedEntries: number;
+  /** The entry at `path`, without making the map of every entry. */
+  find(path: string): IndexedEntry | undefined;
+  /**
+   * The listing below `folder` ('' = payload root) in code-point order, depth first when
+   * `recursive`, a batch of at most `batchSize` nodes at a time. Ids are the archive's id,
+   * '-', and the entry path's UTF-8 in base64url; `folderId` is the id of `folder` itself.
+   */
+  nodeBatches(archiveId: string, folder: string, folderId: string, recursive: boolean, batchSize: number): Generator<ResourceNode[]>;
 }
 
 export interface IndexLimits {
@@ -111,7 +122,7 @@ async function readSmallEntry(zip: yauzl.ZipFile, record: yauzl.Entry): Promise<
 }
 
 export async function indexArchive(file: string, limits: IndexLimits): Promise<ArchiveIndex> {
-  const result: ArchiveIndex = { entries: new Map(), children: new Map([['', []]]), bag: null, payloadTop: null, damage: null, encryptedEntries: 0 };
+  const result = new Index();
   let zip: yauzl.ZipFile;
   try {
     zip = await openZip(file);
@@ -120,33 +131,34 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
     return result;
   }
   try {
-    let total = 0;
     if (zip.entryCount > limits.maxEntries) throw new Error(`it holds more than ${limits.maxEntries} entries`);
-    const records = await readCentralDirectory(file, zip, {
-      onEntry: (record, index) => {
-        if (index >= limits.maxEntries) throw new Error(`it holds more than ${limits.maxEntries} entries`);
-        total += record.uncompressedSize;
-      },
-    });
+    const table = await scanCentralDirectory(file, zip);
     const fileSize = (zip as unknown as { fileSize: number }).fileSize;
-    for (const record of records) {
-      const problem = unsafeName(record.fileName);
+    const { names, plain, flags, compressedSize, uncompressedSize, localHeaderOffset } = table;
+    let total = 0;
+    let damage: string | null = null;
+    for (let i = 0; i < table.count; i++) {
+      const uncompressed = uncompressedSize[i]!;
+      const compressed = compressedSize[i]!;
+      const offset = localHeaderOffset[i]!;
+      total += uncompressed;
+      if (damage !== null) continue;
+      // a plain name (see DirectoryTable.plain) has nothing unsafeName could find
+      const problem = plain[i] ? null : unsafeName(names[i]!);
       if (problem) {
-        result.damage = `The archive holds an entry whose name has ${problem} ('${record.fileName.slice(0, 120)}'); Ferry does not open it.`;
-        return result;
-      }
-      if (record.uncompressedSize >= RATIO_FLOOR_BYTES && record.uncompressedSize > limits.maxCompressionRatio * Math.max(1, record.compressedSize)) {
-        const ratio = Math.round(record.uncompressedSize / Math.max(1, record.compressedSize));
-        result.damage = `The archive looks like a zip bomb: '${record.fileName.slice(0, 120)}' claims a compression ratio of 1:${ratio}.`;
-        return result;
-      }
-      // yauzl hands an entry's 64-bit local header offset to fs.read unchecked: past 2^53 that
-      // throws inside an fs callback (uncaught, the process ends). Data past the end is damage.
-      if (!Number.isSafeInteger(record.relativeOffsetOfLocalHeader) || record.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + record.compressedSize > fileSize) {
-        result.damage = `The archive's entry '${record.fileName.slice(0, 120)}' points past the end of the file; the archive is damaged.`;
-        return result;
-      }
-      if (record.isEncrypted()) result.encryptedEntries++;
+        damage = `The archive holds an entry whose name has ${problem} ('${names[i]!.slice(0, 120)}'); Ferry does not open it.`;
+      } else if (uncompressed >= RATIO_FLOOR_BYTES && uncompressed > limits.maxCompressionRatio * Math.max(1, compressed)) {
+        const ratio = Math.round(uncompressed / Math.max(1, compressed));
+        damage = `The archive looks like a zip bomb: '${names[i]!.slice(0, 120)}' claims a compression ratio of 1:${ratio}.`;
+      } else if (!Number.isSafeInteger(offset) || offset + LOCAL_HEADER_BYTES + compressed > fileSize) {
+        // yauzl hands an entry's 64-bit local header offset to fs.read unchecked: past 2^53 that
+        // throws inside an fs callback (uncaught, the process ends). Data past the end is damage.
+        damage = `The archive's entry '${names[i]!.slice(0, 120)}' points past the end of the file; the archive is damaged.`;
+      } else if (flags[i]! & 0x1) result.encryptedEntries++;
+    }
+    if (damage !== null) {
+      result.damage = damage;
+      return result;
     }
     if (total > limits.maxTotalUncompressedBytes) {
       result.damage = `The archive claims ${total} bytes uncompressed, more than Ferry's limit of ${limits.maxTotalUncompressedBytes}.`;
@@ -160,37 +172,17 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
       return result;
     }
 
-    const bagRoot = findBagRoot(records);
+    const bagRoot = findBagRoot(names);
     let payloadPrefix = bagRoot === null ? '' : `${bagRoot ? `${bagRoot}/` : ''}data/`;
     if (bagRoot !== null) {
-      result.bag = await readBag(zip, records, bagRoot);
-      result.payloadTop = soleTopFolder(records, payloadPrefix);
+      result.bag = await readBag(zip, table, bagRoot);
+      result.payloadTop = soleTopFolder(names, payloadPrefix);
       if (result.payloadTop !== null) payloadPrefix += `${result.payloadTop}/`;
     }
-
-    for (const record of records) {
-      if (!record.fileName.startsWith(payloadPrefix)) continue;
-      const isFolder = record.fileName.endsWith('/');
-      // 'a//b' and 'a/./b' are 'a/b' (as the upload reader reads them): an empty segment
-      // would be an entry without a title, its own parent
-      const relative = record.fileName
-        .slice(payloadPrefix.length)
-        .split('/')
-        .filter((segment) => segment !== '' && segment !== '.')
-        .join('/');
-      if (!relative || /(^|\/)(__MACOSX)(\/|$)/.test(relative)) continue;
-      addEntry(result, {
-        path: relative,
-        kind: isFolder ? 'folder' : 'file',
-        size: isFolder ? 0 : record.uncompressedSize,
-        compressedSize: record.compressedSize,
-        mtime: record.getLastModDate(),
-        record: isFolder ? null : record,
-      });
-    }
-    for (const list of result.children.values()) list.sort(byCodePoint);
+    result.tree = buildTree(table, payloadPrefix);
     return result;
   } catch (error) {
+    result.tree = null;
     result.damage = describeZipError(error);
     return result;
   } finally {
@@ -204,9 +196,9 @@ export function payloadPathOf(index: Pick<ArchiveIndex, 'payloadTop'>, entryPath
 }
 
 /** The one folder under `prefix` when everything below `prefix` sits inside it, else null. */
-function soleTopFolder(records: yauzl.Entry[], prefix: string): string | null {
+function soleTopFolder(names: readonly string[], prefix: string): string | null {
   let top: string | null = null;
-  for (const { fileName } of records) {
+  for (const fileName of names) {
     if (!fileName.startsWith(prefix)) continue;
     const relative = fileName.slice(prefix.length);
     if (!relative || /^__MACOSX(\/|$)/.test(relative)) continue;
@@ -220,61 +212,45 @@ function soleTopFolder(records: yauzl.Entry[], prefix: string): string | null {
   return top;
 }
 
-/** Adds an entry and any folders it implies, so every path has its parents. */
-function addEntry(index: ArchiveIndex, entry: IndexedEntry): void {
-  const existing = index.entries.get(entry.path);
-  if (existing) {
-    if (existing.kind === 'folder' && entry.kind === 'folder' && existing.record === null) existing.mtime = entry.mtime;
-    return;
-  }
-  index.entries.set(entry.path, entry);
-  if (entry.kind === 'folder') index.children.set(entry.path, index.children.get(entry.path) ?? []);
-  const slash = entry.path.lastIndexOf('/');
-  const parent = slash < 0 ? '' : entry.path.slice(0, slash);
-  if (parent && !index.entries.has(parent)) {
-    addEntry(index, { path: parent, kind: 'folder', size: 0, compressedSize: 0, mtime: entry.mtime, record: null });
-  }
-  const siblings = index.children.get(parent) ?? [];
-  siblings.push(entry.path);
-  index.children.set(parent, siblings);
-}
-
 /** '' for bagit.txt at the root, the folder's name for one top folder holding it, else null. */
-function findBagRoot(records: yauzl.Entry[]): string | null {
+function findBagRoot(names: readonly string[]): string | null {
   // one pass, no Set of 100,000 names: the one top folder (if there is just one), and bagit.txt
   let top: string | null = null;
   let tops = 0;
-  for (const { fileName } of records) {
+  for (const fileName of names) {
     if (fileName === 'bagit.txt') return '';
     if (tops > 1) continue;
     const slash = fileName.indexOf('/');
-    const first = slash < 0 ? fileName : fileName.slice(0, slash);
+    if (slash === 0) continue;
+    if (top !== null && slash === top.length && fileName.startsWith(top)) continue;
+    const first: string = slash < 0 ? fileName : fileName.slice(0, slash);
     if (!first || first === '__MACOSX' || first === top) continue;
     top = first;
     tops++;
   }
   if (top === null || tops > 1) return null;
   const bagit = `${top}/bagit.txt`;
-  return records.some((record) => record.fileName === bagit) ? top : null;
+  return names.includes(bagit) ? top : null;
 }
 
-async function readBag(zip: yauzl.ZipFile, records: yauzl.Entry[], root: string): Promise<BagInfo> {
+async function readBag(zip: yauzl.ZipFile, table: DirectoryTable, root: string): Promise<BagInfo> {
   const prefix = root ? `${root}/` : '';
   const manifests = new Map<string, Map<string, string>>();
   let provenance: Provenance | null = null;
-  for (const record of records) {
-    if (!record.fileName.startsWith(prefix)) continue;
-    const name = record.fileName.slice(prefix.length);
+  for (let i = 0; i < table.count; i++) {
+    const fileName = table.names[i]!;
+    if (!fileName.startsWith(prefix)) continue;
+    const name = fileName.slice(prefix.length);
     const manifest = /^manifest-([a-z0-9]+)\.txt$/.exec(name);
     if (manifest) {
       const hashes = new Map<string, string>();
-      for (const line of parseManifest(await readSmallEntry(zip, record)).lines) {
+      for (const line of parseManifest(await readSmallEntry(zip, table.entry(i))).lines) {
         if (line.path.startsWith('data/')) hashes.set(line.path.slice('data/'.length), line.hex);
       }
       manifests.set(manifest[1] as string, hashes);
     } else if (name === PROVENANCE_FILE) {
       try {
-        provenance = JSON.parse(await readSmallEntry(zip, record)) as Provenance;
+        provenance = JSON.parse(await readSmallEntry(zip, table.entry(i))) as Provenance;
       } catch {
         provenance = null;
       }
@@ -286,4 +262,332 @@ async function readBag(zip: yauzl.ZipFile, records: yauzl.Entry[], root: string)
 /** Plain code-point order: stable across locales, and fast on 100,000 names. */
 export function byCodePoint(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+// ---- the payload tree
+
+// Each record under the payload, and each folder its path implies, is a candidate in its
+// folder's group, numbered in the order the archive first names it. Sorting a group by path
+// (stable) puts the candidates of one path next to each other; the first one wins, as if
+// entries were added in archive order and a path already present ignored: a file named
+// before a folder of the same name hides that folder's contents from the listing. A folder's
+// date is that of the last explicit folder record of its path, else of the first entry that
+// implied it.
+
+const FILE = 0;
+const FOLDER = 1;
+const IMPLIED = 2;
+
+const MACOSX = /(^|\/)(__MACOSX)(\/|$)/;
+
+interface Group {
+  path: string;
+  /** candidates, then (once built) the winners only, sorted by path */
+  members: number[];
+}
+
+class PayloadTree {
+  readonly paths: string[] = [];
+  readonly kinds: number[] = [];
+  /** the candidate's record (for an implied folder: the record that implied it) */
+  readonly records: number[] = [];
+  /** 1 when the path is ASCII (its UTF-8 is its characters) */
+  readonly ascii: number[] = [];
+  /** winners: the record whose date is the entry's date */
+  dateRecords!: Int32Array;
+  winner!: Uint8Array;
+  readonly groups = new Map<string, Group>();
+  readonly root: Group = { path: '', members: [] };
+  private made: (IndexedEntry | undefined)[] = [];
+  /** base64url of every winner's path, each at a multiple of 4 (see encodeIds) */
+  private encoded: string | null = null;
+  private encodedStart: Uint32Array | null = null;
+  private encodedEnd: Uint32Array | null = null;
+
+  constructor(readonly table: DirectoryTable) {
+    this.groups.set('', this.root);
+  }
+
+  add(path: string, kind: number, record: number, ascii: number): number {
+    const candidate = this.paths.length;
+    this.paths.push(path);
+    this.kinds.push(kind);
+    this.records.push(record);
+    this.ascii.push(ascii);
+    return candidate;
+  }
+
+  /** The group of folder `path`, made (with the implied folder and its parents) when new. */
+  groupFor(path: string, record: number, ascii: number): Group {
+    let group = this.groups.get(path);
+    if (group !== undefined) return group;
+    group = { path, members: [] };
+    this.groups.set(path, group);
+    const implied = this.add(path, IMPLIED, record, ascii);
+    const slash = path.lastIndexOf('/');
+    (slash < 0 ? this.root : this.groupFor(path.slice(0, slash), record, ascii)).members.push(implied);
+    return group;
+  }
+
+  /** Sorts each group, keeps the first candidate of each path, and dates the folders. */
+  finish(): void {
+    const { paths, kinds, records } = this;
+    const count = paths.length;
+    this.winner = new Uint8Array(count);
+    this.dateRecords = new Int32Array(count);
+    const byPath = (a: number, b: number) => {
+      const x = paths[a]!;
+      const y = paths[b]!;
+      return x < y ? -1 : x > y ? 1 : 0;
+    };
+    for (const group of this.groups.values()) {
+      const members = group.members.sort(byPath);
+      let kept = 0;
+      for (let i = 0; i < members.length; ) {
+        const first = members[i]!;
+        let date = records[first]!;
+        let j = i + 1;
+        while (j < members.length && paths[members[j]!] === paths[first]) {
+          // a later explicit folder record of a folder's path dates it
+          if (kinds[first] !== FILE && kinds[members[j]!] === FOLDER) date = records[members[j]!]!;
+          j++;
+        }
+        this.winner[first] = 1;
+        this.dateRecords[first] = date;
+        members[kept++] = first;
+        i = j;
+      }
+      members.length = kept;
+    }
+  }
+
+  entryOf(candidate: number): IndexedEntry {
+    let entry = this.made[candidate];
+    if (entry === undefined) {
+      entry = new TreeEntry(this, candidate);
+      this.made[candidate] = entry;
+    }
+    return entry;
+  }
+
+  find(path: string): number {
+    if (path === '') return -1;
+    const slash = path.lastIndexOf('/');
+    const group = this.groups.get(slash < 0 ? '' : path.slice(0, slash));
+    if (group === undefined) return -1;
+    const { members } = group;
+    let low = 0;
+    let high = members.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const other = this.paths[members[middle]!]!;
+      if (other === path) return members[middle]!;
+      if (other < path) low = middle + 1;
+      else high = middle - 1;
+    }
+    return -1;
+  }
+
+  /**
+   * base64url(UTF-8 of the path) of candidate `c`, cut from one encoding of all paths: each
+   * path's bytes start at a multiple of 3 and are followed by zeros, so its characters are
+   * exactly those of encoding it alone (a last partial group gets zero bits either way).
+   */
+  encodedPath(c: number): string {
+    if (this.encoded === null) this.encodeIds();
+    return this.encoded!.substring(this.encodedStart![c]!, this.encodedEnd![c]!);
+  }
+
+  private encodeIds(): void {
+    const { paths, ascii, winner } = this;
+    const count = paths.length;
+    const lengths = new Uint32Array(count);
+    let total = 0;
+    for (let c = 0; c < count; c++) {
+      if (!winner[c]) continue;
+      const length = ascii[c] ? paths[c]!.length : Buffer.byteLength(paths[c]!, 'utf8');
+      lengths[c] = length;
+      total += Math.ceil(length / 3) * 3;
+    }
+    const bytes = Buffer.alloc(total);
+    const starts = new Uint32Array(count);
+    const ends = new Uint32Array(count);
+    let at = 0;
+    for (let c = 0; c < count; c++) {
+      if (!winner[c]) continue;
+      if (ascii[c]) (bytes as ByteWriting).latin1Write(paths[c]!, at);
+      else bytes.write(paths[c]!, at, 'utf8');
+      // a path starting at byte b starts at character b / 3 * 4 and takes ceil(4n / 3)
+      starts[c] = (at / 3) * 4;
+      ends[c] = starts[c]! + Math.ceil((lengths[c]! * 4) / 3);
+      at += Math.ceil(lengths[c]! / 3) * 3;
+    }
+    this.encoded = bytes.toString('base64url');
+    this.encodedStart = starts;
+    this.encodedEnd = ends;
+  }
+}
+
+class TreeEntry implements IndexedEntry {
+  readonly path: string;
+  readonly kind: 'file' | 'folder';
+  readonly size: number;
+  readonly compressedSize: number;
+
+  constructor(
+    private readonly tree: PayloadTree,
+    private readonly candidate: number,
+  ) {
+    const kind = tree.kinds[candidate]!;
+    const record = tree.records[candidate]!;
+    this.path = tree.paths[candidate]!;
+    this.kind = kind === FILE ? 'file' : 'folder';
+    this.size = kind === FILE ? tree.table.uncompressedSize[record]! : 0;
+    this.compressedSize = kind === IMPLIED ? 0 : tree.table.compressedSize[record]!;
+  }
+
+  get mtime(): Date {
+    return this.tree.table.entry(this.tree.dateRecords[this.candidate]!).getLastModDate();
+  }
+
+  get record(): yauzl.Entry | null {
+    return this.kind === 'file' ? this.tree.table.entry(this.tree.records[this.candidate]!) : null;
+  }
+}
+
+type ByteWriting = Buffer & { latin1Write(text: string, offset: number): number };
+
+/** Every record under `prefix`, with the folders its path implies, sorted and deduplicated. */
+function buildTree(table: DirectoryTable, prefix: string): PayloadTree {
+  const tree = new PayloadTree(table);
+  const { names, plain } = table;
+  const prefixLength = prefix.length;
+  let lastParent = '';
+  let lastGroup = tree.root;
+  for (let i = 0; i < table.count; i++) {
+    const name = names[i]!;
+    if (prefixLength > 0 && !name.startsWith(prefix)) continue;
+    const isFolder = name.charCodeAt(name.length - 1) === 0x2f;
+    let relative: string;
+    if (plain[i]) {
+      relative = prefixLength === 0 && !isFolder ? name : name.slice(prefixLength, isFolder ? name.length - 1 : name.length);
+    } else {
+      // 'a//b' and 'a/./b' are 'a/b' (as the upload reader reads them): an empty segment
+      // would be an entry without a title, its own parent
+      relative = name
+        .slice(prefixLength)
+        .split('/')
+        .filter((segment) => segment !== '' && segment !== '.')
+        .join('/');
+    }
+    if (!relative || (relative.includes('__MACOSX') && MACOSX.test(relative))) continue;
+    const candidate = tree.add(relative, isFolder ? FOLDER : FILE, i, plain[i]!);
+    const slash = relative.lastIndexOf('/');
+    let group: Group;
+    if (slash < 0) group = tree.root;
+    else if (slash === lastParent.length && lastGroup !== tree.root && relative.startsWith(lastParent)) group = lastGroup;
+    else {
+      lastParent = relative.slice(0, slash);
+      group = tree.groupFor(lastParent, i, plain[i]!);
+      lastGroup = group;
+    }
+    group.members.push(candidate);
+  }
+  tree.finish();
+  return tree;
+}
+
+class Index implements ArchiveIndex {
+  bag: BagInfo | null = null;
+  payloadTop: string | null = null;
+  damage: string | null = null;
+  encryptedEntries = 0;
+  tree: PayloadTree | null = null;
+  private entryMap: Map<string, IndexedEntry> | null = null;
+  private childMap: Map<string, string[]> | null = null;
+
+  get entries(): Map<string, IndexedEntry> {
+    if (this.entryMap === null) {
+      const map = new Map<string, IndexedEntry>();
+      const tree = this.tree;
+      if (tree !== null) for (let c = 0; c < tree.paths.length; c++) if (tree.winner[c]) map.set(tree.paths[c]!, tree.entryOf(c));
+      this.entryMap = map;
+    }
+    return this.entryMap;
+  }
+
+  get children(): Map<string, string[]> {
+    if (this.childMap === null) {
+      const map = new Map<string, string[]>([['', []]]);
+      const tree = this.tree;
+      if (tree !== null) {
+        for (let c = 0; c < tree.paths.length; c++) if (tree.winner[c] && tree.kinds[c] !== FILE) map.set(tree.paths[c]!, []);
+        for (const group of tree.groups.values()) map.set(group.path, group.members.map((c) => tree.paths[c]!));
+      }
+      this.childMap = map;
+    }
+    return this.childMap;
+  }
+
+  find(path: string): IndexedEntry | undefined {
+    const tree = this.tree;
+    if (tree === null) return undefined;
+    const candidate = tree.find(path);
+    return candidate < 0 ? undefined : tree.entryOf(candidate);
+  }
+
+  *nodeBatches(archiveId: string, folder: string, folderId: string, recursive: boolean, batchSize: number): Generator<ResourceNode[]> {
+    const tree = this.tree;
+    if (tree === null) return;
+    const top = tree.groups.get(folder);
+    if (top === undefined) return;
+    const { paths, kinds } = tree;
+    const idPrefix = `${archiveId}-`;
+    let batch: ResourceNode[] = [];
+    // depth first: a stack of (group, next member, the group's id, where titles start)
+    const groups: Group[] = [top];
+    const next: number[] = [0];
+    const ids: string[] = [folderId];
+    const titleStarts: number[] = [folder === '' ? 0 : folder.length + 1];
+    while (groups.length > 0) {
+      const depth = groups.length - 1;
+      const { members } = groups[depth]!;
+      const container = ids[depth]!;
+      const titleStart = titleStarts[depth]!;
+      let at = next[depth]!;
+      let descend: Group | undefined;
+      let descendId = '';
+      while (at < members.length) {
+        const c = members[at++]!;
+        const path = paths[c]!;
+        const isFolder = kinds[c] !== FILE;
+        const id = idPrefix + tree.encodedPath(c);
+        batch.push({ kind: isFolder ? 'container' : 'item', kind_name: isFolder ? 'folder' : 'file', id, container, title: titleStart === 0 ? path : path.slice(titleStart) });
+        if (batch.length >= batchSize) {
+          yield batch;
+          batch = [];
+        }
+        if (recursive && isFolder) {
+          descend = tree.groups.get(path);
+          if (descend !== undefined) {
+            descendId = id;
+            break;
+          }
+        }
+      }
+      next[depth] = at;
+      if (descend !== undefined) {
+        groups.push(descend);
+        next.push(0);
+        ids.push(descendId);
+        titleStarts.push(descend.path.length + 1);
+      } else {
+        groups.pop();
+        next.pop();
+        ids.pop();
+        titleStarts.pop();
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
 }

@@ -10,7 +10,7 @@ import yazl from 'yazl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeManyEntriesZip } from '../../../../test/support/many-entries-zip.js';
 import { rawZip } from '../../zip/testing/raw-zip.js';
-import { readCentralDirectory } from './central-directory.js';
+import { readCentralDirectory, scanCentralDirectory } from './central-directory.js';
 import { openZip } from './archive-index.js';
 
 // The chunked central-directory reader must give exactly what yauzl's readEntry gives.
@@ -53,11 +53,36 @@ async function viaYauzl(file: string): Promise<Record<string, unknown>[]> {
 
 async function viaChunks(file: string): Promise<Record<string, unknown>[]> {
   const zip = await openZip(file);
+  let entries: yauzl.Entry[];
   try {
-    return (await readCentralDirectory(file, zip)).map(describeEntry);
+    entries = await readCentralDirectory(file, zip);
   } finally {
     zip.close();
   }
+  // the table's columns (a plain name's fast path included) say what the full records say
+  const again = await openZip(file);
+  try {
+    const table = await scanCentralDirectory(file, again);
+    const columns = (i: number) => ({
+      name: table.names[i],
+      flags: table.flags[i],
+      compressedSize: table.compressedSize[i],
+      uncompressedSize: table.uncompressedSize[i],
+      offset: table.localHeaderOffset[i],
+    });
+    const fields = (entry: yauzl.Entry) => ({
+      name: entry.fileName,
+      flags: entry.generalPurposeBitFlag,
+      compressedSize: entry.compressedSize,
+      uncompressedSize: entry.uncompressedSize,
+      offset: entry.relativeOffsetOfLocalHeader,
+    });
+    expect(table.count).toBe(entries.length);
+    for (let i = 0; i < table.count; i++) expect(columns(i)).toEqual(fields(entries[i]!));
+  } finally {
+    again.close();
+  }
+  return entries.map(describeEntry);
 }
 
 /** yazl's typings lack fileComment (yazl 3 supports it) */

@@ -21,24 +21,97 @@ interface DirectoryPosition {
 }
 
 /**
+ * The central directory in columns: what a listing needs of each record (its name, sizes,
+ * offset and flags), with no object per record. The full yauzl.Entry of a record (to open
+ * its bytes, for its date or CRC) is parsed from the kept directory bytes on first use.
+ */
+export class DirectoryTable {
+  readonly names: string[];
+  /**
+   * 1 when the name is plain: printable ASCII, no backslash, not absolute, and no segment
+   * that is empty (but a folder's trailing slash), '.', '..' or only dots and spaces. Such
+   * a name needs none of the checks and clean-ups of a hostile or odd one.
+   */
+  readonly plain: Uint8Array;
+  readonly flags: Uint16Array;
+  readonly compressedSize: Float64Array;
+  readonly uncompressedSize: Float64Array;
+  readonly localHeaderOffset: Float64Array;
+  private readonly chunkOf: Uint32Array;
+  private readonly at: Uint32Array;
+  private readonly parsed: (yauzl.Entry | undefined)[];
+
+  constructor(
+    readonly count: number,
+    private readonly chunks: Buffer[],
+  ) {
+    this.names = new Array<string>(count);
+    this.plain = new Uint8Array(count);
+    this.flags = new Uint16Array(count);
+    this.compressedSize = new Float64Array(count);
+    this.uncompressedSize = new Float64Array(count);
+    this.localHeaderOffset = new Float64Array(count);
+    this.chunkOf = new Uint32Array(count);
+    this.at = new Uint32Array(count);
+    this.parsed = new Array(count);
+  }
+
+  /** Record `i` as yauzl would give it (parsed once, then kept). */
+  entry(i: number): yauzl.Entry {
+    let entry = this.parsed[i];
+    if (entry === undefined) {
+      entry = parseAt(this.chunks[this.chunkOf[i]!]!, this.at[i]!);
+      this.parsed[i] = entry;
+    }
+    return entry;
+  }
+
+  /** @internal the scanner fills the columns */
+  place(i: number, chunk: number, at: number, entry: yauzl.Entry | undefined): void {
+    this.chunkOf[i] = chunk;
+    this.at[i] = at;
+    if (entry !== undefined) this.parsed[i] = entry;
+  }
+}
+
+/**
  * Every central-directory record of `zip` (opened with lazyEntries and decodeStrings, not
  * yet read), as yauzl.Entry objects in directory order. Throws yauzl's messages for the
  * same defects (bad signature, hostile names, size mismatch of stored entries).
  * `onEntry` may throw to stop early (a limit).
  */
 export async function readCentralDirectory(file: string, zip: yauzl.ZipFile, options: { onEntry?(entry: yauzl.Entry, index: number): void } = {}): Promise<yauzl.Entry[]> {
+  const table = await scanCentralDirectory(file, zip);
+  const entries: yauzl.Entry[] = [];
+  for (let i = 0; i < table.count; i++) {
+    const entry = table.entry(i);
+    entries.push(entry);
+    options.onEntry?.(entry, i);
+  }
+  return entries;
+}
+
+/**
+ * The central directory of `zip` (opened with lazyEntries and decodeStrings, not yet read)
+ * as a DirectoryTable, read in big chunks and parsed in one loop over the bytes. Names,
+ * sizes and offsets are exactly what yauzl gives: a record that is not plain (extra fields,
+ * non-ASCII or odd names, encryption flags, a stored size mismatch) is parsed the way yauzl
+ * does it, and throws yauzl's message for the same defect.
+ */
+export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile): Promise<DirectoryTable> {
   const position = zip as unknown as DirectoryPosition;
   const { entryCount, fileSize } = position;
   let cursor = position.readEntryCursor;
   if (!Number.isSafeInteger(entryCount) || !Number.isSafeInteger(cursor) || cursor > fileSize) {
     throw new Error('the central directory offset lies beyond the end of the file');
   }
-  const entries: yauzl.Entry[] = [];
+  const chunks: Buffer[] = [];
+  const table = new DirectoryTable(entryCount, chunks);
   const handle = await open(file, 'r');
   try {
     let buffer = Buffer.alloc(0);
     let at = 0;
-    /** Makes sure `need` bytes from `at` are in `buffer`, reading on in big chunks. */
+    /** Makes sure `need` bytes from `at` are in `buffer`, reading on in big chunks; a record never spans two. */
     const ensure = async (need: number) => {
       if (at + need <= buffer.length) return;
       const keep = buffer.subarray(at);
@@ -53,26 +126,99 @@ export async function readCentralDirectory(file: string, zip: yauzl.ZipFile, opt
         cursor += bytesRead;
       }
       buffer = next.subarray(0, filled);
+      chunks.push(buffer);
       at = 0;
     };
-    for (let i = 0; i < entryCount; i++) {
+    const { names, plain, flags, compressedSize, uncompressedSize, localHeaderOffset } = table;
+    let i = 0;
+    while (i < entryCount) {
       await ensure(RECORD_BYTES);
-      const signature = buffer.readUInt32LE(at);
-      if (signature !== SIGNATURE) throw new Error(`invalid central directory file header signature: 0x${signature.toString(16)}`);
-      const nameLength = buffer.readUInt16LE(at + 28);
-      const extraLength = buffer.readUInt16LE(at + 30);
-      const commentLength = buffer.readUInt16LE(at + 32);
-      await ensure(RECORD_BYTES + nameLength + extraLength + commentLength);
-      // The variable parts are copied out: entries outlive this chunk, and a view would pin it.
-      const entry = parseRecord(buffer, at, nameLength, extraLength, commentLength);
-      at += RECORD_BYTES + nameLength + extraLength + commentLength;
-      entries.push(entry);
-      options.onEntry?.(entry, i);
+      const chunk = chunks.length - 1;
+      const end = buffer.length;
+      // every whole record in this chunk, without an await
+      for (; i < entryCount; i++) {
+        if (at + RECORD_BYTES > end) break;
+        const b = buffer;
+        const signature = (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+        if (signature !== SIGNATURE) throw new Error(`invalid central directory file header signature: 0x${signature.toString(16)}`);
+        const nameLength = b[at + 28]! | (b[at + 29]! << 8);
+        const extraLength = b[at + 30]! | (b[at + 31]! << 8);
+        const commentLength = b[at + 32]! | (b[at + 33]! << 8);
+        const length = RECORD_BYTES + nameLength + extraLength + commentLength;
+        if (at + length > end) break;
+        const flag = b[at + 8]! | (b[at + 9]! << 8);
+        const method = b[at + 10]! | (b[at + 11]! << 8);
+        const compressed = b.readUInt32LE(at + 20);
+        const uncompressed = b.readUInt32LE(at + 24);
+        const nameStart = at + RECORD_BYTES;
+        let simple = extraLength === 0 && (flag & 0x40) === 0 && isPlainName(b, nameStart, nameStart + nameLength);
+        // as yauzl's validateEntrySizes (the slow path throws its message)
+        if (simple && method === 0 && compressed !== uncompressed + (flag & 0x1 ? 12 : 0)) simple = false;
+        if (simple) {
+          names[i] = (b as LatinSlicing).latin1Slice(nameStart, nameStart + nameLength);
+          plain[i] = 1;
+          flags[i] = flag;
+          compressedSize[i] = compressed;
+          uncompressedSize[i] = uncompressed;
+          localHeaderOffset[i] = b.readUInt32LE(at + 42);
+          table.place(i, chunk, at, undefined);
+        } else {
+          const entry = parseRecord(b, at, nameLength, extraLength, commentLength);
+          names[i] = entry.fileName;
+          flags[i] = entry.generalPurposeBitFlag;
+          compressedSize[i] = entry.compressedSize;
+          uncompressedSize[i] = entry.uncompressedSize;
+          localHeaderOffset[i] = entry.relativeOffsetOfLocalHeader;
+          table.place(i, chunk, at, entry);
+        }
+        at += length;
+      }
+      if (i < entryCount) {
+        // the next record runs past this chunk: read on, its fixed part first
+        await ensure(RECORD_BYTES);
+        const b = buffer;
+        await ensure(RECORD_BYTES + (b[at + 28]! | (b[at + 29]! << 8)) + (b[at + 30]! | (b[at + 31]! << 8)) + (b[at + 32]! | (b[at + 33]! << 8)));
+      }
     }
   } finally {
     await handle.close();
   }
-  return entries;
+  return table;
+}
+
+/**
+ * Printable ASCII, no backslash, not absolute ('/…' or a drive letter), and every segment
+ * neither empty (but the last, after a folder's slash) nor made only of dots and spaces.
+ * Anything else takes yauzl's own path (and Ferry's full name checks).
+ */
+function isPlainName(b: Buffer, start: number, end: number): boolean {
+  if (end === start) return false;
+  const first = b[start]!;
+  // a drive letter: 'C:'
+  if (end - start >= 2 && b[start + 1] === 0x3a && ((first >= 0x41 && first <= 0x5a) || (first >= 0x61 && first <= 0x7a))) return false;
+  let segmentStart = start;
+  let onlyDotsAndSpaces = true;
+  for (let i = start; i < end; i++) {
+    const byte = b[i]!;
+    if (byte === 0x2f) {
+      if (i === segmentStart || onlyDotsAndSpaces) return false;
+      segmentStart = i + 1;
+      onlyDotsAndSpaces = true;
+    } else if (byte < 0x20 || byte > 0x7e || byte === 0x5c) {
+      return false;
+    } else if (byte !== 0x2e && byte !== 0x20) {
+      onlyDotsAndSpaces = false;
+    }
+  }
+  // the last segment: empty after a folder's trailing slash is fine
+  return segmentStart === end || !onlyDotsAndSpaces;
+}
+
+/** Buffer's own latin1 decoder of a range, without toString's argument handling (100,000 names a listing). */
+type LatinSlicing = Buffer & { latin1Slice(start: number, end: number): string };
+
+function parseAt(buffer: Buffer, at: number): yauzl.Entry {
+  return parseRecord(buffer, at, buffer.readUInt16LE(at + 28), buffer.readUInt16LE(at + 30), buffer.readUInt16LE(at + 32));
 }
 
 function parseRecord(buffer: Buffer, at: number, nameLength: number, extraLength: number, commentLength: number): yauzl.Entry {

@@ -31,6 +31,8 @@ import { SharedZip } from './shared-zip.js';
 
 const HASHES = ['md5', 'sha256'] as const;
 const INDEX_CACHE_SIZE = 8;
+/** nodes per batch of listBatches: one await per batch, not per row */
+const LIST_BATCH = 4096;
 
 export interface OfflineTargetOptions {
   libraryDirs: string[];
@@ -55,28 +57,32 @@ export class OfflineTarget implements Target {
 
   readonly library: Library;
   private readonly fixity: FixityStore;
-  private readonly indexes = new Map<string, { size: number; mtimeMs: number; index: Promise<ArchiveIndex> }>();
+  private readonly indexes = new Map<string, { size: number; mtimeMs: number; ino: number; index: Promise<ArchiveIndex> }>();
 
   constructor(private readonly options: OfflineTargetOptions) {
     this.library = new Library(options.libraryDirs);
     this.fixity = new FixityStore(options.stateDir);
   }
 
-  async *list(_ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+  async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+    for await (const batch of this.listBatches(ctx, scope)) yield* batch;
+  }
+
+  async *listBatches(_ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[]> {
     if (scope?.container === undefined || scope.container === null) {
       const everything = scope?.container === undefined;
       for (const archive of await this.library.archives()) {
         const index = await this.indexOf(archive);
-        yield this.archiveNode(archive, index);
-        if (everything) yield* this.entryNodes(archive, index, '', true);
+        yield [this.archiveNode(archive, index)];
+        if (everything) yield* index.nodeBatches(archive.id, '', archive.id, true, LIST_BATCH);
       }
       return;
     }
     const { archive, index, entryPath } = await this.resolve(scope.container);
-    if (entryPath !== '' && index.entries.get(entryPath)?.kind !== 'folder') {
+    if (entryPath !== '' && index.find(entryPath)?.kind !== 'folder') {
       throw notFound('That resource is a file, which has no children.');
     }
-    yield* this.entryNodes(archive, index, entryPath, false);
+    yield* index.nodeBatches(archive.id, entryPath, entryPath === '' ? archive.id : entryId(archive, entryPath), false, LIST_BATCH);
   }
 
   async detail(_ctx: TargetContext, id: string): Promise<ResourceInfo> {
@@ -109,7 +115,7 @@ export class OfflineTarget implements Target {
         },
       };
     }
-    const entry = index.entries.get(entryPath)!;
+    const entry = index.find(entryPath)!;
     const node = this.entryNode(archive, entry);
     const base = {
       materialized_path: `/${entry.path}${entry.kind === 'folder' ? '/' : ''}`,
@@ -150,12 +156,12 @@ export class OfflineTarget implements Target {
 
   async read(ctx: TargetContext, id: string): Promise<ReadResult> {
     const { archive, index, entryPath } = await this.resolve(id);
-    const root = entryPath === '' ? this.archiveNode(archive, index) : this.entryNode(archive, index.entries.get(entryPath)!);
+    const root = entryPath === '' ? this.archiveNode(archive, index) : this.entryNode(archive, index.find(entryPath)!);
     const title = root.title;
     const selected: IndexedEntry[] = [];
     if (entryPath === '') selected.push(...[...index.entries.values()]);
     else {
-      const entry = index.entries.get(entryPath)!;
+      const entry = index.find(entryPath)!;
       selected.push(entry);
       if (entry.kind === 'folder') for (const other of index.entries.values()) if (other.path.startsWith(`${entryPath}/`)) selected.push(other);
     }
@@ -273,10 +279,11 @@ export class OfflineTarget implements Target {
   private async indexOf(archive: LibraryArchive): Promise<ArchiveIndex> {
     const stats = await stat(archive.file);
     const cached = this.indexes.get(archive.file);
-    if (cached && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs) return cached.index;
+    // the same path, size and time but another file (replaced by a rename) is read again
+    if (cached && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs && cached.ino === stats.ino) return cached.index;
     const index = indexArchive(archive.file, this.options.limits);
     this.indexes.delete(archive.file);
-    this.indexes.set(archive.file, { size: stats.size, mtimeMs: stats.mtimeMs, index });
+    this.indexes.set(archive.file, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, index });
     while (this.indexes.size > INDEX_CACHE_SIZE) this.indexes.delete(this.indexes.keys().next().value as string);
     return index;
   }
@@ -293,11 +300,11 @@ export class OfflineTarget implements Target {
     const encoded = id.slice(dash + 1);
     const entryPath = Buffer.from(encoded, 'base64url').toString('utf8');
     if (Buffer.from(entryPath, 'utf8').toString('base64url') !== encoded) throw missing();
-    if (index.entries.has(entryPath)) return { archive, index, entryPath };
+    if (index.find(entryPath) !== undefined) return { archive, index, entryPath };
     // an id made before a bag's one payload folder was folded into the archive itself
     const top = index.payloadTop;
     if (top !== null && entryPath === top) return { archive, index, entryPath: '' };
-    if (top !== null && entryPath.startsWith(`${top}/`) && index.entries.has(entryPath.slice(top.length + 1))) {
+    if (top !== null && entryPath.startsWith(`${top}/`) && index.find(entryPath.slice(top.length + 1)) !== undefined) {
       return { archive, index, entryPath: entryPath.slice(top.length + 1) };
     }
     throw missing();
@@ -318,23 +325,6 @@ export class OfflineTarget implements Target {
       container: parent,
       title: slash < 0 ? entry.path : entry.path.slice(slash + 1),
     };
-  }
-
-  private *entryNodes(archive: LibraryArchive, index: ArchiveIndex, folder: string, recursive: boolean): Iterable<ResourceNode> {
-    // the folder's id is encoded once for all its children (not once per child)
-    const container = folder === '' ? archive.id : entryId(archive, folder);
-    const titleStart = folder === '' ? 0 : folder.length + 1;
-    for (const child of index.children.get(folder) ?? []) {
-      const entry = index.entries.get(child)!;
-      yield {
-        kind: entry.kind === 'folder' ? 'container' : 'item',
-        kind_name: entry.kind,
-        id: entryId(archive, entry.path),
-        container,
-        title: entry.path.slice(titleStart),
-      };
-      if (recursive && entry.kind === 'folder') yield* this.entryNodes(archive, index, child, true);
-    }
   }
 
   private sourceOf(index: ArchiveIndex): Record<string, unknown> | null {
