@@ -172,6 +172,42 @@ async function downloadTo(server: FerryProcess, target: string, id: string, file
   return 0;
 }
 
+/**
+ * GET a listing and read it to its end, as `find | wc -l` reads find's output to its end:
+ * curl into /dev/null when installed (its parse is the client's business, and JSON.parse of
+ * 22 MB in this process would be timed as Ferry's), else fetch, reading the bytes unparsed.
+ * Returns the bytes received; rowsIn() checks the rows outside the timing.
+ */
+async function listingBytes(server: FerryProcess, pathname: string): Promise<number> {
+  const url = new URL(pathname, server.url);
+  if (args.client === 'curl' && curlAvailable) {
+    return new Promise<number>((resolve, reject) => {
+      const child = spawn('curl', ['-sS', '--fail', '-K', '-', '-o', '/dev/null', '-w', '%{size_download}', url.href], { stdio: ['pipe', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.stdin!.end(`header = "service-source-token: ${server.accessKey}"\n`);
+      child.on('exit', (code) => (code === 0 ? resolve(Number(out)) : reject(new Error(`listing: curl exited with ${code}`))));
+    });
+  }
+  const response = await fetch(url, { headers: { 'service-source-token': server.accessKey } });
+  if (!response.ok) throw new Error(`${pathname}: HTTP ${response.status}`);
+  return (await response.arrayBuffer()).byteLength;
+}
+
+/** A timed listing's median, its first (cold: nothing cached yet) time, and a check of its rows. */
+async function timedListing(server: FerryProcess, pathname: string, expectedRows: number, before?: () => Promise<unknown>): Promise<{ median: number; first: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await before?.();
+    times.push(await timed(async () => {
+      if ((await listingBytes(server, pathname)) < expectedRows * 50) throw new Error(`${pathname}: too few bytes for ${expectedRows} rows`);
+    }));
+  }
+  const rows = (await api<ResourceSummary[]>(server, pathname, { headers: { 'service-source-token': server.accessKey } })).length;
+  if (rows !== expectedRows) throw new Error(`${pathname}: ${rows} rows, expected ${expectedRows}`);
+  return { median: median(times), first: times[0]! };
+}
+
 async function uploadAndWait(server: FerryProcess, containerId: string, zip: string): Promise<Job> {
   const form = new FormData();
   form.set('service-file', await openAsBlob(zip), path.basename(zip));
@@ -344,9 +380,13 @@ async function main(): Promise<void> {
     if (wanted('listing')) {
     const list = await serve('listing');
     await makeManyFiles(path.join(list.workspace, 'Many'), sizes.listFiles);
-    const listing = await medianOf(() => api(list.server, 'api_v1/targets/local/resources/', { headers: { 'service-source-token': list.server.accessKey } }));
+    // As a workspace is between a user's listings: not written to in the last seconds (a folder
+    // changed within SETTLED_NS is listed afresh every time, see electron/core/targets/local/listing.ts).
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // every file, plus the top folder and its 100 subfolders
+    const listing = await timedListing(list.server, 'api_v1/targets/local/resources/', sizes.listFiles + 101);
     const find = await medianOf(() => command(`find '${list.workspace}' | wc -l >/dev/null`, []));
-    add({ name: `list ${sizes.listFiles} files (GET resources/)`, ferry_seconds: listing, reference: 'find | wc -l', reference_seconds: find, ratio: listing / find, goal: '≤ 2', met: listing <= 2 * find });
+    add({ name: `list ${sizes.listFiles} files (GET resources/)`, ferry_seconds: listing.median, reference: 'find | wc -l', reference_seconds: find, ratio: listing.median / find, goal: '≤ 2', met: listing.median <= 2 * find, note: `first listing (nothing cached) ${listing.first.toFixed(3)} s = ${(listing.first / find).toFixed(2)}×` });
 
     const libraryDir = path.join(root, 'library');
     await mkdir(libraryDir, { recursive: true });
@@ -357,7 +397,8 @@ async function main(): Promise<void> {
       // A new mtime makes the server read the central directory again (no index cache).
       await utimes(archive, new Date(), new Date(Date.now() - 1000 * ++touch));
     };
-    const offline = await medianOf(() => api(lib.server, 'api_v1/targets/offline/resources/', { headers: { 'service-source-token': lib.server.accessKey } }), fresh);
+    // the archive's top folder, 'many', its 100 folders and the entries
+    const offline = (await timedListing(lib.server, 'api_v1/targets/offline/resources/', sizes.archiveEntries + 102, fresh)).median;
     const unzipList = await medianOf(() => command(`unzip -l '${archive}' >/dev/null`, []));
     add({ name: `list a ${sizes.archiveEntries}-entry archive (offline)`, ferry_seconds: offline, reference: 'unzip -l', reference_seconds: unzipList, ratio: offline / unzipList, goal: '≤ 2', met: offline <= 2 * unzipList });
 

@@ -19,7 +19,8 @@ export interface Target {
   /**
    * Optional: the same nodes as list(), in order, a batch at a time. Listings run to
    * 100,000 rows; a caller that can take batches (the HTTP listing) then pays one await per
-   * batch rather than one per row.
+   * batch rather than one per row. A frozen batch is one the target will hand out again,
+   * unchanged, while what it lists is unchanged: a caller may keep what it made of it.
    */
   listBatches?(ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[]>;
   detail(ctx: TargetContext, id: string): Promise<ResourceInfo>;

@@ -1,50 +1,135 @@
-// A JSON array streamed from an async iterable: items are serialized as the target yields
+// A JSON array streamed from batches of items: items are serialized as the target yields
 // them and written with backpressure (the Readable only pulls when the socket drains), so
 // a 100,000-entry listing never becomes one giant string or blocks the event loop.
 import { Readable } from 'node:stream';
 
-/** Flush a chunk to the socket once this many characters have gathered. */
-const CHUNK_CHARS = 16 * 1024;
+/**
+ * Hand a chunk to the socket once this many characters (bytes) have gathered: large enough that the
+ * per-chunk costs (a stream push, a write, a turn of the event loop) vanish beside the rows,
+ * small enough to stay a fraction of a megabyte in memory.
+ */
+const CHUNK_CHARS = 256 * 1024;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Single items as one-item batches, for targets without listBatches. */
+export async function* inBatches<T>(items: AsyncIterable<T>): AsyncGenerator<readonly T[]> {
+  for await (const item of items) yield [item];
+}
+
 /**
- * Awaits the FIRST item before returning, so an error there (bad token, unknown container)
- * still becomes a proper status. The first item is sent at once; errors after it destroy
- * the stream, which aborts the connection: a client never mistakes a cut-off listing for a
+ * The JSON of batches a target hands out again unchanged (frozen ones, see
+ * Target.listBatches), as UTF-8 bytes, for as long as the target keeps them: a repeated
+ * listing of an unchanged tree then costs neither serializing nor encoding. The key names
+ * the serializer (base URL, target).
+ */
+const keptJson = new WeakMap<object, { key: string; bytes: Buffer }>();
+
+function keptBatchJson<T>(batch: readonly T[], serialize: (item: T) => string, key: string): Buffer {
+  const kept = keptJson.get(batch);
+  if (kept?.key === key) return kept.bytes;
+  let json = '';
+  for (let i = 0; i < batch.length; i++) json += (i === 0 ? '' : ',') + serialize(batch[i]!);
+  const bytes = Buffer.from(json, 'utf8');
+  keptJson.set(batch, { key, bytes });
+  return bytes;
+}
+
+/** Text and kept bytes gathered into chunks of about CHUNK_CHARS bytes. */
+class ChunkGatherer {
+  private text = '';
+  private parts: Buffer[] = [];
+  private bytes = 0;
+
+  addText(text: string): void {
+    this.text += text;
+    if (this.text.length >= CHUNK_CHARS) this.encodeText();
+  }
+
+  addBytes(bytes: Buffer): void {
+    this.encodeText();
+    this.parts.push(bytes);
+    this.bytes += bytes.length;
+  }
+
+  get full(): boolean {
+    return this.bytes >= CHUNK_CHARS;
+  }
+
+  take(): Buffer {
+    this.encodeText();
+    const chunk = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.bytes);
+    this.parts = [];
+    this.bytes = 0;
+    return chunk;
+  }
+
+  private encodeText(): void {
+    if (this.text === '') return;
+    const bytes = Buffer.from(this.text, 'utf8');
+    this.text = '';
+    this.parts.push(bytes);
+    this.bytes += bytes.length;
+  }
+}
+
+/**
+ * Awaits the FIRST non-empty batch before returning, so an error there (bad token, unknown
+ * container) still becomes a proper status, and sends it at once. Errors after it destroy the
+ * stream, which aborts the connection: a client never mistakes a cut-off listing for a
  * complete one.
  */
-export async function jsonArrayStream<T>(source: AsyncIterable<T>, serialize: (item: T) => string): Promise<Readable> {
-  const iterator = source[Symbol.asyncIterator]();
-  const first = await iterator.next();
+export async function jsonArrayStream<T>(batches: AsyncIterable<readonly T[]>, serialize: (item: T) => string, serializerKey: string): Promise<Readable> {
+  const iterator = batches[Symbol.asyncIterator]();
+  let first = await iterator.next();
+  while (!first.done && first.value.length === 0) first = await iterator.next();
 
-  async function* chunks(): AsyncGenerator<string> {
+  async function* chunks(): AsyncGenerator<Buffer> {
+    const out = new ChunkGatherer();
     if (first.done) {
-      yield '[]';
+      out.addText('[]');
+      yield out.take();
       return;
     }
     let done = false;
     try {
-      yield `[${serialize(first.value)}`;
-      let chunk = '';
-      for (;;) {
-        const next = await iterator.next();
-        if (next.done) break;
-        chunk += `,${serialize(next.value)}`;
-        if (chunk.length >= CHUNK_CHARS) {
-          yield chunk;
-          chunk = '';
+      out.addText('[');
+      let separator = '';
+      for (let batch: readonly T[] = first.value; ; ) {
+        if (batch.length > 0 && Object.isFrozen(batch)) {
+          out.addText(separator);
+          out.addBytes(keptBatchJson(batch, serialize, serializerKey));
+          separator = ',';
+        } else {
+          // row by row, so one huge batch still goes out in chunks
+          for (const item of batch) {
+            out.addText(separator + serialize(item));
+            separator = ',';
+            if (out.full) {
+              yield out.take();
+              await nextTurn();
+            }
+          }
+        }
+        // the first batch goes out at once: the status and headers are then sent, and a later
+        // failure can only cut the body off (see above)
+        if (out.full || batch === first.value) {
+          yield out.take();
           // a target that yields synchronously would otherwise keep the loop in microtasks
           await nextTurn();
         }
+        const next = await iterator.next();
+        if (next.done) break;
+        batch = next.value;
       }
       done = true;
-      yield `${chunk}]`;
+      out.addText(']');
+      yield out.take();
     } finally {
       // the client left (or we failed) mid-way: let the target's generator clean up
       if (!done) await iterator.return?.();
     }
   }
 
-  return Readable.from(chunks(), { objectMode: false, highWaterMark: CHUNK_CHARS * 4 });
+  return Readable.from(chunks(), { objectMode: false, highWaterMark: CHUNK_CHARS });
 }

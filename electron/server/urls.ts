@@ -13,11 +13,14 @@ export function baseUrl(request: FastifyRequest): string {
  */
 export function encodeSegment(value: string): string {
   // Most ids (base64url and the like) need no encoding: skip the work on 100,000-row listings.
-  if (PLAIN_SEGMENT.test(value)) return value;
+  if (isPlainSegment(value)) return value;
   return encodeURIComponent(value).replace(/\./g, '%2E');
 }
 
 const PLAIN_SEGMENT = /^[A-Za-z0-9_~-]+$/;
+
+/** Text that is one URL path segment as it stands (and plain JSON text too: no quote, backslash or control). */
+export const isPlainSegment = (value: string) => PLAIN_SEGMENT.test(value);
 
 export const targetUrl = (base: string, name: string) => `${base}/api_v1/target/${encodeSegment(name)}/`;
 export const resourceUrl = (base: string, target: string, id: string) =>

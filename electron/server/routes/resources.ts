@@ -9,9 +9,9 @@ import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
 import { teeIntoLibrary, type Library } from '../../core/targets/offline/library.js';
 import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
-import { jsonArrayStream } from '../stream-json.js';
+import { inBatches, jsonArrayStream } from '../stream-json.js';
 import { resolveTargetToken } from '../tokens.js';
-import { baseUrl, downloadUrl, encodeSegment, resourceFromPath, resourceUrl } from '../urls.js';
+import { baseUrl, downloadUrl, encodeSegment, isPlainSegment, resourceFromPath, resourceUrl } from '../urls.js';
 
 const ACTION_WORDS: Record<TargetAction, string> = {
   resource_collection: 'listing its resources',
@@ -39,13 +39,34 @@ export function toSummary(node: ResourceNode, base: string, targetName: string):
 }
 
 /**
- * One listing row as JSON text: the same bytes as JSON.stringify(toSummary(...)), with the
- * URL prefix made once per listing rather than per row (listings run to 100,000 rows).
+ * One listing row as JSON text: the same bytes as JSON.stringify(toSummary(...)), made with
+ * as little per row as possible (listings run to 100,000 rows): the URL prefix once per
+ * listing, the container's JSON once per run of rows in the same folder, and ids that are
+ * plain URL-safe text (base64url and the like) written without escaping or encoding.
  */
 export function summaryWriter(base: string, targetName: string): (node: ResourceNode) => string {
   const prefix = JSON.stringify(resourceUrl(base, targetName, '')).slice(0, -1);
-  return (node) =>
-    `{"kind":"${node.kind}","kind_name":"${node.kind_name}","id":${JSON.stringify(node.id)},"container":${JSON.stringify(node.container ?? 'None')},"title":${JSON.stringify(node.title)},"detail":${prefix}${JSON.stringify(encodeSegment(node.id)).slice(1)}}`;
+  let lastContainer: string | null = null;
+  let lastContainerJson = '"None"';
+  return (node) => {
+    if (node.container !== lastContainer) {
+      lastContainer = node.container;
+      lastContainerJson = jsonString(node.container ?? 'None');
+    }
+    const id = node.id;
+    const plain = isPlainSegment(id);
+    const idJson = plain ? `"${id}"` : JSON.stringify(id);
+    const detailTail = plain ? `${id}"` : JSON.stringify(encodeSegment(id)).slice(1);
+    return `{"kind":"${node.kind}","kind_name":"${node.kind_name}","id":${idJson},"container":${lastContainerJson},"title":${jsonString(node.title)},"detail":${prefix}${detailTail}}`;
+  };
+}
+
+/** Characters JSON.stringify writes as escapes (lone surrogates included); most names have none. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
+const NEEDS_JSON_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function jsonString(value: string): string {
+  return NEEDS_JSON_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
 }
 
 export function toDetail(info: ResourceInfo, base: string, targetName: string): ResourceDetail {
@@ -98,7 +119,8 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
       const scope = container === undefined ? undefined : { container: container === 'None' ? null : container };
       const base = baseUrl(request);
       const name = target.info.name;
-      const body = await jsonArrayStream(target.list(ctx, scope), summaryWriter(base, name));
+      const batches = target.listBatches ? target.listBatches(ctx, scope) : inBatches(target.list(ctx, scope));
+      const body = await jsonArrayStream(batches, summaryWriter(base, name), `${base} ${name}`);
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );

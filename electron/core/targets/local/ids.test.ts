@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FerryError } from '../../errors.js';
-import { decodeLocalId, encodeLocalId } from './ids.js';
+import { childIdEncoder, decodeLocalId, encodeLocalId } from './ids.js';
 
 const awkward = [
   'data.json',
@@ -46,6 +46,20 @@ describe('local ids', () => {
       decodeLocalId(id);
     } catch (error) {
       expect((error as FerryError).status).toBe(404);
+    }
+  });
+});
+
+describe('childIdEncoder', () => {
+  // folder byte lengths 0..5 cover every carry (0, 1 and 2 bytes left over); names cover
+  // ASCII of every length mod 3, non-ASCII (the Buffer path) and an empty-ish one-byte name
+  const folders = ['', 'a', 'ab', 'abc', 'abcd', 'é', '日本', 'x/é', 'Many/d12'];
+  const names = ['f', 'fo', 'foo', 'f1234.txt', 'café', 'cafe\u0301', '日本語.csv', '~`!@#$%^&()_+={}[];\'', '\u007f\u0001'];
+  it.each(folders)('gives encodeLocalId(folder + name) for every name under %j', (folder) => {
+    const encode = childIdEncoder(folder);
+    for (const name of names) {
+      expect(encode(name)).toBe(encodeLocalId(folder === '' ? name : `${folder}/${name}`));
+      expect(decodeLocalId(encode(name))).toBe(folder === '' ? name : `${folder}/${name}`);
     }
   });
 });

@@ -13,6 +13,52 @@ export function encodeLocalId(relativePath: string): string {
   return PREFIX + Buffer.from(relativePath, 'utf8').toString('base64url');
 }
 
+const BASE64URL_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * encodeLocalId for the children of one folder, with the folder's part encoded once.
+ * base64 of (A + B) is base64(A) + base64(B) whenever A's length is a multiple of 3 bytes,
+ * so the folder's bytes up to the last whole group are encoded once and only the 0–2 bytes
+ * left over, plus the child's name, per child. Listings run to 100,000 children.
+ */
+export function childIdEncoder(folderPath: string): (name: string) => string {
+  const folderBytes = folderPath === '' ? Buffer.alloc(0) : Buffer.from(`${folderPath}/`, 'utf8');
+  const whole = folderBytes.length - (folderBytes.length % 3);
+  const head = PREFIX + folderBytes.toString('base64url', 0, whole);
+  const carried = folderBytes.subarray(whole);
+  // the 0–2 carried bytes as one char each, to be prefixed to ASCII names (one byte per char)
+  const carriedChars = String.fromCharCode(...carried);
+  return (name) => {
+    if (isAscii(name)) return head + bytesAsBase64url(carriedChars + name);
+    return head + Buffer.concat([carried, Buffer.from(name, 'utf8')]).toString('base64url');
+  };
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** base64url (unpadded) of a string whose chars are bytes (0–255), without making a Buffer. */
+function bytesAsBase64url(bytes: string): string {
+  const length = bytes.length;
+  let out = '';
+  let i = 0;
+  for (; i + 2 < length; i += 3) {
+    const a = bytes.charCodeAt(i);
+    const b = bytes.charCodeAt(i + 1);
+    const c = bytes.charCodeAt(i + 2);
+    out += BASE64URL_DIGITS[a >> 2]! + BASE64URL_DIGITS[((a & 3) << 4) | (b >> 4)]! + BASE64URL_DIGITS[((b & 15) << 2) | (c >> 6)]! + BASE64URL_DIGITS[c & 63]!;
+  }
+  if (i < length) {
+    const a = bytes.charCodeAt(i);
+    const b = i + 1 < length ? bytes.charCodeAt(i + 1) : 0;
+    out += BASE64URL_DIGITS[a >> 2]! + BASE64URL_DIGITS[((a & 3) << 4) | (b >> 4)]!;
+    if (i + 1 < length) out += BASE64URL_DIGITS[(b & 15) << 2]!;
+  }
+  return out;
+}
+
 /**
  * The relative path an id names, or a 404 FerryError for anything that is not an id this
  * target made: wrong prefix, non-canonical base64, invalid UTF-8, or a path that would

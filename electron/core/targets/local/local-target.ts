@@ -24,7 +24,7 @@ import { toFerryError } from './fs-errors.js';
 import { HashCache, type FileVersion } from './hash-cache.js';
 import { decodeLocalId, encodeLocalId } from './ids.js';
 import { joinInside } from './safe-path.js';
-import { listFolder, listWorkspace } from './listing.js';
+import { WorkspaceLister } from './listing.js';
 import { isCode, walkFolders, type WalkNode } from './walk.js';
 import { writeEntries } from './writer.js';
 import { STAGED_WRITES } from '../../jobs/staged-write.js';
@@ -39,6 +39,23 @@ const READ_AHEAD_BYTES = 4 * 1024 * 1024;
 /** lstat calls in flight at once while walking a folder for a read */
 const STAT_BATCH = 64;
 const READ_AHEAD = Symbol('readAheadBytes');
+/**
+ * The direct-read handshake with the bag writer (electron/core/zip/bag-writer.ts), keyed by
+ * registered symbols so neither module imports the other. Calling `read[DIRECT_FILES]()`
+ * before iterating says "I open files myself": read-ahead is off for that read, and every
+ * file entry carries `[DIRECT_FILE]`, its absolute path (for opening with O_NOFOLLOW on a
+ * worker thread) and how to turn a file system error into the target's FerryError.
+ */
+export const DIRECT_FILES = Symbol.for('ferry.directFiles');
+export const DIRECT_FILE = Symbol.for('ferry.directFile');
+export interface DirectFile {
+  absolutePath: string;
+  /** lstat's size when listed */
+  size: number;
+  /** a Node fs error (with `code`) as the error the target's open() would have thrown */
+  toError(error: unknown): unknown;
+}
+
 /** O_NOFOLLOW where the platform has it (not on Windows, where symlinks need privileges anyway). */
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
@@ -69,6 +86,7 @@ export class LocalTarget implements Target {
   readonly [STAGED_WRITES] = true;
   /** exposed so tests (and a future verify) can see what is cached and how often bytes were read */
   readonly hashCache: HashCache;
+  private readonly lister = new WorkspaceLister();
   private readonly root: string;
   private rootRealPath: string | null = null;
 
@@ -84,16 +102,16 @@ export class LocalTarget implements Target {
   async *listBatches(ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[]> {
     const root = await this.realRoot();
     if (scope === undefined || scope.container === undefined) {
-      if (root !== null) yield* listWorkspace(root, ctx.signal);
+      if (root !== null) yield* this.lister.all(root, ctx.signal);
       return;
     }
     if (scope.container === null) {
-      if (root !== null) yield await listFolder(root, '');
+      if (root !== null) yield* await this.lister.children(root, '');
       return;
     }
     const resolved = await this.resolve(scope.container);
     if (!resolved.isFolder) throw notFound(`'${resolved.relativePath}' is a file, not a folder: it has no children to list.`);
-    yield await listFolder(resolved.absolutePath, resolved.relativePath);
+    yield* await this.lister.children(resolved.absolutePath, resolved.relativePath);
   }
 
   async detail(_ctx: TargetContext, id: string): Promise<ResourceInfo> {
@@ -123,12 +141,21 @@ export class LocalTarget implements Target {
     const root = toResourceNode(resolved.relativePath, resolved.isFolder);
     const title = root.title;
     const prefixLength = resolved.relativePath.length - title.length;
+    const mode = { readAhead: true };
     const entries = resolved.isFolder
-      ? this.folderEntries(resolved, prefixLength, ctx.signal)
+      ? this.folderEntries(resolved, prefixLength, ctx.signal, mode)
       : (async function* (self: LocalTarget) {
           yield self.entryFor(resolved, title);
         })(this);
-    return { title, root, entries };
+    return {
+      title,
+      root,
+      entries,
+      [DIRECT_FILES]: () => {
+        mode.readAhead = false;
+        return true;
+      },
+    } as ReadResult;
   }
 
   async write(_ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
@@ -162,7 +189,7 @@ export class LocalTarget implements Target {
    * ahead while the consumer works on the current one, so a folder of thousands of small
    * files does not wait on the disk (open, read, close) once per file.
    */
-  private async *folderEntries(folder: ResolvedNode, prefixLength: number, signal: AbortSignal): AsyncGenerator<Entry> {
+  private async *folderEntries(folder: ResolvedNode, prefixLength: number, signal: AbortSignal, mode: { readAhead: boolean }): AsyncGenerator<Entry> {
     yield this.entryFor(folder, folder.relativePath.slice(prefixLength));
     const ahead: Entry[] = [];
     let aheadBytes = 0;
@@ -175,7 +202,7 @@ export class LocalTarget implements Target {
       }
     };
     for await (const resolved of resolvedRuns(this)) {
-      const small = !resolved.isFolder && resolved.stat.size <= BigInt(READ_AHEAD_FILE_BYTES);
+      const small = mode.readAhead && !resolved.isFolder && resolved.stat.size <= BigInt(READ_AHEAD_FILE_BYTES);
       const entry = this.entryFor(resolved, resolved.relativePath.slice(prefixLength), small);
       ahead.push(entry);
       if (small) aheadBytes += Number(resolved.stat.size);
@@ -213,6 +240,10 @@ export class LocalTarget implements Target {
     };
     let opened = false;
     if (readAhead) entry[READ_AHEAD] = Number(node.stat.size);
+    if (!node.isFolder) {
+      const direct: DirectFile = { absolutePath: node.absolutePath, size: Number(node.stat.size), toError: (error) => toFerryError(error, node.relativePath) };
+      (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE] = direct;
+    }
     return entry;
   }
 

@@ -30,7 +30,7 @@ class Node implements WalkNode {
 
   get absolutePath(): string {
     // the folder is already absolute and normal, the name a single segment: no path.join needed
-    this.absolute ??= this.absoluteDir.endsWith(path.sep) ? this.absoluteDir + this.name : this.absoluteDir + path.sep + this.name;
+    this.absolute ??= insideFolder(this.absoluteDir, this.name);
     return this.absolute;
   }
 }
@@ -44,6 +44,15 @@ export function joinRelative(parentPath: string, name: string): string {
 
 /** Regular files and real folders directly in `absoluteDir`, sorted by name (code units, locale-free). */
 export async function childrenOf(absoluteDir: string, relativeDir: string): Promise<WalkNode[]> {
+  const prefix = relativeDir === '' ? '' : `${relativeDir}/`;
+  return (await readFolder(absoluteDir)).map((dirent) => new Node(dirent.name, prefix + dirent.name, relativeDir, dirent.isDirectory(), absoluteDir));
+}
+
+/**
+ * The regular files and real folders directly in `absoluteDir` as Dirents, sorted by name:
+ * the listing's lean form of childrenOf (it needs no WalkNode per file).
+ */
+export async function readFolder(absoluteDir: string): Promise<Dirent[]> {
   let dirents: Dirent[];
   try {
     dirents = await readdir(absoluteDir, { withFileTypes: true });
@@ -52,18 +61,18 @@ export async function childrenOf(absoluteDir: string, relativeDir: string): Prom
     if (isCode(error, 'ENOENT', 'ENOTDIR', 'EACCES', 'EPERM')) return [];
     throw error;
   }
-  const nodes: WalkNode[] = [];
-  const prefix = relativeDir === '' ? '' : `${relativeDir}/`;
+  const kept: Dirent[] = [];
   for (const dirent of dirents) {
     // Symlinks (and sockets, FIFOs, devices) are skipped: Dirent types come from lstat semantics.
-    const isFolder = dirent.isDirectory();
-    if (!isFolder && !dirent.isFile()) continue;
-    const name = dirent.name;
-    if (!isFolder && name.charCodeAt(0) === 0x2e && TEMP_NAME.test(name)) continue;
-    nodes.push(new Node(name, prefix + name, relativeDir, isFolder, absoluteDir));
+    if (dirent.isDirectory()) kept.push(dirent);
+    else if (dirent.isFile() && !(dirent.name.charCodeAt(0) === 0x2e && TEMP_NAME.test(dirent.name))) kept.push(dirent);
   }
-  nodes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return nodes;
+  return kept.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** `name` inside the absolute folder `dir` (already normal: no path.join needed). */
+export function insideFolder(dir: string, name: string): string {
+  return dir.endsWith(path.sep) ? dir + name : dir + path.sep + name;
 }
 
 /**
