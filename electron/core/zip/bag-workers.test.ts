@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { crc32, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { BagWorkerPool, type BatchFile } from './bag-workers.js';
@@ -67,5 +71,45 @@ describe('BagWorkerPool', () => {
     job.abort();
     const { results } = await pool.batch([file('x.txt', Buffer.from('after the abort'))]);
     expect(results[0]!.hashes!.md5).toBe(digest('md5', Buffer.from('after the abort')));
+  });
+
+  it('reads files itself by path: the bytes as they are now, a symlink or a FIFO never followed', async () => {
+    const pool = new BagWorkerPool(1);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-direct-'));
+    try {
+      const text = Buffer.from('station,depth,salinity\n'.repeat(3000));
+      const grown = randomBytes(70_000);
+      await writeFile(path.join(dir, 'text.csv'), text);
+      await writeFile(path.join(dir, 'grown.bin'), grown);
+      await writeFile(path.join(dir, 'empty'), '');
+      const direct = (name: string, expected: number): BatchFile => ({ ...file(name, Buffer.alloc(0)), path: { absolutePath: path.join(dir, name), expected } });
+      // listed sizes that are out of date: the worker reads to the end of the file
+      const files = [direct('text.csv', 10), direct('grown.bin', 100), direct('empty', 0), file('inline.txt', text)];
+      const { records, results } = await pool.batch(files);
+      const contents = [text, grown, Buffer.alloc(0), text];
+      let at = 0;
+      results.forEach((result, i) => {
+        expect(result.error ?? null).toBeNull();
+        expect(result.hashes).toEqual({ md5: digest('md5', contents[i]!), sha256: digest('sha256', contents[i]!) });
+        expect(result.crc).toBe(crc32(contents[i]!));
+        const nameLength = records.readUInt16LE(at + 26);
+        const data = records.subarray(at + LOCAL_HEADER_BYTES + nameLength, at + result.recordBytes);
+        expect((result.method === 8 ? inflateRawSync(data) : data).equals(contents[i]!)).toBe(true);
+        at += result.recordBytes;
+      });
+      expect(at).toBe(records.length);
+      expect(results.map((r) => r.method)).toEqual([8, 0, 0, 8]);
+
+      await symlink(path.join(dir, 'text.csv'), path.join(dir, 'link.csv'));
+      execFileSync('mkfifo', [path.join(dir, 'pipe')]);
+      const refused = await pool.batch([direct('text.csv', text.length), direct('link.csv', 10)]);
+      expect(refused.results).toHaveLength(2);
+      expect(refused.results[1]!.error?.code).toBe('ELOOP');
+      // a FIFO opened without O_NONBLOCK would wait for a writer forever
+      expect((await pool.batch([direct('pipe', 10)])).results[0]!.error?.code).toBe('ENOENT');
+      expect((await pool.batch([direct('gone', 10)])).results[0]!.error?.code).toBe('ENOENT');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -19,7 +19,9 @@ import { SharedRing } from '../shared-ring.js';
 
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
-const { createHash } = require('node:crypto');
+const crypto = require('node:crypto');
+const { createHash } = crypto;
+const fs = require('node:fs');
 const zlib = require('node:zlib');
 const sampleDecision = (${sampleDecision.toString()});
 // A small file is judged on its first 4 KiB (the entropy test costs ~2 ns a byte, a
@@ -29,59 +31,147 @@ const SMALL_SAMPLE_BYTES = 4096;
 const WHOLE_TRIAL_BYTES = 4096;
 const LOCAL_HEADER_BYTES = ${LOCAL_HEADER_BYTES};
 const FLAG_UTF8 = ${FLAG_UTF8};
-const deflateWhole = (bytes, level) => zlib.deflateRawSync(bytes, { level });
-const trialDeflate = (bytes, options) => deflateWhole(bytes, options.level);
+const trialDeflate = (bytes, options) => zlib.deflateRawSync(bytes, { level: options.level });
+// never follow a symlink; never wait on a FIFO that took a file's place
+const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0) | (fs.constants.O_NONBLOCK || 0);
+// one call per digest of a small file (no Hash object) where Node has it
+const digest = typeof crypto.hash === 'function' ? (algorithm, bytes) => crypto.hash(algorithm, bytes, 'hex') : (algorithm, bytes) => createHash(algorithm).update(bytes).digest('hex');
+
+// One deflate engine per level, reset per file: making one costs ~10-90 us (its ~300 KiB of
+// state allocated and touched), as much as deflating a small file. Node's zlib has no public
+// synchronous call on a kept engine, so its handle is driven as zlib.deflateRawSync drives
+// it; where that handle is missing (another Node), deflateRawSync is used.
+const engines = new Map();
+function engineFor(level) {
+  if (engines.has(level)) return engines.get(level);
+  let engine = null;
+  try {
+    const stream = zlib.createDeflateRaw({ level });
+    const handle = stream._handle;
+    const state = stream._writeState;
+    if (handle && typeof handle.writeSync === 'function' && typeof handle.reset === 'function' && state instanceof Uint32Array) {
+      engine = { stream, handle, state, error: null };
+      stream.on('error', (error) => (engine.error = error));
+    }
+  } catch {
+    engine = null;
+  }
+  engines.set(level, engine);
+  return engine;
+}
+
+/** Deflates bytes into out at 'at' when that makes them smaller: the deflated length, else -1. */
+function deflateInto(bytes, level, out, at) {
+  if (bytes.length === 0) return -1;
+  const engine = engineFor(level);
+  if (engine && !engine.error) {
+    engine.handle.reset();
+    // room for exactly as many bytes as stored: running out means deflate does not pay
+    engine.handle.writeSync(zlib.constants.Z_FINISH, bytes, 0, bytes.length, out, at, bytes.length);
+    if (!engine.error) {
+      const left = engine.state[0];
+      return left === 0 ? -1 : bytes.length - left;
+    }
+  }
+  const deflated = zlib.deflateRawSync(bytes, { level });
+  if (deflated.length >= bytes.length) return -1;
+  deflated.copy(out, at);
+  return deflated.length;
+}
+
+const NO_BYTES = Buffer.alloc(0);
+// The read buffer for files read here, reused from file to file.
+let scratch = Buffer.allocUnsafeSlow(256 * 1024);
+/** A whole regular file (it may have grown or shrunk since it was listed). */
+function readWhole(path, expected) {
+  const fd = fs.openSync(path, OPEN_FLAGS);
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw Object.assign(new Error('no longer a regular file'), { code: 'ENOENT' });
+    if (scratch.length < expected + 1) scratch = Buffer.allocUnsafeSlow(expected + 1);
+    let filled = 0;
+    for (;;) {
+      if (filled === scratch.length) {
+        const bigger = Buffer.allocUnsafeSlow(scratch.length * 2);
+        scratch.copy(bigger, 0, 0, filled);
+        scratch = bigger;
+      }
+      const want = scratch.length - filled;
+      const n = fs.readSync(fd, scratch, filled, want, filled);
+      filled += n;
+      // a regular file reads short only at its end
+      if (n < want) break;
+    }
+    return scratch.subarray(0, filled);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
 function batch(m) {
-  const data = Buffer.from(m.data);
+  const data = m.data ? Buffer.from(m.data) : null;
   const results = [];
-  const bodies = [];
-  let total = 0;
+  let out = Buffer.allocUnsafeSlow(m.estimate);
+  let at = 0;
   for (const f of m.files) {
     const name = Buffer.from(f.name, 'utf8');
-    const bytes = data.subarray(f.start, f.start + f.length);
-    let body = bytes;
+    let bytes;
+    if (f.path === null) {
+      bytes = data ? data.subarray(f.start, f.start + f.length) : NO_BYTES;
+    } else {
+      try {
+        bytes = readWhole(f.path, f.length);
+      } catch (error) {
+        results.push({ error: { code: error.code ?? null, message: String(error.message) } });
+        break; // the download stops here: what follows is not needed
+      }
+    }
+    const need = at + LOCAL_HEADER_BYTES + name.length + bytes.length;
+    if (need > out.length) {
+      const bigger = Buffer.allocUnsafeSlow(Math.max(need, out.length * 2));
+      out.copy(bigger, 0, 0, at);
+      out = bigger;
+    }
+    const body = at + LOCAL_HEADER_BYTES + name.length;
     let method = 0;
     let crc = 0;
     let hashes = null;
+    let compressedSize = bytes.length;
     if (!f.folder) {
       hashes = {};
-      for (const algorithm of f.algorithms) hashes[algorithm] = createHash(algorithm).update(bytes).digest('hex');
+      for (const algorithm of f.algorithms) hashes[algorithm] = digest(algorithm, bytes);
       crc = zlib.crc32(bytes);
       if (f.level > 0 && (!f.decide || bytes.length < WHOLE_TRIAL_BYTES || sampleDecision(bytes.subarray(0, SMALL_SAMPLE_BYTES), trialDeflate))) {
-        const deflated = deflateWhole(bytes, f.level);
-        if (deflated.length < bytes.length) {
-          body = deflated;
+        const deflated = deflateInto(bytes, f.level, out, body);
+        if (deflated >= 0) {
           method = 8;
+          compressedSize = deflated;
         }
       }
     }
-    bodies.push([name, body]);
-    results.push({ hashes, crc, method, compressedSize: body.length, size: bytes.length, recordBytes: LOCAL_HEADER_BYTES + name.length + body.length });
-    total += LOCAL_HEADER_BYTES + name.length + body.length;
-  }
-  const out = Buffer.allocUnsafeSlow(total);
-  let at = 0;
-  m.files.forEach((f, i) => {
-    const [name, body] = bodies[i];
-    const r = results[i];
+    if (method === 0) bytes.copy(out, body);
     out.writeUInt32LE(0x04034b50, at);
     out.writeUInt16LE(20, at + 4);
     out.writeUInt16LE(FLAG_UTF8, at + 6);
-    out.writeUInt16LE(r.method, at + 8);
+    out.writeUInt16LE(method, at + 8);
     out.writeUInt16LE(f.dosTime, at + 10);
     out.writeUInt16LE(f.dosDate, at + 12);
-    out.writeUInt32LE(r.crc >>> 0, at + 14);
-    out.writeUInt32LE(r.compressedSize, at + 18);
-    out.writeUInt32LE(r.size, at + 22);
+    out.writeUInt32LE(crc >>> 0, at + 14);
+    out.writeUInt32LE(compressedSize, at + 18);
+    out.writeUInt32LE(bytes.length, at + 22);
     out.writeUInt16LE(name.length, at + 26);
     out.writeUInt16LE(0, at + 28);
     name.copy(out, at + LOCAL_HEADER_BYTES);
-    at += LOCAL_HEADER_BYTES + name.length;
-    body.copy(out, at);
-    at += body.length;
-  });
-  parentPort.postMessage({ op: 'batch', id: m.id, data: out.buffer, results }, [out.buffer]);
+    const recordBytes = LOCAL_HEADER_BYTES + name.length + compressedSize;
+    at += recordBytes;
+    results.push({ hashes, crc, method, compressedSize, size: bytes.length, recordBytes, error: null });
+  }
+  // only what was written goes back (a smaller copy when deflate saved much)
+  let written = out;
+  if (at < out.length / 2) {
+    written = Buffer.allocUnsafeSlow(at);
+    out.copy(written, 0, 0, at);
+  }
+  parentPort.postMessage({ op: 'batch', id: m.id, data: written.buffer, length: at, results }, [written.buffer]);
 }
 
 const streams = new Map();
@@ -139,7 +229,13 @@ export interface BatchFile {
   /** the ZIP entry name (folders end in '/') */
   name: string;
   folder: boolean;
+  /** the bytes, or (with `path`) nothing: the worker reads the file */
   bytes: Buffer;
+  /**
+   * A local file the worker opens and reads itself (O_NOFOLLOW, a regular file only):
+   * `expected` is its listed size, for sizing the batch.
+   */
+  path?: { absolutePath: string; expected: number };
   dosTime: number;
   dosDate: number;
   /** digests to compute ([] for none) */
@@ -158,6 +254,11 @@ export interface BatchResult {
   size: number;
   /** bytes of this file's local header + data in the batch's records */
   recordBytes: number;
+  /**
+   * Set when the worker could not read a `path` file (no other field is then): the batch
+   * ends at this file.
+   */
+  error?: { code: string | null; message: string } | null;
 }
 
 export interface BatchOutput {
@@ -183,7 +284,7 @@ const SLOT_BYTES = 1024 * 1024;
 const RING_SLOTS = 6;
 
 type FromWorker =
-  | { op: 'batch'; id: number; data: ArrayBuffer; results: BatchResult[] }
+  | { op: 'batch'; id: number; data: ArrayBuffer; length: number; results: BatchResult[] }
   | { op: 'ack'; id: number; ring: number; slot: number }
   | { op: 'data'; id: number; data: ArrayBuffer }
   | { op: 'closed'; id: number; hashes: Record<string, string> | null; crc: number | null };
@@ -217,22 +318,40 @@ export class BagWorkerPool {
   batch(files: readonly BatchFile[]): Promise<BatchOutput> {
     if (this.broken) return Promise.reject(this.broken);
     let total = 0;
-    for (const file of files) total += file.bytes.length;
-    const data = new ArrayBuffer(total);
-    const view = new Uint8Array(data);
+    let estimate = 0;
+    for (const file of files) {
+      total += file.bytes.length;
+      estimate += LOCAL_HEADER_BYTES + file.name.length * 3 + (file.path ? file.path.expected : file.bytes.length);
+    }
+    // bytes in memory travel in one transferred buffer; files the worker reads, as paths
+    const data = total > 0 ? new ArrayBuffer(total) : null;
+    const view = data ? new Uint8Array(data) : null;
     let at = 0;
     const described = files.map((file) => {
-      view.set(file.bytes, at);
       const start = at;
-      at += file.bytes.length;
-      return { name: file.name, folder: file.folder, start, length: file.bytes.length, dosTime: file.dosTime, dosDate: file.dosDate, algorithms: file.algorithms, level: file.level, decide: file.decide };
+      if (!file.path && file.bytes.length > 0) {
+        view!.set(file.bytes, at);
+        at += file.bytes.length;
+      }
+      return {
+        name: file.name,
+        folder: file.folder,
+        path: file.path ? file.path.absolutePath : null,
+        start,
+        length: file.path ? file.path.expected : file.bytes.length,
+        dosTime: file.dosTime,
+        dosDate: file.dosDate,
+        algorithms: file.algorithms,
+        level: file.level,
+        decide: file.decide,
+      };
     });
     const worker = this.leastBusy();
     const id = this.nextId++;
     this.hold(worker);
     return new Promise<BatchOutput>((resolve, reject) => {
       this.batches.set(id, { worker, resolve, reject });
-      worker.worker.postMessage({ op: 'batch', id, data, files: described }, [data]);
+      worker.worker.postMessage({ op: 'batch', id, data, estimate: Math.max(estimate, 64), files: described }, data ? [data] : []);
     });
   }
 
@@ -304,7 +423,7 @@ export class BagWorkerPool {
           if (!waiting) return;
           this.batches.delete(message.id);
           this.letGo(waiting.worker);
-          waiting.resolve({ records: Buffer.from(message.data), results: message.results });
+          waiting.resolve({ records: Buffer.from(message.data, 0, message.length), results: message.results });
           return;
         }
       }

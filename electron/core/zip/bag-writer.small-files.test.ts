@@ -1,12 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Entry } from '../target.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Entry, ReadResult } from '../target.js';
+import { DIRECT_FILE, DIRECT_FILES, LocalTarget, type DirectFile } from '../targets/local/local-target.js';
+import { encodeLocalId } from '../targets/local/ids.js';
 import { writeBagZip } from './bag-writer.js';
 import { memoryReadResult } from './testing/folder-source.js';
 import { readZipText, run } from './testing/zip-inspect.js';
@@ -71,4 +73,44 @@ it('writes the same bag: every file, its md5 in the manifest, random data stored
   expect(stdout).toMatch(/Defl.*f00000\.dat/);
   const provenance = JSON.parse(await readZipText(zipPath, 'bag/ferry-provenance.json')) as { files: { fixity: string }[] };
   expect(provenance.files.every((file) => file.fixity === 'ok')).toBe(true);
+});
+
+describe("small local files read by the workers themselves (the local target's direct reads)", () => {
+  const ctx = { token: '', signal: new AbortController().signal };
+
+  it('writes the files as they are on disk', { timeout: 60_000 }, async () => {
+    const root = path.join(work, 'direct-ws');
+    const contents = new Map<string, Buffer>();
+    for (let i = 0; i < 300; i++) contents.set(`Data/d${i % 7}/f${i}.${i % 3 ? 'csv' : 'bin'}`, i % 3 ? Buffer.from(`${i},text,`.repeat(200 + i)) : randomBytes(1000 + i * 50));
+    contents.set('Data/large.bin', randomBytes(3 * 1024 * 1024));
+    for (const [name, data] of contents) {
+      await mkdir(path.dirname(path.join(root, name)), { recursive: true });
+      await writeFile(path.join(root, name), data);
+    }
+    const read = await new LocalTarget({ root }).read(ctx, encodeLocalId('Data'));
+    const zipPath = path.join(work, 'direct.zip');
+    await pipeline(writeBagZip(read, { targetName: 'local', resourceId: 'x', bagName: 'bag' }), createWriteStream(zipPath));
+    await run('unzip', ['-tqq', zipPath]);
+    const manifest = await readZipText(zipPath, 'bag/manifest-sha256.txt');
+    for (const [name, data] of contents) expect(manifest).toContain(`${createHash('sha256').update(data).digest('hex')}  data/${name}`);
+    expect(manifest.trim().split('\n')).toHaveLength(contents.size);
+  });
+
+  it("fails the download with the target's error (a relative path) when a listed file is gone", async () => {
+    const root = path.join(work, 'direct-gone');
+    await mkdir(path.join(root, 'Data'), { recursive: true });
+    for (let i = 0; i < 5; i++) await writeFile(path.join(root, 'Data', `f${i}.txt`), `file ${i}\n`.repeat(100));
+    const inner = (await new LocalTarget({ root }).read(ctx, encodeLocalId('Data'))) as ReadResult & { [DIRECT_FILES]: () => boolean };
+    // f2.txt disappears between its listing and its reading
+    const entries = (async function* () {
+      for await (const entry of inner.entries) {
+        const direct = (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE];
+        if (entry.path === 'Data/f2.txt') await unlink(direct!.absolutePath);
+        yield entry;
+      }
+    })();
+    const read = { ...inner, entries, [DIRECT_FILES]: inner[DIRECT_FILES] };
+    const failure = pipeline(writeBagZip(read, { targetName: 'local', resourceId: 'x', bagName: 'bag' }), createWriteStream(path.join(work, 'gone.zip')));
+    await expect(failure).rejects.toThrow("There is no file or folder 'Data/f2.txt' in the local workspace.");
+  });
 });

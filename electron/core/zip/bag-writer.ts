@@ -16,7 +16,7 @@ import {
   zipEntryName,
   type CentralRecord,
 } from './bag-zip-format.js';
-import { chooseCompression, isIncompressibleByName } from './compression-choice.js';
+import { isIncompressibleByName, SAMPLE_BYTES, sampleCompressesOffThread } from './compression-choice.js';
 
 // A download is a BagIt bag (RFC 8493) inside a ZIP, streamed: entries are pulled from the
 // target in order, hashed and compressed on worker threads while the bytes go out, and the
@@ -91,6 +91,29 @@ interface WholeItem {
   mode: number;
   mtime: Date;
   onResult?: (result: BatchResult) => void;
+  /** set when a worker reads the file itself */
+  direct?: DirectFile;
+}
+
+/**
+ * The direct-read handshake of a target whose files a worker thread may open itself, by
+ * path (see DIRECT_FILES in electron/core/targets/local/local-target.ts; registered
+ * symbols, so the ZIP code does not depend on one target).
+ */
+const DIRECT_FILES = Symbol.for('ferry.directFiles');
+const DIRECT_FILE = Symbol.for('ferry.directFile');
+interface DirectFile {
+  absolutePath: string;
+  size: number;
+  toError(error: unknown): unknown;
+}
+
+/** A worker's failure to read a file, as the error its target's open() would have thrown. */
+function readFailure(item: WholeItem, error: { code: string | null; message: string }): Error {
+  // without a code (not a file system error) it is still reported as one: the message may name an absolute path
+  const cause = Object.assign(new Error(error.message), { code: error.code ?? 'EIO' });
+  const mapped = item.direct ? item.direct.toError(cause) : cause;
+  return mapped instanceof Error ? mapped : cause;
 }
 
 /**
@@ -154,6 +177,8 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       const { records: written, results } = await result;
       if (failed) return;
       let offset = output.cursor;
+      const unread = results.findIndex((r) => r.error);
+      if (unread >= 0) throw readFailure(items[unread]!, results[unread]!.error!);
       results.forEach((r, i) => {
         const item = items[i]!;
         const { dosTime, dosDate } = item.file;
@@ -172,7 +197,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
   /** Queues a file or folder read whole; waits while too much is read and not yet written. */
   const queueWhole = async (item: WholeItem) => {
     batch.push(item);
-    batchBytes += item.file.bytes.length;
+    batchBytes += item.file.path ? item.file.path.expected : item.file.bytes.length;
     if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_FILES) dispatch();
     while (!failed && inFlight + batchBytes > IN_FLIGHT_BYTES) await new Promise<void>((resolve) => (producerWaiting = resolve));
     if (failed) throw new CancelledError();
@@ -192,6 +217,10 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     mtime,
     onResult,
   });
+
+  // A target that lets the workers open its files (the local one) is asked to: no bytes of
+  // a small file then pass through this thread.
+  const directFiles = (read as ReadResult & { [DIRECT_FILES]?: () => boolean })[DIRECT_FILES]?.() === true;
 
   const run = async () => {
     if (options.signal?.aborted) throw abortReason(options.signal);
@@ -215,13 +244,18 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       }
       const algorithms = [...WRITTEN_ALGORITHMS, ...EXTRA_CHECKABLE.filter((a) => entry.hashes[a])];
       if (entry.size !== null && entry.size <= SMALL_FILE_BYTES) {
-        const bytes = await readWhole(entry);
+        const direct = directFiles ? (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE] : undefined;
+        const bytes = direct ? EMPTY : await readWhole(entry);
         const compressible = level > 0 && !isIncompressibleByName(entry.path);
         const item = wholeItem(path, bytes, mtime, algorithms, true, (result) => {
           files.push(provenanceOf(entry, result.size, result.hashes ?? {}));
           payloadBytes += result.size;
         });
         if (!compressible) item.file.level = 0;
+        if (direct) {
+          item.file.path = { absolutePath: direct.absolutePath, expected: direct.size };
+          item.direct = direct;
+        }
         await queueWhole(item);
       } else {
         await flushWhole();
@@ -296,12 +330,25 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       source.destroy();
       throw new CancelledError();
     }
-    const { compress, stream } = level === 0 ? { compress: false, stream: source } : await chooseCompression(entry.path, source);
-    current = stream;
-    if (failed) {
-      stream.destroy();
-      throw new CancelledError();
+    // The source is read straight through (no stream in between: a PassThrough's 16 KiB
+    // buffer would stop the file's read-ahead at every chunk); the first chunks decide
+    // STORE or DEFLATE and are then processed like the rest.
+    const chunks = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    const head: Buffer[] = [];
+    let compress = false;
+    if (level > 0 && !isIncompressibleByName(entry.path)) {
+      let headBytes = 0;
+      while (headBytes < SAMPLE_BYTES) {
+        const next = await chunks.next();
+        if (next.done) break;
+        head.push(next.value);
+        headBytes += next.value.length;
+      }
+      if (failed) throw new CancelledError();
+      const sample = head.length === 1 ? head[0]! : Buffer.concat(head);
+      compress = await sampleCompressesOffThread(sample.subarray(0, SAMPLE_BYTES));
     }
+    if (failed) throw new CancelledError();
     const { dosTime, dosDate } = dosDateTime(mtime);
     const offset = output.cursor;
     const method = compress ? METHOD_DEFLATE : METHOD_STORE;
@@ -322,9 +369,11 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     job = thisJob;
     let size = 0;
     try {
-      for await (const chunk of stream) {
+      for (;;) {
+        const next = head.length > 0 ? { done: false as const, value: head.shift()! } : await chunks.next();
+        if (next.done) break;
         if (failed) throw new CancelledError();
-        const bytes = chunk as Buffer;
+        const bytes = next.value;
         size += bytes.length;
         await thisJob.write(bytes);
         if (!compress) {
@@ -345,6 +394,8 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     } finally {
       job = null;
       current = null;
+      // a file left part-read (an error, a cancel) is closed now
+      if (!source.readableEnded) source.destroy();
     }
   };
 
@@ -361,6 +412,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
 }
 
 const EMPTY = Buffer.alloc(0);
+const OUTPUT_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /** The ZIP as a readable stream that counts what was written and lets the writer wait for a reader. */
 class ZipOutput extends Readable {
@@ -368,7 +420,8 @@ class ZipOutput extends Readable {
   private waiters: (() => void)[] = [];
 
   constructor() {
-    super({ highWaterMark: 1024 * 1024 });
+    // room for a few chunks, so the producer runs ahead of the socket rather than in step with it
+    super({ highWaterMark: OUTPUT_BUFFER_BYTES });
   }
 
   write(bytes: Buffer): void {

@@ -1,5 +1,5 @@
 import { PassThrough, type Readable } from 'node:stream';
-import { deflateRawSync } from 'node:zlib';
+import { deflateRaw, deflateRawSync } from 'node:zlib';
 
 // Deflating data that is already compressed burns CPU for nothing (and can grow it), so
 // such files are STORED. The extension decides when it is telling; otherwise a sample of
@@ -30,6 +30,20 @@ export function isIncompressibleByName(path: string): boolean {
 
 export function sampleCompresses(sample: Buffer): boolean {
   return sampleDecision(sample, deflateRawSync);
+}
+
+/**
+ * sampleCompresses with the trial deflate (when the entropy test leaves one to do) on
+ * libuv's thread pool: the event loop, which streams every download's bytes, never spends
+ * a millisecond deflating a sample of a large file.
+ */
+export async function sampleCompressesOffThread(sample: Buffer): Promise<boolean> {
+  let trial: Uint8Array | null = null;
+  // a stand-in that "does not shrink": the decision is final unless a trial was asked for
+  const withoutTrial = sampleDecision(sample, (bytes) => ((trial = bytes), bytes));
+  if (trial === null) return withoutTrial;
+  const deflated = await new Promise<Buffer>((resolve, reject) => deflateRaw(trial!, { level: 1 }, (error, result) => (error ? reject(error) : resolve(result))));
+  return sampleDecision(sample, () => deflated);
 }
 
 /**
