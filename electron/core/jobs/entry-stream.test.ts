@@ -4,6 +4,7 @@ import { buffer } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../target.js';
 import { WatchedEntries } from './entry-stream.js';
+import { readWholeOf, withReadWhole } from './whole-entry.js';
 
 const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
@@ -97,5 +98,26 @@ describe('WatchedEntries', () => {
     await expect(reading).rejects.toThrow(/cancelled/);
     expect(endless.destroyed).toBe(true);
     await expect(iterator.next()).rejects.toThrow(/cancelled/);
+  });
+  it('passes a whole-file read on with the count and the fixity check, hashing once for both sides', async () => {
+    const good = Buffer.from('good bytes');
+    const bad = Buffer.from('bad bytes');
+    const asked: string[][] = [];
+    const whole = (path: string, bytes: Buffer, hashes: Record<string, string>) =>
+      withReadWhole(fileEntry(path, bytes, hashes), async (algorithms) => {
+        asked.push([...algorithms]);
+        return { bytes, hashes: Object.fromEntries(algorithms.map((a) => [a, createHash(a).update(bytes).digest('hex')])) };
+      });
+    const progress: { files_done: number; bytes_done: number }[] = [];
+    const watched = new WatchedEntries(fromArray([whole('a.txt', good, { MD5: md5(good).toUpperCase() }), whole('b.txt', bad, { md5: md5(good) })]), {
+      signal: new AbortController().signal,
+      onProgress: (p) => progress.push(p),
+    });
+    const digests: Record<string, string>[] = [];
+    for await (const entry of watched) digests.push((await readWholeOf(entry)!(['sha256'])).hashes);
+    expect(asked).toEqual([['md5', 'sha256'], ['md5', 'sha256']]);
+    expect(digests[0]).toEqual({ md5: md5(good), sha256: sha256(good) });
+    expect(watched.fixityFailures).toEqual([{ path: 'b.txt', algorithm: 'md5', expected: md5(good), actual: md5(bad) }]);
+    expect(progress.at(-1)).toEqual({ files_done: 2, bytes_done: good.length + bad.length });
   });
 });

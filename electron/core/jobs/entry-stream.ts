@@ -3,6 +3,7 @@ import type { FixityFailure } from '../../../shared/api.js';
 import { CancelledError } from '../errors.js';
 import { HashingPassThrough, type HashAlgorithm } from '../hashing.js';
 import type { Entry } from '../target.js';
+import { readWholeOf, withReadWhole } from './whole-entry.js';
 
 const COMPUTABLE: ReadonlySet<string> = new Set<HashAlgorithm>(['md5', 'sha1', 'sha256', 'sha512']);
 
@@ -58,6 +59,11 @@ export class WatchedEntries implements AsyncIterable<Entry> {
     for (const { entry, finished } of this.watchedFiles) {
       if (finished()) continue;
       throwIfCancelled(this.options.signal);
+      const readWhole = readWholeOf(entry);
+      if (readWhole) {
+        await readWhole([]);
+        continue;
+      }
       const stream = await entry.open();
       for await (const chunk of stream) void chunk;
     }
@@ -130,6 +136,30 @@ export class WatchedEntries implements AsyncIterable<Entry> {
         return raw.pipe(hasher);
       },
     };
+    // The whole-file path (small files): the same count and check, without a stream.
+    const readWhole = readWholeOf(entry);
+    if (readWhole) {
+      const algorithms = expected.map(([algorithm]) => algorithm);
+      withReadWhole(watched, async (wanted) => {
+        throwIfCancelled(this.options.signal);
+        const file = await readWhole([...new Set([...algorithms, ...wanted])]);
+        if (file.bytes.length > counted) {
+          this.bytesDone += file.bytes.length - counted;
+          counted = file.bytes.length;
+        }
+        this.failures.delete(entry.path);
+        const mismatches = expected
+          .filter(([algorithm, value]) => file.hashes[algorithm] !== value)
+          .map(([algorithm, value]) => ({ path: entry.path, algorithm, expected: value, actual: file.hashes[algorithm] ?? '' }));
+        if (mismatches.length > 0) this.failures.set(entry.path, mismatches);
+        if (!finished) {
+          finished = true;
+          this.filesDone += 1;
+        }
+        this.report();
+        return file;
+      });
+    }
     if (this.options.trackUnread) this.watchedFiles.push({ entry: watched, finished: () => finished });
     return watched;
   }

@@ -12,6 +12,7 @@ import { FerryError } from '../errors.js';
 import { DEFAULT_LIMITS, type Limits } from '../limits.js';
 import type { Entry } from '../target.js';
 import { bagNameFor, writeBagZip } from './bag-writer.js';
+import { readWholeOf } from '../jobs/whole-entry.js';
 import { openUploadZip, type UploadArchive } from './upload-reader.js';
 import { folderReadResult } from './testing/folder-source.js';
 import { rawZip, type RawEntry } from './testing/raw-zip.js';
@@ -381,6 +382,43 @@ describe('hostile and broken uploads are refused before anything is returned', (
       await expect(readAll(entry!)).rejects.toMatchObject({ code: 'not_a_zip', message: expect.stringMatching(/"a.txt" is damaged \(its CRC-32 does not match\)/) });
     } finally {
       await badCrc.close();
+    }
+  });
+
+  it('reads a small entry whole (bytes and digests) exactly as its stream reads it', async () => {
+    const text = Buffer.from('small text, deflated '.repeat(200));
+    const random = randomBytes(70_000);
+    const archive = await openUploadZip(await yazlZip([['T/a.txt', text], ['T/b.bin', random], ['T/empty', Buffer.alloc(0)]]), DEFAULT_LIMITS);
+    try {
+      for await (const entry of archive.entries()) {
+        if (entry.kind !== 'file') continue;
+        const readWhole = readWholeOf(entry);
+        expect(readWhole, entry.path).not.toBeNull();
+        const whole = await readWhole!(['md5', 'sha256']);
+        const streamed = await readAll(entry);
+        expect(whole.bytes.equals(streamed)).toBe(true);
+        expect(whole.hashes).toEqual({ md5: md5(streamed), sha256: sha256(streamed) });
+      }
+    } finally {
+      await archive.close();
+    }
+  });
+
+  it('fails a whole read as the stream fails: more bytes than declared, a wrong CRC, a missing local header', async () => {
+    const cases: [RawEntry, RegExp][] = [
+      [{ name: 'a.txt', data: Buffer.from('x'.repeat(5000)), declaredSize: 100 }, /"a.txt" is damaged \(it unpacks to more bytes than its header says\)/],
+      [{ name: 'a.txt', data: Buffer.from('x'.repeat(5000)), declaredSize: 6000 }, /"a.txt" is damaged \(it holds 5000 bytes, its header says 6000\)/],
+      [{ name: 'a.txt', data: Buffer.from('hello'), crc: 1234 }, /"a.txt" is damaged \(its CRC-32 does not match\)/],
+      [{ name: 'a.txt', data: Buffer.from('hello'), method: 0, localOffset: 1 }, /"a.txt" is damaged/],
+    ];
+    for (const [raw, message] of cases) {
+      const archive = await openUploadZip(await fileFrom(rawZip([raw])), DEFAULT_LIMITS);
+      try {
+        const readWhole = readWholeOf(await firstFile(archive));
+        await expect(readWhole!(['md5'])).rejects.toMatchObject({ status: 400, code: 'not_a_zip', message: expect.stringMatching(message) });
+      } finally {
+        await archive.close();
+      }
     }
   });
 

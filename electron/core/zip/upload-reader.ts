@@ -1,4 +1,4 @@
-import { open, stat } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import yauzl from 'yauzl';
 import { decodeEntryName, hasInvalidUtf8Name } from './entry-name.js';
 import { formatBytes } from '../../../shared/format.js';
@@ -6,7 +6,8 @@ import type { Entry } from '../target.js';
 import { FerryError, badRequest, isFerryError, tooLarge } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { validateBag, type BagFile, type BagHashes, type ValidateBagOptions } from './bag-validator.js';
-import { describeZipError, openZipEntry } from './zip-entry-stream.js';
+import { withReadWhole } from '../jobs/whole-entry.js';
+import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole } from './zip-entry-stream.js';
 
 // An uploaded ZIP (already spooled to disk) read through its central directory, never
 // extracted. Everything hostile or over a limit is refused before the archive is handed
@@ -59,13 +60,17 @@ export async function openUploadZip(zipPath: string, limits: Limits, options: Va
   } catch (error) {
     throw notAZip(error);
   }
+  let handle: FileHandle | null = null;
   try {
     if (zip.entryCount > limits.maxEntries) {
       throw tooLarge(`The uploaded ZIP holds ${zip.entryCount} entries; the limit is ${limits.maxEntries}.`);
     }
     const records = await readCentralDirectory(zip, fileSize, limits);
+    // small entries are read whole through one window on the file (readZipEntryWhole)
+    handle = await open(zipPath, 'r');
+    const source: ArchiveSource = { zip, handle, window: new ArchiveWindow(handle, fileSize) };
     const bagRoot = findBagRoot(records);
-    if (bagRoot === null) return plainArchive(zip, records);
+    if (bagRoot === null) return plainArchive(source, records);
     const bagRecords = records.filter((r) => r.path.startsWith(bagRoot)).map((r) => ({ ...r, path: r.path.slice(bagRoot.length) }));
     const hashes = await validateBag(
       bagRecords
@@ -73,9 +78,10 @@ export async function openUploadZip(zipPath: string, limits: Limits, options: Va
         .map((r): BagFile => ({ path: r.path, size: r.size, open: () => openZipEntry(zip, r.entry, bagRoot + r.path) })),
       options,
     );
-    return bagArchive(zip, bagRecords, bagRoot, hashes);
+    return bagArchive(source, bagRecords, bagRoot, hashes);
   } catch (error) {
     zip.close();
+    await handle?.close().catch(() => undefined);
     throw isFerryError(error) ? error : notAZip(error);
   }
 }
@@ -279,18 +285,25 @@ function findBagRoot(records: ZipRecord[]): string | null {
   return isFile(`${root}/bagit.txt`) ? `${root}/` : null;
 }
 
-function plainArchive(zip: yauzl.ZipFile, records: ZipRecord[]): UploadArchive {
-  return makeArchive(zip, 'plain', records, '', () => ({}));
+/** The open archive: yauzl for streams, a window on the file for entries read whole. */
+interface ArchiveSource {
+  zip: yauzl.ZipFile;
+  handle: FileHandle;
+  window: ArchiveWindow;
 }
 
-function bagArchive(zip: yauzl.ZipFile, bagRecords: ZipRecord[], bagRoot: string, hashes: BagHashes): UploadArchive {
+function plainArchive(source: ArchiveSource, records: ZipRecord[]): UploadArchive {
+  return makeArchive(source, 'plain', records, '', () => ({}));
+}
+
+function bagArchive(source: ArchiveSource, bagRecords: ZipRecord[], bagRoot: string, hashes: BagHashes): UploadArchive {
   const payload = bagRecords.filter((r) => r.path.startsWith('data/')).map((r) => ({ ...r, path: r.path.slice('data/'.length) }));
-  return makeArchive(zip, 'bag', payload, `${bagRoot}data/`, (path) => ({ ...hashes.get(path) }));
+  return makeArchive(source, 'bag', payload, `${bagRoot}data/`, (path) => ({ ...hashes.get(path) }));
 }
 
 /** `records` are the payload with paths relative to what the writer should create. */
 function makeArchive(
-  zip: yauzl.ZipFile,
+  { zip, handle, window }: ArchiveSource,
   kind: UploadArchive['kind'],
   records: ZipRecord[],
   zipPrefix: string,
@@ -323,7 +336,7 @@ function makeArchive(
         yield folder(path);
       }
       if (record.kind === 'file') {
-        yield {
+        const file: Entry = {
           path: record.path,
           kind: 'file',
           size: record.size,
@@ -334,6 +347,12 @@ function makeArchive(
             return openZipEntry(zip, record.entry, zipPrefix + record.path);
           },
         };
+        yield canReadWhole(record.entry)
+          ? withReadWhole(file, (algorithms) => {
+              if (closed) return Promise.reject(new Error('The uploaded ZIP was already closed.'));
+              return readZipEntryWhole(window, record.entry, zipPrefix + record.path, algorithms);
+            })
+          : file;
       }
     }
   }
@@ -349,6 +368,7 @@ function makeArchive(
       if (closed) return;
       closed = true;
       zip.close();
+      await handle.close().catch(() => undefined);
     },
   };
 }

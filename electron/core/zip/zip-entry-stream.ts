@@ -1,7 +1,10 @@
+import type { FileHandle } from 'node:fs/promises';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { crc32 } from 'node:zlib';
+import { crc32, inflateRawSync } from 'node:zlib';
 import type yauzl from 'yauzl';
 import { FerryError } from '../errors.js';
+import { MultiHash } from '../hashing.js';
+import type { WholeFile } from '../jobs/whole-entry.js';
 
 // yauzl checks an entry's size while it streams (validateEntrySizes) but not its CRC-32.
 // A plain ZIP has no other fixity, so the CRC is checked here, in the same pass.
@@ -48,6 +51,95 @@ export async function openZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, path:
     if (!checked.writableFinished) raw.destroy();
   });
   return raw.pipe(checked);
+}
+
+/** the fixed part of a local file header (APPNOTE 4.3.7) */
+const LOCAL_HEADER_BYTES = 30;
+const LOCAL_HEADER_SIGNATURE = 0x04034b50;
+const WINDOW_BYTES = 4 * 1024 * 1024;
+
+/**
+ * An archive's bytes read through a window that moves forward: small entries read in (nearly)
+ * archive order cost one read per few MiB, not one per entry. A window is never changed once
+ * read, so a slice of it stays valid after the window moves on.
+ */
+export class ArchiveWindow {
+  private start = 0;
+  private bytes = Buffer.alloc(0);
+  private loading: Promise<void> | null = null;
+
+  constructor(
+    private readonly handle: FileHandle,
+    private readonly fileSize: number,
+  ) {}
+
+  /** `length` bytes at `offset`; throws (a plain Error) when they lie past the end of the file. */
+  async slice(offset: number, length: number): Promise<Buffer> {
+    if (offset < 0 || length < 0 || offset + length > this.fileSize) throw new Error('unexpected EOF');
+    for (;;) {
+      const at = offset - this.start;
+      if (at >= 0 && at + length <= this.bytes.length) return this.bytes.subarray(at, at + length);
+      if (this.loading) {
+        await this.loading;
+        continue;
+      }
+      this.loading = this.load(offset, Math.max(length, WINDOW_BYTES)).finally(() => (this.loading = null));
+    }
+  }
+
+  private async load(offset: number, length: number): Promise<void> {
+    const wanted = Math.min(length, this.fileSize - offset);
+    const bytes = Buffer.allocUnsafe(wanted);
+    let filled = 0;
+    while (filled < wanted) {
+      const { bytesRead } = await this.handle.read(bytes, filled, wanted - filled, offset + filled);
+      if (bytesRead === 0) throw new Error('unexpected EOF');
+      filled += bytesRead;
+    }
+    this.start = offset;
+    this.bytes = bytes;
+  }
+}
+
+/** Entries up to this size (stored or packed) may be read whole (see readZipEntryWhole). */
+export const WHOLE_ENTRY_MAX_BYTES = 1024 * 1024;
+
+export function canReadWhole(entry: yauzl.Entry): boolean {
+  // deflate may grow incompressible bytes a little (5 bytes per 64 KiB stored block)
+  return entry.uncompressedSize <= WHOLE_ENTRY_MAX_BYTES && entry.compressedSize <= WHOLE_ENTRY_MAX_BYTES + 64 * 1024 && (entry.compressionMethod === 0 || entry.compressionMethod === 8);
+}
+
+/**
+ * A small entry's uncompressed bytes in one buffer, checked as openZipEntry's stream checks
+ * them (local header, size, CRC-32), hashed with `algorithms` in the same pass. No stream, no
+ * inflate object: one slice of the window, one inflate call. Inflating never produces more
+ * than the entry's declared size plus one byte, so a lying header cannot blow up memory.
+ * Failures are `not_a_zip` FerryErrors naming `path`.
+ */
+export async function readZipEntryWhole(window: ArchiveWindow, entry: yauzl.Entry, path: string, algorithms: readonly string[]): Promise<WholeFile> {
+  let bytes: Buffer;
+  try {
+    const header = await window.slice(entry.relativeOffsetOfLocalHeader, LOCAL_HEADER_BYTES);
+    if (header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new Error('invalid local file header signature');
+    const dataStart = entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + header.readUInt16LE(26) + header.readUInt16LE(28);
+    const stored = await window.slice(dataStart, entry.compressedSize);
+    if (entry.compressionMethod === 0) {
+      if (entry.compressedSize !== entry.uncompressedSize) throw new Error('its stored size and its size differ');
+      bytes = stored;
+    } else {
+      bytes = inflateRawSync(stored, { maxOutputLength: entry.uncompressedSize + 1 });
+    }
+  } catch (error) {
+    if (error instanceof RangeError && (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw damagedEntry(path, 'it unpacks to more bytes than its header says');
+    }
+    throw damagedEntry(path, describeZipError(error));
+  }
+  if (bytes.length !== entry.uncompressedSize) throw damagedEntry(path, `it holds ${bytes.length} bytes, its header says ${entry.uncompressedSize}`);
+  if (crc32(bytes) >>> 0 !== entry.crc32 >>> 0) throw damagedEntry(path, 'its CRC-32 does not match');
+  const hashes = new MultiHash(algorithms);
+  hashes.update(bytes);
+  return { bytes, hashes: hashes.digest() };
 }
 
 /** yauzl's and zlib's own messages help; an OS error's message may hold a local path. */

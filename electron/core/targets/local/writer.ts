@@ -14,6 +14,7 @@ import { badRequest, CancelledError, throwIfAborted } from '../../errors.js';
 import { HashingPassThrough, hashStream } from '../../hashing.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import type { StagedWriteOptions } from '../../jobs/staged-write.js';
+import { readWholeOf, type ReadWhole } from '../../jobs/whole-entry.js';
 import { describePerFileError, PER_FILE_CODES, toFerryError } from './fs-errors.js';
 import type { FileVersion, HashCache } from './hash-cache.js';
 import { checkRelativePath, isInside, joinInside } from './safe-path.js';
@@ -443,6 +444,8 @@ class Writer {
    * stream per file, which is what an upload of thousands of small files pays for.
    */
   private async writeSmallTemporary(entry: Entry, temporary: string, replacing: boolean, signal: AbortSignal): Promise<WrittenTemporary> {
+    const readWhole = readWholeOf(entry);
+    if (readWhole) return this.writeWholeTemporary(entry, readWhole, temporary, replacing);
     const source: Readable = await entry.open();
     const upstream = source instanceof HashingPassThrough && source.addAlgorithms(this.params.algorithms) ? source : null;
     const hasher = upstream ?? new HashingPassThrough(this.params.algorithms);
@@ -486,6 +489,32 @@ class Writer {
     }
     const hashes = this.wantedHashes(hasher.digests);
     return { hashes, bytes: hasher.bytes, timesSet, stat };
+  }
+
+  /**
+   * A file its reader hands over whole (see whole-entry.ts), its digests computed in the same
+   * pass as the reader's own checks: read first, so a damaged entry leaves no temporary; then
+   * the same few calls through one handle as writeSmallTemporary.
+   */
+  private async writeWholeTemporary(entry: Entry, readWhole: ReadWhole, temporary: string, replacing: boolean): Promise<WrittenTemporary> {
+    const { bytes, hashes } = await readWhole(this.params.algorithms);
+    const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
+    let stat: BigIntStats;
+    let timesSet = false;
+    try {
+      for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done, bytes.length - done, done)).bytesWritten;
+      if (entry.mtime && !Number.isNaN(entry.mtime.getTime())) {
+        await handle.utimes(new Date(), entry.mtime);
+        timesSet = true;
+      }
+      // a replacement is on disk before the rename, so a crash cannot leave an empty file where data was
+      if (replacing) await handle.sync();
+      stat = await handle.stat({ bigint: true });
+      await handle.close();
+    } catch (error) {
+      throw await this.abandon(handle, temporary, error);
+    }
+    return { hashes: this.wantedHashes(hashes), bytes: bytes.length, timesSet, stat };
   }
 
   /** A temporary file that will not be finished goes; a cancel is reported as one. */
