@@ -288,33 +288,53 @@ interface Group {
 
 class PayloadTree {
   readonly paths: string[] = [];
-  readonly kinds: number[] = [];
+  /** FILE, FOLDER or IMPLIED */
+  kinds: Uint8Array;
   /** the candidate's record (for an implied folder: the record that implied it) */
-  readonly records: number[] = [];
+  records: Int32Array;
   /** 1 when the path is ASCII (its UTF-8 is its characters) */
-  readonly ascii: number[] = [];
+  ascii: Uint8Array;
   /** winners: the record whose date is the entry's date */
   dateRecords!: Int32Array;
   winner!: Uint8Array;
   readonly groups = new Map<string, Group>();
   readonly root: Group = { path: '', members: [] };
   private made: (IndexedEntry | undefined)[] = [];
-  /** base64url of every winner's path, each at a multiple of 4 (see encodeIds) */
+  /** base64url of every winner's path (see encodedPath) */
   private encoded: string | null = null;
   private encodedStart: Uint32Array | null = null;
   private encodedEnd: Uint32Array | null = null;
 
   constructor(readonly table: DirectoryTable) {
     this.groups.set('', this.root);
+    // one candidate per record, and a few implied folders: grown when there are more
+    const capacity = table.count + 64;
+    this.kinds = new Uint8Array(capacity);
+    this.records = new Int32Array(capacity);
+    this.ascii = new Uint8Array(capacity);
   }
 
   add(path: string, kind: number, record: number, ascii: number): number {
     const candidate = this.paths.length;
+    if (candidate === this.kinds.length) this.grow();
     this.paths.push(path);
-    this.kinds.push(kind);
-    this.records.push(record);
-    this.ascii.push(ascii);
+    this.kinds[candidate] = kind;
+    this.records[candidate] = record;
+    this.ascii[candidate] = ascii;
     return candidate;
+  }
+
+  private grow(): void {
+    const capacity = this.kinds.length * 2;
+    const kinds = new Uint8Array(capacity);
+    kinds.set(this.kinds);
+    const records = new Int32Array(capacity);
+    records.set(this.records);
+    const ascii = new Uint8Array(capacity);
+    ascii.set(this.ascii);
+    this.kinds = kinds;
+    this.records = records;
+    this.ascii = ascii;
   }
 
   /** The group of folder `path`, made (with the implied folder and its parents) when new. */

@@ -37,6 +37,7 @@ export class DirectoryTable {
   readonly compressedSize: Float64Array;
   readonly uncompressedSize: Float64Array;
   readonly localHeaderOffset: Float64Array;
+  /** where each record is: the chunk and the offset in it (filled by the scanner) */
   private readonly chunkOf: Uint32Array;
   private readonly at: Uint32Array;
   private readonly parsed: (yauzl.Entry | undefined)[];
@@ -64,13 +65,6 @@ export class DirectoryTable {
       this.parsed[i] = entry;
     }
     return entry;
-  }
-
-  /** @internal the scanner fills the columns */
-  place(i: number, chunk: number, at: number, entry: yauzl.Entry | undefined): void {
-    this.chunkOf[i] = chunk;
-    this.at[i] = at;
-    if (entry !== undefined) this.parsed[i] = entry;
   }
 }
 
@@ -131,6 +125,7 @@ export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile): Pr
     };
     const { names, plain, flags, compressedSize, uncompressedSize, localHeaderOffset } = table;
     let i = 0;
+    const { chunkOf, at: atOf, parsed } = table as unknown as { chunkOf: Uint32Array; at: Uint32Array; parsed: (yauzl.Entry | undefined)[] };
     while (i < entryCount) {
       await ensure(RECORD_BYTES);
       const chunk = chunks.length - 1;
@@ -154,6 +149,8 @@ export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile): Pr
         let simple = extraLength === 0 && (flag & 0x40) === 0 && isPlainName(b, nameStart, nameStart + nameLength);
         // as yauzl's validateEntrySizes (the slow path throws its message)
         if (simple && method === 0 && compressed !== uncompressed + (flag & 0x1 ? 12 : 0)) simple = false;
+        chunkOf[i] = chunk;
+        atOf[i] = at;
         if (simple) {
           names[i] = (b as LatinSlicing).latin1Slice(nameStart, nameStart + nameLength);
           plain[i] = 1;
@@ -161,7 +158,6 @@ export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile): Pr
           compressedSize[i] = compressed;
           uncompressedSize[i] = uncompressed;
           localHeaderOffset[i] = b.readUInt32LE(at + 42);
-          table.place(i, chunk, at, undefined);
         } else {
           const entry = parseRecord(b, at, nameLength, extraLength, commentLength);
           names[i] = entry.fileName;
@@ -169,7 +165,7 @@ export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile): Pr
           compressedSize[i] = entry.compressedSize;
           uncompressedSize[i] = entry.uncompressedSize;
           localHeaderOffset[i] = entry.relativeOffsetOfLocalHeader;
-          table.place(i, chunk, at, entry);
+          parsed[i] = entry;
         }
         at += length;
       }
