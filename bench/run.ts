@@ -81,6 +81,9 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
+/** Seconds for the table: three decimals, or three significant digits for a request's few microseconds. */
+const seconds = (value: number) => (value > 0 && value < 0.01 ? value.toPrecision(3) : value.toFixed(3));
+
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
   await fn();
@@ -279,7 +282,7 @@ async function main(): Promise<void> {
   };
   const add = (row: Row) => {
     rows.push(row);
-    console.log(`  ${row.name}: ${row.ferry_seconds.toFixed(3)} vs ${row.reference} ${row.reference_seconds.toFixed(3)} → ${row.ratio.toFixed(2)} (${row.goal}${row.met === null ? '' : row.met ? ', met' : ', NOT met'})`);
+    console.log(`  ${row.name}: ${seconds(row.ferry_seconds)} vs ${row.reference} ${seconds(row.reference_seconds)} → ${row.ratio.toFixed(2)} (${row.goal}${row.met === null ? '' : row.met ? ', met' : ', NOT met'})`);
   };
   // each run's new mtime makes the server read again (no cache keyed on it answers)
   let touch = 0;
@@ -453,7 +456,7 @@ async function main(): Promise<void> {
 
 async function report(rows: Row[]): Promise<void> {
   const header = ['benchmark', 'ferry s', 'reference', 'ref s', 'ratio', 'goal', 'met', 'note'];
-  const lines = rows.map((row) => [row.name, row.ferry_seconds.toFixed(3), row.reference, row.reference_seconds.toFixed(3), row.ratio.toFixed(2), row.goal, row.met === null ? '—' : row.met ? 'yes' : 'NO', row.note ?? '']);
+  const lines = rows.map((row) => [row.name, seconds(row.ferry_seconds), row.reference, seconds(row.reference_seconds), row.ratio.toFixed(2), row.goal, row.met === null ? '—' : row.met ? 'yes' : 'NO', row.note ?? '']);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
   console.log(`\n${format(header)}\n|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|\n${lines.map(format).join('\n')}`);
