@@ -57,6 +57,7 @@ export async function openUploadZip(zipPath: string, limits: Limits, options: Va
     await checkEndRecords(zipPath, fileSize);
     zip = await yauzl.openPromise(zipPath, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: true });
     readInLargeChunks(zip);
+    await readCentralDirectoryAtOnce(zip, zipPath, fileSize);
   } catch (error) {
     throw notAZip(error);
   }
@@ -94,6 +95,40 @@ function readInLargeChunks(zip: yauzl.ZipFile): void {
   const reader = (zip as unknown as { reader: { createReadStream(options: object): unknown } }).reader;
   const create = reader.createReadStream.bind(reader);
   reader.createReadStream = (options: object) => create({ highWaterMark: ENTRY_READ_BYTES, ...options });
+}
+
+/** the most of an archive's central directory held in memory while it is read (about 400,000 entries) */
+const CENTRAL_DIRECTORY_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The central directory read with one call, and yauzl's reads of it served from memory: yauzl
+ * reads each record with two small positional reads, one after the other through the thread
+ * pool, and for a ZIP of thousands of entries those round trips (not the parsing) were most
+ * of the time before the first file could be written. Reads outside it go to the file.
+ */
+async function readCentralDirectoryAtOnce(zip: yauzl.ZipFile, zipPath: string, fileSize: number): Promise<void> {
+  const start = (zip as unknown as { readEntryCursor: number }).readEntryCursor;
+  if (!Number.isSafeInteger(start) || start < 0 || start >= fileSize || fileSize - start > CENTRAL_DIRECTORY_MAX_BYTES) return;
+  const directory = Buffer.allocUnsafe(fileSize - start);
+  const handle = await open(zipPath, 'r');
+  try {
+    for (let filled = 0; filled < directory.length; ) {
+      const { bytesRead } = await handle.read(directory, filled, directory.length - filled, start + filled);
+      if (bytesRead === 0) throw new Error('unexpected EOF');
+      filled += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+  type Read = (buffer: Buffer, offset: number, length: number, position: number, callback: (error: Error | null, bytesRead: number, buffer: Buffer) => void) => void;
+  const reader = (zip as unknown as { reader: { read: Read } }).reader;
+  const fromFile = reader.read.bind(reader);
+  reader.read = (buffer, offset, length, position, callback) => {
+    if (position < start || position + length > fileSize) return fromFile(buffer, offset, length, position, callback);
+    const copied = directory.copy(buffer, offset, position - start, position - start + length);
+    // asynchronously, as a file read answers
+    queueMicrotask(() => callback(null, copied, buffer));
+  };
 }
 
 async function readCentralDirectory(zip: yauzl.ZipFile, fileSize: number, limits: Limits): Promise<ZipRecord[]> {
