@@ -50,6 +50,8 @@ export interface ArchiveIndex {
   /** why the archive can't be browsed (truncated, hostile names, zip bomb), or null */
   damage: string | null;
   encryptedEntries: number;
+  /** how many entries (files and folders) the index holds */
+  readonly entryCount: number;
   /** The entry at `path`, without making the map of every entry. */
   find(path: string): IndexedEntry | undefined;
   /**
@@ -547,6 +549,14 @@ class Index implements ArchiveIndex {
       this.childMap = map;
     }
     return this.childMap;
+  }
+
+  get entryCount(): number {
+    const tree = this.tree;
+    if (tree === null) return 0;
+    let count = 0;
+    for (const group of tree.groups.values()) count += group.members.length;
+    return count;
   }
 
   find(path: string): IndexedEntry | undefined {

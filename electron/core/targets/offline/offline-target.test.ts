@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -431,5 +431,72 @@ describe('damaged archives in the library', () => {
 
   it('refuses to upload into the library with a clear 405', async () => {
     await expect(offline.write()).rejects.toMatchObject({ status: 405, code: 'action_not_supported' });
+  });
+
+  it('listBatches: the same nodes as list(), in batches; an unchanged archive hands out the same frozen batches again', async () => {
+    const file = path.join(libraryDir, 'many.zip');
+    await writeManyEntriesZip(file, 10_000, (i) => `many/d${i % 10}/f${i}.txt`);
+    const listed = await collect(offline.list(ctx()));
+    const first = await collect(offline.listBatches(ctx()));
+    expect(first.flat()).toEqual(listed);
+    expect(first.length).toBeGreaterThan(2);
+    for (const batch of first) expect(batch.length).toBeLessThanOrEqual(4096);
+    const second = await collect(offline.listBatches(ctx()));
+    expect(second).toHaveLength(first.length);
+    second.forEach((batch, i) => {
+      expect(batch).toBe(first[i]);
+      expect(Object.isFrozen(batch)).toBe(true);
+    });
+    // a changed archive is read again: new batches, and ids stay what they were
+    await utimes(file, new Date(), new Date(Date.now() - 60_000));
+    const third = await collect(offline.listBatches(ctx()));
+    expect(third[1]).not.toBe(first[1]);
+    expect(third.flat()).toEqual(listed);
+  });
+
+  it('orders by path segments (a/… before a-b), keeps the first of duplicate paths, and nests implied folders', async () => {
+    await writeFile(
+      path.join(libraryDir, 'odd.zip'),
+      rawZip([
+        { name: 'a-b.txt', data: Buffer.from('1') },
+        { name: 'a/c.txt', data: Buffer.from('2') },
+        { name: 'x/deep/er/f.txt', data: Buffer.from('3') },
+        { name: 'dup.txt', data: Buffer.from('first') },
+        { name: 'dup.txt', data: Buffer.from('second!') },
+        { name: 'dup.txt/' },
+        { name: 'ü/é.txt', data: Buffer.from('4') },
+        { name: 'x/' },
+      ]),
+    );
+    const nodes = await collect(offline.list(ctx()));
+    const byId = new Map(nodes.map((node) => [node.id, node]));
+    const full = (node: ResourceNode): string => (node.container && byId.get(node.container) ? `${full(byId.get(node.container)!)}/${node.title}` : node.title);
+    expect(nodes.map(full)).toEqual(['odd', 'odd/a', 'odd/a/c.txt', 'odd/a-b.txt', 'odd/dup.txt', 'odd/x', 'odd/x/deep', 'odd/x/deep/er', 'odd/x/deep/er/f.txt', 'odd/ü', 'odd/ü/é.txt']);
+    const dup = nodes.find((node) => node.title === 'dup.txt')!;
+    expect(dup.kind).toBe('item');
+    expect((await offline.detail(ctx(), dup.id)).extra.size).toBe(5);
+    // ids are base64url of the entry path, as before
+    const unicode = nodes.find((node) => node.title === 'é.txt')!;
+    expect(unicode.id.split('-')[1]).toBe(Buffer.from('ü/é.txt').toString('base64url'));
+    expect((await collect(offline.list(ctx(), { container: nodes.find((node) => node.title === 'deep')!.id }))).map((node) => node.title)).toEqual(['er']);
+  });
+
+  it("dates a folder by its own record, even one named after the files inside it, else by the first entry in it", async () => {
+    const zip = new yazl.ZipFile();
+    const early = new Date('2020-03-04T05:06:08Z');
+    const late = new Date('2022-07-08T09:10:12Z');
+    zip.addBuffer(Buffer.from('x'), 'a/x.txt', { mtime: early });
+    zip.addEmptyDirectory('a/', { mtime: late });
+    zip.addBuffer(Buffer.from('y'), 'b/y.txt', { mtime: early });
+    zip.end();
+    await pipeline(zip.outputStream, createWriteStream(path.join(libraryDir, 'dated.zip')));
+    const nodes = await collect(offline.list(ctx()));
+    const dateOf = async (title: string) => (await offline.detail(ctx(), nodes.find((node) => node.title === title)!.id)).date_modified;
+    const index = await indexArchive(path.join(libraryDir, 'dated.zip'), DEFAULT_LIMITS);
+    expect(await dateOf('a')).toBe(`${index.find('a')!.mtime.toISOString().slice(0, -1)}000Z`);
+    expect(index.find('a')!.mtime.getTime()).not.toBe(index.find('a/x.txt')!.mtime.getTime());
+    expect(index.find('b')!.mtime.getTime()).toBe(index.find('b/y.txt')!.mtime.getTime());
+    expect([...index.entries.keys()]).toEqual(['a/x.txt', 'a', 'b/y.txt', 'b']);
+    expect(index.children.get('')).toEqual(['a', 'b']);
   });
 });

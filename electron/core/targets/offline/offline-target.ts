@@ -33,6 +33,11 @@ const HASHES = ['md5', 'sha256'] as const;
 const INDEX_CACHE_SIZE = 8;
 /** nodes per batch of listBatches: one await per batch, not per row */
 const LIST_BATCH = 4096;
+/**
+ * Rows of full listings kept (frozen, with the nodes of unchanged archives) across all
+ * archives: a repeated listing of an unchanged archive then hands out the same batches.
+ */
+const KEPT_LISTING_ROWS = 250_000;
 
 export interface OfflineTargetOptions {
   libraryDirs: string[];
@@ -57,6 +62,7 @@ export class OfflineTarget implements Target {
 
   readonly library: Library;
   private readonly fixity: FixityStore;
+  private readonly keptListings = new Map<string, { index: ArchiveIndex; archiveId: string; batches: readonly (readonly ResourceNode[])[]; rows: number }>();
   private readonly indexes = new Map<string, { size: number; mtimeMs: number; ino: number; index: Promise<ArchiveIndex> }>();
 
   constructor(private readonly options: OfflineTargetOptions) {
@@ -73,8 +79,17 @@ export class OfflineTarget implements Target {
       const everything = scope?.container === undefined;
       for (const archive of await this.library.archives()) {
         const index = await this.indexOf(archive);
-        yield [this.archiveNode(archive, index)];
-        if (everything) yield* index.nodeBatches(archive.id, '', archive.id, true, LIST_BATCH);
+        if (!everything) {
+          yield [this.archiveNode(archive, index)];
+          continue;
+        }
+        const kept = this.keptListings.get(archive.file);
+        if (kept !== undefined && kept.index === index && kept.archiveId === archive.id) {
+          // unchanged: the very same frozen batches (the HTTP layer keeps their JSON)
+          yield* kept.batches;
+          continue;
+        }
+        yield* this.freshListing(archive, index);
       }
       return;
     }
@@ -83,6 +98,33 @@ export class OfflineTarget implements Target {
       throw notFound('That resource is a file, which has no children.');
     }
     yield* index.nodeBatches(archive.id, entryPath, entryPath === '' ? archive.id : entryId(archive, entryPath), false, LIST_BATCH);
+  }
+
+  /**
+   * An archive's node and all its entries. When small enough to keep, the batches are frozen
+   * and kept (once the listing ran to its end) for the next listing of the unchanged archive.
+   */
+  private *freshListing(archive: LibraryArchive, index: ArchiveIndex): Generator<readonly ResourceNode[]> {
+    const keep = index.entryCount + 1 <= KEPT_LISTING_ROWS;
+    const batches: (readonly ResourceNode[])[] = [];
+    const head = [this.archiveNode(archive, index)];
+    if (keep) batches.push(Object.freeze(head));
+    yield head;
+    for (const batch of index.nodeBatches(archive.id, '', archive.id, true, LIST_BATCH)) {
+      if (keep) batches.push(Object.freeze(batch));
+      yield batch;
+    }
+    if (!keep) return;
+    this.keptListings.delete(archive.file);
+    this.keptListings.set(archive.file, { index, archiveId: archive.id, batches, rows: index.entryCount + 1 });
+    let rows = 0;
+    for (const listing of this.keptListings.values()) rows += listing.rows;
+    // the oldest go first while all kept listings together pass the budget
+    for (const [file, listing] of this.keptListings) {
+      if (rows <= KEPT_LISTING_ROWS) break;
+      this.keptListings.delete(file);
+      rows -= listing.rows;
+    }
   }
 
   async detail(_ctx: TargetContext, id: string): Promise<ResourceInfo> {
