@@ -31,11 +31,11 @@ import { STAGED_WRITES } from '../../jobs/staged-write.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
 /**
- * Bytes per read of a file opened as a stream. 4 MiB, not 1: each read is a hop to libuv's
+ * Bytes per read of a file opened as a stream. 2 MiB, not 1: each read is a hop to libuv's
  * thread pool and back, and on a busy machine the hop's wait, not the copy, was most of a
  * large file's streaming time in a bag download (the reader waited on the next 1 MiB).
  */
-const READ_CHUNK = 4 * 1024 * 1024;
+const READ_CHUNK = 2 * 1024 * 1024;
 /** Files up to this size are read whole, ahead of the consumer (see folderEntries). */
 const READ_AHEAD_FILE_BYTES = 256 * 1024;
 /** At most this many entries, and bytes of small files, are held ahead of the consumer. */
