@@ -13,7 +13,7 @@ import { writeBagZip } from './bag-writer.js';
 import { memoryReadResult } from './testing/folder-source.js';
 import { readZipText, run } from './testing/zip-inspect.js';
 
-// Small files go to yazl whole (addBuffer), many at once: memory must stay bounded when the
+// Small files go to the bag workers whole (read by them, or handed over as bytes), many at once: memory must stay bounded when the
 // client does not read, and the bag must be the same as ever (hashes, store/deflate, order).
 
 let work: string;
