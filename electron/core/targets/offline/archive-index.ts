@@ -302,10 +302,11 @@ class PayloadTree {
   readonly groups = new Map<string, Group>();
   readonly root: Group = { path: '', members: [] };
   private made: (IndexedEntry | undefined)[] = [];
-  /** base64url of every winner's path (see encodedPath) */
-  private encoded: string | null = null;
-  private encodedStart: Uint32Array | null = null;
-  private encodedEnd: Uint32Array | null = null;
+  /** every winner's id, one after another (see idOf) */
+  private ids: string | null = null;
+  private idPrefix = '';
+  private idStart: Uint32Array | null = null;
+  private idEnd: Uint32Array | null = null;
 
   constructor(readonly table: DirectoryTable) {
     this.groups.set('', this.root);
@@ -411,44 +412,79 @@ class PayloadTree {
   }
 
   /**
-   * base64url(UTF-8 of the path) of candidate `c`, cut from one encoding of all paths: each
-   * path's bytes start at a multiple of 3 and are followed by zeros, so its characters are
-   * exactly those of encoding it alone (a last partial group gets zero bits either way).
+   * The id of candidate `c`: `idPrefix` then base64url of its path's UTF-8. All ids are
+   * written as bytes into one buffer, decoded once, and each is a slice of that string
+   * (no encoding call, concatenation or copy per id).
    */
-  encodedPath(c: number): string {
-    if (this.encoded === null) this.encodeIds();
-    return this.encoded!.substring(this.encodedStart![c]!, this.encodedEnd![c]!);
+  idOf(c: number, idPrefix: string): string {
+    if (this.ids === null || this.idPrefix !== idPrefix) this.makeIds(idPrefix);
+    return this.ids!.substring(this.idStart![c]!, this.idEnd![c]!);
   }
 
-  private encodeIds(): void {
+  private makeIds(idPrefix: string): void {
     const { paths, ascii, winner } = this;
     const count = paths.length;
-    const lengths = new Uint32Array(count);
+    const prefix = Buffer.from(idPrefix, 'latin1');
+    const utf8: (Buffer | undefined)[] = [];
     let total = 0;
     for (let c = 0; c < count; c++) {
       if (!winner[c]) continue;
-      const length = ascii[c] ? paths[c]!.length : Buffer.byteLength(paths[c]!, 'utf8');
-      lengths[c] = length;
-      total += Math.ceil(length / 3) * 3;
+      let length = paths[c]!.length;
+      if (!ascii[c]) {
+        const bytes = Buffer.from(paths[c]!, 'utf8');
+        utf8[c] = bytes;
+        length = bytes.length;
+      }
+      total += prefix.length + Math.ceil((length * 4) / 3);
     }
-    const bytes = Buffer.alloc(total);
+    const out = Buffer.allocUnsafe(total);
     const starts = new Uint32Array(count);
     const ends = new Uint32Array(count);
     let at = 0;
     for (let c = 0; c < count; c++) {
       if (!winner[c]) continue;
-      if (ascii[c]) (bytes as ByteWriting).latin1Write(paths[c]!, at);
-      else bytes.write(paths[c]!, at, 'utf8');
-      // a path starting at byte b starts at character b / 3 * 4 and takes ceil(4n / 3)
-      starts[c] = (at / 3) * 4;
-      ends[c] = starts[c]! + Math.ceil((lengths[c]! * 4) / 3);
-      at += Math.ceil(lengths[c]! / 3) * 3;
+      starts[c] = at;
+      for (let i = 0; i < prefix.length; i++) out[at++] = prefix[i]!;
+      const bytes = utf8[c];
+      at = bytes === undefined ? encodeAscii(paths[c]!, out, at) : encodeBytes(bytes, out, at);
+      ends[c] = at;
     }
-    this.encoded = bytes.toString('base64url');
-    this.encodedStart = starts;
-    this.encodedEnd = ends;
+    this.ids = (out as LatinSlicing).latin1Slice(0, at);
+    this.idPrefix = idPrefix;
+    this.idStart = starts;
+    this.idEnd = ends;
   }
 }
+
+const BASE64URL = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', 'latin1');
+
+/** base64url (no padding) of an ASCII string's characters, written at `at`; returns the end. */
+function encodeAscii(text: string, out: Buffer, at: number): number {
+  const length = text.length;
+  let i = 0;
+  for (; i + 2 < length; i += 3) {
+    const n = (text.charCodeAt(i) << 16) | (text.charCodeAt(i + 1) << 8) | text.charCodeAt(i + 2);
+    out[at++] = BASE64URL[n >>> 18]!;
+    out[at++] = BASE64URL[(n >>> 12) & 63]!;
+    out[at++] = BASE64URL[(n >>> 6) & 63]!;
+    out[at++] = BASE64URL[n & 63]!;
+  }
+  if (i < length) {
+    const n = (text.charCodeAt(i) << 16) | (i + 1 < length ? text.charCodeAt(i + 1) << 8 : 0);
+    out[at++] = BASE64URL[n >>> 18]!;
+    out[at++] = BASE64URL[(n >>> 12) & 63]!;
+    if (i + 1 < length) out[at++] = BASE64URL[(n >>> 6) & 63]!;
+  }
+  return at;
+}
+
+/** base64url (no padding) of `bytes`, written at `at`; returns the end. */
+function encodeBytes(bytes: Buffer, out: Buffer, at: number): number {
+  const encoded = bytes.toString('base64url');
+  return at + (out as LatinSlicing).latin1Write(encoded, at);
+}
+
+type LatinSlicing = Buffer & { latin1Slice(start: number, end: number): string; latin1Write(text: string, offset: number): number };
 
 class TreeEntry implements IndexedEntry {
   readonly path: string;
@@ -477,7 +513,6 @@ class TreeEntry implements IndexedEntry {
   }
 }
 
-type ByteWriting = Buffer & { latin1Write(text: string, offset: number): number };
 
 /** Every record under `prefix`, with the folders its path implies, sorted and deduplicated. */
 function buildTree(table: DirectoryTable, prefix: string): PayloadTree {
@@ -591,7 +626,7 @@ class Index implements ArchiveIndex {
         const c = members[at++]!;
         const path = paths[c]!;
         const isFolder = kinds[c] !== FILE;
-        const id = idPrefix + tree.encodedPath(c);
+        const id = tree.idOf(c, idPrefix);
         batch.push({ kind: isFolder ? 'container' : 'item', kind_name: isFolder ? 'folder' : 'file', id, container, title: titleStart === 0 ? path : path.slice(titleStart) });
         if (batch.length >= batchSize) {
           yield batch;
