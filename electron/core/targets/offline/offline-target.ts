@@ -62,6 +62,7 @@ export class OfflineTarget implements Target {
 
   readonly library: Library;
   private readonly fixity: FixityStore;
+  private readonly listedBefore = new WeakSet<ArchiveIndex>();
   private readonly keptListings = new Map<string, { index: ArchiveIndex; archiveId: string; batches: readonly (readonly ResourceNode[])[]; rows: number }>();
   private readonly indexes = new Map<string, { size: number; mtimeMs: number; ino: number; index: Promise<ArchiveIndex> }>();
 
@@ -101,11 +102,17 @@ export class OfflineTarget implements Target {
   }
 
   /**
-   * An archive's node and all its entries. When small enough to keep, the batches are frozen
-   * and kept (once the listing ran to its end) for the next listing of the unchanged archive.
+   * An archive's node and all its entries. Listed again and small enough to keep, the batches
+   * are frozen and kept (once the listing ran to its end) for the next listing of the
+   * unchanged archive.
    */
   private *freshListing(archive: LibraryArchive, index: ArchiveIndex): Generator<readonly ResourceNode[]> {
-    const keep = index.entryCount + 1 <= KEPT_LISTING_ROWS;
+    // the listing of the archive as it was is garbage now: not kept alive while this one is made
+    this.keptListings.delete(archive.file);
+    // Kept from the second listing of an index on: frozen batches cost the HTTP layer its
+    // kept JSON (and memory), worth it for an archive listed again, not for one listed once.
+    const keep = this.listedBefore.has(index) && index.entryCount + 1 <= KEPT_LISTING_ROWS;
+    this.listedBefore.add(index);
     const batches: (readonly ResourceNode[])[] = [];
     const head = [this.archiveNode(archive, index)];
     if (keep) batches.push(Object.freeze(head));
@@ -115,7 +122,6 @@ export class OfflineTarget implements Target {
       yield batch;
     }
     if (!keep) return;
-    this.keptListings.delete(archive.file);
     this.keptListings.set(archive.file, { index, archiveId: archive.id, batches, rows: index.entryCount + 1 });
     let rows = 0;
     for (const listing of this.keptListings.values()) rows += listing.rows;
