@@ -425,14 +425,15 @@ class PayloadTree {
     const { paths, ascii, winner } = this;
     const count = paths.length;
     const prefix = Buffer.from(idPrefix, 'latin1');
-    const utf8: (Buffer | undefined)[] = [];
+    // only the few non-ASCII paths (a Map: reads past a short array's end are slow in V8)
+    const utf8 = new Map<number, Buffer>();
     let total = 0;
     for (let c = 0; c < count; c++) {
       if (!winner[c]) continue;
       let length = paths[c]!.length;
       if (!ascii[c]) {
         const bytes = Buffer.from(paths[c]!, 'utf8');
-        utf8[c] = bytes;
+        utf8.set(c, bytes);
         length = bytes.length;
       }
       total += prefix.length + Math.ceil((length * 4) / 3);
@@ -445,8 +446,7 @@ class PayloadTree {
       if (!winner[c]) continue;
       starts[c] = at;
       for (let i = 0; i < prefix.length; i++) out[at++] = prefix[i]!;
-      const bytes = utf8[c];
-      at = bytes === undefined ? encodeAscii(paths[c]!, out, at) : encodeBytes(bytes, out, at);
+      at = ascii[c] ? encodeAscii(paths[c]!, out, at) : encodeBytes(utf8.get(c)!, out, at);
       ends[c] = at;
     }
     this.ids = (out as LatinSlicing).latin1Slice(0, at);
