@@ -211,16 +211,34 @@ async function timedListing(server: FerryProcess, pathname: string, expectedRows
   return { median: median(times), first: times[0]! };
 }
 
-async function uploadAndWait(server: FerryProcess, containerId: string, zip: string): Promise<Job> {
+/** POSTs a ZIP as multipart: with curl when installed (as for downloads), else fetch in this process. Returns the ticket. */
+async function postZip(server: FerryProcess, containerId: string, zip: string): Promise<string> {
+  const url = new URL(`api_v1/targets/local/resources/${encodeURIComponent(containerId)}/`, server.url);
+  if (args.client === 'curl' && curlAvailable) {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const child = spawn('curl', ['-sS', '-K', '-', '-F', `service-file=@${zip};type=application/zip`, '-H', 'duplicate-file-action: update', '-w', '\n%{http_code}', url.href], { stdio: ['pipe', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.stdin!.end(`header = "service-destination-token: ${server.accessKey}"\n`);
+      child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`upload: curl exited with ${code}`))));
+    });
+    const status = answer.slice(answer.lastIndexOf('\n') + 1);
+    if (status !== '202') throw new Error(`upload: HTTP ${status} ${answer}`);
+    return (JSON.parse(answer.slice(0, answer.lastIndexOf('\n'))) as { ticket_number: string }).ticket_number;
+  }
   const form = new FormData();
   form.set('service-file', await openAsBlob(zip), path.basename(zip));
-  const response = await fetch(new URL(`api_v1/targets/local/resources/${encodeURIComponent(containerId)}/`, server.url), {
+  const response = await fetch(url, {
     method: 'POST',
     headers: { 'service-destination-token': server.accessKey, 'duplicate-file-action': 'update' },
     body: form,
   });
   if (response.status !== 202) throw new Error(`upload: HTTP ${response.status} ${await response.text()}`);
-  const { ticket_number: ticket } = (await response.json()) as { ticket_number: string };
+  return ((await response.json()) as { ticket_number: string }).ticket_number;
+}
+
+async function uploadAndWait(server: FerryProcess, containerId: string, zip: string): Promise<Job> {
+  const ticket = await postZip(server, containerId, zip);
   for (;;) {
     const job = await api<Job>(server, `api_v1/jobs/${ticket}/`);
     if (job.status === 'succeeded') {
