@@ -52,6 +52,8 @@ export interface ArchiveIndex {
   encryptedEntries: number;
   /** how many entries (files and folders) the index holds */
   readonly entryCount: number;
+  /** how many of them are files */
+  readonly fileCount: number;
   /** The entry at `path`, without making the map of every entry. */
   find(path: string): IndexedEntry | undefined;
   /**
@@ -584,6 +586,14 @@ class Index implements ArchiveIndex {
       this.childMap = map;
     }
     return this.childMap;
+  }
+
+  get fileCount(): number {
+    const tree = this.tree;
+    if (tree === null) return 0;
+    let count = 0;
+    for (const group of tree.groups.values()) for (const c of group.members) if (tree.kinds[c] === FILE) count++;
+    return count;
   }
 
   get entryCount(): number {

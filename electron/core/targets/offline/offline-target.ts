@@ -153,7 +153,7 @@ export class OfflineTarget implements Target {
           format: index.bag ? 'bagit' : 'zip',
           state: index.damage ? 'damaged' : 'ok',
           error: index.damage,
-          files: [...index.entries.values()].filter((entry) => entry.kind === 'file').length,
+          files: index.fileCount,
           source: this.sourceOf(index),
           fixity: {
             verified_at: fixity.verified_at,
