@@ -48,6 +48,12 @@ export interface TargetInfo {
    * `remote`: the remote service's token, or the one kept in the keychain for it.
    */
   credential: 'access-key' | 'remote';
+  /**
+   * Set when every id this target makes is base64url-alphabet text (A-Z a-z 0-9 - _), as
+   * its own code builds them: the HTTP layer then writes ids into listings as they are,
+   * without checking each of 100,000 for characters to escape.
+   */
+  plainIds?: boolean;
 }
 
 export interface TargetContext {

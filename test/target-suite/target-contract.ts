@@ -85,6 +85,7 @@ export function describeTargetContract(name: string, setup: () => Promise<Target
       expect(byId.size, 'ids are unique').toBe(nodes.length);
       for (const node of nodes) {
         expect(node.id, 'id is path-safe and has no dot').not.toMatch(UNSAFE_ID);
+        if (fixture.target.info.plainIds) expect(node.id, 'plainIds: base64url-alphabet only').toMatch(/^[A-Za-z0-9_-]+$/);
         expect(node.id).not.toBe('');
         expect(typeof node.title).toBe('string');
         expect(node.kind_name).toBe(node.kind === 'container' ? 'folder' : 'file');
@@ -99,6 +100,12 @@ export function describeTargetContract(name: string, setup: () => Promise<Target
 
     it('lists the top level and a container\'s children as the flat listing does', async ({ skip }) => {
       skipUnless('resource_collection', skip);
+      // a target that also lists in batches gives the same nodes, in the same order, both ways
+      const { listBatches } = fixture.target;
+      if (listBatches) {
+        expect((await collect(listBatches.call(fixture.target, context()))).flat()).toEqual(nodes);
+        expect((await collect(listBatches.call(fixture.target, context(), { container: null }))).flat()).toEqual(await collect(fixture.target.list(context(), { container: null })));
+      }
       const top = await collect(fixture.target.list(context(), { container: null }));
       expect(ids(top)).toEqual(ids(nodes.filter((node) => node.container === null)));
       expect(top.every((node) => node.container === null)).toBe(true);

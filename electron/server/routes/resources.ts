@@ -42,9 +42,10 @@ export function toSummary(node: ResourceNode, base: string, targetName: string):
  * One listing row as JSON text: the same bytes as JSON.stringify(toSummary(...)), made with
  * as little per row as possible (listings run to 100,000 rows): the URL prefix once per
  * listing, the container's JSON once per run of rows in the same folder, and ids that are
- * plain URL-safe text (base64url and the like) written without escaping or encoding.
+ * plain URL-safe text (base64url and the like; see TargetInfo.plainIds) written without
+ * escaping or encoding.
  */
-export function summaryWriter(base: string, targetName: string): (node: ResourceNode) => string {
+export function summaryWriter(base: string, targetName: string, plainIds = false): (node: ResourceNode) => string {
   const prefix = JSON.stringify(resourceUrl(base, targetName, '')).slice(0, -1);
   let lastContainer: string | null = null;
   let lastContainerJson = '"None"';
@@ -54,7 +55,7 @@ export function summaryWriter(base: string, targetName: string): (node: Resource
       lastContainerJson = jsonString(node.container ?? 'None');
     }
     const id = node.id;
-    const plain = isPlainSegment(id);
+    const plain = plainIds || isPlainSegment(id);
     const idJson = plain ? `"${id}"` : JSON.stringify(id);
     const detailTail = plain ? `${id}"` : JSON.stringify(encodeSegment(id)).slice(1);
     return `{"kind":"${node.kind}","kind_name":"${node.kind_name}","id":${idJson},"container":${lastContainerJson},"title":${jsonString(node.title)},"detail":${prefix}${detailTail}}`;
@@ -120,7 +121,7 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
       const base = baseUrl(request);
       const name = target.info.name;
       const batches = target.listBatches ? target.listBatches(ctx, scope) : inBatches(target.list(ctx, scope));
-      const body = await jsonArrayStream(batches, summaryWriter(base, name), `${base} ${name}`);
+      const body = await jsonArrayStream(batches, summaryWriter(base, name, target.info.plainIds), `${base} ${name}`);
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );

@@ -56,6 +56,7 @@ describe('LocalTarget reading', () => {
       supported_actions: { resource_collection: true, resource_detail: true, resource_download: true, resource_upload: true },
       supported_hash_algorithms: ['md5', 'sha256'],
       credential: 'access-key',
+      plainIds: true,
     });
   });
 

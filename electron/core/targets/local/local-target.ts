@@ -86,6 +86,7 @@ export class LocalTarget implements Target {
     supported_actions: fullActions(true),
     supported_hash_algorithms: [...LOCAL_HASH_ALGORITHMS],
     credential: 'access-key',
+    plainIds: true,
   };
   /** write() honours StagedWriteOptions.beforeCommit: everything in temporaries until it passes */
   readonly [STAGED_WRITES] = true;

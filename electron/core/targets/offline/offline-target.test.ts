@@ -88,6 +88,9 @@ describe('offline library', () => {
     expect(nodes.filter((node) => node.title === 'Survey')).toHaveLength(1);
     expect(nodes.some((node) => /bagit|manifest|provenance/.test(node.title))).toBe(false);
     for (const node of nodes) expect(node.id).not.toContain('.');
+    // info.plainIds promises the HTTP layer ids it may write unescaped: awkward names included
+    expect(offline.info.plainIds).toBe(true);
+    for (const node of nodes) expect(node.id).toMatch(/^[A-Za-z0-9_-]+$/);
   });
 
   it('gives detail hashes equal to the originals, and the source from the provenance file', async () => {

@@ -58,6 +58,7 @@ export class OfflineTarget implements Target {
     supported_actions: { resource_collection: true, resource_detail: true, resource_download: true, resource_upload: false },
     supported_hash_algorithms: [...HASHES],
     credential: 'access-key',
+    plainIds: true,
   };
 
   readonly library: Library;
