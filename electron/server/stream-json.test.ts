@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inBatches, jsonArrayStream } from './stream-json.js';
+import { inBatches, jsonArrayStream, keptBatchJson } from './stream-json.js';
 
 interface Row {
   n: number;
@@ -47,6 +47,14 @@ describe('jsonArrayStream', () => {
     // another base URL makes other detail links: the kept JSON is not reused for it
     await run('base B');
     expect(counter.calls).toBe(14);
+  });
+
+  it('keeps a small batch in a buffer of its own size, not a chunk-sized one', () => {
+    const small = Object.freeze(rows(0, 1));
+    const bytes = keptBatchJson(small, counting().serialize, 'size');
+    expect(bytes.toString()).toBe(JSON.stringify(rows(0, 1)).slice(1, -1));
+    expect(bytes.buffer.byteLength).toBeLessThan(bytes.length + 4096);
+    expect(keptBatchJson(small, counting().serialize, 'size')).toBe(bytes);
   });
 
   it('sends one huge plain batch in many chunks, not one string', async () => {

@@ -25,29 +25,46 @@ export async function* inBatches<T>(items: AsyncIterable<T>): AsyncGenerator<rea
  */
 const keptJson = new WeakMap<object, { key: string; bytes: Buffer }>();
 
-function keptBatchJson<T>(batch: readonly T[], serialize: (item: T) => string, key: string): Buffer {
+export function keptBatchJson<T>(batch: readonly T[], serialize: (item: T) => string, key: string): Buffer {
   const kept = keptJson.get(batch);
   if (kept?.key === key) return kept.bytes;
-  let json = '';
-  for (let i = 0; i < batch.length; i++) json += (i === 0 ? '' : ',') + serialize(batch[i]!);
-  const bytes = Buffer.from(json, 'utf8');
+  const gatherer = new ChunkGatherer();
+  for (let i = 0; i < batch.length; i++) gatherer.addText((i === 0 ? '' : ',') + serialize(batch[i]!));
+  let bytes = gatherer.take();
+  // kept for long: not inside a chunk-sized allocation (a one-row batch would hold 320 KiB)
+  if (bytes.buffer.byteLength - bytes.length > 4096) {
+    const exact = Buffer.allocUnsafeSlow(bytes.length);
+    bytes.copy(exact);
+    bytes = exact;
+  }
   keptJson.set(batch, { key, bytes });
   return bytes;
 }
 
-/** Text and kept bytes gathered into chunks of about CHUNK_CHARS bytes. */
+/**
+ * Text and kept bytes gathered into chunks of about CHUNK_CHARS bytes. Text is encoded row by
+ * row straight into the chunk's buffer: one Buffer.from of a 256 KiB string built from
+ * thousands of pieces first flattens that rope, which cost more than the rows themselves.
+ */
 class ChunkGatherer {
-  private text = '';
+  private buffer = Buffer.allocUnsafe(0);
+  private filled = 0;
   private parts: Buffer[] = [];
   private bytes = 0;
 
   addText(text: string): void {
-    this.text += text;
-    if (this.text.length >= CHUNK_CHARS) this.encodeText();
+    // UTF-8 needs at most 3 bytes per UTF-16 code unit
+    if (this.filled + text.length * 3 > this.buffer.length) {
+      this.closeBuffer();
+      this.buffer = Buffer.allocUnsafe(Math.max(CHUNK_CHARS + 64 * 1024, text.length * 3));
+    }
+    const written = this.buffer.write(text, this.filled, 'utf8');
+    this.filled += written;
+    this.bytes += written;
   }
 
   addBytes(bytes: Buffer): void {
-    this.encodeText();
+    this.closeBuffer();
     this.parts.push(bytes);
     this.bytes += bytes.length;
   }
@@ -57,19 +74,18 @@ class ChunkGatherer {
   }
 
   take(): Buffer {
-    this.encodeText();
+    this.closeBuffer();
     const chunk = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.bytes);
     this.parts = [];
     this.bytes = 0;
     return chunk;
   }
 
-  private encodeText(): void {
-    if (this.text === '') return;
-    const bytes = Buffer.from(this.text, 'utf8');
-    this.text = '';
-    this.parts.push(bytes);
-    this.bytes += bytes.length;
+  /** The written part of the current buffer joins the parts; the rest of it is not reused (the socket may hold the part). */
+  private closeBuffer(): void {
+    if (this.filled > 0) this.parts.push(this.buffer.subarray(0, this.filled));
+    this.buffer = Buffer.allocUnsafe(0);
+    this.filled = 0;
   }
 }
 
