@@ -451,7 +451,7 @@ class PayloadTree {
       at = ascii[c] ? encodeAscii(paths[c]!, out, at) : encodeBytes(utf8.get(c)!, out, at);
       ends[c] = at;
     }
-    this.ids = (out as LatinSlicing).latin1Slice(0, at);
+    this.ids = out.toString('latin1', 0, at);
     this.idPrefix = idPrefix;
     this.idStart = starts;
     this.idEnd = ends;
@@ -483,10 +483,8 @@ function encodeAscii(text: string, out: Buffer, at: number): number {
 /** base64url (no padding) of `bytes`, written at `at`; returns the end. */
 function encodeBytes(bytes: Buffer, out: Buffer, at: number): number {
   const encoded = bytes.toString('base64url');
-  return at + (out as LatinSlicing).latin1Write(encoded, at);
+  return at + out.write(encoded, at, 'latin1');
 }
-
-type LatinSlicing = Buffer & { latin1Slice(start: number, end: number): string; latin1Write(text: string, offset: number): number };
 
 class TreeEntry implements IndexedEntry {
   readonly path: string;
