@@ -293,6 +293,11 @@ interface PoolWorker {
   worker: Worker;
   /** batches and streams outstanding: while any, the worker keeps the process alive */
   busy: number;
+  /**
+   * the large-file roles it holds that pace their file (md5, deflate): a batch queued here
+   * delays the file's every slot, so batches go to the other worker first (see batch())
+   */
+  pacing: number;
   rings: Set<number>;
 }
 
@@ -346,7 +351,7 @@ export class BagWorkerPool {
         decide: file.decide,
       };
     });
-    const worker = this.leastBusy();
+    const worker = this.forBatch();
     const id = this.nextId++;
     this.hold(worker);
     return new Promise<BatchOutput>((resolve, reject) => {
@@ -368,6 +373,7 @@ export class BagWorkerPool {
     this.streams.set(job.id, job);
     for (const { role, worker } of assigned) {
       this.hold(worker);
+      if (paces(role)) worker.pacing++;
       if (!worker.rings.has(ring.id)) {
         worker.rings.add(ring.id);
         worker.worker.postMessage({ op: 'ring', ring: ring.id, buffer: ring.view.buffer });
@@ -378,9 +384,12 @@ export class BagWorkerPool {
   }
 
   /** @internal */
-  finishStream(job: LargeFileJob, workers: PoolWorker[]): void {
+  finishStream(job: LargeFileJob, assigned: readonly { role: StreamRole; worker: PoolWorker }[]): void {
     this.streams.delete(job.id);
-    for (const worker of workers) this.letGo(worker);
+    for (const { role, worker } of assigned) {
+      this.letGo(worker);
+      if (paces(role)) worker.pacing--;
+    }
     if (job.ring.idle) this.freeRings.push(job.ring);
     // else an aborted job's slots are still being read: the ring is dropped, not reused
   }
@@ -391,8 +400,10 @@ export class BagWorkerPool {
     return ring;
   }
 
-  private leastBusy(): PoolWorker {
-    return this.workers.reduce((best, worker) => (worker.busy < best.busy ? worker : best));
+  /** The worker with the least work queued, a large file's pacing role counting as one more. */
+  private forBatch(): PoolWorker {
+    const load = (worker: PoolWorker) => worker.busy + worker.pacing;
+    return this.workers.reduce((best, worker) => (load(worker) < load(best) ? worker : best));
   }
 
   private hold(worker: PoolWorker): void {
@@ -405,7 +416,7 @@ export class BagWorkerPool {
 
   private spawn(): PoolWorker {
     const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'ferry-bag' });
-    const entry: PoolWorker = { worker, busy: 0, rings: new Set() };
+    const entry: PoolWorker = { worker, busy: 0, pacing: 0, rings: new Set() };
     worker.unref();
     worker.on('message', (message: FromWorker) => {
       switch (message.op) {
@@ -539,11 +550,13 @@ export class LargeFileJob {
     if (this.finished) return;
     this.finished = true;
     this.done = null;
-    this.pool.finishStream(
-      this,
-      this.assigned.map(({ worker }) => worker),
-    );
+    this.pool.finishStream(this, this.assigned);
   }
+}
+
+/** md5 (the slowest digest) and deflate set a large file's pace */
+function paces(role: StreamRole): boolean {
+  return role.level > 0 || role.algorithms.includes('md5');
 }
 
 function poolSize(): number {

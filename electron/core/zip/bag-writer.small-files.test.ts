@@ -11,7 +11,7 @@ import { DIRECT_FILE, DIRECT_FILES, LocalTarget, type DirectFile } from '../targ
 import { encodeLocalId } from '../targets/local/ids.js';
 import { writeBagZip } from './bag-writer.js';
 import { memoryReadResult } from './testing/folder-source.js';
-import { readZipText, run } from './testing/zip-inspect.js';
+import { listZip, readZipText, run } from './testing/zip-inspect.js';
 
 // Small files go to the bag workers whole (read by them, or handed over as bytes), many at once: memory must stay bounded when the
 // client does not read, and the bag must be the same as ever (hashes, store/deflate, order).
@@ -54,8 +54,8 @@ it('does not read far ahead of a client that is not reading', async () => {
   await new Promise((resolve) => setTimeout(resolve, 600));
   const early = opened.count;
   await new Promise((resolve) => setTimeout(resolve, 600));
-  // the writer has stopped (queued + unread output within 8 MiB, compressed text counting
-  // less): far from all 1,500 files (60 MiB)
+  // the writer has stopped (files read here and queued + unread output within 16 MiB):
+  // far from all 1,500 files (60 MiB)
   expect(opened.count).toBe(early);
   expect(opened.count).toBeLessThan(FILES / 2);
   output.destroy();
@@ -94,6 +94,57 @@ describe("small local files read by the workers themselves (the local target's d
     const manifest = await readZipText(zipPath, 'bag/manifest-sha256.txt');
     for (const [name, data] of contents) expect(manifest).toContain(`${createHash('sha256').update(data).digest('hex')}  data/${name}`);
     expect(manifest.trim().split('\n')).toHaveLength(contents.size);
+  });
+
+  it('keeps the entry order when small files after a large one are made while it streams', { timeout: 60_000 }, async () => {
+    const root = path.join(work, 'direct-overlap');
+    const contents = new Map<string, Buffer>();
+    // large files first (as a "raw" folder sorts before others), one stored, one deflated, then many small ones
+    contents.set('Data/a-raw/big-0.bin', randomBytes(3 * 1024 * 1024));
+    contents.set('Data/a-raw/big-1.csv', Buffer.from('1,text,'.repeat(400_000)));
+    for (let i = 0; i < 400; i++) contents.set(`Data/s${i % 5}/f${String(i).padStart(3, '0')}.csv`, Buffer.from(`${i},text,`.repeat(100 + i)));
+    contents.set('Data/s2/zz-big-2.bin', randomBytes(2 * 1024 * 1024));
+    for (const [name, data] of contents) {
+      await mkdir(path.dirname(path.join(root, name)), { recursive: true });
+      await writeFile(path.join(root, name), data);
+    }
+    const target = new LocalTarget({ root });
+    const order: string[] = [];
+    for await (const entry of (await target.read(ctx, encodeLocalId('Data'))).entries) order.push(entry.kind === 'folder' ? `${entry.path}/` : entry.path);
+    const zipPath = path.join(work, 'overlap.zip');
+    await pipeline(writeBagZip(await target.read(ctx, encodeLocalId('Data')), { targetName: 'local', resourceId: 'x', bagName: 'bag' }), createWriteStream(zipPath));
+    await run('unzip', ['-tqq', zipPath]);
+    const names = (await listZip(zipPath)).map((entry) => entry.name);
+    const payload = names.filter((name) => name.startsWith('bag/data/')).map((name) => name.slice('bag/data/'.length));
+    expect(payload).toEqual(order);
+    // the manifest and the provenance list the files in the same order, with the right digests
+    const files = order.filter((name) => !name.endsWith('/'));
+    const manifest = (await readZipText(zipPath, 'bag/manifest-md5.txt')).trim().split('\n');
+    expect(manifest).toEqual(files.map((name) => `${createHash('md5').update(contents.get(name)!).digest('hex')}  data/${name}`));
+    const provenance = JSON.parse(await readZipText(zipPath, 'bag/ferry-provenance.json')) as { files: { path: string; size: number }[] };
+    expect(provenance.files.map((file) => file.path)).toEqual(files);
+    expect(provenance.files.map((file) => file.size)).toEqual(files.map((name) => contents.get(name)!.length));
+    const info = await readZipText(zipPath, 'bag/bag-info.txt');
+    expect(info).toContain(`Payload-Oxum: ${[...contents.values()].reduce((sum, data) => sum + data.length, 0)}.${contents.size}`);
+  });
+
+  it('fails the download when a large file is gone by its turn, small files queued behind it', async () => {
+    const root = path.join(work, 'direct-large-gone');
+    await mkdir(path.join(root, 'Data', 'a'), { recursive: true });
+    await mkdir(path.join(root, 'Data', 'b'), { recursive: true });
+    await writeFile(path.join(root, 'Data', 'a', 'big.bin'), randomBytes(2 * 1024 * 1024));
+    for (let i = 0; i < 50; i++) await writeFile(path.join(root, 'Data', 'b', `f${i}.txt`), `file ${i}\n`.repeat(100));
+    const inner = (await new LocalTarget({ root }).read(ctx, encodeLocalId('Data'))) as ReadResult & { [DIRECT_FILES]: () => boolean };
+    const entries = (async function* () {
+      for await (const entry of inner.entries) {
+        const direct = (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE];
+        if (entry.path === 'Data/a/big.bin') await unlink(direct!.absolutePath);
+        yield entry;
+      }
+    })();
+    const read = { ...inner, entries, [DIRECT_FILES]: inner[DIRECT_FILES] };
+    const failure = pipeline(writeBagZip(read, { targetName: 'local', resourceId: 'x', bagName: 'bag' }), createWriteStream(path.join(work, 'large-gone.zip')));
+    await expect(failure).rejects.toThrow("There is no file or folder 'Data/a/big.bin' in the local workspace.");
   });
 
   it("fails the download with the target's error (a relative path) when a listed file is gone", async () => {

@@ -79,8 +79,16 @@ const SMALL_FILE_BYTES = 1024 * 1024;
 /** A batch goes to a worker once it holds this many bytes or files. */
 const BATCH_BYTES = 512 * 1024;
 const BATCH_FILES = 64;
-/** Bytes read but not yet written out, at most (a paused client keeps memory bounded). */
-const IN_FLIGHT_BYTES = 8 * 1024 * 1024;
+/**
+ * Bytes held for small files and not yet written out, at most (a paused client keeps memory
+ * bounded): a batch counts its files' sizes until written; one whose files the workers read
+ * themselves counts them only until a worker returns its records, then the records' bytes
+ * (deflated text is ~1/3 of its size). While a large file streams, the batches after it are
+ * made meanwhile and wait here for their turn.
+ */
+const IN_FLIGHT_BYTES = 16 * 1024 * 1024;
+/** Large files queued in the output chain ahead of the producer, at most (each is only an Entry until its turn). */
+const LARGE_AHEAD = 16;
 /** Source hashes Ferry can also compute in the same pass, to check them. */
 const EXTRA_CHECKABLE = ['sha1', 'sha512'];
 
@@ -131,7 +139,9 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
   const bagRoot = options.bagName;
   const level = options.compressionLevel ?? DEFAULT_COMPRESSION_LEVEL;
   const records: CentralRecord[] = [];
+  /** the small file being read here (a target the workers cannot read from) and the large file streaming */
   let current: Readable | null = null;
+  let currentLarge: Readable | null = null;
   let job: LargeFileJob | null = null;
   let failed = false;
   let completed = false;
@@ -140,6 +150,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     if (failed || completed) return;
     failed = true;
     current?.destroy(error);
+    currentLarge?.destroy(error);
     job?.abort();
     output.destroy(error);
     wakeProducer();
@@ -172,6 +183,17 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     inFlight += bytes;
     const result = pool.batch(items.map((item) => item.file));
     result.catch(() => undefined); // seen by the chain
+    // once made, a batch of files the workers read holds its records' bytes, no more its
+    // files' (bytes read here stay held by its items until written; see IN_FLIGHT_BYTES)
+    let held = bytes;
+    if (items.every((item) => item.file.bytes.length === 0)) result.then(
+      ({ records: made }) => {
+        inFlight += made.length - held;
+        held = made.length;
+        wakeProducer();
+      },
+      () => undefined,
+    );
     chain = chain.then(async () => {
       if (failed) return;
       const { records: written, results } = await result;
@@ -189,7 +211,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       output.write(written);
       // counted until the reader has taken them: a paused client stops the producer
       await output.drained();
-      inFlight -= bytes;
+      inFlight -= held;
       wakeProducer();
     }).catch((error: unknown) => fail(asError(error)));
   };
@@ -200,6 +222,29 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     batchBytes += item.file.path ? item.file.path.expected : item.file.bytes.length;
     if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_FILES) dispatch();
     while (!failed && inFlight + batchBytes > IN_FLIGHT_BYTES) await new Promise<void>((resolve) => (producerWaiting = resolve));
+    if (failed) throw new CancelledError();
+  };
+
+  /**
+   * Queues a large file in the output chain, after the small files before it. It is opened
+   * and streamed when its turn comes; meanwhile the producer goes on, so the batches of the
+   * small files after it are made by the workers while it streams, and written after it.
+   */
+  let largeAhead = 0;
+  const queueLarge = async (entry: Entry, path: string, mtime: Date, algorithms: string[], onRecord: (record: ProvenanceFile) => void) => {
+    dispatch();
+    largeAhead++;
+    chain = chain
+      .then(async () => {
+        if (failed) return;
+        onRecord(await streamLarge(entry, path, mtime, algorithms));
+      })
+      .catch((error: unknown) => fail(asError(error)))
+      .finally(() => {
+        largeAhead--;
+        wakeProducer();
+      });
+    while (!failed && largeAhead > LARGE_AHEAD) await new Promise<void>((resolve) => (producerWaiting = resolve));
     if (failed) throw new CancelledError();
   };
 
@@ -258,10 +303,13 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
         }
         await queueWhole(item);
       } else {
-        await flushWhole();
-        const record = await streamLarge(entry, path, mtime, algorithms);
-        files.push(record);
-        payloadBytes += record.size;
+        await queueLarge(entry, path, mtime, algorithms, (record) => {
+          files.push(record);
+          payloadBytes += record.size;
+        });
+        // A target whose files the workers open can have the next file open while this one
+        // streams; another target's entries are taken one at a time, as they always were.
+        if (!directFiles) await flushWhole();
       }
     }
     if (failed) return;
@@ -325,7 +373,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
   const streamLarge = async (entry: Entry, path: string, mtime: Date, algorithms: string[]): Promise<ProvenanceFile> => {
     const name = zipEntryName(path, false);
     const source = await entry.open();
-    current = source;
+    currentLarge = source;
     if (failed) {
       source.destroy();
       throw new CancelledError();
@@ -393,7 +441,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       throw error;
     } finally {
       job = null;
-      current = null;
+      currentLarge = null;
       // a file left part-read (an error, a cancel) is closed now
       if (!source.readableEnded) source.destroy();
     }
