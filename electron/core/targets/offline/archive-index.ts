@@ -68,6 +68,8 @@ export interface IndexLimits {
   maxCompressionRatio: number;
   maxTotalUncompressedBytes: number;
   maxEntries: number;
+  /** as the upload reader's: every folder's id holds its whole path, so depth costs its square */
+  maxPathLength: number;
 }
 
 const RATIO_FLOOR_BYTES = 1024 * 1024;
@@ -149,7 +151,9 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
       if (damage !== null) continue;
       // a plain name (see DirectoryTable.plain) has nothing unsafeName could find
       const problem = plain[i] ? null : unsafeName(names[i]!);
-      if (problem) {
+      if (names[i]!.length > limits.maxPathLength) {
+        damage = `The archive holds an entry whose path is ${names[i]!.length} characters long ('${names[i]!.slice(0, 120)}…'); Ferry opens paths of up to ${limits.maxPathLength}, as it does for uploads.`;
+      } else if (problem) {
         damage = `The archive holds an entry whose name has ${problem} ('${names[i]!.slice(0, 120)}'); Ferry does not open it.`;
       } else if (uncompressed >= RATIO_FLOOR_BYTES && uncompressed > limits.maxCompressionRatio * Math.max(1, compressed)) {
         const ratio = Math.round(uncompressed / Math.max(1, compressed));
@@ -344,13 +348,30 @@ class PayloadTree {
 
   /** The group of folder `path`, made (with the implied folder and its parents) when new. */
   groupFor(path: string, record: number, ascii: number): Group {
-    let group = this.groups.get(path);
-    if (group !== undefined) return group;
-    group = { path, members: [] };
-    this.groups.set(path, group);
-    const implied = this.add(path, IMPLIED, record, ascii);
-    const slash = path.lastIndexOf('/');
-    (slash < 0 ? this.root : this.groupFor(path.slice(0, slash), record, ascii)).members.push(implied);
+    const known = this.groups.get(path);
+    if (known !== undefined) return known;
+    // the folders missing from `path` up to the first that exists, made from the top down
+    // (a loop, not recursion: a hostile name may nest 30,000 folders deep)
+    const missing = [path];
+    let parent: Group | undefined;
+    for (let folder = path; ; ) {
+      const slash = folder.lastIndexOf('/');
+      if (slash < 0) {
+        parent = this.root;
+        break;
+      }
+      folder = folder.slice(0, slash);
+      parent = this.groups.get(folder);
+      if (parent !== undefined) break;
+      missing.push(folder);
+    }
+    let group = parent;
+    for (let k = missing.length - 1; k >= 0; k--) {
+      group = { path: missing[k]!, members: [] };
+      this.groups.set(group.path, group);
+      parent.members.push(this.add(group.path, IMPLIED, record, ascii));
+      parent = group;
+    }
     return group;
   }
 

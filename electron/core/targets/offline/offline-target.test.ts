@@ -389,6 +389,21 @@ describe('damaged archives in the library', () => {
     expect((await offline.detail(ctx(), fine.id)).extra.state).toBe('ok');
   });
 
+  it('lists a file nested 2,000 folders deep; marks one with a path over the limit damaged, with a sentence', async () => {
+    const deep = `${'a/'.repeat(2_000)}f.txt`;
+    await writeFile(path.join(libraryDir, 'deep.zip'), rawZip([{ name: deep, data: Buffer.from('deep\n') }]));
+    // 30,000 folders deep: each folder's id holds its whole path, 1.2 GB of ids in all
+    await writeFile(path.join(libraryDir, 'deeper.zip'), rawZip([{ name: `${'a/'.repeat(30_000)}f.txt`, data: Buffer.from('deeper\n') }]));
+    const nodes = await collect(offline.list(ctx()));
+    const tops = nodes.filter((node) => node.container === null);
+    expect(tops.map((node) => node.title).sort()).toEqual(['deep', 'deeper']);
+    expect(nodes.filter((node) => node.kind === 'container')).toHaveLength(2 + 2_000);
+    expect(nodes.find((node) => node.kind === 'item')!.title).toBe('f.txt');
+    const deeper = await offline.detail(ctx(), tops.find((node) => node.title === 'deeper')!.id);
+    expect(deeper.extra.state).toBe('damaged');
+    expect(String(deeper.extra.error)).toMatch(/path is 60005 characters long .*up to 4096/);
+  }, 60_000);
+
   it('lists every entry of a 100,000-entry archive from the central directory', async () => {
     const file = path.join(libraryDir, 'many.zip');
     await writeManyEntriesZip(file, 100_000, (i) => `many/d${i % 100}/f${i}.txt`);
