@@ -104,11 +104,15 @@ export class WorkspaceLister {
  * a child, or changing the folder's permissions, moves its ctime, so an unchanged ctime
  * means the same children (a child's own contents are its own folder's entry). Kept runs
  * are frozen: the same arrays come back on every listing, which tells the HTTP layer it may
- * keep their JSON too (Target.listBatches). Full means "keep no more", not "evict": a walk
- * larger than the cache would otherwise evict each folder just before it is needed again.
+ * keep their JSON too (Target.listBatches). A folder is kept when it is seen unchanged a
+ * second time: keeping (and the JSON the HTTP layer then keeps) costs a third more than a
+ * listing, which a tree listed once should not pay. Full means "keep no more", not "evict":
+ * a walk larger than the cache would otherwise evict each folder just before it is needed.
  */
 class FolderRowsCache {
   private readonly folders = new Map<string, { ino: bigint; ctimeNs: bigint; runs: Runs; rows: number }>();
+  /** folders seen once, settled: kept if seen again unchanged */
+  private readonly seen = new Map<string, { ino: bigint; ctimeNs: bigint }>();
   private rows = 0;
 
   constructor(
@@ -129,6 +133,13 @@ class FolderRowsCache {
     if (BigInt(Date.now()) * 1_000_000n - stat.ctimeNs < this.settledNs) return;
     const rows = runs.reduce((sum, run) => sum + run.length, 0);
     if (this.rows + rows > this.maxRows) return;
+    const before = this.seen.get(absolutePath);
+    if (before?.ino !== stat.ino || before.ctimeNs !== stat.ctimeNs) {
+      if (this.seen.size >= this.maxRows) this.seen.clear();
+      this.seen.set(absolutePath, { ino: stat.ino, ctimeNs: stat.ctimeNs });
+      return;
+    }
+    this.seen.delete(absolutePath);
     for (const run of runs) for (const row of run) Object.freeze(row);
     this.folders.set(absolutePath, { ino: stat.ino, ctimeNs: stat.ctimeNs, runs: Object.freeze(runs.map((run) => Object.freeze(run))), rows });
     this.rows += rows;
