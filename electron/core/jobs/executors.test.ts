@@ -413,4 +413,34 @@ describe('upload executor, bag into a staging target (local): checked in the pas
       await rm(path.join(dir, 'jobs'), { recursive: true, force: true });
     }
   });
+
+  it('refuses a bag whose stored bytes were damaged inside the ZIP (its manifests catch it; the CRC-32 is not read twice), writing nothing', async () => {
+    // one file read whole (small) and one streamed (over 1 MiB), each damaged in its own run
+    const big = Buffer.alloc(1536 * 1024, 'big and stored ');
+    const payload = { 'Data/small.txt': Buffer.from('small and stored'), 'Data/big.bin': big };
+    for (const damaged of Object.keys(payload)) {
+      const { jobs, root, inbox } = await localSetup();
+      const before = await tree(root);
+      const zip = new yazl.ZipFile();
+      zip.addBuffer(Buffer.from('BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n'), 'bag/bagit.txt');
+      zip.addBuffer(Buffer.from(Object.entries(payload).map(([file, bytes]) => `${createHash('sha256').update(bytes).digest('hex')}  data/${file}\n`).join('')), 'bag/manifest-sha256.txt');
+      for (const [file, bytes] of Object.entries(payload)) zip.addBuffer(bytes, `bag/data/${file}`, { compress: false });
+      zip.end();
+      const chunks: Buffer[] = [];
+      for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+      const bytes = Buffer.concat(chunks);
+      // a byte in the middle of the entry's stored data: same size, CRC-32 and sha256 now wrong
+      const name = Buffer.from(`bag/data/${damaged}`);
+      const at = bytes.indexOf(name) + name.length + 8;
+      bytes[at] = bytes[at]! ^ 0xff;
+      const spool = path.join(dir, `damaged-${damaged.length}.zip`);
+      await writeFile(spool, bytes);
+      const done = await finished(jobs, (await jobs.submit({ ...upload({ to: 'local', containerId: inbox, spoolPath: spool, action: 'update' }), tokens: { destination: ACCESS_KEY } })).ticket_number);
+      expect(done.status).toBe('failed');
+      expect(done.error).toBe(`The uploaded bag is not valid, so nothing was written: data/${damaged} does not match its sha256 checksum in manifest-sha256.txt.`);
+      expect(await tree(root)).toEqual(before);
+      await rm(root, { recursive: true, force: true });
+      await rm(path.join(dir, 'jobs'), { recursive: true, force: true });
+    }
+  });
 });

@@ -21,7 +21,11 @@ export interface UploadArchive {
   topLevelFiles: string[];
   fileCount: number;
   totalBytes: number;
-  /** payload entries (for a bag: relative to data/, hashes from its manifests); re-iterable */
+  /**
+   * payload entries (for a bag: relative to data/, hashes from its manifests); re-iterable.
+   * An entry with a manifest digest is not CRC-checked here: its reader must check `hashes`
+   * (the job's WatchedEntries does, for every byte it hands a writer).
+   */
   entries(): AsyncIterable<Entry>;
   close(): Promise<void>;
 }
@@ -336,6 +340,9 @@ function bagArchive(source: ArchiveSource, bagRecords: ZipRecord[], bagRoot: str
   return makeArchive(source, 'bag', payload, `${bagRoot}data/`, (path) => ({ ...hashes.get(path) }));
 }
 
+/** digests the job checks every byte against (entry-stream.ts), each stronger than a CRC-32 */
+const STRONGER_THAN_CRC: ReadonlySet<string> = new Set(['md5', 'sha1', 'sha256', 'sha512']);
+
 /** `records` are the payload with paths relative to what the writer should create. */
 function makeArchive(
   { zip, handle, window }: ArchiveSource,
@@ -362,6 +369,11 @@ function makeArchive(
     });
     for (const record of records) {
       const segments = record.path.split('/');
+      const hashes = record.kind === 'file' ? hashesOf(record.path) : {};
+      // A digest from a bag's manifests is checked on these same bytes by the job (and
+      // nothing is put in place unless every one matches): the CRC-32 would only repeat
+      // that check, weaker, at ~1 ns a byte. A plain ZIP's entries have only their CRC.
+      const checkCrc = !Object.keys(hashes).some((algorithm) => STRONGER_THAN_CRC.has(algorithm.toLowerCase()));
       // parents first, whether the ZIP lists them or only implies them
       for (let i = 1; i <= segments.length; i++) {
         const path = segments.slice(0, i).join('/');
@@ -376,16 +388,16 @@ function makeArchive(
           kind: 'file',
           size: record.size,
           mtime: record.mtime,
-          hashes: hashesOf(record.path),
+          hashes,
           open: () => {
             if (closed) return Promise.reject(new Error('The uploaded ZIP was already closed.'));
-            return openZipEntry(zip, record.entry, zipPrefix + record.path);
+            return openZipEntry(zip, record.entry, zipPrefix + record.path, checkCrc);
           },
         };
         yield canReadWhole(record.entry)
           ? withReadWhole(file, (algorithms) => {
               if (closed) return Promise.reject(new Error('The uploaded ZIP was already closed.'));
-              return readZipEntryWhole(window, record.entry, zipPrefix + record.path, algorithms);
+              return readZipEntryWhole(window, record.entry, zipPrefix + record.path, algorithms, checkCrc);
             })
           : file;
       }

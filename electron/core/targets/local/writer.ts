@@ -15,6 +15,7 @@ import { HashingPassThrough, hashStream } from '../../hashing.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { readWholeOf, type ReadWhole } from '../../jobs/whole-entry.js';
+import { FileWorkerLost, fileWriteWorkers, type WrittenFileStat } from '../../jobs/file-write-workers.js';
 import { describePerFileError, PER_FILE_CODES, toFerryError } from './fs-errors.js';
 import type { FileVersion, HashCache } from './hash-cache.js';
 import { checkRelativePath, isInside, joinInside } from './safe-path.js';
@@ -45,8 +46,16 @@ class EntryConflict extends Error {}
 type Lists = Pick<WriteOutcome, 'created' | 'updated' | 'ignored' | 'fileErrors'>;
 const emptyLists = (): Lists => ({ created: [], updated: [], ignored: [], fileErrors: [] });
 
-/** small files written at once (see Writer.run) */
+/** renames and removals at once (each is latency, not bandwidth) */
 const WRITE_CONCURRENCY = 8;
+/**
+ * Small files in flight at once (see Writer.writeAll), and the most of their bytes held. A
+ * file read whole is written in one hop to a worker thread, and the writes asked for in one
+ * turn go as one message (file-write-workers.ts): with enough in flight the next files are
+ * read and hashed here while the worker writes the ones before them.
+ */
+const SMALL_FILES_IN_FLIGHT = 32;
+const SMALL_BYTES_IN_FLIGHT = 8 * 1024 * 1024;
 /** files up to this size may be written alongside others */
 const CONCURRENT_FILE_BYTES = 1024 * 1024;
 /** A temporary file written with an entry's bytes. */
@@ -56,7 +65,7 @@ interface WrittenTemporary {
   /** its mtime is already the entry's */
   timesSet: boolean;
   /** its stat after writing, when taken */
-  stat: BigIntStats | null;
+  stat: WrittenFileStat | null;
 }
 
 /** A staged file (see StagedWriteOptions): written, checked, waiting to be put in place. */
@@ -67,7 +76,7 @@ interface StagedFile {
   replacing: boolean;
   hashes: Record<string, string>;
   /** the temporary's stat once written (a rename keeps size, mtime and inode): no lstat after the rename */
-  stat: BigIntStats | null;
+  stat: WrittenFileStat | null;
   out: Lists;
 }
 
@@ -130,7 +139,7 @@ class Writer {
 
   private async writeAll(): Promise<WriteOutcome> {
     const { entries, options } = this.params;
-    // Files are written WRITE_CONCURRENCY at a time: each one is several file-system calls in
+    // Small files are written SMALL_FILES_IN_FLIGHT at a time: each one is several file-system calls in
     // a row (lstat, open, write, utimes, rename, lstat), and one after another the disk's
     // latency, not its bandwidth, set the pace of an upload of thousands of small files.
     // Everything else (paths, folders, names) happens in entry order, and the outcome lists
@@ -151,6 +160,7 @@ class Writer {
       }
     };
     const inFlight = new Map<string, Promise<void>>();
+    let inFlightBytes = 0;
     // set from the tasks' callbacks
     let failure = null as { error: unknown } | null;
     try {
@@ -203,16 +213,19 @@ class Writer {
         // same name, 'README.md' and 'readme.md'): the second waits for the first
         const key = foldName(destination);
         const before = inFlight.get(key);
+        const size = entry.size;
+        inFlightBytes += size;
         const task: Promise<void> = (before ?? Promise.resolve())
           .then(() => this.writeFile(entry, destination, folder, slot.out, NEVER))
           .catch(onError)
           .finally(() => {
+            inFlightBytes -= size;
             if (inFlight.get(key) === task) inFlight.delete(key);
             slot.done = true;
             merge();
           });
         inFlight.set(key, task);
-        if (inFlight.size >= WRITE_CONCURRENCY) await Promise.race(inFlight.values());
+        while (inFlight.size >= SMALL_FILES_IN_FLIGHT || (inFlightBytes > SMALL_BYTES_IN_FLIGHT && inFlight.size > 0)) await Promise.race(inFlight.values());
       }
     } finally {
       // never return (or throw) while a file is still being written
@@ -379,8 +392,9 @@ class Writer {
           continue;
         }
         this.written.add(foldName(file.target));
+        // a staged temporary was made as a regular file (O_EXCL) by this write
         const stored = file.stat ?? (await lstatOrNull(file.target));
-        if (stored?.isFile()) this.params.hashCache.set(this.versionOf(file.target, stored), file.hashes);
+        if (stored !== null && (file.stat !== null || (stored as BigIntStats).isFile())) this.params.hashCache.set(this.versionOf(file.target, stored), file.hashes);
         (file.replacing ? file.out.updated : file.out.created).push(file.destination);
       }
     };
@@ -498,15 +512,25 @@ class Writer {
    */
   private async writeWholeTemporary(entry: Entry, readWhole: ReadWhole, temporary: string, replacing: boolean): Promise<WrittenTemporary> {
     const { bytes, hashes } = await readWhole(this.params.algorithms);
+    const mtime = entry.mtime && !Number.isNaN(entry.mtime.getTime()) ? entry.mtime : null;
+    const workers = fileWriteWorkers();
+    if (workers.available) {
+      try {
+        // open, write, times, (fsync of a replacement), fstat, close in one hop to a worker
+        // thread; it removes the temporary itself when any of them fails
+        const stat = await workers.writeNewFile(temporary, bytes, mtime, replacing);
+        return { hashes: this.wantedHashes(hashes), bytes: bytes.length, timesSet: mtime !== null, stat };
+      } catch (error) {
+        if (!(error instanceof FileWorkerLost)) throw this.params.options.signal.aborted ? new CancelledError() : error;
+        // the worker died mid-write: whatever it left goes, and this file is written here
+        await unlink(temporary).catch(() => undefined);
+      }
+    }
     const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
     let stat: BigIntStats;
-    let timesSet = false;
     try {
       for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done, bytes.length - done, done)).bytesWritten;
-      if (entry.mtime && !Number.isNaN(entry.mtime.getTime())) {
-        await handle.utimes(new Date(), entry.mtime);
-        timesSet = true;
-      }
+      if (mtime) await handle.utimes(new Date(), mtime);
       // a replacement is on disk before the rename, so a crash cannot leave an empty file where data was
       if (replacing) await handle.sync();
       stat = await handle.stat({ bigint: true });
@@ -514,7 +538,7 @@ class Writer {
     } catch (error) {
       throw await this.abandon(handle, temporary, error);
     }
-    return { hashes: this.wantedHashes(hashes), bytes: bytes.length, timesSet, stat };
+    return { hashes: this.wantedHashes(hashes), bytes: bytes.length, timesSet: mtime !== null, stat };
   }
 
   /** A temporary file that will not be finished goes; a cancel is reported as one. */
@@ -591,7 +615,7 @@ class Writer {
     for (const [folder, mtime] of folders) await lutimes(folder, new Date(), mtime).catch(() => undefined);
   }
 
-  private versionOf(absolute: string, stat: BigIntStats): FileVersion {
+  private versionOf(absolute: string, stat: WrittenFileStat): FileVersion {
     const relative = path.relative(this.params.rootRealPath, absolute).split(path.sep).join('/');
     return { path: relative, size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino };
   }

@@ -1,0 +1,61 @@
+import { lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fileWriteWorkers } from './file-write-workers.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-file-workers-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('file-writing worker threads', () => {
+  it('writes a new file with its bytes and mtime and reports its stat', async () => {
+    const file = path.join(dir, 'a.txt');
+    const window = Buffer.from('xxhello worldyy');
+    const mtime = new Date('2020-02-03T04:05:06.789Z');
+    const stat = await fileWriteWorkers().writeNewFile(file, window.subarray(2, 13), mtime, false);
+    expect(await readFile(file, 'utf8')).toBe('hello world');
+    const onDisk = await lstat(file, { bigint: true });
+    expect(onDisk.mtimeNs).toBe(BigInt(mtime.getTime()) * 1_000_000n);
+    expect(stat).toEqual({ size: 11n, mtimeNs: onDisk.mtimeNs, ino: onDisk.ino });
+    expect(Number(onDisk.mode) & 0o777).toBe(0o644 & ~process.umask());
+    // the caller's buffer is not moved to the worker
+    expect(window.toString()).toBe('xxhello worldyy');
+  });
+
+  it('never replaces or follows what is already there, and says why as Node would', async () => {
+    const existing = path.join(dir, 'taken.txt');
+    await writeFile(existing, 'keep me');
+    const link = path.join(dir, 'link');
+    await symlink(existing, link);
+    for (const target of [existing, link]) {
+      const error = await fileWriteWorkers().writeNewFile(target, Buffer.from('new'), null, true).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'EEXIST', syscall: 'open' });
+    }
+    expect(await readFile(existing, 'utf8')).toBe('keep me');
+  });
+
+  it('leaves nothing behind when the folder is missing', async () => {
+    const error = await fileWriteWorkers().writeNewFile(path.join(dir, 'missing', 'a.txt'), Buffer.from('x'), null, false).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ENOENT' });
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('writes many files asked for at once (batched), each with its own bytes', async () => {
+    await mkdir(path.join(dir, 'many'));
+    const names = Array.from({ length: 200 }, (_, i) => `f${i}.txt`);
+    await Promise.all(names.map((name, i) => fileWriteWorkers().writeNewFile(path.join(dir, 'many', name), Buffer.from(`file ${i}`), null, i % 50 === 0)));
+    expect((await readdir(path.join(dir, 'many'))).length).toBe(200);
+    expect(await readFile(path.join(dir, 'many', 'f123.txt'), 'utf8')).toBe('file 123');
+  });
+
+  it('fsyncs files and folders, and reports a missing one', async () => {
+    await writeFile(path.join(dir, 'b.txt'), 'b');
+    await fileWriteWorkers().syncPaths([dir, path.join(dir, 'b.txt')]);
+    await expect(fileWriteWorkers().syncPaths([path.join(dir, 'gone')])).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
