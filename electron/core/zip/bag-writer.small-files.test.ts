@@ -104,6 +104,8 @@ describe("small local files read by the workers themselves (the local target's d
     contents.set('Data/a-raw/big-1.csv', Buffer.from('1,text,'.repeat(400_000)));
     for (let i = 0; i < 400; i++) contents.set(`Data/s${i % 5}/f${String(i).padStart(3, '0')}.csv`, Buffer.from(`${i},text,`.repeat(100 + i)));
     contents.set('Data/s2/zz-big-2.bin', randomBytes(2 * 1024 * 1024));
+    // named as text but random: deflated unsampled, and stored since deflate does not shrink it
+    contents.set('Data/s3/noise.txt', randomBytes(20_000));
     for (const [name, data] of contents) {
       await mkdir(path.dirname(path.join(root, name)), { recursive: true });
       await writeFile(path.join(root, name), data);
@@ -114,7 +116,11 @@ describe("small local files read by the workers themselves (the local target's d
     const zipPath = path.join(work, 'overlap.zip');
     await pipeline(writeBagZip(await target.read(ctx, encodeLocalId('Data')), { targetName: 'local', resourceId: 'x', bagName: 'bag' }), createWriteStream(zipPath));
     await run('unzip', ['-tqq', zipPath]);
-    const names = (await listZip(zipPath)).map((entry) => entry.name);
+    const listed = await listZip(zipPath);
+    const names = listed.map((entry) => entry.name);
+    const noise = listed.find((entry) => entry.name === 'bag/data/Data/s3/noise.txt')!;
+    expect([noise.compressionMethod, noise.compressedSize]).toEqual([0, 20_000]);
+    expect(listed.find((entry) => entry.name === 'bag/data/Data/s3/f003.csv')!.compressionMethod).toBe(8);
     const payload = names.filter((name) => name.startsWith('bag/data/')).map((name) => name.slice('bag/data/'.length));
     expect(payload).toEqual(order);
     // the manifest and the provenance list the files in the same order, with the right digests

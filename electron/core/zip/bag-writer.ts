@@ -16,7 +16,7 @@ import {
   zipEntryName,
   type CentralRecord,
 } from './bag-zip-format.js';
-import { isIncompressibleByName, SAMPLE_BYTES, sampleCompressesOffThread } from './compression-choice.js';
+import { isIncompressibleByName, isTextByName, SAMPLE_BYTES, sampleCompressesOffThread } from './compression-choice.js';
 
 // A download is a BagIt bag (RFC 8493) inside a ZIP, streamed: entries are pulled from the
 // target in order, hashed and compressed on worker threads while the bytes go out, and the
@@ -292,7 +292,8 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
         const direct = directFiles ? (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE] : undefined;
         const bytes = direct ? EMPTY : await readWhole(entry);
         const compressible = level > 0 && !isIncompressibleByName(entry.path);
-        const item = wholeItem(path, bytes, mtime, algorithms, true, (result) => {
+        // text by its name is deflated unsampled (kept only if smaller, see bag-workers.ts)
+        const item = wholeItem(path, bytes, mtime, algorithms, !isTextByName(entry.path), (result) => {
           files.push(provenanceOf(entry, result.size, result.hashes ?? {}));
           payloadBytes += result.size;
         });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { deflateRawSync } from 'node:zlib';
-import { bitsPerByte, chooseCompression, isIncompressibleByName, peek, sampleCompresses, SAMPLE_BYTES } from './compression-choice.js';
+import { bitsPerByte, chooseCompression, isIncompressibleByName, isTextByName, peek, sampleCompresses, SAMPLE_BYTES } from './compression-choice.js';
 
 function chunked(bytes: Buffer, size: number): { stream: Readable; reads: () => number } {
   let offset = 0;
@@ -65,6 +65,11 @@ describe('choosing STORE or DEFLATE', () => {
     expect(isIncompressibleByName('notes.txt')).toBe(false);
     expect(isIncompressibleByName('.gz')).toBe(false);
     expect(isIncompressibleByName('dir.zip/readme')).toBe(false);
+    expect(isTextByName('a/b/table.CSV')).toBe(true);
+    expect(isTextByName('notes.txt')).toBe(true);
+    expect(isTextByName('photo.jpg')).toBe(false);
+    expect(isTextByName('.csv')).toBe(false);
+    expect(isTextByName('dir.csv/readme')).toBe(false);
   });
 
   it('samples: text compresses, noise and tiny files do not', () => {
