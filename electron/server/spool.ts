@@ -43,6 +43,14 @@ const MULTIPART_BOUNDARY = /;\s*boundary\s*=\s*(?:"[^"]+"|[^\s;"]+)/i;
  */
 const PART_BUFFER_BYTES = 1024 * 1024;
 
+/**
+ * What the spool file's stream holds before it pushes back. With the default 16 KiB each
+ * 64 KiB socket read filled it: every chunk paused the body, waited for its own write and
+ * resumed it. With room for a few MiB the chunks that arrive while one write is on the disk
+ * go out together as the next write (writev).
+ */
+const SPOOL_WRITE_BYTES = 4 * 1024 * 1024;
+
 /** Room for the multipart framing and a few small fields around the file itself. */
 const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
 /** Text fields are never used; a few small ones (a client's note, a CSRF token) are tolerated. */
@@ -87,7 +95,7 @@ export async function spoolUpload(request: FastifyRequest, dataDir: string, maxB
       // busboy only marks a file truncated at the END of its part, which a hostile body
       // never sends: stop at the limit itself
       part.file.once('limit', () => part.file.destroy(overLimit()));
-      await pipeline(part.file, createWriteStream(partial, { flags: 'wx', mode: 0o600 }));
+      await pipeline(part.file, createWriteStream(partial, { flags: 'wx', mode: 0o600, highWaterMark: SPOOL_WRITE_BYTES }));
       if (part.file.truncated) throw overLimit();
       spooled = true;
     }
