@@ -134,10 +134,12 @@ describe("small local files read by the workers themselves (the local target's d
     expect(info).toContain(`Payload-Oxum: ${[...contents.values()].reduce((sum, data) => sum + data.length, 0)}.${contents.size}`);
   });
 
-  it('fails the download when a large file is gone by its turn, small files queued behind it', async () => {
+  it('fails the download when a large file is gone by its turn (or its early opening), small files queued behind it', async () => {
     const root = path.join(work, 'direct-large-gone');
     await mkdir(path.join(root, 'Data', 'a'), { recursive: true });
     await mkdir(path.join(root, 'Data', 'b'), { recursive: true });
+    // big.bin comes straight after another large file: it is opened early, while aa.bin ends
+    await writeFile(path.join(root, 'Data', 'a', 'aa.bin'), randomBytes(2 * 1024 * 1024));
     await writeFile(path.join(root, 'Data', 'a', 'big.bin'), randomBytes(2 * 1024 * 1024));
     for (let i = 0; i < 50; i++) await writeFile(path.join(root, 'Data', 'b', `f${i}.txt`), `file ${i}\n`.repeat(100));
     const inner = (await new LocalTarget({ root }).read(ctx, encodeLocalId('Data'))) as ReadResult & { [DIRECT_FILES]: () => boolean };
