@@ -31,3 +31,14 @@ export function readWholeOf(entry: Entry): ReadWhole | null {
 export function withReadWhole<T extends Entry>(entry: T, readWhole: ReadWhole): T {
   return Object.assign(entry, { [READ_WHOLE]: readWhole });
 }
+
+/**
+ * Present (true) on an entry whose open() stream does not depend on the source's iteration:
+ * later entries may be taken, opened and read while it is still being read (a ZIP read by
+ * its central directory). A writer may then write a large file alongside the files after it.
+ */
+export const OPENS_INDEPENDENTLY = Symbol.for('ferry.opensIndependently');
+
+export function opensIndependently(entry: Entry): boolean {
+  return (entry as Entry & { [OPENS_INDEPENDENTLY]?: boolean })[OPENS_INDEPENDENTLY] === true;
+}

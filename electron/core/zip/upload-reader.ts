@@ -6,7 +6,7 @@ import type { Entry } from '../target.js';
 import { FerryError, badRequest, isFerryError, tooLarge } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { validateBag, type BagFile, type BagHashes, type ValidateBagOptions } from './bag-validator.js';
-import { withReadWhole } from '../jobs/whole-entry.js';
+import { OPENS_INDEPENDENTLY, withReadWhole } from '../jobs/whole-entry.js';
 import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole } from './zip-entry-stream.js';
 
 // An uploaded ZIP (already spooled to disk) read through its central directory, never
@@ -393,7 +393,9 @@ function makeArchive(
             if (closed) return Promise.reject(new Error('The uploaded ZIP was already closed.'));
             return openZipEntry(zip, record.entry, zipPrefix + record.path, checkCrc);
           },
-        };
+          // each entry is read at its own offset (yauzl and the window read positionally)
+          [OPENS_INDEPENDENTLY]: true,
+        } as Entry;
         yield canReadWhole(record.entry)
           ? withReadWhole(file, (algorithms) => {
               if (closed) return Promise.reject(new Error('The uploaded ZIP was already closed.'));

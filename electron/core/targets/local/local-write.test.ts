@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CancelledError, FerryError } from '../../errors.js';
 import type { Entry } from '../../target.js';
+import { OPENS_INDEPENDENTLY } from '../../jobs/whole-entry.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
 import { collect, ctx, entriesOf, tempDir, writeOptions } from './test-helpers.js';
@@ -303,5 +304,48 @@ describe('LocalTarget writing', () => {
     expect(await readdir(root)).toEqual(['Project', 'Run']);
     const other = await target.write(ctx(), null, entriesOf(tree), options);
     expect(other.newResource?.title).toBe('Run (2)');
+  });
+
+  it('writes the small files after a large one while it streams, when its source reads entries independently; the report keeps entry order', async () => {
+    const big = Buffer.alloc(3 * 1024 * 1024, 'large ');
+    let releaseLarge!: () => void;
+    const largeMayEnd = new Promise<void>((resolve) => (releaseLarge = resolve));
+    const smallWritten: string[] = [];
+    async function* entries(): AsyncGenerator<Entry> {
+      yield { path: 'Run', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+      yield {
+        path: 'Run/big.bin',
+        kind: 'file',
+        size: big.length,
+        mtime: null,
+        hashes: {},
+        // the last chunk only once every small file after it has been opened
+        open: async () => Readable.from((async function* () {
+          yield big.subarray(0, 1024);
+          await largeMayEnd;
+          yield big.subarray(1024);
+        })()),
+        [OPENS_INDEPENDENTLY]: true,
+      } as Entry;
+      for (let i = 0; i < 5; i++) {
+        yield {
+          path: `Run/s${i}.txt`,
+          kind: 'file',
+          size: 2,
+          mtime: null,
+          hashes: {},
+          open: async () => {
+            smallWritten.push(`s${i}`);
+            if (smallWritten.length === 5) releaseLarge();
+            return Readable.from([Buffer.from(`s${i}`)]);
+          },
+        };
+      }
+    }
+    const outcome = await target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('update'));
+    expect(outcome.created).toEqual(['Run', 'Run/big.bin', 'Run/s0.txt', 'Run/s1.txt', 'Run/s2.txt', 'Run/s3.txt', 'Run/s4.txt']);
+    expect((await readFile(path.join(root, 'Project', 'Run', 'big.bin'))).equals(big)).toBe(true);
+    expect(await readFile(path.join(root, 'Project', 'Run', 's3.txt'), 'utf8')).toBe('s3');
+    expect(await partFiles(root)).toEqual([]);
   });
 });

@@ -14,7 +14,7 @@ import { badRequest, CancelledError, throwIfAborted } from '../../errors.js';
 import { HashingPassThrough, hashStream } from '../../hashing.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import type { StagedWriteOptions } from '../../jobs/staged-write.js';
-import { readWholeOf, type ReadWhole } from '../../jobs/whole-entry.js';
+import { opensIndependently, readWholeOf, type ReadWhole } from '../../jobs/whole-entry.js';
 import { FileWorkerLost, fileWriteWorkers, type WrittenFileStat } from '../../jobs/file-write-workers.js';
 import { describePerFileError, PER_FILE_CODES, toFerryError } from './fs-errors.js';
 import type { FileVersion, HashCache } from './hash-cache.js';
@@ -161,6 +161,8 @@ class Writer {
     };
     const inFlight = new Map<string, Promise<void>>();
     let inFlightBytes = 0;
+    /** the one large file being written alongside small ones (see opensIndependently) */
+    let largeInFlight: Promise<void> | null = null;
     // set from the tasks' callbacks
     let failure = null as { error: unknown } | null;
     try {
@@ -198,25 +200,34 @@ class Writer {
           merge();
           continue;
         }
-        // Large files one at a time, as they come (and a cancel stops them at once); small
-        // ones alongside each other, and an in-flight small file is finished rather than cut
-        // off by a cancel: every entry handed over before a cancel is written whole.
-        if (entry.size === null || entry.size > CONCURRENT_FILE_BYTES) {
-          await Promise.allSettled([...inFlight.values()]);
+        // Large files one at a time (and a cancel stops them at once); small ones alongside
+        // each other, and an in-flight small file is finished rather than cut off by a
+        // cancel: every entry handed over before a cancel is written whole.
+        const large = entry.size === null || entry.size > CONCURRENT_FILE_BYTES;
+        if (large) {
+          if (!opensIndependently(entry)) {
+            // a source that may need this stream read to its end before the next entry
+            await Promise.allSettled([...inFlight.values()]);
+            if (failure) break;
+            await this.writeFile(entry, destination, folder, slot.out, options.signal).catch(onError);
+            slot.done = true;
+            merge();
+            continue;
+          }
+          // its source reads later entries independently: the small files after it are
+          // written while it streams (its hashing is on worker threads, theirs here), so a
+          // ZIP whose large files come first does not leave a core idle for their length
+          if (largeInFlight) await largeInFlight;
           if (failure) break;
-          await this.writeFile(entry, destination, folder, slot.out, options.signal).catch(onError);
-          slot.done = true;
-          merge();
-          continue;
         }
         // the same destination twice in one write (or two spellings one disk may take for the
         // same name, 'README.md' and 'readme.md'): the second waits for the first
         const key = foldName(destination);
         const before = inFlight.get(key);
-        const size = entry.size;
+        const size = large ? 0 : entry.size!;
         inFlightBytes += size;
         const task: Promise<void> = (before ?? Promise.resolve())
-          .then(() => this.writeFile(entry, destination, folder, slot.out, NEVER))
+          .then(() => this.writeFile(entry, destination, folder, slot.out, large ? options.signal : NEVER))
           .catch(onError)
           .finally(() => {
             inFlightBytes -= size;
@@ -225,6 +236,7 @@ class Writer {
             merge();
           });
         inFlight.set(key, task);
+        if (large) largeInFlight = task;
         while (inFlight.size >= SMALL_FILES_IN_FLIGHT || (inFlightBytes > SMALL_BYTES_IN_FLIGHT && inFlight.size > 0)) await Promise.race(inFlight.values());
       }
     } finally {
