@@ -3,6 +3,13 @@
 // abort leaves nothing behind. Nothing here follows a symlink: folders are made one level
 // at a time and each existing level is lstat-checked, the temp file is opened with
 // O_EXCL|O_NOFOLLOW, and each destination folder's realpath is checked to be inside the root.
+//
+// Durability: a replaced file is fsynced before the rename over it (a crash must not leave an
+// empty file where data was). A NEW file is not fsynced, as unzip and cp do not: a crash
+// right after the job's end may lose it, but never damages anything that was there, and the
+// job (its end fsynced) can be run again. Measured on the bench bag (3,011 files, 229 MiB,
+// ext4): an fsync per file costs ~0.75 s (more than a third of the job); one syncfs of the
+// file system (`sync -f`, Linux only, and it flushes everyone's data) ~0.13 s.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, type BigIntStats } from 'node:fs';
