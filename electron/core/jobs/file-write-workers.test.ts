@@ -58,4 +58,20 @@ describe('file-writing worker threads', () => {
     await fileWriteWorkers().syncPaths([dir, path.join(dir, 'b.txt')]);
     await expect(fileWriteWorkers().syncPaths([path.join(dir, 'gone')])).rejects.toMatchObject({ code: 'ENOENT' });
   });
+
+  it('renames pairs in one hop, each failing on its own as Node would', async () => {
+    await writeFile(path.join(dir, 'a.part'), 'a');
+    await writeFile(path.join(dir, 'b.part'), 'b');
+    await mkdir(path.join(dir, 'folder', 'inside'), { recursive: true });
+    const errors = await fileWriteWorkers().renameAll([
+      [path.join(dir, 'a.part'), path.join(dir, 'a.txt')],
+      [path.join(dir, 'b.part'), path.join(dir, 'folder')],
+      [path.join(dir, 'gone.part'), path.join(dir, 'gone.txt')],
+    ]);
+    expect(errors[0]).toBeNull();
+    expect(['EISDIR', 'ENOTEMPTY', 'EEXIST']).toContain(errors[1]?.code);
+    expect(errors[2]).toMatchObject({ code: 'ENOENT', syscall: 'rename' });
+    expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('a');
+    expect(await readFile(path.join(dir, 'b.part'), 'utf8')).toBe('b');
+  });
 });

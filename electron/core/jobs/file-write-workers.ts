@@ -53,8 +53,20 @@ function sync(m) {
   }
   return { id: m.id, error };
 }
+function renames(m) {
+  // each pair on its own: one that fails does not stop the others
+  const errors = m.pairs.map(([from, to]) => {
+    try {
+      fs.renameSync(from, to);
+      return null;
+    } catch (e) {
+      return described(e);
+    }
+  });
+  return { id: m.id, errors };
+}
 parentPort.on('message', (batch) => {
-  parentPort.postMessage(batch.map((m) => (m.op === 'write' ? write(m) : sync(m))));
+  parentPort.postMessage(batch.map((m) => (m.op === 'write' ? write(m) : m.op === 'renames' ? renames(m) : sync(m))));
 });
 `;
 
@@ -73,7 +85,7 @@ interface WorkerError {
 }
 
 /** a reply: an error, or (for a write) the file's stat */
-type FromWorker = { id: number; error?: WorkerError | null } & Partial<WrittenFileStat>;
+type FromWorker = { id: number; error?: WorkerError | null; errors?: (WorkerError | null)[] } & Partial<WrittenFileStat>;
 
 interface Waiting {
   resolve(message: FromWorker): void;
@@ -121,6 +133,15 @@ class FileWriteWorkers {
     const reply = await this.ask({ op: 'write', path, bytes: copy.buffer, atime: now, mtime: mtime === null ? null : mtime.getTime() / 1000, sync }, [copy.buffer]);
     if (reply.error) throw asNodeError(reply.error, path);
     return { size: reply.size!, mtimeNs: reply.mtimeNs!, ino: reply.ino! };
+  }
+
+  /**
+   * Renames each [from, to] pair, in order, in one hop; resolves with each pair's error as
+   * Node's fs would throw it (null: renamed).
+   */
+  async renameAll(pairs: readonly (readonly [string, string])[]): Promise<(NodeJS.ErrnoException | null)[]> {
+    const reply = await this.ask({ op: 'renames', pairs }, []);
+    return (reply.errors ?? []).map((error, i) => (error === null ? null : asNodeError(error, pairs[i]![0])));
   }
 
   /** fsync of every path given (files or folders, none followed if a link), in one hop. */
