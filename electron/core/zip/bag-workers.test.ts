@@ -73,6 +73,19 @@ describe('BagWorkerPool', () => {
     expect(results[0]!.hashes!.md5).toBe(digest('md5', Buffer.from('after the abort')));
   });
 
+  it('reuses an aborted large file\'s ring once its slots are released, rather than making new ones', async () => {
+    const pool = new BagWorkerPool(1);
+    const bytes = randomBytes(3 * 1024 * 1024);
+    for (let i = 0; i < 6; i++) {
+      const job = pool.stream([{ algorithms: ['sha256'], crc: true, level: 0 }], () => undefined);
+      await job.write(bytes);
+      job.abort();
+      // time for the worker to release the slots it was reading
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(pool.ringsHeld).toBeLessThanOrEqual(2);
+  });
+
   it('reads files itself by path: the bytes as they are now, a symlink or a FIFO never followed', async () => {
     const pool = new BagWorkerPool(1);
     const dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-direct-'));

@@ -307,6 +307,8 @@ export class BagWorkerPool {
   private readonly streams = new Map<number, LargeFileJob>();
   private readonly rings = new Map<number, SharedRing>();
   private readonly freeRings: SharedRing[] = [];
+  /** rings of aborted jobs, free again once their last slot is released */
+  private readonly draining = new Set<number>();
   private nextId = 1;
   private nextRing = 1;
   broken: Error | null = null;
@@ -391,7 +393,14 @@ export class BagWorkerPool {
       if (paces(role)) worker.pacing--;
     }
     if (job.ring.idle) this.freeRings.push(job.ring);
-    // else an aborted job's slots are still being read: the ring is dropped, not reused
+    // an aborted job's slots may still be being read: its ring is reused once they are released
+    // (never freed: a worker thread, allocating little, would hold the shared memory long after)
+    else this.draining.add(job.ring.id);
+  }
+
+  /** Rings (6 MiB of shared memory each) this pool holds: as many as large files were ever in flight at once. */
+  get ringsHeld(): number {
+    return this.rings.size;
   }
 
   private newRing(): SharedRing {
@@ -420,9 +429,12 @@ export class BagWorkerPool {
     worker.unref();
     worker.on('message', (message: FromWorker) => {
       switch (message.op) {
-        case 'ack':
-          this.rings.get(message.ring)?.release(message.slot);
+        case 'ack': {
+          const ring = this.rings.get(message.ring);
+          ring?.release(message.slot);
+          if (ring?.idle && this.draining.delete(ring.id)) this.freeRings.push(ring);
           return;
+        }
         case 'data':
           this.streams.get(message.id)?.deliver(Buffer.from(message.data));
           return;

@@ -84,9 +84,15 @@ const BATCH_FILES = 64;
  * bounded): a batch counts its files' sizes until written; one whose files the workers read
  * themselves counts them only until a worker returns its records, then the records' bytes
  * (deflated text is ~1/3 of its size). While a large file streams, the batches after it are
- * made meanwhile and wait here for their turn.
+ * made meanwhile and wait here for their turn. Downloads at once share a process-wide amount:
+ * one download may run 16 MiB ahead, fifty get about 1.3 MiB each (the load test's memory).
  */
 const IN_FLIGHT_BYTES = 16 * 1024 * 1024;
+const IN_FLIGHT_BYTES_ALL = 64 * 1024 * 1024;
+const IN_FLIGHT_BYTES_LEAST = 2 * BATCH_BYTES;
+/** bag ZIPs being written now, in this process */
+let activeBags = 0;
+const inFlightAllowance = () => Math.max(IN_FLIGHT_BYTES_LEAST, Math.min(IN_FLIGHT_BYTES, Math.floor(IN_FLIGHT_BYTES_ALL / Math.max(1, activeBags))));
 /** Large files queued in the output chain ahead of the producer, at most (each is only an Entry until its turn). */
 const LARGE_AHEAD = 16;
 /** Source hashes Ferry can also compute in the same pass, to check them. */
@@ -134,6 +140,7 @@ function readFailure(item: WholeItem, error: { code: string | null; message: str
  */
 export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readable {
   const pool = bagWorkers();
+  activeBags++;
   const output = new ZipOutput();
   const now = options.now ?? new Date();
   const bagRoot = options.bagName;
@@ -221,7 +228,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     batch.push(item);
     batchBytes += item.file.path ? item.file.path.expected : item.file.bytes.length;
     if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_FILES) dispatch();
-    while (!failed && inFlight + batchBytes > IN_FLIGHT_BYTES) await new Promise<void>((resolve) => (producerWaiting = resolve));
+    while (!failed && inFlight + batchBytes > inFlightAllowance()) await new Promise<void>((resolve) => (producerWaiting = resolve));
     if (failed) throw new CancelledError();
   };
 
@@ -448,15 +455,17 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     }
   };
 
-  run().then(
-    () => {
-      options.signal?.removeEventListener('abort', onAbort);
-    },
-    (error: unknown) => {
-      options.signal?.removeEventListener('abort', onAbort);
-      fail(asError(error));
-    },
-  );
+  run()
+    .then(
+      () => {
+        options.signal?.removeEventListener('abort', onAbort);
+      },
+      (error: unknown) => {
+        options.signal?.removeEventListener('abort', onAbort);
+        fail(asError(error));
+      },
+    )
+    .finally(() => activeBags--);
   return output;
 }
 
