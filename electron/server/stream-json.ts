@@ -11,6 +11,11 @@ import { Readable } from 'node:stream';
 const CHUNK_CHARS = 256 * 1024;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** the array's punctuation as bytes: text would start a chunk-sized buffer for one character */
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+const EMPTY_ARRAY = Buffer.from('[]');
 
 /** Single items as one-item batches, for targets without listBatches. */
 export async function* inBatches<T>(items: AsyncIterable<T>): AsyncGenerator<readonly T[]> {
@@ -28,7 +33,8 @@ const keptJson = new WeakMap<object, { key: string; bytes: Buffer }>();
 export function keptBatchJson<T>(batch: readonly T[], serialize: (item: T) => string, key: string): Buffer {
   const kept = keptJson.get(batch);
   if (kept?.key === key) return kept.bytes;
-  const gatherer = new ChunkGatherer();
+  // small buffers: a kept batch may be one row, and is copied out whole below anyway
+  const gatherer = new ChunkGatherer(16 * 1024);
   for (let i = 0; i < batch.length; i++) gatherer.addText((i === 0 ? '' : ',') + serialize(batch[i]!));
   let bytes = gatherer.take();
   // kept for long: not inside a chunk-sized allocation (a one-row batch would hold 320 KiB)
@@ -52,11 +58,14 @@ class ChunkGatherer {
   private parts: Buffer[] = [];
   private bytes = 0;
 
+  /** `bufferBytes`: each buffer text is encoded into (a chunk and some room by default) */
+  constructor(private readonly bufferBytes = CHUNK_CHARS + 64 * 1024) {}
+
   addText(text: string): void {
     // UTF-8 needs at most 3 bytes per UTF-16 code unit
     if (this.filled + text.length * 3 > this.buffer.length) {
       this.closeBuffer();
-      this.buffer = Buffer.allocUnsafe(Math.max(CHUNK_CHARS + 64 * 1024, text.length * 3));
+      this.buffer = Buffer.allocUnsafe(Math.max(this.bufferBytes, text.length * 3));
     }
     const written = this.buffer.write(text, this.filled, 'utf8');
     this.filled += written;
@@ -103,17 +112,16 @@ export async function jsonArrayStream<T>(batches: AsyncIterable<readonly T[]>, s
   async function* chunks(): AsyncGenerator<Buffer> {
     const out = new ChunkGatherer();
     if (first.done) {
-      out.addText('[]');
-      yield out.take();
+      yield EMPTY_ARRAY;
       return;
     }
     let done = false;
     try {
-      out.addText('[');
+      out.addBytes(OPEN);
       let separator = '';
       for (let batch: readonly T[] = first.value; ; ) {
         if (batch.length > 0 && Object.isFrozen(batch)) {
-          out.addText(separator);
+          if (separator) out.addBytes(COMMA);
           out.addBytes(keptBatchJson(batch, serialize, serializerKey));
           separator = ',';
         } else {
@@ -139,7 +147,7 @@ export async function jsonArrayStream<T>(batches: AsyncIterable<readonly T[]>, s
         batch = next.value;
       }
       done = true;
-      out.addText(']');
+      out.addBytes(CLOSE);
       yield out.take();
     } finally {
       // the client left (or we failed) mid-way: let the target's generator clean up
