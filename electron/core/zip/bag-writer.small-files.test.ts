@@ -78,6 +78,20 @@ it('writes the same bag: every file, its md5 in the manifest, random data stored
 describe("small local files read by the workers themselves (the local target's direct reads)", () => {
   const ctx = { token: '', signal: new AbortController().signal };
 
+  /** Downloads `Data` of the workspace at `root` as a bag, removing `gone` from disk just after it is listed. */
+  async function downloadWithFileGone(root: string, gone: string): Promise<void> {
+    const inner = (await new LocalTarget({ root }).read(ctx, encodeLocalId('Data'))) as ReadResult & { [DIRECT_FILES]: () => boolean };
+    const entries = (async function* () {
+      for await (const entry of inner.entries) {
+        const direct = (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE];
+        if (entry.path === gone) await unlink(direct!.absolutePath);
+        yield entry;
+      }
+    })();
+    const read = { ...inner, entries, [DIRECT_FILES]: inner[DIRECT_FILES] };
+    await pipeline(writeBagZip(read, { targetName: 'local', resourceId: 'x', bagName: 'bag' }), createWriteStream(`${root}.zip`));
+  }
+
   it('writes the files as they are on disk', { timeout: 60_000 }, async () => {
     const root = path.join(work, 'direct-ws');
     const contents = new Map<string, Buffer>();
@@ -142,34 +156,14 @@ describe("small local files read by the workers themselves (the local target's d
     await writeFile(path.join(root, 'Data', 'a', 'aa.bin'), randomBytes(2 * 1024 * 1024));
     await writeFile(path.join(root, 'Data', 'a', 'big.bin'), randomBytes(2 * 1024 * 1024));
     for (let i = 0; i < 50; i++) await writeFile(path.join(root, 'Data', 'b', `f${i}.txt`), `file ${i}\n`.repeat(100));
-    const inner = (await new LocalTarget({ root }).read(ctx, encodeLocalId('Data'))) as ReadResult & { [DIRECT_FILES]: () => boolean };
-    const entries = (async function* () {
-      for await (const entry of inner.entries) {
-        const direct = (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE];
-        if (entry.path === 'Data/a/big.bin') await unlink(direct!.absolutePath);
-        yield entry;
-      }
-    })();
-    const read = { ...inner, entries, [DIRECT_FILES]: inner[DIRECT_FILES] };
-    const failure = pipeline(writeBagZip(read, { targetName: 'local', resourceId: 'x', bagName: 'bag' }), createWriteStream(path.join(work, 'large-gone.zip')));
-    await expect(failure).rejects.toThrow("There is no file or folder 'Data/a/big.bin' in the local workspace.");
+    await expect(downloadWithFileGone(root, 'Data/a/big.bin')).rejects.toThrow("There is no file or folder 'Data/a/big.bin' in the local workspace.");
   });
 
   it("fails the download with the target's error (a relative path) when a listed file is gone", async () => {
     const root = path.join(work, 'direct-gone');
     await mkdir(path.join(root, 'Data'), { recursive: true });
     for (let i = 0; i < 5; i++) await writeFile(path.join(root, 'Data', `f${i}.txt`), `file ${i}\n`.repeat(100));
-    const inner = (await new LocalTarget({ root }).read(ctx, encodeLocalId('Data'))) as ReadResult & { [DIRECT_FILES]: () => boolean };
     // f2.txt disappears between its listing and its reading
-    const entries = (async function* () {
-      for await (const entry of inner.entries) {
-        const direct = (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE];
-        if (entry.path === 'Data/f2.txt') await unlink(direct!.absolutePath);
-        yield entry;
-      }
-    })();
-    const read = { ...inner, entries, [DIRECT_FILES]: inner[DIRECT_FILES] };
-    const failure = pipeline(writeBagZip(read, { targetName: 'local', resourceId: 'x', bagName: 'bag' }), createWriteStream(path.join(work, 'gone.zip')));
-    await expect(failure).rejects.toThrow("There is no file or folder 'Data/f2.txt' in the local workspace.");
+    await expect(downloadWithFileGone(root, 'Data/f2.txt')).rejects.toThrow("There is no file or folder 'Data/f2.txt' in the local workspace.");
   });
 });

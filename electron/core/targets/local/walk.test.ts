@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { tempDir } from './test-helpers.js';
 import { walkFolders, walkTree } from './walk.js';
 
-// walkFolders (what listings use) must give exactly walkTree's nodes in walkTree's order.
+// walkFolders (what reads use) must give exactly walkTree's nodes in walkTree's order.
 
 let root: string;
 let cleanup: () => Promise<void>;
