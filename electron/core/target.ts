@@ -114,6 +114,22 @@ export interface Entry {
   hashes: Record<string, string>;
   /** opens the bytes (files only); each call gives a fresh stream */
   open(): Promise<Readable>;
+  /**
+   * Digests the target remembers of exactly this version of the file, with the CRC-32 of
+   * the bytes they were computed from. A reader that computes the CRC-32 anyway (a bag
+   * download) may take them instead of hashing again, when the CRC-32 of the bytes it reads
+   * matches.
+   */
+  remembered?: RememberedDigests;
+  /** Hands the digests of all of the file's bytes, as read now, back to be remembered. */
+  remember?(digests: RememberedDigests): void;
+}
+
+export interface RememberedDigests {
+  /** lowercase hex, by algorithm */
+  hashes: Record<string, string>;
+  /** unsigned */
+  crc32: number;
 }
 
 export interface WriteOptions {

@@ -140,6 +140,8 @@ function batch(m) {
       hashes = {};
       for (const algorithm of f.algorithms) hashes[algorithm] = digest(algorithm, bytes);
       crc = zlib.crc32(bytes);
+      // remembered digests stand only while the bytes' CRC-32 is the one remembered with them
+      if (f.recheck && f.recheck.crc32 !== crc) for (const algorithm of f.recheck.algorithms) hashes[algorithm] = digest(algorithm, bytes);
       if (f.level > 0 && (!f.decide || bytes.length < WHOLE_TRIAL_BYTES || sampleDecision(bytes.subarray(0, SMALL_SAMPLE_BYTES), trialDeflate))) {
         const deflated = deflateInto(bytes, f.level, out, body);
         if (deflated >= 0) {
@@ -240,6 +242,8 @@ export interface BatchFile {
   dosDate: number;
   /** digests to compute ([] for none) */
   algorithms: readonly string[];
+  /** digests to compute only when the bytes' CRC-32 is not `crc32` (the caller remembers them for that one) */
+  recheck?: { crc32: number; algorithms: readonly string[] };
   /** deflate level; 0 stores */
   level: number;
   /** sample the bytes to decide STORE or DEFLATE (else deflate whenever it shrinks them) */
@@ -349,6 +353,7 @@ export class BagWorkerPool {
         dosTime: file.dosTime,
         dosDate: file.dosDate,
         algorithms: file.algorithms,
+        recheck: file.recheck ?? null,
         level: file.level,
         decide: file.decide,
       };

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import type { Entry, ReadResult } from '../target.js';
-import { CancelledError } from '../errors.js';
+import type { Entry, ReadResult, RememberedDigests } from '../target.js';
+import { CancelledError, conflict } from '../errors.js';
 import { formatDate } from '../time.js';
 import { BAGIT_TXT, WRITTEN_ALGORITHMS, baggingDate, manifestLine } from './bagit-format.js';
 import { bagWorkers, type BatchFile, type BatchResult, type LargeFileJob, type StreamRole } from './bag-workers.js';
@@ -51,6 +51,11 @@ export interface ProvenanceFile {
   source_size?: number;
   source_hashes: Record<string, string>;
   computed_hashes: Record<string, string>;
+  /**
+   * present when computed_hashes are the digests the source remembered of this version of
+   * the file, taken because the CRC-32 of the bytes read matched the one remembered with them
+   */
+  hashes_remembered?: true;
   fixity: FixityStatus;
 }
 
@@ -238,13 +243,13 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
    * small files after it are made by the workers while it streams, and written after it.
    */
   let largeAhead = 0;
-  const queueLarge = async (entry: Entry, path: string, mtime: Date, algorithms: string[], onRecord: (record: ProvenanceFile) => void) => {
+  const queueLarge = async (entry: Entry, path: string, mtime: Date, algorithms: string[], known: RememberedDigests | null, onRecord: (record: ProvenanceFile) => void) => {
     dispatch();
     largeAhead++;
     chain = chain
       .then(async () => {
         if (failed) return;
-        onRecord(await streamLarge(entry, path, mtime, algorithms));
+        onRecord(await streamLarge(entry, path, mtime, algorithms, known));
       })
       .catch((error: unknown) => fail(asError(error)))
       .finally(() => {
@@ -295,15 +300,19 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
         continue;
       }
       const algorithms = [...WRITTEN_ALGORITHMS, ...EXTRA_CHECKABLE.filter((a) => entry.hashes[a])];
+      const known = rememberedFor(entry, algorithms);
       if (entry.size !== null && entry.size <= SMALL_FILE_BYTES) {
         const direct = directFiles ? (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE] : undefined;
         const bytes = direct ? EMPTY : await readWhole(entry);
         const compressible = level > 0 && !isIncompressibleByName(entry.path);
         // text by its name is deflated unsampled (kept only if smaller, see bag-workers.ts)
-        const item = wholeItem(path, bytes, mtime, algorithms, !isTextByName(entry.path), (result) => {
-          files.push(provenanceOf(entry, result.size, result.hashes ?? {}));
+        const item = wholeItem(path, bytes, mtime, known ? [] : algorithms, !isTextByName(entry.path), (result) => {
+          const reused = known !== null && result.crc === known.crc32;
+          files.push(provenanceOf(entry, result.size, reused ? pick(known.hashes, algorithms) : (result.hashes ?? {}), reused));
+          if (!reused) entry.remember?.({ hashes: result.hashes ?? {}, crc32: result.crc });
           payloadBytes += result.size;
         });
+        if (known) item.file.recheck = { crc32: known.crc32, algorithms };
         if (!compressible) item.file.level = 0;
         if (direct) {
           item.file.path = { absolutePath: direct.absolutePath, expected: direct.size };
@@ -311,7 +320,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
         }
         await queueWhole(item);
       } else {
-        await queueLarge(entry, path, mtime, algorithms, (record) => {
+        await queueLarge(entry, path, mtime, algorithms, known, (record) => {
           files.push(record);
           payloadBytes += record.size;
         });
@@ -373,12 +382,22 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     return bytes;
   };
 
+  /** How a large file's digests, CRC-32 and deflate are shared among the workers. */
+  const rolesFor = (algorithms: readonly string[], deflateLevel: number): StreamRole[] => {
+    const [first, ...rest] = algorithms;
+    if (first === undefined || pool.size < 2) return [{ algorithms, crc: true, level: deflateLevel }];
+    // md5 is the slowest digest: it gets a worker of its own unless deflate needs one more
+    if (deflateLevel > 0) return [{ algorithms, crc: false, level: 0 }, { algorithms: [], crc: true, level: deflateLevel }];
+    return [{ algorithms: [first], crc: false, level: 0 }, { algorithms: rest, crc: true, level: 0 }];
+  };
+
   /**
    * A large file, streamed: its bytes go out as they come (stored) or as the worker
-   * deflates them, while the workers hash them; the CRC and sizes follow in a data
-   * descriptor. Only this file is open meanwhile.
+   * deflates them, while the workers hash them (or only CRC them, when the source remembers
+   * its digests); the CRC and sizes follow in a data descriptor. Only this file is open
+   * meanwhile.
    */
-  const streamLarge = async (entry: Entry, path: string, mtime: Date, algorithms: string[]): Promise<ProvenanceFile> => {
+  const streamLarge = async (entry: Entry, path: string, mtime: Date, algorithms: string[], known: RememberedDigests | null): Promise<ProvenanceFile> => {
     const name = zipEntryName(path, false);
     const source = await entry.open();
     currentLarge = source;
@@ -410,15 +429,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     const method = compress ? METHOD_DEFLATE : METHOD_STORE;
     output.write(streamedLocalHeader(name, method, dosTime, dosDate));
     let compressedSize = 0;
-    const [first, ...rest] = algorithms;
-    // md5 is the slowest digest: it gets a worker of its own unless deflate needs one more
-    const roles: StreamRole[] =
-      pool.size < 2
-        ? [{ algorithms, crc: true, level: compress ? level : 0 }]
-        : compress
-          ? [{ algorithms, crc: false, level: 0 }, { algorithms: [], crc: true, level }]
-          : [{ algorithms: [first!], crc: false, level: 0 }, { algorithms: rest, crc: true, level: 0 }];
-    const thisJob = pool.stream(roles, (bytes) => {
+    const thisJob = pool.stream(rolesFor(known ? [] : algorithms, compress ? level : 0), (bytes) => {
       compressedSize += bytes.length;
       output.write(bytes);
     });
@@ -443,7 +454,10 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       output.write(dataDescriptor(crc, compressedSize, size));
       records.push({ name, flags: FLAG_UTF8 | FLAG_DATA_DESCRIPTOR, method, dosTime, dosDate, crc, compressedSize, size, mode: FILE_MODE, unixTime: unixTime(mtime), offset });
       await output.drained();
-      return provenanceOf(entry, size, hashes);
+      if (known && crc === known.crc32) return provenanceOf(entry, size, pick(known.hashes, algorithms), true);
+      const computed = known ? await hashAgain(entry, algorithms, crc) : hashes;
+      entry.remember?.({ hashes: computed, crc32: crc });
+      return provenanceOf(entry, size, computed);
     } catch (error) {
       thisJob.abort();
       throw error;
@@ -451,6 +465,32 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       job = null;
       currentLarge = null;
       // a file left part-read (an error, a cancel) is closed now
+      if (!source.readableEnded) source.destroy();
+    }
+  };
+
+  /**
+   * The digests of a large file read a second time: the bytes streamed out did not have the
+   * CRC-32 remembered with its digests (the file changed without its size, mtime or inode
+   * changing). They stand for the bytes written only if this read has their CRC-32 too.
+   */
+  const hashAgain = async (entry: Entry, algorithms: string[], writtenCrc: number): Promise<Record<string, string>> => {
+    const source = await entry.open();
+    currentLarge = source;
+    const again = pool.stream(rolesFor(algorithms, 0), () => undefined);
+    job = again;
+    try {
+      for await (const bytes of source as AsyncIterable<Buffer>) {
+        if (failed) throw new CancelledError();
+        await again.write(bytes);
+      }
+      const { hashes, crc } = await again.end();
+      if (crc !== writtenCrc) throw conflict(`'${entry.path}' changed while it was being downloaded; download it again.`);
+      return hashes;
+    } catch (error) {
+      again.abort();
+      throw error;
+    } finally {
       if (!source.readableEnded) source.destroy();
     }
   };
@@ -538,8 +578,18 @@ function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
+/** The source's remembered digests of an entry, when they cover every algorithm the bag needs. */
+function rememberedFor(entry: Entry, algorithms: readonly string[]): RememberedDigests | null {
+  const known = entry.remembered;
+  return known && algorithms.every((algorithm) => typeof known.hashes[algorithm] === 'string') ? known : null;
+}
+
+function pick(hashes: Record<string, string>, algorithms: readonly string[]): Record<string, string> {
+  return Object.fromEntries(algorithms.map((algorithm) => [algorithm, hashes[algorithm]!]));
+}
+
 /** What the provenance file records of one file: the source's word against the bytes read. */
-function provenanceOf(entry: Entry, bytesRead: number, computed: Record<string, string>): ProvenanceFile {
+function provenanceOf(entry: Entry, bytesRead: number, computed: Record<string, string>, remembered = false): ProvenanceFile {
   const file: ProvenanceFile = {
     path: bagPathOf(entry.path),
     size: bytesRead,
@@ -547,6 +597,7 @@ function provenanceOf(entry: Entry, bytesRead: number, computed: Record<string, 
     computed_hashes: computed,
     fixity: fixityOf(entry.hashes, computed),
   };
+  if (remembered) file.hashes_remembered = true;
   if (entry.size !== null && entry.size !== bytesRead) file.source_size = entry.size;
   if (file.path !== entry.path) file.source_path = entry.path;
   return file;

@@ -1,5 +1,7 @@
 // Hashes of workspace files, remembered by what identifies a file's version on disk, so
-// a second detail (or an `update` comparison) does not read the bytes again.
+// a second detail (or an `update` comparison) does not read the bytes again. A download
+// also remembers the CRC-32 of the bytes it hashed: a later download reads the file again
+// (for the ZIP) and takes the remembered digests only when that CRC-32 still matches.
 
 export interface FileVersion {
   /** relative path ('/'-separated) */
@@ -10,8 +12,14 @@ export interface FileVersion {
   ino: bigint;
 }
 
+interface Remembered {
+  hashes: Record<string, string>;
+  /** of the bytes the hashes were computed from, when known */
+  crc32?: number;
+}
+
 export class HashCache {
-  private readonly entries = new Map<string, Record<string, string>>();
+  private readonly entries = new Map<string, Remembered>();
   private readonly inFlight = new Map<string, Promise<Record<string, string>>>();
   /** how many times a file's bytes were actually read to hash them (tests check cache hits) */
   computations = 0;
@@ -23,20 +31,19 @@ export class HashCache {
   }
 
   get(version: FileVersion): Record<string, string> | undefined {
-    const key = keyOf(version);
-    const hashes = this.entries.get(key);
-    if (hashes) {
-      // Least recently used goes first: re-inserting moves the key to the end.
-      this.entries.delete(key);
-      this.entries.set(key, hashes);
-    }
-    return hashes;
+    return this.remembered(version)?.hashes;
   }
 
-  set(version: FileVersion, hashes: Record<string, string>): void {
+  /** The hashes with the CRC-32 of the bytes they were computed from, when a download left one. */
+  getWithCrc32(version: FileVersion): { hashes: Record<string, string>; crc32: number } | undefined {
+    const found = this.remembered(version);
+    return found?.crc32 === undefined ? undefined : { hashes: found.hashes, crc32: found.crc32 };
+  }
+
+  set(version: FileVersion, hashes: Record<string, string>, crc32?: number): void {
     const key = keyOf(version);
     this.entries.delete(key);
-    this.entries.set(key, hashes);
+    this.entries.set(key, { hashes, crc32 });
     while (this.entries.size > this.capacity) {
       const oldest = this.entries.keys().next().value;
       if (oldest === undefined) break;
@@ -61,6 +68,17 @@ export class HashCache {
       this.inFlight.set(key, pending);
     }
     return pending;
+  }
+
+  private remembered(version: FileVersion): Remembered | undefined {
+    const key = keyOf(version);
+    const found = this.entries.get(key);
+    if (found) {
+      // Least recently used goes first: re-inserting moves the key to the end.
+      this.entries.delete(key);
+      this.entries.set(key, found);
+    }
+    return found;
   }
 
   clear(): void {

@@ -78,6 +78,12 @@ export interface LocalTargetOptions {
   root: string;
   /** how many files' hashes to remember (LRU) */
   hashCacheSize?: number;
+  /**
+   * A download remembers a file's digests only when the file has not changed for this long
+   * (ms, default 2000): a change within the same clock tick as the last one would not move
+   * its ctime, so the digests could go on answering for bytes they were not computed from.
+   */
+  settledAfterMs?: number;
 }
 
 /** A node on disk, checked to be a real file or folder inside the root. */
@@ -104,10 +110,12 @@ export class LocalTarget implements Target {
   private readonly lister = new WorkspaceLister();
   private readonly root: string;
   private rootRealPath: string | null = null;
+  private readonly settledAfterMs: number;
 
   constructor(options: LocalTargetOptions) {
     this.root = options.root;
     this.hashCache = new HashCache(options.hashCacheSize);
+    this.settledAfterMs = options.settledAfterMs ?? 2000;
   }
 
   async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
@@ -265,6 +273,13 @@ export class LocalTarget implements Target {
     let opened = false;
     if (readAhead) entry[READ_AHEAD] = Number(node.stat.size);
     if (!node.isFolder) {
+      const remembered = this.hashCache.getWithCrc32(version);
+      if (remembered) entry.remembered = { hashes: { ...remembered.hashes }, crc32: remembered.crc32 };
+      const seenAt = Date.now();
+      entry.remember = ({ hashes, crc32 }) => {
+        if (Number(node.stat.ctimeNs / 1_000_000n) > seenAt - this.settledAfterMs) return;
+        this.hashCache.set(version, { ...hashes }, crc32);
+      };
       const direct: DirectFile = { absolutePath: node.absolutePath, size: Number(node.stat.size), toError: (error) => toFerryError(error, node.relativePath) };
       (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE] = direct;
     }
