@@ -9,7 +9,7 @@ import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
 import { teeIntoLibrary, type Library } from '../../core/targets/offline/library.js';
 import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
-import { inBatches, jsonArrayStream } from '../stream-json.js';
+import { inBatches, jsonArrayStream, NEEDS_ROOM, TAKE_TEXT, type RowSerializer } from '../stream-json.js';
 import { resolveTargetToken } from '../tokens.js';
 import { baseUrl, downloadUrl, encodeSegment, isPlainSegment, resourceFromPath, resourceUrl } from '../urls.js';
 
@@ -43,13 +43,15 @@ export function toSummary(node: ResourceNode, base: string, targetName: string):
  * as little per row as possible (listings run to 100,000 rows): the URL prefix once per
  * listing, the container's JSON once per run of rows in the same folder, and ids that are
  * plain URL-safe text (base64url and the like; see TargetInfo.plainIds) written without
- * escaping or encoding.
+ * escaping or encoding. Its `into` writes the same bytes straight into the listing's buffer
+ * (see RowSerializer): the constant parts and the container's JSON are copied as bytes, and
+ * the id, written once, is copied again for the detail link.
  */
-export function summaryWriter(base: string, targetName: string, plainIds = false): (node: ResourceNode) => string {
+export function summaryWriter(base: string, targetName: string, plainIds = false): RowSerializer<ResourceNode> {
   const prefix = JSON.stringify(resourceUrl(base, targetName, '')).slice(0, -1);
   let lastContainer: string | null = null;
   let lastContainerJson = '"None"';
-  return (node) => {
+  const text = (node: ResourceNode): string => {
     if (node.container !== lastContainer) {
       lastContainer = node.container;
       lastContainerJson = jsonString(node.container ?? 'None');
@@ -60,7 +62,73 @@ export function summaryWriter(base: string, targetName: string, plainIds = false
     const detailTail = plain ? `${id}"` : JSON.stringify(encodeSegment(id)).slice(1);
     return `{"kind":"${node.kind}","kind_name":"${node.kind_name}","id":${idJson},"container":${lastContainerJson},"title":${jsonString(node.title)},"detail":${prefix}${detailTail}}`;
   };
+
+  // the bytes of a row around its id, title and container: `{"kind":…,"id":"` by kind, then
+  // `","container":<its JSON>,"title":` (per run of one container), then `,"detail":<prefix>`
+  const heads = new Map<string, Buffer>();
+  const headOf = (node: ResourceNode): Buffer => {
+    const key = `${node.kind}\n${node.kind_name}`;
+    let head = heads.get(key);
+    if (head === undefined) {
+      head = Buffer.from(`{"kind":${JSON.stringify(node.kind)},"kind_name":${JSON.stringify(node.kind_name)},"id":"`, 'utf8');
+      heads.set(key, head);
+    }
+    return head;
+  };
+  const itemHead = Buffer.from('{"kind":"item","kind_name":"file","id":"', 'latin1');
+  const folderHead = Buffer.from('{"kind":"container","kind_name":"folder","id":"', 'latin1');
+  const detail = Buffer.from(`,"detail":${prefix}`, 'utf8');
+  let middleContainer: string | null | undefined;
+  let middle = Buffer.alloc(0);
+  text.into = (node: ResourceNode, out: Buffer, at: number, end: number): number => {
+    const id = node.id;
+    if (!plainIds && !isPlainSegment(id)) return TAKE_TEXT;
+    if (node.container !== middleContainer) {
+      middleContainer = node.container;
+      middle = Buffer.from(`","container":${jsonString(node.container ?? 'None')},"title":`, 'utf8');
+    }
+    const head =
+      node.kind === 'item' && node.kind_name === 'file' ? itemHead : node.kind === 'container' && node.kind_name === 'folder' ? folderHead : headOf(node);
+    const title = node.title;
+    const titleJson = NEEDS_JSON_ESCAPE.test(title) ? JSON.stringify(title) : null;
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit; a plain id is ASCII
+    const most = head.length + 2 * id.length + middle.length + 3 * (titleJson === null ? title.length + 2 : titleJson.length) + detail.length + 2;
+    if (at + most > end) return NEEDS_ROOM;
+    out.set(head, at);
+    at += head.length;
+    const idStart = at;
+    at += latin1Write(out, id, at);
+    const idEnd = at;
+    out.set(middle, at);
+    at += middle.length;
+    if (titleJson === null) {
+      out[at++] = 0x22;
+      at += utf8Write(out, title, at);
+      out[at++] = 0x22;
+    } else {
+      at += utf8Write(out, titleJson, at);
+    }
+    out.set(detail, at);
+    at += detail.length;
+    out.copyWithin(at, idStart, idEnd);
+    at += idEnd - idStart;
+    out[at++] = 0x22;
+    out[at++] = 0x7d;
+    return at;
+  };
+  return text as RowSerializer<ResourceNode>;
 }
+
+/**
+ * Buffer's own encoders, without Buffer.write's argument handling (which cost more than the
+ * encoding of a short id or title, twice a row). Undocumented, so write stands in where they are gone.
+ */
+type DirectWrites = Buffer & { latin1Write(text: string, at: number): number; utf8Write(text: string, at: number): number };
+const direct = Buffer.prototype as Partial<DirectWrites>;
+const latin1Write: (out: Buffer, text: string, at: number) => number =
+  typeof direct.latin1Write === 'function' ? (out, text, at) => (out as DirectWrites).latin1Write(text, at) : (out, text, at) => out.write(text, at, 'latin1');
+const utf8Write: (out: Buffer, text: string, at: number) => number =
+  typeof direct.utf8Write === 'function' ? (out, text, at) => (out as DirectWrites).utf8Write(text, at) : (out, text, at) => out.write(text, at, 'utf8');
 
 /** Characters JSON.stringify writes as escapes (lone surrogates included); most names have none. */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
