@@ -95,6 +95,8 @@ async function newMtimes(folder: string, touch: number): Promise<void> {
   for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
     if (entry.isFile()) await utimes(path.join(entry.parentPath, entry.name), mtime, mtime);
   }
+  // the inodes' writeback now, not during the download that follows
+  await command('sync', ['-f', folder]);
   await new Promise((resolve) => setTimeout(resolve, 2500));
 }
 
