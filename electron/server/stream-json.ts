@@ -25,14 +25,27 @@ const EMPTY_ARRAY = Buffer.from('[]');
  * garbage collector busy. Written piece by piece into the buffer, only the variable
  * pieces are encoded and the constant ones are copied.
  */
-export interface RowSerializer<T> {
+export interface RowSerializer<T, C extends ColumnBatch = ColumnBatch> {
   (item: T): string;
+  /**
+   * Writes row `row` of a batch given as columns (see ColumnBatch) into `out` as `into` does,
+   * or NEEDS_ROOM. A serializer for listings with column batches must have it.
+   */
+  columnInto?(batch: C, row: number, out: Buffer, at: number, end: number): number;
   /**
    * Writes `item`'s JSON (the same bytes as its text in UTF-8) into `out` from `at`, using no
    * byte at or past `end`, and returns where it ended; returns NEEDS_ROOM when it would pass
    * `end`, or TAKE_TEXT when this item is better written as text (odd characters).
    */
   into?(item: T, out: Buffer, at: number, end: number): number;
+}
+
+/**
+ * A batch of `count` rows held as columns by the target, not as items (see
+ * electron/core/targets/offline/node-columns.ts): only the serializer's columnInto reads it.
+ */
+export interface ColumnBatch {
+  readonly count: number;
 }
 
 /** RowSerializer.into's answers when it did not write the row. */
@@ -113,6 +126,24 @@ class ChunkGatherer {
     this.addText(comma ? ',' + serialize(item) : serialize(item));
   }
 
+  /** Row `row` of a column batch (after a comma when `comma`). */
+  addColumnRow<C extends ColumnBatch>(batch: C, row: number, serialize: RowSerializer<unknown, C>, comma: boolean): void {
+    for (let room = 0; ; room = room === 0 ? this.bufferBytes : room * 4) {
+      const start = this.filled;
+      const at = comma ? start + 1 : start;
+      const end = at < this.buffer.length ? serialize.columnInto!(batch, row, this.buffer, at, this.buffer.length) : NEEDS_ROOM;
+      if (end >= 0) {
+        if (comma) this.buffer[start] = 0x2c;
+        this.filled = end;
+        this.bytes += end - start;
+        return;
+      }
+      // a row of a few KiB at most (paths are limited): in a fresh buffer, larger ones should it need
+      if (room > 64 * 1024 * 1024) throw new Error('a listing row does not fit in 64 MiB');
+      this.newBuffer(room);
+    }
+  }
+
   /** The current buffer's written part is closed; writing goes on in a new one with at least `room` bytes. */
   private newBuffer(room: number): void {
     this.closeBuffer();
@@ -151,10 +182,15 @@ class ChunkGatherer {
  * stream, which aborts the connection: a client never mistakes a cut-off listing for a
  * complete one.
  */
-export async function jsonArrayStream<T>(batches: AsyncIterable<readonly T[]>, serialize: RowSerializer<T>, serializerKey: string): Promise<Readable> {
+export async function jsonArrayStream<T, C extends ColumnBatch = never>(
+  batches: AsyncIterable<readonly T[] | C>,
+  serialize: RowSerializer<T, C>,
+  serializerKey: string,
+): Promise<Readable> {
   const iterator = batches[Symbol.asyncIterator]();
+  const rowsIn = (batch: readonly T[] | C) => (Array.isArray(batch) ? batch.length : (batch as C).count);
   let first = await iterator.next();
-  while (!first.done && first.value.length === 0) first = await iterator.next();
+  while (!first.done && rowsIn(first.value) === 0) first = await iterator.next();
 
   async function* chunks(): AsyncGenerator<Buffer> {
     const out = new ChunkGatherer();
@@ -166,8 +202,18 @@ export async function jsonArrayStream<T>(batches: AsyncIterable<readonly T[]>, s
     try {
       out.addBytes(OPEN);
       let comma = false;
-      for (let batch: readonly T[] = first.value; ; ) {
-        if (batch.length > 0 && Object.isFrozen(batch)) {
+      for (let batch: readonly T[] | C = first.value; ; ) {
+        if (!Array.isArray(batch)) {
+          const columns = batch as C;
+          for (let row = 0; row < columns.count; row++) {
+            out.addColumnRow(columns, row, serialize as RowSerializer<unknown, C>, comma);
+            comma = true;
+            if (out.full) {
+              yield out.take();
+              await nextTurn();
+            }
+          }
+        } else if (batch.length > 0 && Object.isFrozen(batch)) {
           if (comma) out.addBytes(COMMA);
           out.addBytes(keptBatchJson(batch, serialize, serializerKey));
           comma = true;

@@ -7,6 +7,7 @@ import { notSupported } from '../../core/errors.js';
 import type { ResourceInfo, ResourceNode, Target, TargetContext } from '../../core/target.js';
 import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
 import { teeIntoLibrary, type Library } from '../../core/targets/offline/library.js';
+import { hasColumnarListing, ROOT_CONTAINER, type NodeColumns } from '../../core/targets/offline/node-columns.js';
 import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
 import { inBatches, jsonArrayStream, NEEDS_ROOM, TAKE_TEXT, type RowSerializer } from '../stream-json.js';
@@ -47,7 +48,7 @@ export function toSummary(node: ResourceNode, base: string, targetName: string):
  * (see RowSerializer): the constant parts and the container's JSON are copied as bytes, and
  * the id, written once, is copied again for the detail link.
  */
-export function summaryWriter(base: string, targetName: string, plainIds = false): RowSerializer<ResourceNode> {
+export function summaryWriter(base: string, targetName: string, plainIds = false): RowSerializer<ResourceNode, NodeColumns> {
   const prefix = JSON.stringify(resourceUrl(base, targetName, '')).slice(0, -1);
   let lastContainer: string | null = null;
   let lastContainerJson = '"None"';
@@ -116,7 +117,77 @@ export function summaryWriter(base: string, targetName: string, plainIds = false
     out[at++] = 0x7d;
     return at;
   };
-  return text as RowSerializer<ResourceNode>;
+
+  // rows given as columns: every id, container and plain title is a range of the columns' bytes
+  let columnHeads: { prefix: Uint8Array; item: Buffer; folder: Buffer } | null = null;
+  let lastColumns: NodeColumns | null = null;
+  let lastStart = -1;
+  let lastEnd = -1;
+  let columnMiddle = Buffer.alloc(0);
+  text.columnInto = (columns: NodeColumns, row: number, out: Buffer, at: number, end: number): number => {
+    const { idPrefix, idText } = columns;
+    if (columnHeads === null || columnHeads.prefix !== idPrefix) {
+      // the ids' common prefix joins the constant bytes before each id
+      columnHeads = {
+        prefix: idPrefix,
+        item: Buffer.concat([itemHead, idPrefix]),
+        folder: Buffer.concat([folderHead, idPrefix]),
+      };
+    }
+    const containerStart = columns.containerStart[row]!;
+    const containerEnd = columns.containerEnd[row]!;
+    if (containerStart !== lastStart || containerEnd !== lastEnd || columns !== lastColumns) {
+      lastColumns = columns;
+      lastStart = containerStart;
+      lastEnd = containerEnd;
+      const container =
+        containerStart === ROOT_CONTAINER ? [columns.rootId] : [idPrefix, idText.subarray(containerStart, containerEnd)];
+      columnMiddle = Buffer.concat([CONTAINER_OPEN, ...container, TITLE_OPEN]);
+    }
+    const idStart = columns.idStart[row]!;
+    const idEnd = columns.idEnd[row]!;
+    const plainTitle = columns.titlePlain[row] === 1;
+    const titleJson = plainTitle ? '' : JSON.stringify(columns.titleText(columns, row));
+    const titleBytes = plainTitle ? columns.titleEnd[row]! - columns.titleStart[row]! + 2 : 3 * titleJson.length;
+    const head = columns.folder[row] === 1 ? columnHeads.folder : columnHeads.item;
+    if (at + head.length + columnMiddle.length + titleBytes + detail.length + idPrefix.length + 2 * (idEnd - idStart) + 2 > end) return NEEDS_ROOM;
+    out.set(head, at);
+    at += head.length;
+    // the id whole (prefix and all), copied again for the detail link
+    const idAt = at - idPrefix.length;
+    at = copyBytes(idText, idStart, idEnd, out, at);
+    const idLength = at - idAt;
+    out.set(columnMiddle, at);
+    at += columnMiddle.length;
+    if (plainTitle) {
+      out[at++] = 0x22;
+      at = copyBytes(columns.pathBytes, columns.titleStart[row]!, columns.titleEnd[row]!, out, at);
+      out[at++] = 0x22;
+    } else {
+      at += utf8Write(out, titleJson, at);
+    }
+    out.set(detail, at);
+    at += detail.length;
+    out.copyWithin(at, idAt, idAt + idLength);
+    at += idLength;
+    out[at++] = 0x22;
+    out[at++] = 0x7d;
+    return at;
+  };
+  return text as RowSerializer<ResourceNode, NodeColumns>;
+}
+
+const CONTAINER_OPEN = Buffer.from('","container":"', 'latin1');
+const TITLE_OPEN = Buffer.from('","title":', 'latin1');
+
+/** `source[start..end)` into `out` at `at`; returns the end. Short runs by hand: a subarray per copy costs more. */
+function copyBytes(source: Uint8Array, start: number, end: number, out: Buffer, at: number): number {
+  if (end - start <= 32) {
+    for (let i = start; i < end; i++) out[at++] = source[i]!;
+    return at;
+  }
+  out.set(source.subarray(start, end), at);
+  return at + end - start;
 }
 
 /**
@@ -188,7 +259,11 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
       const scope = container === undefined ? undefined : { container: container === 'None' ? null : container };
       const base = baseUrl(request);
       const name = target.info.name;
-      const batches = target.listBatches ? target.listBatches(ctx, scope) : inBatches(target.list(ctx, scope));
+      const batches = hasColumnarListing(target)
+        ? target.listColumns(ctx, scope)
+        : target.listBatches
+          ? target.listBatches(ctx, scope)
+          : inBatches(target.list(ctx, scope));
       const body = await jsonArrayStream(batches, summaryWriter(base, name, target.info.plainIds), `${base} ${name}`);
       return reply.type('application/json; charset=utf-8').send(body);
     },

@@ -6,6 +6,7 @@ import { parseManifest } from '../../zip/bagit-format.js';
 import { PROVENANCE_FILE, type Provenance } from '../../zip/bag-writer.js';
 import { scanCentralDirectory, type DirectoryTable } from './central-directory.js';
 import type { ResourceNode } from '../../target.js';
+import { NodeColumns, ROOT_CONTAINER } from './node-columns.js';
 
 // What Ferry knows of one archive in the library, read from its central directory only:
 // listing never touches an entry's data. For a bag, the payload under data/ and the hashes
@@ -62,6 +63,8 @@ export interface ArchiveIndex {
    * '-', and the entry path's UTF-8 in base64url; `folderId` is the id of `folder` itself.
    */
   nodeBatches(archiveId: string, folder: string, folderId: string, recursive: boolean, batchSize: number): Generator<ResourceNode[]>;
+  /** The same rows as nodeBatches of the whole payload ('' recursively, under the archive's id), as columns. */
+  columnBatches(archiveId: string, batchSize: number): Generator<NodeColumns>;
 }
 
 export interface IndexLimits {
@@ -313,6 +316,7 @@ class PayloadTree {
   private idPrefix = '';
   private idStart: Uint32Array | null = null;
   private idEnd: Uint32Array | null = null;
+  private columns: ColumnBytes | null = null;
 
   constructor(readonly table: DirectoryTable) {
     this.groups.set('', this.root);
@@ -477,6 +481,69 @@ class PayloadTree {
     this.idStart = starts;
     this.idEnd = ends;
   }
+
+  /**
+   * Every winner's path as UTF-8 and its id's base64url text (without the ids' common
+   * prefix), for listings written from bytes (see NodeColumns). Each path's bytes are padded
+   * with zeros to a multiple of 3, so base64 of all of them at once (one native call) is the
+   * ids one after another: a path's id is the first ceil(4n/3) characters of its part.
+   */
+  columnBytes(): ColumnBytes {
+    if (this.columns !== null) return this.columns;
+    const { paths, ascii, winner } = this;
+    const count = paths.length;
+    const utf8 = new Map<number, Buffer>();
+    let total = 0;
+    for (let c = 0; c < count; c++) {
+      if (!winner[c]) continue;
+      let length = paths[c]!.length;
+      if (!ascii[c]) {
+        const bytes = Buffer.from(paths[c]!, 'utf8');
+        utf8.set(c, bytes);
+        length = bytes.length;
+      }
+      total += Math.ceil(length / 3) * 3;
+    }
+    const pathBytes = Buffer.alloc(total);
+    const pathStart = new Uint32Array(count);
+    const pathEnd = new Uint32Array(count);
+    const jsonPlain = new Uint8Array(count);
+    let at = 0;
+    for (let c = 0; c < count; c++) {
+      if (!winner[c]) continue;
+      pathStart[c] = at;
+      if (ascii[c]) {
+        // plain when nothing in the path needs a JSON escape (a plain name may hold '"')
+        const path = paths[c]!;
+        let plain = 1;
+        for (let i = 0; i < path.length; i++) {
+          const code = path.charCodeAt(i);
+          if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) plain = 0;
+          pathBytes[at++] = code;
+        }
+        jsonPlain[c] = plain;
+      } else {
+        const bytes = utf8.get(c)!;
+        pathBytes.set(bytes, at);
+        at += bytes.length;
+      }
+      pathEnd[c] = at;
+      at = pathStart[c]! + Math.ceil((at - pathStart[c]!) / 3) * 3;
+    }
+    const idText = Buffer.from(pathBytes.toString('base64url'), 'latin1');
+    this.columns = { pathBytes, pathStart, pathEnd, jsonPlain, idText };
+    return this.columns;
+  }
+}
+
+/** See PayloadTree.columnBytes. A path's id text starts at pathStart / 3 * 4 in idText, ceil((pathEnd - pathStart) * 4 / 3) long. */
+export interface ColumnBytes {
+  pathBytes: Buffer;
+  pathStart: Uint32Array;
+  pathEnd: Uint32Array;
+  /** 1 when the path is ASCII and needs no JSON escape */
+  jsonPlain: Uint8Array;
+  idText: Buffer;
 }
 
 const BASE64URL = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', 'latin1');
@@ -683,5 +750,84 @@ class Index implements ArchiveIndex {
       }
     }
     if (batch.length > 0) yield batch;
+  }
+
+  *columnBatches(archiveId: string, batchSize: number): Generator<NodeColumns> {
+    const tree = this.tree;
+    if (tree === null) return;
+    const { paths, kinds } = tree;
+    const { pathBytes, pathStart, pathEnd, jsonPlain, idText } = tree.columnBytes();
+    const rootId = Buffer.from(archiveId, 'latin1');
+    const idPrefix = Buffer.from(`${archiveId}-`, 'latin1');
+    const fresh = () => {
+      // a row whose title is not plain bytes: its candidate (titleStart holds where its title starts in its path)
+      const candidates = new Int32Array(batchSize);
+      rows = candidates;
+      return new NodeColumns(idPrefix, rootId, idText, pathBytes, batchSize, (columns, row) => paths[candidates[row]!]!.slice(columns.titleStart[row]!));
+    };
+    let rows = new Int32Array(0);
+    let columns = fresh();
+    // depth first, as nodeBatches: a stack of (group, next member, the container's id range, where titles start)
+    const groups: Group[] = [tree.root];
+    const next: number[] = [0];
+    const containerStarts: number[] = [ROOT_CONTAINER];
+    const containerEnds: number[] = [ROOT_CONTAINER];
+    const titleStarts: number[] = [0];
+    while (groups.length > 0) {
+      const depth = groups.length - 1;
+      const { members } = groups[depth]!;
+      const containerStart = containerStarts[depth]!;
+      const containerEnd = containerEnds[depth]!;
+      const titleStart = titleStarts[depth]!;
+      let at = next[depth]!;
+      let descend: Group | undefined;
+      let descendFrom = 0;
+      while (at < members.length) {
+        const c = members[at++]!;
+        const isFolder = kinds[c] !== FILE;
+        const r = columns.count++;
+        columns.folder[r] = isFolder ? 1 : 0;
+        const start = pathStart[c]!;
+        const idStart = (start / 3) * 4;
+        columns.idStart[r] = idStart;
+        columns.idEnd[r] = idStart + Math.ceil(((pathEnd[c]! - start) * 4) / 3);
+        columns.containerStart[r] = containerStart;
+        columns.containerEnd[r] = containerEnd;
+        if (jsonPlain[c]) {
+          columns.titlePlain[r] = 1;
+          columns.titleStart[r] = start + titleStart;
+          columns.titleEnd[r] = pathEnd[c]!;
+        } else {
+          columns.titleStart[r] = titleStart;
+          rows[r] = c;
+        }
+        if (columns.count >= batchSize) {
+          yield columns;
+          columns = fresh();
+        }
+        if (isFolder) {
+          descend = tree.groups.get(paths[c]!);
+          if (descend !== undefined) {
+            descendFrom = c;
+            break;
+          }
+        }
+      }
+      next[depth] = at;
+      if (descend !== undefined) {
+        groups.push(descend);
+        next.push(0);
+        containerStarts.push((pathStart[descendFrom]! / 3) * 4);
+        containerEnds.push((pathStart[descendFrom]! / 3) * 4 + Math.ceil(((pathEnd[descendFrom]! - pathStart[descendFrom]!) * 4) / 3));
+        titleStarts.push(descend.path.length + 1);
+      } else {
+        groups.pop();
+        next.pop();
+        containerStarts.pop();
+        containerEnds.pop();
+        titleStarts.pop();
+      }
+    }
+    if (columns.count > 0) yield columns;
   }
 }

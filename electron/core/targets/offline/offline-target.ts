@@ -24,6 +24,7 @@ import { byCodePoint, describeZipError, indexArchive, openEntryStream, openZip, 
 import { FixityStore, type FileFixity, type FixityFailureRecord } from './fixity-store.js';
 import { archiveIdFor, isArchiveId, Library, type LibraryArchive } from './library.js';
 import { SharedZip } from './shared-zip.js';
+import type { NodeColumns } from './node-columns.js';
 
 // The `offline` target ("Downloaded ZIPs"): every ZIP in the library folders is a top-level
 // container; inside, the archive's folders and files (for a Ferry bag, the payload only).
@@ -76,7 +77,15 @@ export class OfflineTarget implements Target {
     for await (const batch of this.listBatches(ctx, scope)) yield* batch;
   }
 
-  async *listBatches(_ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[]> {
+  async *listBatches(ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[]> {
+    for await (const batch of this.listColumns(ctx, scope, false)) yield batch as readonly ResourceNode[];
+  }
+
+  /**
+   * listBatches, where an archive listed whole for the first time comes as columns (see
+   * NodeColumns): the HTTP layer writes its rows from the index's bytes.
+   */
+  async *listColumns(_ctx: TargetContext, scope?: ListScope, columnar = true): AsyncIterable<readonly ResourceNode[] | NodeColumns> {
     if (scope?.container === undefined || scope.container === null) {
       const everything = scope?.container === undefined;
       for (const archive of await this.library.archives()) {
@@ -91,7 +100,7 @@ export class OfflineTarget implements Target {
           yield* kept.batches;
           continue;
         }
-        yield* this.freshListing(archive, index);
+        yield* this.freshListing(archive, index, columnar);
       }
       return;
     }
@@ -107,7 +116,7 @@ export class OfflineTarget implements Target {
    * are frozen and kept (once the listing ran to its end) for the next listing of the
    * unchanged archive.
    */
-  private *freshListing(archive: LibraryArchive, index: ArchiveIndex): Generator<readonly ResourceNode[]> {
+  private *freshListing(archive: LibraryArchive, index: ArchiveIndex, columnar: boolean): Generator<readonly ResourceNode[] | NodeColumns> {
     // the listing of the archive as it was is garbage now: not kept alive while this one is made
     this.keptListings.delete(archive.file);
     // Kept from the second listing of an index on: frozen batches cost the HTTP layer its
@@ -118,6 +127,11 @@ export class OfflineTarget implements Target {
     const head = [this.archiveNode(archive, index)];
     if (keep) batches.push(Object.freeze(head));
     yield head;
+    if (columnar && !keep) {
+      // listed once (so far): no node objects at all
+      yield* index.columnBatches(archive.id, LIST_BATCH);
+      return;
+    }
     for (const batch of index.nodeBatches(archive.id, '', archive.id, true, LIST_BATCH)) {
       if (keep) batches.push(Object.freeze(batch));
       yield batch;
