@@ -81,4 +81,35 @@ describe('jsonArrayStream', () => {
     const stream = await jsonArrayStream(failingLater, counting().serialize, 'k');
     await expect(chunksOf(stream)).rejects.toThrow('disk gone');
   });
+
+  describe('buffers used again once written', () => {
+    const many = rows(0, 40_000, 'a-longer-name-to-make-the-rows-larger-');
+    const want = JSON.stringify(many);
+
+    it('never writes into a buffer while the reader may still hold its bytes', async () => {
+      // the reader keeps every chunk as given (no copy) and never reports them written
+      const stream = await jsonArrayStream(batchesOf([many.slice(0, 100), many.slice(100)]), counting().serialize, 'k', { written: () => false });
+      const held: Buffer[] = [];
+      for await (const chunk of stream) held.push(chunk as Buffer);
+      expect(held.length).toBeGreaterThan(4);
+      expect(Buffer.concat(held).toString()).toBe(want);
+    });
+
+    it('writes into the same buffers again once every chunk has been written', async () => {
+      let copied = true;
+      const stream = await jsonArrayStream(batchesOf([many.slice(0, 100), many.slice(100)]), counting().serialize, 'k', { written: () => copied });
+      const copies: Buffer[] = [];
+      const memory = new Set<ArrayBufferLike>();
+      for await (const chunk of stream) {
+        copied = false;
+        copies.push(Buffer.from(chunk as Buffer));
+        memory.add((chunk as Buffer).buffer);
+        copied = true;
+      }
+      expect(Buffer.concat(copies).toString()).toBe(want);
+      // fewer buffers than chunks: the first ones were written into again
+      expect(copies.length).toBeGreaterThan(4);
+      expect(memory.size).toBeLessThan(copies.length);
+    });
+  });
 });

@@ -10,6 +10,9 @@ import { Readable } from 'node:stream';
  */
 const CHUNK_CHARS = 256 * 1024;
 
+/** buffers kept for use again (see ChunkGatherer.drained): enough for a socket that keeps up */
+const MAX_SPARE_BUFFERS = 8;
+
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** the array's punctuation as bytes: text would start a chunk-sized buffer for one character */
 const OPEN = Buffer.from('[');
@@ -88,13 +91,31 @@ export function keptBatchJson<T>(batch: readonly T[], serialize: RowSerializer<T
  * thousands of pieces first flattens that rope, which cost more than the rows themselves.
  */
 class ChunkGatherer {
-  private buffer = Buffer.allocUnsafe(0);
+  private buffer: Buffer = Buffer.allocUnsafe(0);
   private filled = 0;
   private parts: Buffer[] = [];
   private bytes = 0;
+  /**
+   * Buffers of bufferBytes, for use again once their bytes are surely gone (see `drained`):
+   * a listing of 30 MB otherwise makes 30 MB of new buffers, whose memory the process then
+   * has to be given, and whose external bytes make V8 collect garbage far more often.
+   */
+  private readonly pooled = new WeakSet<Buffer>();
+  /** closed since the last take (their parts are not handed out yet) */
+  private closed: Buffer[] = [];
+  /** handed out by take, maybe still on their way to the socket */
+  private sent: Buffer[] = [];
+  private spare: Buffer[] = [];
 
-  /** `bufferBytes`: each buffer text is encoded into (a chunk and some room by default) */
-  constructor(private readonly bufferBytes = CHUNK_CHARS + 64 * 1024) {}
+  /**
+   * `bufferBytes`: each buffer text is encoded into (a chunk and some room by default).
+   * `drained`: true when every chunk taken so far has left the process (copied to the
+   * kernel), so their buffers may be written again; without it, no buffer is used twice.
+   */
+  constructor(
+    private readonly bufferBytes = CHUNK_CHARS + 64 * 1024,
+    private readonly drained: (() => boolean) | null = null,
+  ) {}
 
   addText(text: string): void {
     // UTF-8 needs at most 3 bytes per UTF-16 code unit
@@ -147,7 +168,21 @@ class ChunkGatherer {
   /** The current buffer's written part is closed; writing goes on in a new one with at least `room` bytes. */
   private newBuffer(room: number): void {
     this.closeBuffer();
-    this.buffer = Buffer.allocUnsafe(Math.max(this.bufferBytes, room));
+    if (room > this.bufferBytes) {
+      this.buffer = Buffer.allocUnsafe(room);
+      return;
+    }
+    if (this.spare.length === 0 && this.sent.length > 0 && this.drained?.()) {
+      // a few are kept for the rest of the listing; the others are left to the collector
+      this.spare = this.sent.length > MAX_SPARE_BUFFERS ? this.sent.slice(0, MAX_SPARE_BUFFERS) : this.sent;
+      this.sent = [];
+    }
+    let buffer = this.spare.pop();
+    if (buffer === undefined) {
+      buffer = Buffer.allocUnsafe(this.bufferBytes);
+      if (this.drained !== null) this.pooled.add(buffer);
+    }
+    this.buffer = buffer;
   }
 
   addBytes(bytes: Buffer): void {
@@ -162,14 +197,25 @@ class ChunkGatherer {
 
   take(): Buffer {
     this.closeBuffer();
-    const chunk = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.bytes);
+    const copied = this.parts.length !== 1;
+    const chunk = copied ? Buffer.concat(this.parts, this.bytes) : this.parts[0]!;
     this.parts = [];
     this.bytes = 0;
+    if (this.closed.length > 0) {
+      // copied out: free at once; else the chunk is a part of one of them
+      if (copied) this.spare.push(...this.closed);
+      else this.sent.push(...this.closed);
+      this.closed = [];
+    }
     return chunk;
   }
 
-  /** The written part of the current buffer joins the parts; the rest of it is not reused (the socket may hold the part). */
+  /** The written part of the current buffer joins the parts; the rest of it is not written to before the part has left. */
   private closeBuffer(): void {
+    if (this.pooled.has(this.buffer)) {
+      if (this.filled > 0) this.closed.push(this.buffer);
+      else this.spare.push(this.buffer);
+    }
     if (this.filled > 0) this.parts.push(this.buffer.subarray(0, this.filled));
     this.buffer = Buffer.allocUnsafe(0);
     this.filled = 0;
@@ -186,6 +232,12 @@ export async function jsonArrayStream<T, C extends ColumnBatch = never>(
   batches: AsyncIterable<readonly T[] | C>,
   serialize: RowSerializer<T, C>,
   serializerKey: string,
+  /**
+   * `written`: true when everything the stream's reader was given has left the process
+   * (e.g. an HTTP response's writableLength is 0: no byte waits in it or in its socket, and
+   * none is in a write still under way). The stream's buffers are then used again.
+   */
+  options: { written?: () => boolean } = {},
 ): Promise<Readable> {
   const iterator = batches[Symbol.asyncIterator]();
   const rowsIn = (batch: readonly T[] | C) => (Array.isArray(batch) ? batch.length : (batch as C).count);
@@ -193,7 +245,9 @@ export async function jsonArrayStream<T, C extends ColumnBatch = never>(
   while (!first.done && rowsIn(first.value) === 0) first = await iterator.next();
 
   async function* chunks(): AsyncGenerator<Buffer> {
-    const out = new ChunkGatherer();
+    const written = options.written;
+    // what the stream holds has not reached its reader yet
+    const out = new ChunkGatherer(undefined, written ? () => stream.readableLength === 0 && written() : null);
     if (first.done) {
       yield EMPTY_ARRAY;
       return;
@@ -248,5 +302,6 @@ export async function jsonArrayStream<T, C extends ColumnBatch = never>(
     }
   }
 
-  return Readable.from(chunks(), { objectMode: false, highWaterMark: CHUNK_CHARS });
+  const stream = Readable.from(chunks(), { objectMode: false, highWaterMark: CHUNK_CHARS });
+  return stream;
 }

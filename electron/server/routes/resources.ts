@@ -264,7 +264,10 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
         : target.listBatches
           ? target.listBatches(ctx, scope)
           : inBatches(target.list(ctx, scope));
-      const body = await jsonArrayStream(batches, summaryWriter(base, name, target.info.plainIds), `${base} ${name}`);
+      // the response's writableLength counts what waits in it and in its socket, and a write the kernel has not taken whole
+      const body = await jsonArrayStream(batches, summaryWriter(base, name, target.info.plainIds), `${base} ${name}`, {
+        written: () => reply.raw.writableLength === 0,
+      });
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );
