@@ -4,6 +4,7 @@
 // The name's bytes are encoded exactly as stored (NFC and NFD spellings stay distinct).
 
 import { notFound } from '../../errors.js';
+import { byteStringToBase64url } from '../../base64url.js';
 import { checkRelativePath } from './safe-path.js';
 
 const PREFIX = 'loc_';
@@ -12,8 +13,6 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 export function encodeLocalId(relativePath: string): string {
   return PREFIX + Buffer.from(relativePath, 'utf8').toString('base64url');
 }
-
-const BASE64URL_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
 /**
  * encodeLocalId for the children of one folder, with the folder's part encoded once.
@@ -29,7 +28,7 @@ export function childIdEncoder(folderPath: string): (name: string) => string {
   // the 0–2 carried bytes as one char each, to be prefixed to ASCII names (one byte per char)
   const carriedChars = String.fromCharCode(...carried);
   return (name) => {
-    if (isAscii(name)) return head + bytesAsBase64url(carriedChars + name);
+    if (isAscii(name)) return head + byteStringToBase64url(carriedChars + name);
     return head + Buffer.concat([carried, Buffer.from(name, 'utf8')]).toString('base64url');
   };
 }
@@ -37,26 +36,6 @@ export function childIdEncoder(folderPath: string): (name: string) => string {
 function isAscii(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
   return true;
-}
-
-/** base64url (unpadded) of a string whose chars are bytes (0–255), without making a Buffer. */
-function bytesAsBase64url(bytes: string): string {
-  const length = bytes.length;
-  let out = '';
-  let i = 0;
-  for (; i + 2 < length; i += 3) {
-    const a = bytes.charCodeAt(i);
-    const b = bytes.charCodeAt(i + 1);
-    const c = bytes.charCodeAt(i + 2);
-    out += BASE64URL_DIGITS[a >> 2]! + BASE64URL_DIGITS[((a & 3) << 4) | (b >> 4)]! + BASE64URL_DIGITS[((b & 15) << 2) | (c >> 6)]! + BASE64URL_DIGITS[c & 63]!;
-  }
-  if (i < length) {
-    const a = bytes.charCodeAt(i);
-    const b = i + 1 < length ? bytes.charCodeAt(i + 1) : 0;
-    out += BASE64URL_DIGITS[a >> 2]! + BASE64URL_DIGITS[((a & 3) << 4) | (b >> 4)]!;
-    if (i + 1 < length) out += BASE64URL_DIGITS[(b & 15) << 2]!;
-  }
-  return out;
 }
 
 /**

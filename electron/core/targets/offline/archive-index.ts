@@ -7,6 +7,7 @@ import { PROVENANCE_FILE, type Provenance } from '../../zip/bag-writer.js';
 import { scanCentralDirectory, type DirectoryTable } from './central-directory.js';
 import type { ResourceNode } from '../../target.js';
 import { NodeColumns, ROOT_CONTAINER } from './node-columns.js';
+import { writeByteStringAsBase64url } from '../../base64url.js';
 
 // What Ferry knows of one archive in the library, read from its central directory only:
 // listing never touches an entry's data. For a bag, the payload under data/ and the hashes
@@ -473,7 +474,7 @@ class PayloadTree {
       if (!winner[c]) continue;
       starts[c] = at;
       for (let i = 0; i < prefix.length; i++) out[at++] = prefix[i]!;
-      at = ascii[c] ? encodeAscii(paths[c]!, out, at) : encodeBytes(utf8.get(c)!, out, at);
+      at = ascii[c] ? writeByteStringAsBase64url(paths[c]!, out, at) : encodeBytes(utf8.get(c)!, out, at);
       ends[c] = at;
     }
     this.ids = out.toString('latin1', 0, at);
@@ -544,28 +545,6 @@ export interface ColumnBytes {
   /** 1 when the path is ASCII and needs no JSON escape */
   jsonPlain: Uint8Array;
   idText: Buffer;
-}
-
-const BASE64URL = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', 'latin1');
-
-/** base64url (no padding) of an ASCII string's characters, written at `at`; returns the end. */
-function encodeAscii(text: string, out: Buffer, at: number): number {
-  const length = text.length;
-  let i = 0;
-  for (; i + 2 < length; i += 3) {
-    const n = (text.charCodeAt(i) << 16) | (text.charCodeAt(i + 1) << 8) | text.charCodeAt(i + 2);
-    out[at++] = BASE64URL[n >>> 18]!;
-    out[at++] = BASE64URL[(n >>> 12) & 63]!;
-    out[at++] = BASE64URL[(n >>> 6) & 63]!;
-    out[at++] = BASE64URL[n & 63]!;
-  }
-  if (i < length) {
-    const n = (text.charCodeAt(i) << 16) | (i + 1 < length ? text.charCodeAt(i + 1) << 8 : 0);
-    out[at++] = BASE64URL[n >>> 18]!;
-    out[at++] = BASE64URL[(n >>> 12) & 63]!;
-    if (i + 1 < length) out[at++] = BASE64URL[(n >>> 6) & 63]!;
-  }
-  return at;
 }
 
 /** base64url (no padding) of `bytes`, written at `at`; returns the end. */
