@@ -49,6 +49,18 @@ beforeEach(async () => {
   await mkdir(libraryDir, { recursive: true });
   await writeFile(path.join(libraryDir, 'mixed.zip'), rawZip(NAMES.map((name) => ({ name }))));
   await writeFile(path.join(libraryDir, 'second.zip'), rawZip([{ name: 'b/c.txt' }, { name: 'ä.txt' }]));
+  // a bag whose payload is one folder: listed from inside it (paths relative to data/Survey)
+  await writeFile(
+    path.join(libraryDir, 'bag.zip'),
+    rawZip([
+      { name: 'Survey_bag/bagit.txt', data: Buffer.from('BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n') },
+      { name: 'Survey_bag/manifest-md5.txt', data: Buffer.from('') },
+      { name: 'Survey_bag/data/Survey/answers.csv' },
+      { name: 'Survey_bag/data/Survey/raw/scan "1".bin' },
+      { name: 'Survey_bag/data/Survey/raw/ünï.txt' },
+      { name: 'Survey_bag/data/Survey/notes/readme.md' },
+    ]),
+  );
   offline = new OfflineTarget({ libraryDirs: [libraryDir], stateDir: path.join(dir, 'state'), limits: DEFAULT_LIMITS });
 });
 
@@ -74,6 +86,8 @@ describe('columnar offline listing', () => {
     expect(nodes.length).toBeGreaterThan(NAMES.length);
     expect(nodes.map((node) => node.title)).toContain('say "hi".txt');
     expect(nodes.map((node) => node.title)).toContain('tab\there.txt');
+    expect(nodes.map((node) => node.title)).toEqual(expect.arrayContaining(['answers.csv', 'scan "1".bin', 'ünï.txt', 'readme.md']));
+    expect(nodes.map((node) => node.title)).not.toContain('Survey');
   });
 
   it('writes exactly JSON.stringify of every row, in small batches and large', async () => {
