@@ -46,7 +46,8 @@ export function toSummary(node: ResourceNode, base: string, targetName: string):
  * plain URL-safe text (base64url and the like; see TargetInfo.plainIds) written without
  * escaping or encoding. Its `into` writes the same bytes straight into the listing's buffer
  * (see RowSerializer): the constant parts and the container's JSON are copied as bytes, and
- * the id, written once, is copied again for the detail link.
+ * the id, written once, is copied again for the detail link. Its `columnInto` does the same
+ * for rows a target hands over as columns of bytes (NodeColumns: the offline index).
  */
 export function summaryWriter(base: string, targetName: string, plainIds = false): RowSerializer<ResourceNode, NodeColumns> {
   const prefix = JSON.stringify(resourceUrl(base, targetName, '')).slice(0, -1);
