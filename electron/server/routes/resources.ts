@@ -148,7 +148,7 @@ export function summaryWriter(base: string, targetName: string, plainIds = false
     const idStart = columns.idStart[row]!;
     const idEnd = columns.idEnd[row]!;
     const plainTitle = columns.titlePlain[row] === 1;
-    const titleJson = plainTitle ? '' : JSON.stringify(columns.titleText(columns, row));
+    const titleJson = plainTitle ? '' : JSON.stringify(columns.titleText(row));
     const titleBytes = plainTitle ? columns.titleEnd[row]! - columns.titleStart[row]! + 2 : 3 * titleJson.length;
     const head = columns.folder[row] === 1 ? columnHeads.folder : columnHeads.item;
     if (at + head.length + columnMiddle.length + titleBytes + detail.length + idPrefix.length + 2 * (idEnd - idStart) + 2 > end) return NEEDS_ROOM;

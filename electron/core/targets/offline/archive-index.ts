@@ -738,14 +738,7 @@ class Index implements ArchiveIndex {
     const { pathBytes, pathStart, pathEnd, jsonPlain, idText } = tree.columnBytes();
     const rootId = Buffer.from(archiveId, 'latin1');
     const idPrefix = Buffer.from(`${archiveId}-`, 'latin1');
-    const fresh = () => {
-      // a row whose title is not plain bytes: its candidate (titleStart holds where its title starts in its path)
-      const candidates = new Int32Array(batchSize);
-      rows = candidates;
-      return new NodeColumns(idPrefix, rootId, idText, pathBytes, batchSize, (columns, row) => paths[candidates[row]!]!.slice(columns.titleStart[row]!));
-    };
-    let rows = new Int32Array(0);
-    let columns = fresh();
+    let columns = new NodeColumns(idPrefix, rootId, idText, pathBytes, batchSize);
     // depth first, as nodeBatches: a stack of (group, next member, the container's id range, where titles start)
     const groups: Group[] = [tree.root];
     const next: number[] = [0];
@@ -777,12 +770,11 @@ class Index implements ArchiveIndex {
           columns.titleStart[r] = start + titleStart;
           columns.titleEnd[r] = pathEnd[c]!;
         } else {
-          columns.titleStart[r] = titleStart;
-          rows[r] = c;
+          columns.setTitleText(r, paths[c]!, titleStart);
         }
         if (columns.count >= batchSize) {
           yield columns;
-          columns = fresh();
+          columns = new NodeColumns(idPrefix, rootId, idText, pathBytes, batchSize);
         }
         if (isFolder) {
           descend = tree.groups.get(paths[c]!);

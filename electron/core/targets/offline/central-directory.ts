@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import yauzl from 'yauzl';
 
 // yauzl reads a central directory one record at a time, two small reads (two trips through
@@ -104,83 +104,113 @@ export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile): Pr
   const table = new DirectoryTable(entryCount, chunks);
   const handle = await open(file, 'r');
   try {
-    let buffer = Buffer.alloc(0);
-    let at = 0;
-    /** Makes sure `need` bytes from `at` are in `buffer`, reading on in big chunks; a record never spans two. */
-    const ensure = async (need: number) => {
-      if (at + need <= buffer.length) return;
-      const keep = buffer.subarray(at);
-      const size = Math.max(need, Math.min(CHUNK_BYTES, fileSize - cursor + keep.length));
-      const next = Buffer.allocUnsafe(size);
-      keep.copy(next, 0);
-      let filled = keep.length;
-      while (filled < need) {
-        const { bytesRead } = await handle.read(next, filled, size - filled, cursor);
-        if (bytesRead === 0) throw new Error('unexpected EOF');
-        filled += bytesRead;
-        cursor += bytesRead;
-      }
-      buffer = next.subarray(0, filled);
-      chunks.push(buffer);
-      at = 0;
-    };
-    const { names, plain, flags, compressedSize, uncompressedSize, localHeaderOffset } = table;
+    const reader = new ChunkReader(handle, cursor, fileSize, chunks);
     let i = 0;
-    const { chunkOf, at: atOf, parsed } = table;
     while (i < entryCount) {
-      await ensure(RECORD_BYTES);
-      const chunk = chunks.length - 1;
-      const end = buffer.length;
-      // every whole record in this chunk, without an await
-      for (; i < entryCount; i++) {
-        if (at + RECORD_BYTES > end) break;
-        const b = buffer;
-        const signature = (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
-        if (signature !== SIGNATURE) throw new Error(`invalid central directory file header signature: 0x${signature.toString(16)}`);
-        const nameLength = b[at + 28]! | (b[at + 29]! << 8);
-        const extraLength = b[at + 30]! | (b[at + 31]! << 8);
-        const commentLength = b[at + 32]! | (b[at + 33]! << 8);
-        const length = RECORD_BYTES + nameLength + extraLength + commentLength;
-        if (at + length > end) break;
-        const flag = b[at + 8]! | (b[at + 9]! << 8);
-        const method = b[at + 10]! | (b[at + 11]! << 8);
-        const compressed = b.readUInt32LE(at + 20);
-        const uncompressed = b.readUInt32LE(at + 24);
-        const nameStart = at + RECORD_BYTES;
-        let simple = extraLength === 0 && (flag & 0x40) === 0 && isPlainName(b, nameStart, nameStart + nameLength);
-        // as yauzl's validateEntrySizes (the slow path throws its message)
-        if (simple && method === 0 && compressed !== uncompressed + (flag & 0x1 ? 12 : 0)) simple = false;
-        chunkOf[i] = chunk;
-        atOf[i] = at;
-        if (simple) {
-          names[i] = latin1Slice(b, nameStart, nameStart + nameLength);
-          plain[i] = 1;
-          flags[i] = flag;
-          compressedSize[i] = compressed;
-          uncompressedSize[i] = uncompressed;
-          localHeaderOffset[i] = b.readUInt32LE(at + 42);
-        } else {
-          const entry = parseRecord(b, at, nameLength, extraLength, commentLength);
-          names[i] = entry.fileName;
-          flags[i] = entry.generalPurposeBitFlag;
-          compressedSize[i] = entry.compressedSize;
-          uncompressedSize[i] = entry.uncompressedSize;
-          localHeaderOffset[i] = entry.relativeOffsetOfLocalHeader;
-          parsed[i] = entry;
-        }
-        at += length;
-      }
+      await reader.ensure(RECORD_BYTES);
+      const scanned = scanChunk(table, reader.buffer, chunks.length - 1, reader.at, i);
+      i = scanned.next;
+      reader.at = scanned.at;
       if (i < entryCount) {
         // the next record runs past this chunk: read on, its fixed part first
-        await ensure(RECORD_BYTES);
-        const b = buffer;
-        await ensure(RECORD_BYTES + (b[at + 28]! | (b[at + 29]! << 8)) + (b[at + 30]! | (b[at + 31]! << 8)) + (b[at + 32]! | (b[at + 33]! << 8)));
+        await reader.ensure(RECORD_BYTES);
+        const b = reader.buffer;
+        const at = reader.at;
+        await reader.ensure(RECORD_BYTES + (b[at + 28]! | (b[at + 29]! << 8)) + (b[at + 30]! | (b[at + 31]! << 8)) + (b[at + 32]! | (b[at + 33]! << 8)));
       }
     }
   } finally {
     await handle.close();
   }
   return table;
+}
+
+/**
+ * The directory's bytes in big chunks (a record never spans two). A class, not a closure
+ * over the scan's variables: the scan's loop then keeps its position in locals, and its
+ * optimized code stays valid from one archive to the next.
+ */
+class ChunkReader {
+  buffer: Buffer = Buffer.alloc(0);
+  /** where the next record starts in `buffer` */
+  at = 0;
+
+  constructor(
+    private readonly handle: FileHandle,
+    private cursor: number,
+    private readonly fileSize: number,
+    private readonly chunks: Buffer[],
+  ) {}
+
+  /** Makes sure `need` bytes from `at` are in `buffer`, reading on in big chunks. */
+  async ensure(need: number): Promise<void> {
+    if (this.at + need <= this.buffer.length) return;
+    const keep = this.buffer.subarray(this.at);
+    const size = Math.max(need, Math.min(CHUNK_BYTES, this.fileSize - this.cursor + keep.length));
+    const next = Buffer.allocUnsafe(size);
+    keep.copy(next, 0);
+    let filled = keep.length;
+    while (filled < need) {
+      const { bytesRead } = await this.handle.read(next, filled, size - filled, this.cursor);
+      if (bytesRead === 0) throw new Error('unexpected EOF');
+      filled += bytesRead;
+      this.cursor += bytesRead;
+    }
+    this.buffer = next.subarray(0, filled);
+    this.chunks.push(this.buffer);
+    this.at = 0;
+  }
+}
+
+/**
+ * Every whole record of `buffer` (chunk number `chunk`) from `at`, as record `i` on, into
+ * `table`. Returns the next record's number and where it starts (past this chunk's end
+ * when it does not fit whole).
+ */
+function scanChunk(table: DirectoryTable, buffer: Buffer, chunk: number, at: number, i: number): { next: number; at: number } {
+  const { names, plain, flags, compressedSize, uncompressedSize, localHeaderOffset, chunkOf, parsed } = table;
+  const atOf = table.at;
+  const entryCount = table.count;
+  const end = buffer.length;
+  const b = buffer;
+  for (; i < entryCount; i++) {
+    if (at + RECORD_BYTES > end) break;
+    const signature = (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+    if (signature !== SIGNATURE) throw new Error(`invalid central directory file header signature: 0x${signature.toString(16)}`);
+    const nameLength = b[at + 28]! | (b[at + 29]! << 8);
+    const extraLength = b[at + 30]! | (b[at + 31]! << 8);
+    const commentLength = b[at + 32]! | (b[at + 33]! << 8);
+    const length = RECORD_BYTES + nameLength + extraLength + commentLength;
+    if (at + length > end) break;
+    const flag = b[at + 8]! | (b[at + 9]! << 8);
+    const method = b[at + 10]! | (b[at + 11]! << 8);
+    const compressed = b.readUInt32LE(at + 20);
+    const uncompressed = b.readUInt32LE(at + 24);
+    const nameStart = at + RECORD_BYTES;
+    let simple = extraLength === 0 && (flag & 0x40) === 0 && isPlainName(b, nameStart, nameStart + nameLength);
+    // as yauzl's validateEntrySizes (the slow path throws its message)
+    if (simple && method === 0 && compressed !== uncompressed + (flag & 0x1 ? 12 : 0)) simple = false;
+    chunkOf[i] = chunk;
+    atOf[i] = at;
+    if (simple) {
+      names[i] = latin1Slice(b, nameStart, nameStart + nameLength);
+      plain[i] = 1;
+      flags[i] = flag;
+      compressedSize[i] = compressed;
+      uncompressedSize[i] = uncompressed;
+      localHeaderOffset[i] = b.readUInt32LE(at + 42);
+    } else {
+      const entry = parseRecord(b, at, nameLength, extraLength, commentLength);
+      names[i] = entry.fileName;
+      flags[i] = entry.generalPurposeBitFlag;
+      compressedSize[i] = entry.compressedSize;
+      uncompressedSize[i] = entry.uncompressedSize;
+      localHeaderOffset[i] = entry.relativeOffsetOfLocalHeader;
+      parsed[i] = entry;
+    }
+    at += length;
+  }
+  return { next: i, at };
 }
 
 /**

@@ -37,8 +37,6 @@ export class NodeColumns {
     /** plain titles are printable ASCII without '"' or '\' here */
     readonly pathBytes: Uint8Array,
     capacity: number,
-    /** the title of a row that is not plain */
-    readonly titleText: (columns: NodeColumns, row: number) => string,
   ) {
     this.folder = new Uint8Array(capacity);
     this.idStart = new Uint32Array(capacity);
@@ -48,6 +46,21 @@ export class NodeColumns {
     this.titlePlain = new Uint8Array(capacity);
     this.titleStart = new Uint32Array(capacity);
     this.titleEnd = new Uint32Array(capacity);
+  }
+
+  /** the paths of the rows whose title is not plain (see setTitleText) */
+  private readonly paths: (string | undefined)[] = [];
+
+  /** The title of row `r` when it is not plain. */
+  titleText(r: number): string {
+    return this.paths[r]!.slice(this.titleStart[r]!);
+  }
+
+  /** Row `r`'s title is not plain: it is `path` from `titleStart` on. */
+  setTitleText(r: number, path: string, titleStart: number): void {
+    this.titlePlain[r] = 0;
+    this.titleStart[r] = titleStart;
+    this.paths[r] = path;
   }
 
   /** Row `r` as a node (for tests and any reader that wants objects). */
@@ -61,7 +74,7 @@ export class NodeColumns {
       kind_name: isFolder ? 'folder' : 'file',
       id: prefix + latin1(this.idText, this.idStart[r]!, this.idEnd[r]!),
       container: containerStart === ROOT_CONTAINER ? latin1(this.rootId, 0, this.rootId.length) : prefix + latin1(this.idText, containerStart, this.containerEnd[r]!),
-      title: this.titlePlain[r] ? latin1(this.pathBytes, this.titleStart[r]!, this.titleEnd[r]!) : this.titleText(this, r),
+      title: this.titlePlain[r] ? latin1(this.pathBytes, this.titleStart[r]!, this.titleEnd[r]!) : this.titleText(r),
     };
   }
 }
