@@ -96,7 +96,7 @@ export async function readCentralDirectory(file: string, zip: yauzl.ZipFile, opt
 export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile): Promise<DirectoryTable> {
   const position = zip as unknown as DirectoryPosition;
   const { entryCount, fileSize } = position;
-  let cursor = position.readEntryCursor;
+  const cursor = position.readEntryCursor;
   if (!Number.isSafeInteger(entryCount) || !Number.isSafeInteger(cursor) || cursor > fileSize) {
     throw new Error('the central directory offset lies beyond the end of the file');
   }
