@@ -124,3 +124,15 @@ it('fails the download, naming the file, when a large file read again is not wha
   await expect(download([large], 'torn')).rejects.toThrow("'Data/large.bin' changed while it was being downloaded; download it again.");
   expect(large.remembered).toEqual([]);
 });
+
+it('does not hand back digests of more or fewer bytes than the source listed (the file changed meanwhile)', async () => {
+  const small = fileEntry('small.csv', [SMALL]);
+  small.entry.size = SMALL.length - 1;
+  const large = fileEntry('large.bin', [LARGE]);
+  large.entry.size = LARGE.length + 1;
+  const { md5 } = await download([small, large], 'resized');
+  expect(md5.get('data/Data/small.csv')).toBe(truth(SMALL).md5);
+  expect(md5.get('data/Data/large.bin')).toBe(truth(LARGE).md5);
+  expect(small.remembered).toEqual([]);
+  expect(large.remembered).toEqual([]);
+});

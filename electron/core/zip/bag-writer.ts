@@ -309,7 +309,8 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
         const item = wholeItem(path, bytes, mtime, known ? [] : algorithms, !isTextByName(entry.path), (result) => {
           const reused = known !== null && result.crc === known.crc32;
           files.push(provenanceOf(entry, result.size, reused ? pick(known.hashes, algorithms) : (result.hashes ?? {}), reused));
-          if (!reused) entry.remember?.({ hashes: result.hashes ?? {}, crc32: result.crc });
+          // the digests stand for the version listed only if as many bytes were read
+          if (!reused && result.size === entry.size) entry.remember?.({ hashes: result.hashes ?? {}, crc32: result.crc });
           payloadBytes += result.size;
         });
         if (known) item.file.recheck = { crc32: known.crc32, algorithms };
@@ -456,7 +457,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       await output.drained();
       if (known && crc === known.crc32) return provenanceOf(entry, size, pick(known.hashes, algorithms), true);
       const computed = known ? await hashAgain(entry, algorithms, crc) : hashes;
-      entry.remember?.({ hashes: computed, crc32: crc });
+      if (size === entry.size) entry.remember?.({ hashes: computed, crc32: crc });
       return provenanceOf(entry, size, computed);
     } catch (error) {
       thisJob.abort();
