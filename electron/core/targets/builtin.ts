@@ -4,7 +4,7 @@ import type { Target } from '../target.js';
 import { createFigshareTarget } from './figshare/index.js';
 import { createGithubTarget } from './github/index.js';
 import { createGitlabTarget } from './gitlab/index.js';
-import { LocalTarget } from './local/local-target.js';
+import { createLocalTarget } from './local/index.js';
 import { createOfflineTarget } from './offline/index.js';
 import { createOsfTarget } from './osf/index.js';
 import { createWebdavTarget } from './webdav/index.js';
@@ -13,7 +13,7 @@ import { createZenodoTarget } from './zenodo/index.js';
 /** Every target Ferry ships, in the order the UI offers them. */
 export function builtinTargets(config: FerryConfig, secrets: SecretStore): Target[] {
   return [
-    new LocalTarget({ root: config.workspace }),
+    createLocalTarget(config, secrets),
     createOfflineTarget(config, secrets),
     createOsfTarget(config, secrets),
     createGithubTarget(config, secrets),

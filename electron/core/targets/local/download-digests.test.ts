@@ -49,7 +49,7 @@ async function download(target: LocalTarget): Promise<Map<string, Provenance['fi
   }
 }
 
-it('the second download takes the digests the first computed; a file changed in place with its size and mtime kept is hashed again', async () => {
+it('the second download takes the digests the first computed; a file changed in place with its size and mtime put back is hashed again', async () => {
   await makeFolder();
   const target = new LocalTarget({ root, settledAfterMs: 0 });
   const first = await download(target);
@@ -77,7 +77,8 @@ it('the second download takes the digests the first computed; a file changed in 
     const changed = Buffer.from(bytes);
     changed[7] = changed[7]! ^ 0x01;
     const file = third.get(`Data/${name}`)!;
-    expect(file).toMatchObject({ source_hashes: digests(bytes), computed_hashes: digests(changed), fixity: 'mismatch' });
+    // its ctime moved, so nothing is remembered of this version (the CRC-32 check behind it is bag-writer.remembered.test.ts's)
+    expect(file).toMatchObject({ source_hashes: {}, computed_hashes: digests(changed), fixity: 'no-source-hash' });
     expect(file.hashes_remembered).toBeUndefined();
   }
 });

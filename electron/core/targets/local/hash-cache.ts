@@ -2,6 +2,8 @@
 // a second detail (or an `update` comparison) does not read the bytes again. A download
 // also remembers the CRC-32 of the bytes it hashed: a later download reads the file again
 // (for the ZIP) and takes the remembered digests only when that CRC-32 still matches.
+// Those entries outlive the process (see remembered-digests-file.ts), held to the file's
+// ctime as well: any change to the inode (bytes, times, mode, a rename) moves it.
 
 export interface FileVersion {
   /** relative path ('/'-separated) */
@@ -10,12 +12,28 @@ export interface FileVersion {
   mtimeNs: bigint;
   /** the inode: an atomic replace (rename over) always changes it, even with the same size and mtime */
   ino: bigint;
+  /** when known: an entry remembered with a ctime answers only for that ctime */
+  ctimeNs?: bigint;
 }
 
 interface Remembered {
   hashes: Record<string, string>;
   /** of the bytes the hashes were computed from, when known */
   crc32?: number;
+  ctimeNs?: bigint;
+  /** restored from an earlier run: answers only a lookup that gives the ctime */
+  restored?: boolean;
+}
+
+/** An entry as saved between runs (see remembered-digests-file.ts). */
+export interface SavedDigests {
+  path: string;
+  size: bigint;
+  mtimeNs: bigint;
+  ino: bigint;
+  ctimeNs: bigint;
+  crc32: number;
+  hashes: Record<string, string>;
 }
 
 export class HashCache {
@@ -43,7 +61,11 @@ export class HashCache {
   set(version: FileVersion, hashes: Record<string, string>, crc32?: number): void {
     const key = keyOf(version);
     this.entries.delete(key);
-    this.entries.set(key, { hashes, crc32 });
+    this.entries.set(key, { hashes, crc32, ctimeNs: version.ctimeNs });
+    this.trim();
+  }
+
+  private trim(): void {
     while (this.entries.size > this.capacity) {
       const oldest = this.entries.keys().next().value;
       if (oldest === undefined) break;
@@ -70,9 +92,34 @@ export class HashCache {
     return pending;
   }
 
+  /** The entries a download left (digests with their CRC-32 and ctime), least recently used first. */
+  saved(): SavedDigests[] {
+    const rows: SavedDigests[] = [];
+    for (const [key, { hashes, crc32, ctimeNs }] of this.entries) {
+      if (crc32 === undefined || ctimeNs === undefined) continue;
+      const [path, size, mtimeNs, ino] = key.split('\0') as [string, string, string, string];
+      rows.push({ path, size: BigInt(size), mtimeNs: BigInt(mtimeNs), ino: BigInt(ino), ctimeNs, crc32, hashes });
+    }
+    return rows;
+  }
+
+  /** Takes back what saved() gave in an earlier run (before anything newer is remembered). */
+  restore(rows: readonly SavedDigests[]): void {
+    for (const { hashes, crc32, ctimeNs, ...version } of rows) {
+      const key = keyOf(version);
+      if (!this.entries.has(key)) this.entries.set(key, { hashes, crc32, ctimeNs, restored: true });
+    }
+    this.trim();
+  }
+
   private remembered(version: FileVersion): Remembered | undefined {
     const key = keyOf(version);
     const found = this.entries.get(key);
+    if (found && found.ctimeNs !== undefined && (version.ctimeNs === undefined ? found.restored === true : version.ctimeNs !== found.ctimeNs)) {
+      // the inode changed since (or the caller cannot tell): these digests may not be its bytes'
+      if (version.ctimeNs !== undefined) this.entries.delete(key);
+      return undefined;
+    }
     if (found) {
       // Least recently used goes first: re-inserting moves the key to the end.
       this.entries.delete(key);

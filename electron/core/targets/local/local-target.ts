@@ -4,6 +4,7 @@
 import { constants, type BigIntStats } from 'node:fs';
 import { lstatSync } from 'node:fs';
 import { lstat, mkdir, open, realpath } from 'node:fs/promises';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { notFound } from '../../errors.js';
 import { hashStream } from '../../hashing.js';
@@ -23,6 +24,7 @@ import type {
 import { fullActions } from '../../target.js';
 import { toFerryError } from './fs-errors.js';
 import { HashCache, type FileVersion } from './hash-cache.js';
+import { readRememberedDigests, writeRememberedDigests } from './remembered-digests-file.js';
 import { decodeLocalId, encodeLocalId } from './ids.js';
 import { joinInside } from './safe-path.js';
 import { WorkspaceLister } from './listing.js';
@@ -84,7 +86,12 @@ export interface LocalTargetOptions {
    * its ctime, so the digests could go on answering for bytes they were not computed from.
    */
   settledAfterMs?: number;
+  /** where the digests downloads remembered are kept between runs (none: they last as long as the process) */
+  digestsFile?: string;
 }
+
+/** A remembered digest is saved this long after the last one (a download remembers thousands in a burst). */
+const SAVE_DIGESTS_AFTER_MS = 5000;
 
 /** A node on disk, checked to be a real file or folder inside the root. */
 interface ResolvedNode {
@@ -111,11 +118,26 @@ export class LocalTarget implements Target {
   private readonly root: string;
   private rootRealPath: string | null = null;
   private readonly settledAfterMs: number;
+  private readonly digestsFile: string | null;
+  private saveTimer: NodeJS.Timeout | null = null;
+  private saving: Promise<void> = Promise.resolve();
 
   constructor(options: LocalTargetOptions) {
     this.root = options.root;
     this.hashCache = new HashCache(options.hashCacheSize);
     this.settledAfterMs = options.settledAfterMs ?? 2000;
+    this.digestsFile = options.digestsFile ?? null;
+    if (this.digestsFile) this.hashCache.restore(readRememberedDigests(this.digestsFile, path.resolve(this.root)));
+  }
+
+  /** Saves what is remembered and not saved yet. */
+  async close(): Promise<void> {
+    if (this.saveTimer) {
+      clearTimeout(this.saveTimer);
+      this.saveTimer = null;
+      this.saveDigests();
+    }
+    await this.saving;
   }
 
   async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
@@ -279,11 +301,24 @@ export class LocalTarget implements Target {
       entry.remember = ({ hashes, crc32 }) => {
         if (Number(node.stat.ctimeNs / 1_000_000n) > seenAt - this.settledAfterMs) return;
         this.hashCache.set(version, { ...hashes }, crc32);
+        if (this.digestsFile && !this.saveTimer) {
+          this.saveTimer = setTimeout(() => {
+            this.saveTimer = null;
+            this.saveDigests();
+          }, SAVE_DIGESTS_AFTER_MS).unref();
+        }
       };
       const direct: DirectFile = { absolutePath: node.absolutePath, size: Number(node.stat.size), toError: (error) => toFerryError(error, node.relativePath) };
       (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE] = direct;
     }
     return entry;
+  }
+
+  private saveDigests(): void {
+    const file = this.digestsFile;
+    if (!file) return;
+    // one write at a time, each of the entries as they are when it starts; a cache that cannot be saved is only slower next run
+    this.saving = this.saving.then(() => writeRememberedDigests(file, path.resolve(this.root), this.hashCache.saved())).catch(() => undefined);
   }
 
   /** lstat of a walked node; null when it vanished or turned into something else meanwhile. */
@@ -368,7 +403,7 @@ function toResourceNode(relativePath: string, isFolder: boolean): ResourceNode {
 }
 
 function versionOf(node: ResolvedNode): FileVersion {
-  return { path: node.relativePath, size: node.stat.size, mtimeNs: node.stat.mtimeNs, ino: node.stat.ino };
+  return { path: node.relativePath, size: node.stat.size, mtimeNs: node.stat.mtimeNs, ino: node.stat.ino, ctimeNs: node.stat.ctimeNs };
 }
 
 function readAheadSize(entry: Entry & { [READ_AHEAD]?: number }): number {
