@@ -318,6 +318,7 @@ class PayloadTree {
   private idStart: Uint32Array | null = null;
   private idEnd: Uint32Array | null = null;
   private columns: ColumnBytes | null = null;
+  private payloadOrder: ListingOrder | null = null;
 
   constructor(readonly table: DirectoryTable) {
     this.groups.set('', this.root);
@@ -410,6 +411,12 @@ class PayloadTree {
       }
       members.length = kept;
     }
+  }
+
+  /** The whole payload in listing order (see ListingOrder), made on first use and kept. */
+  depthFirst(): ListingOrder {
+    if (this.payloadOrder === null) this.payloadOrder = walkDepthFirst(this, this.root);
+    return this.payloadOrder;
   }
 
   entryOf(candidate: number): IndexedEntry {
@@ -547,10 +554,91 @@ export interface ColumnBytes {
   idText: Buffer;
 }
 
+/** Where the id text of a path at `pathStart` (a multiple of 3) of ColumnBytes.pathBytes starts in idText. */
+function idStartOf(pathStart: number): number {
+  return (pathStart / 3) * 4;
+}
+
+/** How long the id text (base64url, no padding) of a path of `pathLength` bytes is: ceil(4n / 3), in integers. */
+function idLengthOf(pathLength: number): number {
+  return ((pathLength * 4 + 2) / 3) | 0;
+}
+
 /** base64url (no padding) of `bytes`, written at `at`; returns the end. */
 function encodeBytes(bytes: Buffer, out: Buffer, at: number): number {
   const encoded = bytes.toString('base64url');
   return at + out.write(encoded, at, 'latin1');
+}
+
+/**
+ * A folder's subtree in listing order: depth first, pre-order (a folder, then everything
+ * below it), each folder's members in code-point order. A listing is a flat loop over it,
+ * with no stack of its own: runs of rows in one folder, one after another (a folder's run
+ * stops where a sub-folder's subtree comes in between, and goes on after it).
+ */
+interface ListingOrder {
+  /** the candidate at each position */
+  order: Int32Array;
+  runs: number;
+  /** run k is positions runEnd[k - 1] (0 for the first) up to runEnd[k] */
+  runEnd: Int32Array;
+  /** the candidate of the folder holding run k's entries; -1 for the top folder */
+  runFolder: Int32Array;
+}
+
+/** The listing order of one folder's members alone. */
+function membersInOrder(top: Group): ListingOrder {
+  const order = Int32Array.from(top.members);
+  return { order, runs: 1, runEnd: Int32Array.of(order.length), runFolder: Int32Array.of(-1) };
+}
+
+/** The listing order of everything below `top` (the one depth-first walk of the tree). */
+function walkDepthFirst(tree: PayloadTree, top: Group): ListingOrder {
+  const { paths, kinds, groups } = tree;
+  // at most every candidate once. At most one run per turn of the loop below, which pushes a
+  // group or pops one: each group is pushed once at most (from the one winner of its path),
+  // so there are at most 2 turns per group.
+  const order = new Int32Array(paths.length);
+  const runEnd = new Int32Array(2 * groups.size);
+  const runFolder = new Int32Array(runEnd.length);
+  let count = 0;
+  let runs = 0;
+  // a stack of (group, next member, its folder's candidate): a loop, not recursion, as a
+  // hostile name may nest 30,000 folders deep
+  const stackGroups: Group[] = [top];
+  const stackNext: number[] = [0];
+  const stackFolder: number[] = [-1];
+  while (stackGroups.length > 0) {
+    const depth = stackGroups.length - 1;
+    const { members } = stackGroups[depth]!;
+    let at = stackNext[depth]!;
+    let descend: Group | undefined;
+    let c = -1;
+    const runStart = count;
+    while (at < members.length) {
+      c = members[at++]!;
+      order[count++] = c;
+      if (kinds[c] !== FILE) {
+        descend = groups.get(paths[c]!);
+        if (descend !== undefined) break;
+      }
+    }
+    if (count > runStart) {
+      runEnd[runs] = count;
+      runFolder[runs++] = stackFolder[depth]!;
+    }
+    stackNext[depth] = at;
+    if (descend !== undefined) {
+      stackGroups.push(descend);
+      stackNext.push(0);
+      stackFolder.push(c);
+    } else {
+      stackGroups.pop();
+      stackNext.pop();
+      stackFolder.pop();
+    }
+  }
+  return { order, runs, runEnd, runFolder };
 }
 
 class TreeEntry implements IndexedEntry {
@@ -683,49 +771,25 @@ class Index implements ArchiveIndex {
     if (top === undefined) return;
     const { paths, kinds } = tree;
     const idPrefix = `${archiveId}-`;
+    // the payload's order is kept with the tree; a sub-folder's (no caller lists one
+    // recursively today) is walked for the listing, as the payload's is the first time
+    const { order, runs, runEnd, runFolder } = !recursive ? membersInOrder(top) : folder === '' ? tree.depthFirst() : walkDepthFirst(tree, top);
+    const topTitleStart = folder === '' ? 0 : folder.length + 1;
     let batch: ResourceNode[] = [];
-    // depth first: a stack of (group, next member, the group's id, where titles start)
-    const groups: Group[] = [top];
-    const next: number[] = [0];
-    const ids: string[] = [folderId];
-    const titleStarts: number[] = [folder === '' ? 0 : folder.length + 1];
-    while (groups.length > 0) {
-      const depth = groups.length - 1;
-      const { members } = groups[depth]!;
-      const container = ids[depth]!;
-      const titleStart = titleStarts[depth]!;
-      let at = next[depth]!;
-      let descend: Group | undefined;
-      let descendId = '';
-      while (at < members.length) {
-        const c = members[at++]!;
+    let i = 0;
+    for (let run = 0; run < runs; run++) {
+      const parent = runFolder[run]!;
+      const container = parent < 0 ? folderId : tree.idOf(parent, idPrefix);
+      const titleStart = parent < 0 ? topTitleStart : paths[parent]!.length + 1;
+      for (const end = runEnd[run]!; i < end; i++) {
+        const c = order[i]!;
         const path = paths[c]!;
         const isFolder = kinds[c] !== FILE;
-        const id = tree.idOf(c, idPrefix);
-        batch.push({ kind: isFolder ? 'container' : 'item', kind_name: isFolder ? 'folder' : 'file', id, container, title: titleStart === 0 ? path : path.slice(titleStart) });
+        batch.push({ kind: isFolder ? 'container' : 'item', kind_name: isFolder ? 'folder' : 'file', id: tree.idOf(c, idPrefix), container, title: titleStart === 0 ? path : path.slice(titleStart) });
         if (batch.length >= batchSize) {
           yield batch;
           batch = [];
         }
-        if (recursive && isFolder) {
-          descend = tree.groups.get(path);
-          if (descend !== undefined) {
-            descendId = id;
-            break;
-          }
-        }
-      }
-      next[depth] = at;
-      if (descend !== undefined) {
-        groups.push(descend);
-        next.push(0);
-        ids.push(descendId);
-        titleStarts.push(descend.path.length + 1);
-      } else {
-        groups.pop();
-        next.pop();
-        ids.pop();
-        titleStarts.pop();
       }
     }
     if (batch.length > 0) yield batch;
@@ -736,33 +800,24 @@ class Index implements ArchiveIndex {
     if (tree === null) return;
     const { paths, kinds } = tree;
     const { pathBytes, pathStart, pathEnd, jsonPlain, idText } = tree.columnBytes();
+    const { order, runs, runEnd, runFolder } = tree.depthFirst();
     const rootId = Buffer.from(archiveId, 'latin1');
     const idPrefix = Buffer.from(`${archiveId}-`, 'latin1');
     let columns = new NodeColumns(idPrefix, rootId, idText, pathBytes, batchSize);
-    // depth first, as nodeBatches: a stack of (group, next member, the container's id range, where titles start)
-    const groups: Group[] = [tree.root];
-    const next: number[] = [0];
-    const containerStarts: number[] = [ROOT_CONTAINER];
-    const containerEnds: number[] = [ROOT_CONTAINER];
-    const titleStarts: number[] = [0];
-    while (groups.length > 0) {
-      const depth = groups.length - 1;
-      const { members } = groups[depth]!;
-      const containerStart = containerStarts[depth]!;
-      const containerEnd = containerEnds[depth]!;
-      const titleStart = titleStarts[depth]!;
-      let at = next[depth]!;
-      let descend: Group | undefined;
-      let descendFrom = 0;
-      while (at < members.length) {
-        const c = members[at++]!;
-        const isFolder = kinds[c] !== FILE;
+    let i = 0;
+    for (let run = 0; run < runs; run++) {
+      const parent = runFolder[run]!;
+      const containerStart = parent < 0 ? ROOT_CONTAINER : idStartOf(pathStart[parent]!);
+      const containerEnd = parent < 0 ? ROOT_CONTAINER : containerStart + idLengthOf(pathEnd[parent]! - pathStart[parent]!);
+      const titleStart = parent < 0 ? 0 : paths[parent]!.length + 1;
+      for (const end = runEnd[run]!; i < end; i++) {
+        const c = order[i]!;
         const r = columns.count++;
-        columns.folder[r] = isFolder ? 1 : 0;
+        columns.folder[r] = kinds[c] !== FILE ? 1 : 0;
         const start = pathStart[c]!;
-        const idStart = (start / 3) * 4;
+        const idStart = idStartOf(start);
         columns.idStart[r] = idStart;
-        columns.idEnd[r] = idStart + Math.ceil(((pathEnd[c]! - start) * 4) / 3);
+        columns.idEnd[r] = idStart + idLengthOf(pathEnd[c]! - start);
         columns.containerStart[r] = containerStart;
         columns.containerEnd[r] = containerEnd;
         if (jsonPlain[c]) {
@@ -776,27 +831,6 @@ class Index implements ArchiveIndex {
           yield columns;
           columns = new NodeColumns(idPrefix, rootId, idText, pathBytes, batchSize);
         }
-        if (isFolder) {
-          descend = tree.groups.get(paths[c]!);
-          if (descend !== undefined) {
-            descendFrom = c;
-            break;
-          }
-        }
-      }
-      next[depth] = at;
-      if (descend !== undefined) {
-        groups.push(descend);
-        next.push(0);
-        containerStarts.push((pathStart[descendFrom]! / 3) * 4);
-        containerEnds.push((pathStart[descendFrom]! / 3) * 4 + Math.ceil(((pathEnd[descendFrom]! - pathStart[descendFrom]!) * 4) / 3));
-        titleStarts.push(descend.path.length + 1);
-      } else {
-        groups.pop();
-        next.pop();
-        containerStarts.pop();
-        containerEnds.pop();
-        titleStarts.pop();
       }
     }
     if (columns.count > 0) yield columns;
