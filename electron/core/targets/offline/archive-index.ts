@@ -296,6 +296,9 @@ interface Group {
   path: string;
   /** candidates, then (once built) the winners only, sorted by path */
   members: number[];
+  /** (once built) where in members the folders are that hold entries of their own, and their groups */
+  subfolderAt: number[];
+  subfolders: Group[];
 }
 
 class PayloadTree {
@@ -310,7 +313,7 @@ class PayloadTree {
   dateRecords!: Int32Array;
   winner!: Uint8Array;
   readonly groups = new Map<string, Group>();
-  readonly root: Group = { path: '', members: [] };
+  readonly root: Group = { path: '', members: [], subfolderAt: [], subfolders: [] };
   private made: (IndexedEntry | undefined)[] = [];
   /** every winner's id, one after another (see idOf) */
   private ids: string | null = null;
@@ -373,7 +376,7 @@ class PayloadTree {
     }
     let group = parent;
     for (let k = missing.length - 1; k >= 0; k--) {
-      group = { path: missing[k]!, members: [] };
+      group = { path: missing[k]!, members: [], subfolderAt: [], subfolders: [] };
       this.groups.set(group.path, group);
       parent.members.push(this.add(group.path, IMPLIED, record, ascii));
       parent = group;
@@ -381,9 +384,9 @@ class PayloadTree {
     return group;
   }
 
-  /** Sorts each group, keeps the first candidate of each path, and dates the folders. */
+  /** Sorts each group, keeps the first candidate of each path, dates the folders, and finds the sub-folders to list. */
   finish(): void {
-    const { paths, kinds, records } = this;
+    const { paths, kinds, records, groups } = this;
     const count = paths.length;
     this.winner = new Uint8Array(count);
     this.dateRecords = new Int32Array(count);
@@ -406,6 +409,14 @@ class PayloadTree {
         }
         this.winner[first] = 1;
         this.dateRecords[first] = date;
+        if (kinds[first] !== FILE) {
+          // a file of a folder's path hides the folder: only a winning folder's group is listed
+          const subfolder = groups.get(paths[first]!);
+          if (subfolder !== undefined) {
+            group.subfolderAt.push(kept);
+            group.subfolders.push(subfolder);
+          }
+        }
         members[kept++] = first;
         i = j;
       }
@@ -415,7 +426,7 @@ class PayloadTree {
 
   /** The whole payload in listing order (see ListingOrder), made on first use and kept. */
   depthFirst(): ListingOrder {
-    if (this.payloadOrder === null) this.payloadOrder = walkDepthFirst(this, this.root);
+    if (this.payloadOrder === null) this.payloadOrder = walkDepthFirst(this.root);
     return this.payloadOrder;
   }
 
@@ -572,73 +583,68 @@ function encodeBytes(bytes: Buffer, out: Buffer, at: number): number {
 
 /**
  * A folder's subtree in listing order: depth first, pre-order (a folder, then everything
- * below it), each folder's members in code-point order. A listing is a flat loop over it,
- * with no stack of its own: runs of rows in one folder, one after another (a folder's run
- * stops where a sub-folder's subtree comes in between, and goes on after it).
+ * below it), each folder's members in code-point order. That is runs of a group's members,
+ * one after another (a group's run stops after a sub-folder, whose subtree comes next, and
+ * goes on after it): a listing is a flat loop over them, with no stack of its own.
  */
 interface ListingOrder {
-  /** the candidate at each position */
-  order: Int32Array;
   runs: number;
-  /** run k is positions runEnd[k - 1] (0 for the first) up to runEnd[k] */
-  runEnd: Int32Array;
+  /** run k is runMembers[k][runFrom[k] .. runTo[k]) */
+  runMembers: number[][];
+  runFrom: Int32Array;
+  runTo: Int32Array;
   /** the candidate of the folder holding run k's entries; -1 for the top folder */
   runFolder: Int32Array;
 }
 
 /** The listing order of one folder's members alone. */
 function membersInOrder(top: Group): ListingOrder {
-  const order = Int32Array.from(top.members);
-  return { order, runs: 1, runEnd: Int32Array.of(order.length), runFolder: Int32Array.of(-1) };
+  return { runs: 1, runMembers: [top.members], runFrom: Int32Array.of(0), runTo: Int32Array.of(top.members.length), runFolder: Int32Array.of(-1) };
 }
 
-/** The listing order of everything below `top` (the one depth-first walk of the tree). */
-function walkDepthFirst(tree: PayloadTree, top: Group): ListingOrder {
-  const { paths, kinds, groups } = tree;
-  // at most every candidate once. At most one run per turn of the loop below, which pushes a
-  // group or pops one: each group is pushed once at most (from the one winner of its path),
-  // so there are at most 2 turns per group.
-  const order = new Int32Array(paths.length);
-  const runEnd = new Int32Array(2 * groups.size);
-  const runFolder = new Int32Array(runEnd.length);
-  let count = 0;
-  let runs = 0;
-  // a stack of (group, next member, its folder's candidate): a loop, not recursion, as a
-  // hostile name may nest 30,000 folders deep
+/**
+ * The listing order of everything below `top`: the one depth-first walk of the tree. It
+ * goes from sub-folder to sub-folder (see Group.subfolderAt), not row by row.
+ */
+function walkDepthFirst(top: Group): ListingOrder {
+  const runMembers: number[][] = [];
+  const runFrom: number[] = [];
+  const runTo: number[] = [];
+  const runFolder: number[] = [];
+  // a stack of (group, next sub-folder, next member, its folder's candidate): a loop, not
+  // recursion, as a hostile name may nest 30,000 folders deep
   const stackGroups: Group[] = [top];
-  const stackNext: number[] = [0];
+  const stackNextSubfolder: number[] = [0];
+  const stackNextMember: number[] = [0];
   const stackFolder: number[] = [-1];
   while (stackGroups.length > 0) {
     const depth = stackGroups.length - 1;
-    const { members } = stackGroups[depth]!;
-    let at = stackNext[depth]!;
-    let descend: Group | undefined;
-    let c = -1;
-    const runStart = count;
-    while (at < members.length) {
-      c = members[at++]!;
-      order[count++] = c;
-      if (kinds[c] !== FILE) {
-        descend = groups.get(paths[c]!);
-        if (descend !== undefined) break;
-      }
+    const { members, subfolderAt, subfolders } = stackGroups[depth]!;
+    const k = stackNextSubfolder[depth]!;
+    const from = stackNextMember[depth]!;
+    // up to and with the next sub-folder's row, or to the group's end
+    const to = k < subfolderAt.length ? subfolderAt[k]! + 1 : members.length;
+    if (to > from) {
+      runMembers.push(members);
+      runFrom.push(from);
+      runTo.push(to);
+      runFolder.push(stackFolder[depth]!);
     }
-    if (count > runStart) {
-      runEnd[runs] = count;
-      runFolder[runs++] = stackFolder[depth]!;
-    }
-    stackNext[depth] = at;
-    if (descend !== undefined) {
-      stackGroups.push(descend);
-      stackNext.push(0);
-      stackFolder.push(c);
+    if (k < subfolderAt.length) {
+      stackNextSubfolder[depth] = k + 1;
+      stackNextMember[depth] = to;
+      stackGroups.push(subfolders[k]!);
+      stackNextSubfolder.push(0);
+      stackNextMember.push(0);
+      stackFolder.push(members[to - 1]!);
     } else {
       stackGroups.pop();
-      stackNext.pop();
+      stackNextSubfolder.pop();
+      stackNextMember.pop();
       stackFolder.pop();
     }
   }
-  return { order, runs, runEnd, runFolder };
+  return { runs: runMembers.length, runMembers, runFrom: Int32Array.from(runFrom), runTo: Int32Array.from(runTo), runFolder: Int32Array.from(runFolder) };
 }
 
 class TreeEntry implements IndexedEntry {
@@ -773,16 +779,16 @@ class Index implements ArchiveIndex {
     const idPrefix = `${archiveId}-`;
     // the payload's order is kept with the tree; a sub-folder's (no caller lists one
     // recursively today) is walked for the listing, as the payload's is the first time
-    const { order, runs, runEnd, runFolder } = !recursive ? membersInOrder(top) : folder === '' ? tree.depthFirst() : walkDepthFirst(tree, top);
+    const { runs, runMembers, runFrom, runTo, runFolder } = !recursive ? membersInOrder(top) : folder === '' ? tree.depthFirst() : walkDepthFirst(top);
     const topTitleStart = folder === '' ? 0 : folder.length + 1;
     let batch: ResourceNode[] = [];
-    let i = 0;
     for (let run = 0; run < runs; run++) {
       const parent = runFolder[run]!;
       const container = parent < 0 ? folderId : tree.idOf(parent, idPrefix);
       const titleStart = parent < 0 ? topTitleStart : paths[parent]!.length + 1;
-      for (const end = runEnd[run]!; i < end; i++) {
-        const c = order[i]!;
+      const members = runMembers[run]!;
+      for (let i = runFrom[run]!, end = runTo[run]!; i < end; i++) {
+        const c = members[i]!;
         const path = paths[c]!;
         const isFolder = kinds[c] !== FILE;
         batch.push({ kind: isFolder ? 'container' : 'item', kind_name: isFolder ? 'folder' : 'file', id: tree.idOf(c, idPrefix), container, title: titleStart === 0 ? path : path.slice(titleStart) });
@@ -800,24 +806,25 @@ class Index implements ArchiveIndex {
     if (tree === null) return;
     const { paths, kinds } = tree;
     const { pathBytes, pathStart, pathEnd, jsonPlain, idText } = tree.columnBytes();
-    const { order, runs, runEnd, runFolder } = tree.depthFirst();
+    const { runs, runMembers, runFrom, runTo, runFolder } = tree.depthFirst();
     const rootId = Buffer.from(archiveId, 'latin1');
     const idPrefix = Buffer.from(`${archiveId}-`, 'latin1');
     let columns = new NodeColumns(idPrefix, rootId, idText, pathBytes, batchSize);
-    let i = 0;
     for (let run = 0; run < runs; run++) {
       const parent = runFolder[run]!;
       const containerStart = parent < 0 ? ROOT_CONTAINER : idStartOf(pathStart[parent]!);
       const containerEnd = parent < 0 ? ROOT_CONTAINER : containerStart + idLengthOf(pathEnd[parent]! - pathStart[parent]!);
       const titleStart = parent < 0 ? 0 : paths[parent]!.length + 1;
-      for (const end = runEnd[run]!; i < end; i++) {
-        const c = order[i]!;
+      const members = runMembers[run]!;
+      for (let i = runFrom[run]!, end = runTo[run]!; i < end; i++) {
+        const c = members[i]!;
         const r = columns.count++;
         columns.folder[r] = kinds[c] !== FILE ? 1 : 0;
         const start = pathStart[c]!;
-        const idStart = idStartOf(start);
+        // idStartOf and idLengthOf written out: a call per row costs until the loop is optimized
+        const idStart = (start / 3) * 4;
         columns.idStart[r] = idStart;
-        columns.idEnd[r] = idStart + idLengthOf(pathEnd[c]! - start);
+        columns.idEnd[r] = idStart + ((((pathEnd[c]! - start) * 4 + 2) / 3) | 0);
         columns.containerStart[r] = containerStart;
         columns.containerEnd[r] = containerEnd;
         if (jsonPlain[c]) {
