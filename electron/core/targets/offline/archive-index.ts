@@ -467,22 +467,22 @@ class PayloadTree {
     return this.ids!.substring(this.idStart![c]!, this.idEnd![c]!);
   }
 
-  /** The UTF-8 of the few winners whose path is not ASCII (a Map: reads past a short array's end are slow in V8). */
-  private nonAsciiUtf8(): Map<number, Buffer> {
-    const { paths, ascii, winner } = this;
-    const utf8 = new Map<number, Buffer>();
-    for (let c = 0; c < paths.length; c++) if (winner[c] && !ascii[c]) utf8.set(c, Buffer.from(paths[c]!, 'utf8'));
-    return utf8;
-  }
-
   private makeIds(idPrefix: string): void {
     const { paths, ascii, winner } = this;
     const count = paths.length;
     const prefix = Buffer.from(idPrefix, 'latin1');
-    const utf8 = this.nonAsciiUtf8();
+    // only the few non-ASCII paths (a Map: reads past a short array's end are slow in V8)
+    const utf8 = new Map<number, Buffer>();
     let total = 0;
     for (let c = 0; c < count; c++) {
-      if (winner[c]) total += prefix.length + Math.ceil(((ascii[c] ? paths[c]!.length : utf8.get(c)!.length) * 4) / 3);
+      if (!winner[c]) continue;
+      let length = paths[c]!.length;
+      if (!ascii[c]) {
+        const bytes = Buffer.from(paths[c]!, 'utf8');
+        utf8.set(c, bytes);
+        length = bytes.length;
+      }
+      total += prefix.length + Math.ceil((length * 4) / 3);
     }
     const out = Buffer.allocUnsafe(total);
     const starts = new Uint32Array(count);
@@ -511,10 +511,17 @@ class PayloadTree {
     if (this.columns !== null) return this.columns;
     const { paths, ascii, winner } = this;
     const count = paths.length;
-    const utf8 = this.nonAsciiUtf8();
+    const utf8 = new Map<number, Buffer>();
     let total = 0;
     for (let c = 0; c < count; c++) {
-      if (winner[c]) total += Math.ceil((ascii[c] ? paths[c]!.length : utf8.get(c)!.length) / 3) * 3;
+      if (!winner[c]) continue;
+      let length = paths[c]!.length;
+      if (!ascii[c]) {
+        const bytes = Buffer.from(paths[c]!, 'utf8');
+        utf8.set(c, bytes);
+        length = bytes.length;
+      }
+      total += Math.ceil(length / 3) * 3;
     }
     const pathBytes = Buffer.alloc(total);
     const pathStart = new Uint32Array(count);
