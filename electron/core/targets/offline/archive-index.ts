@@ -321,6 +321,7 @@ class PayloadTree {
   private idStart: Uint32Array | null = null;
   private idEnd: Uint32Array | null = null;
   private columns: ColumnBytes | null = null;
+  private utf8: Map<number, Buffer> | null = null;
   private payloadOrder: ListingOrder | null = null;
 
   constructor(readonly table: DirectoryTable) {
@@ -467,21 +468,29 @@ class PayloadTree {
     return this.ids!.substring(this.idStart![c]!, this.idEnd![c]!);
   }
 
+  /**
+   * The UTF-8 of the winners' non-ASCII paths (an ASCII path's characters are its bytes),
+   * made once for the ids and the column bytes. Only the few such paths: a Map, as reads
+   * past a short array's end are slow in V8.
+   */
+  private nonAsciiUtf8(): Map<number, Buffer> {
+    if (this.utf8 !== null) return this.utf8;
+    const { paths, ascii, winner } = this;
+    const utf8 = new Map<number, Buffer>();
+    for (let c = 0; c < paths.length; c++) if (winner[c] && !ascii[c]) utf8.set(c, Buffer.from(paths[c]!, 'utf8'));
+    this.utf8 = utf8;
+    return utf8;
+  }
+
   private makeIds(idPrefix: string): void {
     const { paths, ascii, winner } = this;
     const count = paths.length;
     const prefix = Buffer.from(idPrefix, 'latin1');
-    // only the few non-ASCII paths (a Map: reads past a short array's end are slow in V8)
-    const utf8 = new Map<number, Buffer>();
+    const utf8 = this.nonAsciiUtf8();
     let total = 0;
     for (let c = 0; c < count; c++) {
       if (!winner[c]) continue;
-      let length = paths[c]!.length;
-      if (!ascii[c]) {
-        const bytes = Buffer.from(paths[c]!, 'utf8');
-        utf8.set(c, bytes);
-        length = bytes.length;
-      }
+      const length = ascii[c] ? paths[c]!.length : utf8.get(c)!.length;
       total += prefix.length + Math.ceil((length * 4) / 3);
     }
     const out = Buffer.allocUnsafe(total);
@@ -511,16 +520,11 @@ class PayloadTree {
     if (this.columns !== null) return this.columns;
     const { paths, ascii, winner } = this;
     const count = paths.length;
-    const utf8 = new Map<number, Buffer>();
+    const utf8 = this.nonAsciiUtf8();
     let total = 0;
     for (let c = 0; c < count; c++) {
       if (!winner[c]) continue;
-      let length = paths[c]!.length;
-      if (!ascii[c]) {
-        const bytes = Buffer.from(paths[c]!, 'utf8');
-        utf8.set(c, bytes);
-        length = bytes.length;
-      }
+      const length = ascii[c] ? paths[c]!.length : utf8.get(c)!.length;
       total += Math.ceil(length / 3) * 3;
     }
     const pathBytes = Buffer.alloc(total);
