@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { crc32 } from 'node:zlib';
 import yauzl from 'yauzl';
+import { crc32 } from '../crc32.js';
 
 const UTF8_FLAG = 0x800;
 const UNICODE_PATH_FIELD = 0x7075;

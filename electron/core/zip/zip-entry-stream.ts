@@ -1,7 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { crc32, inflateRawSync } from 'node:zlib';
+import { inflateRawSync } from 'node:zlib';
 import type yauzl from 'yauzl';
+import { crc32 } from '../crc32.js';
 import { FerryError } from '../errors.js';
 import { MultiHash } from '../hashing.js';
 import type { WholeFile } from '../jobs/whole-entry.js';

@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { crc32 } from 'node:zlib';
 import path from 'node:path';
 import type yauzl from 'yauzl';
+import { crc32 } from '../../crc32.js';
 import { notFound, notSupported, throwIfAborted } from '../../errors.js';
 import { hashStream, HashingPassThrough } from '../../hashing.js';
 import type { Limits } from '../../limits.js';
