@@ -3,6 +3,8 @@ import { Worker } from 'node:worker_threads';
 import { LOCAL_HEADER_BYTES, FLAG_UTF8 } from './bag-zip-format.js';
 import { sampleDecision } from './compression-choice.js';
 import { SharedRing } from '../shared-ring.js';
+import { CancelledError } from '../errors.js';
+import { fastCrc32ModulePath } from '../crc32.js';
 
 // The CPU work of a bag download — md5, sha256, CRC-32 and deflate of every byte — runs on
 // worker threads, so both cores work and the event loop only moves bytes.
@@ -18,11 +20,19 @@ import { SharedRing } from '../shared-ring.js';
 // main into one file, so a worker file of its own would not exist at run time.
 
 const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const crypto = require('node:crypto');
 const { createHash } = crypto;
 const fs = require('node:fs');
 const zlib = require('node:zlib');
+// the fast CRC-32 (see electron/core/crc32.ts) by the path the main thread loaded it from;
+// (a chunk is never empty: Node 20's zlib.crc32 of some empty buffers drops the running value)
+const crc32 = (() => {
+  try {
+    if (workerData && workerData.crc32Module) return require(workerData.crc32Module).crc32;
+  } catch {}
+  return zlib.crc32;
+})();
 const sampleDecision = (${sampleDecision.toString()});
 // A small file is judged on its first 4 KiB (the entropy test costs ~2 ns a byte, a
 // quarter of deflating text, so a large sample would add a quarter to every text file);
@@ -139,7 +149,7 @@ function batch(m) {
     if (!f.folder) {
       hashes = {};
       for (const algorithm of f.algorithms) hashes[algorithm] = digest(algorithm, bytes);
-      crc = zlib.crc32(bytes);
+      crc = crc32(bytes) >>> 0;
       // remembered digests stand only while the bytes' CRC-32 is the one remembered with them
       if (f.recheck && f.recheck.crc32 !== crc) for (const algorithm of f.recheck.algorithms) hashes[algorithm] = digest(algorithm, bytes);
       if (f.level > 0 && (!f.decide || bytes.length < WHOLE_TRIAL_BYTES || sampleDecision(bytes.subarray(0, SMALL_SAMPLE_BYTES), trialDeflate))) {
@@ -190,7 +200,7 @@ parentPort.on('message', (m) => {
     if (!s) return ack();
     const bytes = Buffer.from(rings.get(m.ring), m.offset, m.length);
     for (const hash of s.hashes) hash.update(bytes);
-    if (s.crc !== null) s.crc = zlib.crc32(bytes, s.crc);
+    if (s.crc !== null) s.crc = crc32(bytes, s.crc) >>> 0;
     // the slot is free once deflate has consumed it (its callback), else at once
     if (s.engine) s.engine.write(bytes, ack);
     else ack();
@@ -403,6 +413,13 @@ export class BagWorkerPool {
     else this.draining.add(job.ring.id);
   }
 
+  /** @internal one reader (a worker, or the output a slot was lent to) is done with a slot */
+  releaseSlot(ringId: number, slot: number): void {
+    const ring = this.rings.get(ringId);
+    ring?.release(slot);
+    if (ring?.idle && this.draining.delete(ring.id)) this.freeRings.push(ring);
+  }
+
   /** Rings (6 MiB of shared memory each) this pool holds: as many as large files were ever in flight at once. */
   get ringsHeld(): number {
     return this.rings.size;
@@ -429,17 +446,14 @@ export class BagWorkerPool {
   }
 
   private spawn(): PoolWorker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'ferry-bag' });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'ferry-bag', workerData: { crc32Module: fastCrc32ModulePath() } });
     const entry: PoolWorker = { worker, busy: 0, pacing: 0, rings: new Set() };
     worker.unref();
     worker.on('message', (message: FromWorker) => {
       switch (message.op) {
-        case 'ack': {
-          const ring = this.rings.get(message.ring);
-          ring?.release(message.slot);
-          if (ring?.idle && this.draining.delete(ring.id)) this.freeRings.push(ring);
+        case 'ack':
+          this.releaseSlot(message.ring, message.slot);
           return;
-        }
         case 'data':
           this.streams.get(message.id)?.deliver(Buffer.from(message.data));
           return;
@@ -495,11 +509,13 @@ export class LargeFileJob {
   async write(chunk: Buffer): Promise<void> {
     let offset = 0;
     while (offset < chunk.length) {
-      if (this.error) throw this.error;
+      this.throwIfStopped();
       if (this.slot < 0) {
-        this.slot = await this.ring.acquire();
+        const slot = await this.ring.acquire();
+        // a stopped job's ring may already serve another file
+        this.throwIfStopped();
+        this.slot = slot;
         this.filled = 0;
-        if (this.error) throw this.error;
       }
       const n = Math.min(chunk.length - offset, SLOT_BYTES - this.filled);
       chunk.copy(this.ring.view, this.slot * SLOT_BYTES + this.filled, offset, offset + n);
@@ -507,6 +523,46 @@ export class LargeFileJob {
       offset += n;
       if (this.filled === SLOT_BYTES) this.post();
     }
+  }
+
+  /**
+   * Reads the file's next bytes straight into a shared slot (`read` fills the buffer it is
+   * given as far as it can, 0 at the end) and hands them to the workers: no copy, and no
+   * buffer of its own per chunk. With `lend`, the slot also waits for `giveBack` (the
+   * output sending those bytes) before it is reused. Null at the end of the file.
+   */
+  async fill(read: (into: Buffer) => Promise<number>, lend: boolean): Promise<{ bytes: Buffer; giveBack?: () => void } | null> {
+    this.throwIfStopped();
+    const slot = await this.ring.acquire();
+    // a stopped job's ring may already serve another file: not one byte more goes into it
+    this.throwIfStopped();
+    // held while the file is read into it, so a job stopped meanwhile leaves its ring to
+    // drain (see finishStream) rather than to the next file while this read still writes
+    this.ring.pending[slot] = 1;
+    const start = slot * SLOT_BYTES;
+    let filled = 0;
+    try {
+      filled = await read(this.ring.view.subarray(start, start + SLOT_BYTES));
+      this.throwIfStopped();
+    } catch (error) {
+      this.pool.releaseSlot(this.ring.id, slot);
+      throw error;
+    }
+    if (filled === 0) {
+      this.pool.releaseSlot(this.ring.id, slot);
+      return null;
+    }
+    this.ring.pending[slot] = this.assigned.length + (lend ? 1 : 0);
+    for (const { worker } of this.assigned) worker.worker.postMessage({ op: 'chunk', id: this.id, ring: this.ring.id, slot, offset: start, length: filled });
+    const bytes = this.ring.view.subarray(start, start + filled);
+    if (!lend) return { bytes };
+    let given = false;
+    const giveBack = () => {
+      if (given) return;
+      given = true;
+      this.pool.releaseSlot(this.ring.id, slot);
+    };
+    return { bytes, giveBack };
   }
 
   /** Digests (merged over the roles) and CRC once every byte is processed. */
@@ -551,6 +607,11 @@ export class LargeFileJob {
     const done = this.done;
     this.finish();
     done?.reject(error);
+  }
+
+  private throwIfStopped(): void {
+    if (this.error) throw this.error;
+    if (this.finished) throw new CancelledError();
   }
 
   private post(): void {

@@ -17,6 +17,8 @@ import {
   type CentralRecord,
 } from './bag-zip-format.js';
 import { isIncompressibleByName, isTextByName, SAMPLE_BYTES, sampleCompressesOffThread } from './compression-choice.js';
+import { ZipOutput, type LendingSink } from './zip-output.js';
+import { askDirectFiles, directFileOf, openDirectSource, streamSource, type DirectFile, type LargeFileSource } from './large-file-source.js';
 
 // A download is a BagIt bag (RFC 8493) inside a ZIP, streamed: entries are pulled from the
 // target in order, hashed and compressed on worker threads while the bytes go out, and the
@@ -29,6 +31,12 @@ export interface BagWriterOptions {
   /** the bag's top folder in the ZIP, see bagNameFor */
   bagName: string;
   signal?: AbortSignal;
+  /**
+   * The stream the ZIP is piped straight into, and nothing else reads it (an HTTP
+   * response): a large local file's stored bytes then go out from the memory they were read
+   * into, reused once the sink has sent them, instead of a new buffer per chunk.
+   */
+  lendTo?: LendingSink;
   /** the download time recorded in bag-info.txt and the provenance file */
   now?: Date;
   /**
@@ -114,19 +122,6 @@ interface WholeItem {
   direct?: DirectFile;
 }
 
-/**
- * The direct-read handshake of a target whose files a worker thread may open itself, by
- * path (see DIRECT_FILES in electron/core/targets/local/local-target.ts; registered
- * symbols, so the ZIP code does not depend on one target).
- */
-const DIRECT_FILES = Symbol.for('ferry.directFiles');
-const DIRECT_FILE = Symbol.for('ferry.directFile');
-interface DirectFile {
-  absolutePath: string;
-  size: number;
-  toError(error: unknown): unknown;
-}
-
 /** A worker's failure to read a file, as the error its target's open() would have thrown. */
 function readFailure(item: WholeItem, error: { code: string | null; message: string }): Error {
   // without a code (not a file system error) it is still reported as one: the message may name an absolute path
@@ -147,13 +142,14 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
   const pool = bagWorkers();
   activeBags++;
   const output = new ZipOutput();
+  if (options.lendTo) output.lendTo(options.lendTo);
   const now = options.now ?? new Date();
   const bagRoot = options.bagName;
   const level = options.compressionLevel ?? DEFAULT_COMPRESSION_LEVEL;
   const records: CentralRecord[] = [];
   /** the small file being read here (a target the workers cannot read from) and the large file streaming */
   let current: Readable | null = null;
-  let currentLarge: Readable | null = null;
+  let currentLarge: LargeFileSource | null = null;
   let job: LargeFileJob | null = null;
   let failed = false;
   let completed = false;
@@ -162,7 +158,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     if (failed || completed) return;
     failed = true;
     current?.destroy(error);
-    currentLarge?.destroy(error);
+    currentLarge?.close();
     job?.abort();
     output.destroy(error);
     wakeProducer();
@@ -277,7 +273,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
 
   // A target that lets the workers open its files (the local one) is asked to: no bytes of
   // a small file then pass through this thread.
-  const directFiles = (read as ReadResult & { [DIRECT_FILES]?: () => boolean })[DIRECT_FILES]?.() === true;
+  const directFiles = askDirectFiles(read);
 
   const run = async () => {
     if (options.signal?.aborted) throw abortReason(options.signal);
@@ -302,7 +298,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       const algorithms = [...WRITTEN_ALGORITHMS, ...EXTRA_CHECKABLE.filter((a) => entry.hashes[a])];
       const known = rememberedFor(entry, algorithms);
       if (entry.size !== null && entry.size <= SMALL_FILE_BYTES) {
-        const direct = directFiles ? (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE] : undefined;
+        const direct = directFiles ? directFileOf(entry) : undefined;
         const bytes = direct ? EMPTY : await readWhole(entry);
         const compressible = level > 0 && !isIncompressibleByName(entry.path);
         // text by its name is deflated unsampled (kept only if smaller, see bag-workers.ts)
@@ -400,74 +396,69 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
    */
   const streamLarge = async (entry: Entry, path: string, mtime: Date, algorithms: string[], known: RememberedDigests | null): Promise<ProvenanceFile> => {
     const name = zipEntryName(path, false);
-    const source = await entry.open();
+    const source = await openLarge(entry);
+    try {
+      const compress = level > 0 && !isIncompressibleByName(entry.path) && (await sampleCompressesOffThread(await source.head(SAMPLE_BYTES)));
+      if (failed) throw new CancelledError();
+      const { dosTime, dosDate } = dosDateTime(mtime);
+      const offset = output.cursor;
+      const method = compress ? METHOD_DEFLATE : METHOD_STORE;
+      output.write(streamedLocalHeader(name, method, dosTime, dosDate));
+      let compressedSize = 0;
+      const thisJob = pool.stream(rolesFor(known ? [] : algorithms, compress ? level : 0), (bytes) => {
+        compressedSize += bytes.length;
+        output.write(bytes);
+      });
+      job = thisJob;
+      let size = 0;
+      try {
+        for (;;) {
+          // stored bytes go out as read: on loan from the workers' slots where the file is read into them
+          const chunk = await source.next(thisJob, !compress);
+          if (!chunk) break;
+          if (failed) {
+            chunk.giveBack?.();
+            throw new CancelledError();
+          }
+          size += chunk.bytes.length;
+          if (!compress) {
+            compressedSize += chunk.bytes.length;
+            if (chunk.giveBack) output.writeLent(chunk.bytes, chunk.giveBack);
+            else output.write(chunk.bytes);
+          }
+          await output.drained();
+        }
+        if (failed) throw new CancelledError();
+        const { hashes, crc } = await thisJob.end();
+        output.write(dataDescriptor(crc, compressedSize, size));
+        records.push({ name, flags: FLAG_UTF8 | FLAG_DATA_DESCRIPTOR, method, dosTime, dosDate, crc, compressedSize, size, mode: FILE_MODE, unixTime: unixTime(mtime), offset });
+        await output.drained();
+        if (known && crc === known.crc32) return provenanceOf(entry, size, pick(known.hashes, algorithms), true);
+        const computed = known ? await hashAgain(entry, algorithms, crc) : hashes;
+        if (size === entry.size) entry.remember?.({ hashes: computed, crc32: crc });
+        return provenanceOf(entry, size, computed);
+      } catch (error) {
+        thisJob.abort();
+        throw error;
+      } finally {
+        job = null;
+      }
+    } finally {
+      source.close();
+      currentLarge = null;
+    }
+  };
+
+  /** A large file opened for reading: by Ferry itself where the target lets it (see large-file-source.ts). */
+  const openLarge = async (entry: Entry): Promise<LargeFileSource> => {
+    const direct = directFiles ? directFileOf(entry) : undefined;
+    const source = direct ? await openDirectSource(direct) : streamSource(await entry.open());
     currentLarge = source;
     if (failed) {
-      source.destroy();
+      source.close();
       throw new CancelledError();
     }
-    // The source is read straight through (no stream in between: a PassThrough's 16 KiB
-    // buffer would stop the file's read-ahead at every chunk); the first chunks decide
-    // STORE or DEFLATE and are then processed like the rest.
-    const chunks = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-    const head: Buffer[] = [];
-    let compress = false;
-    if (level > 0 && !isIncompressibleByName(entry.path)) {
-      let headBytes = 0;
-      while (headBytes < SAMPLE_BYTES) {
-        const next = await chunks.next();
-        if (next.done) break;
-        head.push(next.value);
-        headBytes += next.value.length;
-      }
-      if (failed) throw new CancelledError();
-      const sample = head.length === 1 ? head[0]! : Buffer.concat(head);
-      compress = await sampleCompressesOffThread(sample.subarray(0, SAMPLE_BYTES));
-    }
-    if (failed) throw new CancelledError();
-    const { dosTime, dosDate } = dosDateTime(mtime);
-    const offset = output.cursor;
-    const method = compress ? METHOD_DEFLATE : METHOD_STORE;
-    output.write(streamedLocalHeader(name, method, dosTime, dosDate));
-    let compressedSize = 0;
-    const thisJob = pool.stream(rolesFor(known ? [] : algorithms, compress ? level : 0), (bytes) => {
-      compressedSize += bytes.length;
-      output.write(bytes);
-    });
-    job = thisJob;
-    let size = 0;
-    try {
-      for (;;) {
-        const next = head.length > 0 ? { done: false as const, value: head.shift()! } : await chunks.next();
-        if (next.done) break;
-        if (failed) throw new CancelledError();
-        const bytes = next.value;
-        size += bytes.length;
-        await thisJob.write(bytes);
-        if (!compress) {
-          compressedSize += bytes.length;
-          output.write(bytes);
-        }
-        await output.drained();
-      }
-      if (failed) throw new CancelledError();
-      const { hashes, crc } = await thisJob.end();
-      output.write(dataDescriptor(crc, compressedSize, size));
-      records.push({ name, flags: FLAG_UTF8 | FLAG_DATA_DESCRIPTOR, method, dosTime, dosDate, crc, compressedSize, size, mode: FILE_MODE, unixTime: unixTime(mtime), offset });
-      await output.drained();
-      if (known && crc === known.crc32) return provenanceOf(entry, size, pick(known.hashes, algorithms), true);
-      const computed = known ? await hashAgain(entry, algorithms, crc) : hashes;
-      if (size === entry.size) entry.remember?.({ hashes: computed, crc32: crc });
-      return provenanceOf(entry, size, computed);
-    } catch (error) {
-      thisJob.abort();
-      throw error;
-    } finally {
-      job = null;
-      currentLarge = null;
-      // a file left part-read (an error, a cancel) is closed now
-      if (!source.readableEnded) source.destroy();
-    }
+    return source;
   };
 
   /**
@@ -476,15 +467,11 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
    * changing). They stand for the bytes written only if this read has their CRC-32 too.
    */
   const hashAgain = async (entry: Entry, algorithms: string[], writtenCrc: number): Promise<Record<string, string>> => {
-    const source = await entry.open();
-    currentLarge = source;
+    const source = await openLarge(entry);
     const again = pool.stream(rolesFor(algorithms, 0), () => undefined);
     job = again;
     try {
-      for await (const bytes of source as AsyncIterable<Buffer>) {
-        if (failed) throw new CancelledError();
-        await again.write(bytes);
-      }
+      while (await source.next(again, false)) if (failed) throw new CancelledError();
       const { hashes, crc } = await again.end();
       if (crc !== writtenCrc) throw conflict(`'${entry.path}' changed while it was being downloaded; download it again.`);
       return hashes;
@@ -492,7 +479,8 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       again.abort();
       throw error;
     } finally {
-      if (!source.readableEnded) source.destroy();
+      source.close();
+      currentLarge = null;
     }
   };
 
@@ -511,46 +499,6 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
 }
 
 const EMPTY = Buffer.alloc(0);
-/** a chunk of a large file (2 MiB, see local-target.ts) and then some; 4 MiB cost ~10 MiB of peak RSS */
-const OUTPUT_BUFFER_BYTES = 2 * 1024 * 1024;
-
-/** The ZIP as a readable stream that counts what was written and lets the writer wait for a reader. */
-class ZipOutput extends Readable {
-  cursor = 0;
-  private waiters: (() => void)[] = [];
-
-  constructor() {
-    // room for a few chunks, so the producer runs ahead of the socket rather than in step with it
-    super({ highWaterMark: OUTPUT_BUFFER_BYTES });
-  }
-
-  write(bytes: Buffer): void {
-    if (this.destroyed) return;
-    this.cursor += bytes.length;
-    this.push(bytes);
-  }
-
-  /** Resolves once the reader has taken what is buffered down below the high-water mark. */
-  drained(): Promise<void> {
-    if (this.destroyed || this.readableLength < this.readableHighWaterMark) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-
-  override _read(): void {
-    this.wake();
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.wake();
-    callback(error);
-  }
-
-  private wake(): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const wake of waiters) wake();
-  }
-}
 
 /** All of a (small) stream's bytes: plain listeners, cheaper per file than an async iterator. */
 function collect(source: Readable): Promise<Buffer> {

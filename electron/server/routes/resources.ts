@@ -328,8 +328,10 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
 async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetContext, id: string, library: Library | null): Promise<FastifyReply> {
   const read = await target.read(ctx, id);
   const bagName = bagNameFor(target.info.name, id);
-  let zip = writeBagZip(read, { targetName: target.info.name, resourceId: id, bagName, signal: ctx.signal });
-  // "Keep offline": the same bytes also go to the library, under a temporary name until whole.
+  // "Keep offline": the same bytes also go to the library, under a temporary name until
+  // whole. Without it the response is the ZIP's one reader (Fastify pipes the stream
+  // straight into it), so bytes may be lent to it.
+  let zip = writeBagZip(read, { targetName: target.info.name, resourceId: id, bagName, signal: ctx.signal, lendTo: library ? undefined : reply.raw });
   if (library) zip = teeIntoLibrary(zip, await library.keep(bagName));
   return reply
     .type('application/zip')
