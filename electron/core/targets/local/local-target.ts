@@ -48,12 +48,14 @@ const READ_AHEAD_BYTES = 4 * 1024 * 1024;
 const STAT_BATCH = 64;
 /**
  * A folder's nodes are lstat'ed synchronously, a run of STAT_BATCH at a time, while such a
- * run takes less than this: on a local disk one lstat is ~2-4 us, and an async one cost the
- * event loop ~10-50 us more (a hop to libuv's pool and a promise; ~0.1 s of a 3,000-file bag
- * download's main thread on a busy machine). A slower file system (a network mount) gets
- * async calls from then on, so the event loop is never held long.
+ * run takes less than this: on a local disk one lstat is ~2-5 us, and an async one costs the
+ * event loop ~10-15 us more (a hop to libuv's pool and a promise: 3,000 files measured 14 ms
+ * sync, 40-50 ms of CPU async). A slower file system (a network mount, ~1 ms a call) gets
+ * async calls from then on, so the event loop is held once, for well under 0.1 s. The bound
+ * is wide because the run is timed by the clock: on a busy machine the thread is often
+ * preempted for a few milliseconds (4 ms sent most of a 3,000-file download async).
  */
-const SYNC_STAT_RUN_MS = 4;
+const SYNC_STAT_RUN_MS = 16;
 const READ_AHEAD = Symbol('readAheadBytes');
 /**
  * The direct-read handshake with the bag writer (electron/core/zip/bag-writer.ts), keyed by
