@@ -61,6 +61,23 @@ describe('LocalTarget staged writes', () => {
     expect(detail.hashes.md5).toBe('2c1743a391305fbf367df8e4f069f9f9');
   });
 
+  it('puts many files in place as well (renamed in batches on the file workers), a folder in the way reported', async () => {
+    // more than the few renamed on the event loop itself
+    const many: Record<string, string | null> = { 'Many/': null };
+    for (let i = 0; i < 40; i++) many[`Many/f${i}.txt`] = `file ${i}`;
+    const options: StagedWriteOptions = {
+      ...writeOptions('update'),
+      beforeCommit: async () => {
+        await mkdir(path.join(root, 'Project', 'Many', 'f7.txt'));
+      },
+    };
+    const outcome = await target.write(ctx(), encodeLocalId('Project'), entriesOf(many), options);
+    expect(outcome.fileErrors).toEqual([{ path: 'Many/f7.txt', error: "A folder 'Many/f7.txt' already exists where this file should go; it was left alone." }]);
+    expect(outcome.created).toHaveLength(40);
+    for (let i = 0; i < 40; i++) if (i !== 7) expect(await readFile(path.join(root, 'Project', 'Many', `f${i}.txt`), 'utf8')).toBe(`file ${i}`);
+    expect((await names(path.join(root, 'Project', 'Many'))).filter((name) => name.endsWith('.part'))).toEqual([]);
+  });
+
   it('a failed check leaves the destination exactly as it was (no temporaries, no new folders)', async () => {
     const before = await names(root);
     const options: StagedWriteOptions = {
