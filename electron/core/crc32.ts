@@ -54,16 +54,21 @@ function unpackedPath(modulePath: string): string {
 // createRequire works from the TypeScript sources (vitest, tsx) and from the electron-vite
 // bundle in out/main, where dependencies stay external and are required at run time.
 const nodeRequire = createRequire(import.meta.url);
-const native = loadNativeCrc32(nodeRequire, (id) => nodeRequire.resolve(id));
+/**
+ * Loaded at the first CRC, not at start: the library maps ~4 MiB of resident memory, and a
+ * process that never computes a CRC-32 (a bag upload checks its manifests' digests instead)
+ * need not carry it.
+ */
+let native: LoadedNative | null | undefined;
+function loaded(): LoadedNative | null {
+  if (native === undefined) native = loadNativeCrc32(nodeRequire, (id) => nodeRequire.resolve(id));
+  return native;
+}
 
 /** Which implementation `crc32` uses in this process. */
-export const crc32Implementation: Crc32Implementation = native ? 'native' : 'zlib';
-
-const implementations: Record<Crc32Implementation, Crc32Function | null> = {
-  native: native?.crc32 ?? null,
-  zlib: zlibCrc32,
-};
-const active: Crc32Function = native ? native.crc32 : zlibCrc32;
+export function crc32Implementation(): Crc32Implementation {
+  return loaded() ? 'native' : 'zlib';
+}
 
 /**
  * CRC-32 (the ZIP one) of `bytes`, continuing from `previous` (a CRC this function returned
@@ -73,20 +78,22 @@ const active: Crc32Function = native ? native.crc32 : zlibCrc32;
  * (e.g. randomBytes(0)), zlib's "initial value" call, which would reset a running CRC.
  */
 export function crc32(bytes: Uint8Array, previous = 0): number {
-  return bytes.length === 0 ? previous >>> 0 : active(bytes, previous >>> 0) >>> 0;
+  if (bytes.length === 0) return previous >>> 0;
+  const implementation = native === undefined ? loaded() : native;
+  return (implementation ? implementation.crc32 : zlibCrc32)(bytes, previous >>> 0) >>> 0;
 }
 
 /** `crc32` with a chosen implementation (tests, benchmarks); throws if that one did not load. */
 export function crc32With(implementation: Crc32Implementation): (bytes: Uint8Array, previous?: number) => number {
-  const chosen = implementations[implementation];
+  const chosen = implementation === 'zlib' ? zlibCrc32 : loaded()?.crc32;
   if (!chosen) throw new Error(`the ${implementation} CRC-32 implementation did not load in this process`);
   return (bytes, previous = 0) => (bytes.length === 0 ? previous >>> 0 : chosen(bytes, previous >>> 0) >>> 0);
 }
 
 /**
  * Absolute path to require the native module by (for worker threads evaluated from a
- * string, which have no module resolution of their own), or null when it did not load here.
+ * string, which have no module resolution of their own), or null when it does not load here.
  */
 export function fastCrc32ModulePath(): string | null {
-  return native?.modulePath ?? null;
+  return loaded()?.modulePath ?? null;
 }
