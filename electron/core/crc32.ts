@@ -51,9 +51,6 @@ function unpackedPath(modulePath: string): string {
   return existsSync(unpacked) ? unpacked : modulePath;
 }
 
-// createRequire works from the TypeScript sources (vitest, tsx) and from the electron-vite
-// bundle in out/main, where dependencies stay external and are required at run time.
-const nodeRequire = createRequire(import.meta.url);
 /**
  * Loaded at the first CRC, not at start: the library maps ~4 MiB of resident memory, and a
  * process that never computes a CRC-32 (a bag upload checks its manifests' digests instead)
@@ -61,8 +58,24 @@ const nodeRequire = createRequire(import.meta.url);
  */
 let native: LoadedNative | null | undefined;
 function loaded(): LoadedNative | null {
-  if (native === undefined) native = loadNativeCrc32(nodeRequire, (id) => nodeRequire.resolve(id));
+  if (native === undefined) {
+    const load = nodeRequire();
+    native = load ? loadNativeCrc32(load, (id) => load.resolve(id)) : null;
+  }
   return native;
+}
+
+/**
+ * createRequire works from the TypeScript sources (vitest, tsx) and from the electron-vite
+ * bundle in out/main (ESM), where dependencies stay external and are required at run time;
+ * a CommonJS bundle (the fuzz harness's) has no import.meta.url but its own require.
+ */
+function nodeRequire(): NodeJS.Require | null {
+  try {
+    return typeof require === 'function' ? require : createRequire(import.meta.url);
+  } catch {
+    return null;
+  }
 }
 
 /** Which implementation `crc32` uses in this process. */
