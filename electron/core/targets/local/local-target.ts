@@ -273,35 +273,40 @@ export class LocalTarget implements Target {
 
   private entryFor(node: ResolvedNode, entryPath: string, readAhead = false): Entry {
     const version = versionOf(node);
+    // The closures below keep these, not the node: its BigIntStats (~1.5 KB, most of an
+    // entry) then dies young instead of living in the old generation for the whole read.
+    const { absolutePath, relativePath, isFolder } = node;
+    const size = Number(node.stat.size);
+    const changedAtMs = Number(node.stat.ctimeNs / 1_000_000n);
     // Small files are read whole at once, concurrently with the entries before them.
-    const bytes = readAhead ? readSmallFile(node.absolutePath, Number(node.stat.size)) : null;
+    const bytes = readAhead ? readSmallFile(absolutePath, size) : null;
     bytes?.catch(() => undefined); // surfaces at open(); an entry never opened must not crash Ferry
     const entry: Entry & { [READ_AHEAD]?: number } = {
       path: entryPath,
-      kind: node.isFolder ? 'folder' : 'file',
-      size: node.isFolder ? null : Number(node.stat.size),
+      kind: isFolder ? 'folder' : 'file',
+      size: isFolder ? null : size,
       mtime: new Date(Number(node.stat.mtimeNs / 1_000_000n)),
-      hashes: node.isFolder ? {} : { ...(this.hashCache.get(version) ?? {}) },
+      hashes: isFolder ? {} : { ...(this.hashCache.get(version) ?? {}) },
       open: async () => {
-        if (node.isFolder) throw new Error(`'${entryPath}' is a folder; only files have bytes to open.`);
+        if (isFolder) throw new Error(`'${entryPath}' is a folder; only files have bytes to open.`);
         try {
           // read ahead once; a second open (a retry) reads the file again
           const early = bytes && !opened ? await bytes : null;
           opened = true;
-          return early ? readableOf(early) : await openNoFollow(node.absolutePath);
+          return early ? readableOf(early) : await openNoFollow(absolutePath);
         } catch (error) {
-          throw toFerryError(error, node.relativePath);
+          throw toFerryError(error, relativePath);
         }
       },
     };
     let opened = false;
-    if (readAhead) entry[READ_AHEAD] = Number(node.stat.size);
-    if (!node.isFolder) {
+    if (readAhead) entry[READ_AHEAD] = size;
+    if (!isFolder) {
       const remembered = this.hashCache.getWithCrc32(version);
       if (remembered) entry.remembered = { hashes: { ...remembered.hashes }, crc32: remembered.crc32 };
       const seenAt = Date.now();
       entry.remember = ({ hashes, crc32 }) => {
-        if (Number(node.stat.ctimeNs / 1_000_000n) > seenAt - this.settledAfterMs) return;
+        if (changedAtMs > seenAt - this.settledAfterMs) return;
         this.hashCache.set(version, { ...hashes }, crc32);
         if (this.digestsFile && !this.saveTimer) {
           this.saveTimer = setTimeout(() => {
@@ -310,7 +315,7 @@ export class LocalTarget implements Target {
           }, SAVE_DIGESTS_AFTER_MS).unref();
         }
       };
-      const direct: DirectFile = { absolutePath: node.absolutePath, size: Number(node.stat.size), toError: (error) => toFerryError(error, node.relativePath) };
+      const direct: DirectFile = { absolutePath, size, toError: (error) => toFerryError(error, relativePath) };
       (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE] = direct;
     }
     return entry;
