@@ -52,35 +52,35 @@ describe('ZipOutput loans', () => {
     expect(given).toEqual(['a', 'b']);
   });
 
-  it('gives every loan back when the sink is destroyed (nothing more is sent)', async () => {
+  /** 64 bytes lent, taken by the reader, all still held by the sink. */
+  function oneLoanInTheSink() {
     const sink = fakeSink();
     const output = new ZipOutput();
     output.lendTo(sink);
-    let given = 0;
-    output.writeLent(Buffer.alloc(64), () => given++);
+    const loan = { given: 0 };
+    output.writeLent(Buffer.alloc(64), () => loan.given++);
     output.read();
     sink.writableLength = 64;
+    return { sink, output, loan };
+  }
+
+  it('gives every loan back when the sink is destroyed (nothing more is sent)', async () => {
+    const { sink, loan } = oneLoanInTheSink();
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(given).toBe(0);
+    expect(loan.given).toBe(0);
     sink.destroyed = true;
-    await waitFor(() => given === 1);
+    await waitFor(() => loan.given === 1);
   });
 
   it('once destroyed itself, gives loans back when the sink has sent what it holds', async () => {
-    const sink = fakeSink();
-    const output = new ZipOutput();
-    output.lendTo(sink);
-    let given = 0;
-    output.writeLent(Buffer.alloc(64), () => given++);
-    output.read();
-    sink.writableLength = 64;
+    const { sink, output, loan } = oneLoanInTheSink();
     output.destroy();
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(given).toBe(0);
+    expect(loan.given).toBe(0);
     sink.writableLength = 0;
-    await waitFor(() => given === 1);
+    await waitFor(() => loan.given === 1);
     // bytes lent after that are copied: nothing will send them
-    output.writeLent(Buffer.alloc(8), () => given++);
-    expect(given).toBe(2);
+    output.writeLent(Buffer.alloc(8), () => loan.given++);
+    expect(loan.given).toBe(2);
   });
 });
