@@ -25,8 +25,9 @@ const crypto = require('node:crypto');
 const { createHash } = crypto;
 const fs = require('node:fs');
 const zlib = require('node:zlib');
-// the fast CRC-32 (see electron/core/crc32.ts) by the path the main thread loaded it from;
-// (a chunk is never empty: Node 20's zlib.crc32 of some empty buffers drops the running value)
+// The fast CRC-32 (electron/core/crc32.ts), required by the path the main thread loaded it
+// from, else zlib's. A chunk here is never empty, where Node 20's zlib.crc32 of some empty
+// buffers would drop the running value.
 const crc32 = (() => {
   try {
     if (workerData && workerData.crc32Module) return require(workerData.crc32Module).crc32;
