@@ -3,24 +3,17 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, open, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { bagNameFor, writeBagZip, type Provenance } from '../../zip/bag-writer.js';
 import { readZipText } from '../../zip/testing/zip-inspect.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
-import { ctx, tempDir } from './test-helpers.js';
+import { ctx, tempDirEach } from './test-helpers.js';
 
 // A download of workspace files remembers their digests with the CRC-32 of the bytes; the
 // next download takes them while the file is the same version and its bytes the same CRC-32.
 
-let root: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir: root, cleanup } = await tempDir('download-digests'));
-});
-afterEach(async () => {
-  await cleanup();
-});
+const workspace = tempDirEach('download-digests');
 
 const digests = (bytes: Buffer) => ({ md5: createHash('md5').update(bytes).digest('hex'), sha256: createHash('sha256').update(bytes).digest('hex') });
 const SMALL = Buffer.from('site,value\n'.repeat(500));
@@ -29,16 +22,16 @@ const LARGE = randomBytes(2 * 1024 * 1024 + 3);
 const MTIME = new Date('2024-01-02T03:04:05Z');
 
 async function makeFolder(): Promise<void> {
-  await mkdir(path.join(root, 'Data'));
+  await mkdir(path.join(workspace.dir, 'Data'));
   for (const [name, bytes] of [['small.csv', SMALL], ['large.bin', LARGE]] as const) {
-    await writeFile(path.join(root, 'Data', name), bytes);
-    await utimes(path.join(root, 'Data', name), MTIME, MTIME);
+    await writeFile(path.join(workspace.dir, 'Data', name), bytes);
+    await utimes(path.join(workspace.dir, 'Data', name), MTIME, MTIME);
   }
 }
 
 let downloads = 0;
 async function download(target: LocalTarget): Promise<Map<string, Provenance['files'][number]>> {
-  const zipPath = path.join(root, `..`, `${path.basename(root)}-${downloads++}.zip`);
+  const zipPath = path.join(workspace.dir, `..`, `${path.basename(workspace.dir)}-${downloads++}.zip`);
   const bag = bagNameFor('local', 'x');
   await pipeline(writeBagZip(await target.read(ctx(), encodeLocalId('Data')), { targetName: 'local', resourceId: 'x', bagName: bag }), createWriteStream(zipPath));
   try {
@@ -51,7 +44,7 @@ async function download(target: LocalTarget): Promise<Map<string, Provenance['fi
 
 it('the second download takes the digests the first computed; a file changed in place with its size and mtime put back is hashed again', async () => {
   await makeFolder();
-  const target = new LocalTarget({ root, settledAfterMs: 0 });
+  const target = new LocalTarget({ root: workspace.dir, settledAfterMs: 0 });
   const first = await download(target);
   expect(first.get('Data/large.bin')).toMatchObject({ computed_hashes: digests(LARGE), fixity: 'no-source-hash' });
   expect(first.get('Data/large.bin')!.hashes_remembered).toBeUndefined();
@@ -63,7 +56,7 @@ it('the second download takes the digests the first computed; a file changed in 
 
   // one byte of each file changes in place; size, mtime and inode stay what they were
   for (const [name, bytes] of [['small.csv', SMALL], ['large.bin', LARGE]] as const) {
-    const file = path.join(root, 'Data', name);
+    const file = path.join(workspace.dir, 'Data', name);
     const before = await stat(file, { bigint: true });
     const handle = await open(file, 'r+');
     await handle.write(Buffer.from([bytes[7]! ^ 0x01]), 0, 1, 7);
@@ -85,7 +78,7 @@ it('the second download takes the digests the first computed; a file changed in 
 
 it('files changed moments ago are not remembered: the next download hashes them again', async () => {
   await makeFolder();
-  const target = new LocalTarget({ root }); // the default: settled for 2 s
+  const target = new LocalTarget({ root: workspace.dir }); // the default: settled for 2 s
   await download(target);
   const second = await download(target);
   expect(second.get('Data/small.csv')!.hashes_remembered).toBeUndefined();

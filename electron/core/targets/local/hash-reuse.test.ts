@@ -2,24 +2,17 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { HashingPassThrough } from '../../hashing.js';
 import type { Entry } from '../../target.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
-import { ctx, tempDir, writeOptions } from './test-helpers.js';
+import { ctx, tempDirEach, writeOptions } from './test-helpers.js';
 
 // When the bytes arrive through a stream that already hashes (the job runner's fixity
 // check), the writer asks it for its own algorithms instead of hashing a second time.
 
-let root: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir: root, cleanup } = await tempDir('hash-reuse'));
-});
-afterEach(async () => {
-  await cleanup();
-});
+const workspace = tempDirEach('hash-reuse');
 
 const digest = (algorithm: string, bytes: Buffer) => createHash(algorithm).update(bytes).digest('hex');
 
@@ -41,9 +34,9 @@ it('takes md5 and sha256 from an upstream HashingPassThrough, and they are right
       },
     };
   }
-  const target = new LocalTarget({ root });
+  const target = new LocalTarget({ root: workspace.dir });
   await target.write(ctx(), null, entries(), writeOptions('update'));
-  expect((await readFile(path.join(root, 'Top', 'big.bin'))).equals(bytes)).toBe(true);
+  expect((await readFile(path.join(workspace.dir, 'Top', 'big.bin'))).equals(bytes)).toBe(true);
   // the upstream stream computed the writer's algorithms besides its own
   expect(upstreams[0]!.digests).toEqual({ sha1: digest('sha1', bytes), md5: digest('md5', bytes), sha256: digest('sha256', bytes) });
   // and the cache holds them: detail needs no second read
@@ -54,7 +47,7 @@ it('takes md5 and sha256 from an upstream HashingPassThrough, and they are right
 });
 
 it('the same path twice in one write into a fresh folder: ignore keeps the first, update takes the second', async () => {
-  const target = new LocalTarget({ root });
+  const target = new LocalTarget({ root: workspace.dir });
   async function* twice(): AsyncGenerator<Entry> {
     for (const content of ['first', 'second']) {
       const bytes = Buffer.from(content);
@@ -63,9 +56,9 @@ it('the same path twice in one write into a fresh folder: ignore keeps the first
   }
   const ignored = await target.write(ctx(), null, twice(), writeOptions('ignore'));
   expect(ignored.ignored).toEqual(['Fresh/same.txt']);
-  expect(await readFile(path.join(root, 'Fresh', 'same.txt'), 'utf8')).toBe('first');
+  expect(await readFile(path.join(workspace.dir, 'Fresh', 'same.txt'), 'utf8')).toBe('first');
   const updated = await target.write(ctx(), null, twice(), writeOptions('update'));
   expect(updated.newResource?.title).toBe('Fresh (2)');
   expect(updated.updated).toEqual(['Fresh (2)/same.txt']);
-  expect(await readFile(path.join(root, 'Fresh (2)', 'same.txt'), 'utf8')).toBe('second');
+  expect(await readFile(path.join(workspace.dir, 'Fresh (2)', 'same.txt'), 'utf8')).toBe('second');
 });

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { afterEach, beforeEach } from 'vitest';
 import type { Entry, TargetContext, WriteOptions } from '../../target.js';
 
 export const ctx = (): TargetContext => ({ token: 'access-key-not-checked-here', signal: new AbortController().signal });
@@ -17,6 +18,17 @@ export const writeOptions = (duplicateAction: 'ignore' | 'update', signal = new 
 export async function tempDir(label: string): Promise<{ dir: string; cleanup(): Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `ferry-local-${label}-`));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A fresh temp folder for each test of the file that calls this at its top: `.dir` inside a test. */
+export function tempDirEach(label: string): { readonly dir: string } {
+  const current = { dir: '' };
+  let cleanup = async (): Promise<void> => undefined;
+  beforeEach(async () => {
+    ({ dir: current.dir, cleanup } = await tempDir(label));
+  });
+  afterEach(() => cleanup());
+  return current;
 }
 
 export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
