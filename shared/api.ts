@@ -1,4 +1,4 @@
-// The /api_v1/ contract of ../shared/API.md as types. Pure data: no IO, no Node globals,
+// The /api_v1/ contract of docs/api.md as types. Pure data: no IO, no Node globals,
 // so both the service core and the renderer can import it.
 
 export type ResourceKind = 'container' | 'item';

@@ -1,5 +1,5 @@
 // Shapes of the app-only routes (/app/...) the renderer uses besides /api_v1/.
-// The server side owns them; keep in step with /work/shared/API.md.
+// The server side owns them; keep in step with docs/api.md.
 
 export interface SessionTarget {
   name: string;
