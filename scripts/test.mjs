@@ -56,6 +56,32 @@ if (vitest) {
   if (vitest.numFailedTests > 0 || vitest.numFailedTestSuites > 0) failures.push('vitest');
 } else failures.push('vitest (no report)');
 
+// The byte-exactness checks once more with every fast path off (electron/core/fast-paths.ts,
+// docs/performance.md): a fast path may change how fast, never what is written. Tests that
+// assert a fast path's own mechanism are not in this list; these check bytes and hashes.
+const BYTE_EXACTNESS_TESTS = [
+  'test/api/download.test.ts',
+  'test/api/download-large.test.ts',
+  'test/api/upload.test.ts',
+  'test/api/transfer.test.ts',
+  'test/api/offline.test.ts',
+  'test/api/cross-target.test.ts',
+  'test/api/resources.test.ts',
+  'electron/core/zip/bag-writer.test.ts',
+  'electron/core/zip/bag-writer.small-files.test.ts',
+  'electron/core/zip/zip64.test.ts',
+  'electron/core/targets/local/local-write.test.ts',
+  'electron/core/targets/offline/offline-target.test.ts',
+].filter((file) => existsSync(file));
+step('Byte-exactness with every fast path off (FERRY_FAST_PATHS=off)', 'npx', ['vitest', 'run', '--project', 'node', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest-fast-paths-off.json', ...BYTE_EXACTNESS_TESTS], { FERRY_FAST_PATHS: 'off' });
+const slowPaths = readJson('test-results/vitest-fast-paths-off.json');
+if (slowPaths) {
+  counts.passed += slowPaths.numPassedTests;
+  counts.failed += slowPaths.numFailedTests;
+  counts.skipped += slowPaths.numPendingTests + (slowPaths.numTodoTests ?? 0);
+  if (slowPaths.numFailedTests > 0 || slowPaths.numFailedTestSuites > 0) failures.push('vitest with fast paths off');
+} else failures.push('vitest with fast paths off (no report)');
+
 if (quick) {
   console.log('\nUI tests not run (--unit).');
 } else if (!existsSync(CHROMIUM)) {

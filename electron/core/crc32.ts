@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { sep } from 'node:path';
 import { crc32 as zlibCrc32 } from 'node:zlib';
+import { fastPathOn } from './fast-paths.js';
 
 // CRC-32 runs over every byte of every bag download, plain-ZIP upload and offline fixity
 // check. Node 20's zlib.crc32 is table-driven: 31-32 ms per 64 MiB on the dev machine (x64).
@@ -59,7 +60,7 @@ function unpackedPath(modulePath: string): string {
 let native: LoadedNative | null | undefined;
 function loaded(): LoadedNative | null {
   if (native === undefined) {
-    const load = nodeRequire();
+    const load = fastPathOn('native-crc32') ? nodeRequire() : null;
     native = load ? loadNativeCrc32(load, (id) => load.resolve(id)) : null;
   }
   return native;

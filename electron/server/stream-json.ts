@@ -2,6 +2,7 @@
 // them and written with backpressure (the Readable only pulls when the socket drains), so
 // a 100,000-entry listing never becomes one giant string or blocks the event loop.
 import { Readable } from 'node:stream';
+import { fastPathOn } from '../core/fast-paths.js';
 
 /**
  * Hand a chunk to the socket once this many characters (bytes) have gathered: large enough that the
@@ -253,6 +254,7 @@ export async function jsonArrayStream<T, C extends ColumnBatch = never>(
       return;
     }
     let done = false;
+    const keepBatches = fastPathOn('kept-listings');
     try {
       out.addBytes(OPEN);
       let comma = false;
@@ -267,7 +269,7 @@ export async function jsonArrayStream<T, C extends ColumnBatch = never>(
               await nextTurn();
             }
           }
-        } else if (batch.length > 0 && Object.isFrozen(batch)) {
+        } else if (batch.length > 0 && keepBatches && Object.isFrozen(batch)) {
           if (comma) out.addBytes(COMMA);
           out.addBytes(keptBatchJson(batch, serialize, serializerKey));
           comma = true;

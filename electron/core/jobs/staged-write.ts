@@ -1,3 +1,4 @@
+import { fastPathOn } from '../fast-paths.js';
 import type { Target, WriteOptions } from '../target.js';
 
 // A staged write: the target writes every entry to hidden temporaries first, then asks
@@ -17,5 +18,6 @@ export interface StagedWriteOptions extends WriteOptions {
 export const STAGED_WRITES = Symbol.for('ferry.stagedWrites');
 
 export function supportsStagedWrites(target: Target): boolean {
+  if (!fastPathOn('staged-bag-check')) return false;
   return (target as unknown as Record<symbol, unknown>)[STAGED_WRITES] === true;
 }

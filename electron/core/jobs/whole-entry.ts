@@ -1,3 +1,4 @@
+import { fastPathOn } from '../fast-paths.js';
 import type { Entry } from '../target.js';
 
 // A small file handed from a reader to a writer as one buffer, with its digests, instead of
@@ -25,6 +26,7 @@ export const WHOLE_FILE_MAX_BYTES = 1024 * 1024;
 export type WholeReadableEntry = Entry & { [READ_WHOLE]?: ReadWhole };
 
 export function readWholeOf(entry: Entry): ReadWhole | null {
+  if (!fastPathOn('whole-small-files')) return null;
   return (entry as WholeReadableEntry)[READ_WHOLE] ?? null;
 }
 

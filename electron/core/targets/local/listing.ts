@@ -10,6 +10,7 @@ import { throwIfAborted } from '../../errors.js';
 import type { ResourceNode } from '../../target.js';
 import { childIdEncoder, encodeLocalId } from './ids.js';
 import { insideFolder, joinRelative, readFolder } from './walk.js';
+import { fastPathOn } from '../../fast-paths.js';
 
 /** Folders read ahead of the walk, at most: enough to keep a read in flight, few enough to hold little. */
 const READ_AHEAD_FOLDERS = 8;
@@ -42,7 +43,8 @@ export class WorkspaceLister {
   private readonly cache: FolderRowsCache;
 
   constructor(options: ListerOptions = {}) {
-    this.cache = new FolderRowsCache(options.cachedRows ?? CACHED_ROWS, options.settledNs ?? SETTLED_NS);
+    const cachedRows = fastPathOn('kept-listings') ? (options.cachedRows ?? CACHED_ROWS) : 0;
+    this.cache = new FolderRowsCache(cachedRows, options.settledNs ?? SETTLED_NS);
   }
 
   /** Everything below the workspace root, a run of siblings at a time (see Runs). */

@@ -31,6 +31,7 @@ import { WorkspaceLister } from './listing.js';
 import { isCode, walkFolders, type WalkNode } from './walk.js';
 import { writeEntries } from './writer.js';
 import { STAGED_WRITES } from '../../jobs/staged-write.js';
+import { fastPathOn } from '../../fast-paths.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
 /**
@@ -188,7 +189,7 @@ export class LocalTarget implements Target {
     const root = toResourceNode(resolved.relativePath, resolved.isFolder);
     const title = root.title;
     const prefixLength = resolved.relativePath.length - title.length;
-    const mode = { readAhead: true };
+    const mode = { readAhead: fastPathOn('read-ahead') };
     const entries = resolved.isFolder
       ? this.folderEntries(resolved, prefixLength, ctx.signal, mode)
       : (async function* (self: LocalTarget) {
@@ -199,6 +200,7 @@ export class LocalTarget implements Target {
       root,
       entries,
       [DIRECT_FILES]: () => {
+        if (!fastPathOn('direct-file-reads')) return false;
         mode.readAhead = false;
         return true;
       },
@@ -241,7 +243,7 @@ export class LocalTarget implements Target {
     const ahead: Entry[] = [];
     let aheadBytes = 0;
     const walk = walkFolders(folder.absolutePath, folder.relativePath, signal);
-    let statSync = true;
+    let statSync = fastPathOn('sync-lstat');
     const resolvedRuns = async function* (self: LocalTarget) {
       for await (const { nodes } of walk) {
         for (let i = 0; i < nodes.length; i += STAT_BATCH) {
@@ -301,7 +303,7 @@ export class LocalTarget implements Target {
     };
     let opened = false;
     if (readAhead) entry[READ_AHEAD] = size;
-    if (!isFolder) {
+    if (!isFolder && fastPathOn('remembered-digests')) {
       const remembered = this.hashCache.getWithCrc32(version);
       if (remembered) entry.remembered = { hashes: { ...remembered.hashes }, crc32: remembered.crc32 };
       const seenAt = Date.now();
@@ -315,6 +317,8 @@ export class LocalTarget implements Target {
           }, SAVE_DIGESTS_AFTER_MS).unref();
         }
       };
+    }
+    if (!isFolder) {
       const direct: DirectFile = { absolutePath, size, toError: (error) => toFerryError(error, relativePath) };
       (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE] = direct;
     }

@@ -1,3 +1,4 @@
+import { fastPathOn } from '../../fast-paths.js';
 import type { ListScope, ResourceNode, Target, TargetContext } from '../../target.js';
 
 // A listing's rows as columns over one buffer of bytes, for a target that already holds them
@@ -88,5 +89,6 @@ export interface ColumnarListing {
 }
 
 export function hasColumnarListing(target: Target): target is Target & ColumnarListing {
+  if (!fastPathOn('columnar-listing')) return false;
   return typeof (target as Partial<ColumnarListing>).listColumns === 'function';
 }

@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FAST_PATHS, parseFastPathSetting } from './fast-paths.js';
+
+describe('FERRY_FAST_PATHS', () => {
+  it('turns nothing off when unset or empty, everything off with "off"', () => {
+    expect(parseFastPathSetting(undefined).size).toBe(0);
+    expect(parseFastPathSetting('  ').size).toBe(0);
+    expect([...parseFastPathSetting('off')].sort()).toEqual([...FAST_PATHS].sort());
+  });
+
+  it('turns off the named ones only', () => {
+    expect([...parseFastPathSetting('-native-crc32, -kept-listings')].sort()).toEqual(['kept-listings', 'native-crc32']);
+  });
+
+  it('refuses a name it does not know, listing the ones it does', () => {
+    expect(() => parseFastPathSetting('-turbo')).toThrow(/'turbo', which is not a fast path; known: native-crc32/);
+  });
+});
+
+describe('each switch changes the path taken', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    vi.resetModules();
+  });
+
+  async function freshModules(setting: string) {
+    vi.resetModules();
+    vi.stubEnv('FERRY_FAST_PATHS', setting);
+    return {
+      crc32: await import('./crc32.js'),
+      columns: await import('./targets/offline/node-columns.js'),
+    };
+  }
+
+  it('native-crc32 off: CRC-32 comes from zlib, with the same values', async () => {
+    const on = await freshModules('');
+    const bytes = new TextEncoder().encode('123456789');
+    expect(on.crc32.crc32(bytes)).toBe(0xcbf43926);
+    const off = await freshModules('-native-crc32');
+    expect(off.crc32.crc32Implementation()).toBe('zlib');
+    expect(off.crc32.crc32(bytes)).toBe(0xcbf43926);
+  });
+
+  it('columnar-listing off: a target with listColumns is listed row by row', async () => {
+    const target = { listColumns: () => undefined } as never;
+    expect((await freshModules('')).columns.hasColumnarListing(target)).toBe(true);
+    expect((await freshModules('-columnar-listing')).columns.hasColumnarListing(target)).toBe(false);
+  });
+});

@@ -1,0 +1,56 @@
+// The fast paths Ferry takes where people wait, each one named, so each can be switched off
+// and the byte-exactness tests run once more with all of them off (docs/performance.md lists
+// what each relies on and the bench row that justifies it). A fast path never changes what is
+// written or reported, only how fast: with every one off Ferry writes the same bytes.
+//
+// FERRY_FAST_PATHS (read once, at the first question):
+//   unset or ""        every fast path on
+//   "off"              every fast path off
+//   "-name,-name2"     those off, the rest on
+
+export const FAST_PATHS = [
+  /** @node-rs/crc32 (PCLMULQDQ) for CRC-32, instead of zlib's table-driven one */
+  'native-crc32',
+  /** the local target's remembered md5/sha256, taken by a download while the CRC-32 of the bytes read matches */
+  'remembered-digests',
+  /** a download's bag workers open local files themselves (O_NOFOLLOW), large ones read straight into shared slots */
+  'direct-file-reads',
+  /** the next few small local files are read while the current one is consumed */
+  'read-ahead',
+  /** a folder's lstat calls run synchronously while a run of them is quick */
+  'sync-lstat',
+  /** a local folder's listing rows, and their JSON, are kept while the folder's inode and ctime stay the same */
+  'kept-listings',
+  /** a small file passes from reader to writer as one buffer with its digests, not a stream */
+  'whole-small-files',
+  /** a bag upload to a staging target checks its manifests while the files are staged, not in a pass before */
+  'staged-bag-check',
+  /** the offline library's listing goes to the HTTP layer as columns, not row objects */
+  'columnar-listing',
+] as const;
+
+export type FastPath = (typeof FAST_PATHS)[number];
+
+let disabled: ReadonlySet<string> | null = null;
+
+/** Parses a FERRY_FAST_PATHS value into the set of fast paths it turns off; throws on an unknown name. */
+export function parseFastPathSetting(value: string | undefined): ReadonlySet<FastPath> {
+  const text = (value ?? '').trim();
+  if (text === '') return new Set();
+  if (text === 'off') return new Set(FAST_PATHS);
+  const off = new Set<FastPath>();
+  for (const part of text.split(',').map((item) => item.trim()).filter(Boolean)) {
+    const name = part.startsWith('-') ? part.slice(1) : part;
+    if (!(FAST_PATHS as readonly string[]).includes(name)) {
+      throw new Error(`FERRY_FAST_PATHS names '${name}', which is not a fast path; known: ${FAST_PATHS.join(', ')} (or "off" for all).`);
+    }
+    off.add(name as FastPath);
+  }
+  return off;
+}
+
+/** Whether `name` is on in this process. */
+export function fastPathOn(name: FastPath): boolean {
+  disabled ??= parseFastPathSetting(process.env.FERRY_FAST_PATHS);
+  return !disabled.has(name);
+}
