@@ -184,6 +184,12 @@ describe('checksums', () => {
     expect(error.message).toMatch(/data\/a\.txt does not match its sha224 checksum/);
   });
 
+  it('refuses two manifests of one algorithm (the last read would win)', async () => {
+    // the wrong one first: read last, the right one would have hidden it
+    const files = [file('manifest-MD5.txt', `${hex('md5', 'other')}  data/a.txt\n`), ...bag({ 'data/a.txt': 'a' }, { algorithm: 'md5' })];
+    expect(await refusal(files)).toMatch(/manifest-MD5\.txt and manifest-md5\.txt are both md5 manifests/);
+  });
+
   it('names a checksum of the wrong length', async () => {
     const files = [file('bagit.txt', V1), file('manifest-md5.txt', `${'0'.repeat(31)}  data/a.txt\n`), file('data/a.txt', 'a')];
     expect(await refusal(files)).toMatch(/manifest-md5\.txt line 1 has a checksum of 31 hex digits; md5 has 32/);

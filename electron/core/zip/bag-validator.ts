@@ -115,8 +115,9 @@ export async function validateBag(files: BagFile[], options: ValidateBagOptions 
   if (manifests.length === 0) problems.push('it has no manifest-<algorithm>.txt (RFC 8493 §2.1.3)');
   const listedBy = new Map<string, Set<string>>();
   const absent = new Map<string, string>();
+  const manifestAlgorithms = new Map<string, string>();
   for (const manifest of manifests) {
-    const algorithm = algorithmOf(manifest.path, 'manifest-', problems);
+    const algorithm = algorithmOf(manifest.path, 'manifest-', problems, manifestAlgorithms);
     const text = algorithm ? await readTag(manifest) : null;
     if (algorithm === null || text === null) continue;
     const listed = new Set<string>();
@@ -200,8 +201,9 @@ export async function validateBag(files: BagFile[], options: ValidateBagOptions 
     }
   }
 
+  const tagManifestAlgorithms = new Map<string, string>();
   for (const tagManifest of files.filter((file) => /^tagmanifest-[^/]+\.txt$/.test(file.path))) {
-    const algorithm = algorithmOf(tagManifest.path, 'tagmanifest-', problems);
+    const algorithm = algorithmOf(tagManifest.path, 'tagmanifest-', problems, tagManifestAlgorithms);
     const text = algorithm ? await readTag(tagManifest) : null;
     if (algorithm === null || text === null) continue;
     const listed = new Map<string, string>();
@@ -242,12 +244,24 @@ function readManifestLines(name: string, algorithm: Checkable, text: string, v1:
 
 type Checkable = (typeof CHECKABLE_ALGORITHMS)[number];
 
-/** `manifest-SHA256.txt` → 'sha256', or null (and a problem) when Ferry cannot check it. */
-function algorithmOf(path: string, prefix: string, problems: string[]): Checkable | null {
+/**
+ * `manifest-SHA256.txt` → 'sha256', or null (and a problem) when Ferry cannot check it or
+ * another manifest of `seen` already has the algorithm: two would each say what one file's
+ * checksum is, and the last read would silently win.
+ */
+function algorithmOf(path: string, prefix: string, problems: string[], seen: Map<string, string>): Checkable | null {
   const algorithm = path.slice(prefix.length, -'.txt'.length).toLowerCase();
-  if ((CHECKABLE_ALGORITHMS as readonly string[]).includes(algorithm)) return algorithm as Checkable;
-  problems.push(`${path} uses an algorithm Ferry cannot check (use ${CHECKABLE_ALGORITHMS.join(', ')})`);
-  return null;
+  if (!(CHECKABLE_ALGORITHMS as readonly string[]).includes(algorithm)) {
+    problems.push(`${path} uses an algorithm Ferry cannot check (use ${CHECKABLE_ALGORITHMS.join(', ')})`);
+    return null;
+  }
+  const other = seen.get(algorithm);
+  if (other !== undefined) {
+    problems.push(`${other} and ${path} are both ${algorithm} manifests; a bag has one per algorithm`);
+    return null;
+  }
+  seen.set(algorithm, path);
+  return algorithm as Checkable;
 }
 
 /**
