@@ -62,10 +62,37 @@ export interface ValidateBagOptions {
 }
 
 export async function validateBag(files: BagFile[], options: ValidateBagOptions = {}): Promise<ValidatedBag> {
-  const byPath = new Map(files.map((file) => [file.path, file]));
-  const problems: string[] = [];
-  const warnings = new Warnings();
+  const bag = await openBag(files);
+  const toFetch = await readFetchList(bag);
+  const { expected, listedBy } = await readPayloadManifests(bag, toFetch);
+  const kept = payloadToKeep(bag, listedBy);
+  await checkBagInfo(bag, kept);
+  // Structure first: no point hashing gigabytes of a bag that is already known to be wrong.
+  failIfAny(bag.problems);
+  const hashes = await checkPayload(bag, kept, expected, options);
+  await checkTagManifests(bag);
+  failIfAny(bag.problems);
+  return { hashes, warnings: bag.warnings.list() };
+}
 
+/** A bag being read: its files, its declaration's rules, and what was found so far. */
+interface Bag {
+  files: BagFile[];
+  byPath: Map<string, BagFile>;
+  payload: BagFile[];
+  payloadPaths: Set<string>;
+  /** BagIt 1.0's rules, or an earlier version's where they differ (RFC 8493 §2.2.2, §3) */
+  v1: boolean;
+  problems: string[];
+  warnings: Warnings;
+  resolver: PathResolver;
+  /** a tag file's text in the declared encoding; null (and a problem) when it is not valid in it */
+  readTag(file: BagFile): Promise<string | null>;
+}
+
+/** bagit.txt first: without a valid declaration nothing else can even be decoded. */
+async function openBag(files: BagFile[]): Promise<Bag> {
+  const byPath = new Map(files.map((file) => [file.path, file]));
   const bagit = byPath.get('bagit.txt');
   if (!bagit) fail(['it has no bagit.txt (RFC 8493 §2.1.1)']);
   const parsed = parseBagDeclaration(await readBytes(bagit));
@@ -74,71 +101,85 @@ export async function validateBag(files: BagFile[], options: ValidateBagOptions 
   if (before(version, OLDEST) || version.major > 1) {
     fail([`bagit.txt declares BagIt-Version ${version.major}.${version.minor}; Ferry reads bags of versions 0.93 to 1.0`]);
   }
-  /** BagIt 1.0's rules, or an earlier version's where they differ (RFC 8493 §2.2.2, §3) */
-  const v1 = version.major >= 1;
-  const readTag = async (file: BagFile): Promise<string | null> => {
-    const decoded = decodeTagText(await readBytes(file), encoding);
-    if ('error' in decoded) {
-      problems.push(`${file.path} ${decoded.error}`);
-      return null;
-    }
-    if (decoded.bom && /^utf-?8$/i.test(encoding.trim())) warnings.add(`${file.path} starts with a byte-order mark, which UTF-8 tag files should not have; read without it`);
-    return decoded.text;
-  };
-
+  const problems: string[] = [];
+  const warnings = new Warnings();
   const payload = files.filter((file) => file.path.startsWith('data/'));
   const payloadPaths = new Set(payload.map((file) => file.path));
-  const resolver = new PathResolver(payloadPaths, warnings);
-
-  // fetch.txt first: a listed file that is absent is then named as "to be fetched"
-  const toFetch = new Map<string, { url: string; line: number }>();
-  const fetch = byPath.get('fetch.txt');
-  const fetchText = fetch ? await readTag(fetch) : null;
-  if (fetchText !== null) {
-    const { lines, malformed } = parseFetch(fetchText, { percent: v1 });
-    for (const lineNumber of malformed) problems.push(`fetch.txt line ${lineNumber} is not "<url> <length or -> <path>" (RFC 8493 §2.2.3)`);
-    for (const line of lines) {
-      const where = resolver.resolve(line.path, 'fetch.txt', line.lineNumber);
-      if (where === null || !where.startsWith('data/')) {
-        problems.push(`fetch.txt line ${line.lineNumber} would fetch ${JSON.stringify(line.path)} to outside the bag's data/ folder (RFC 8493 §2.2.3: it lists payload files only)`);
-      } else if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(line.url)) {
-        problems.push(`fetch.txt line ${line.lineNumber} gives ${JSON.stringify(line.url.slice(0, 80))}, which is not an absolute URL (RFC 8493 §2.2.3)`);
-      } else {
-        toFetch.set(where, { url: line.url, line: line.lineNumber });
+  return {
+    files,
+    byPath,
+    payload,
+    payloadPaths,
+    v1: version.major >= 1,
+    problems,
+    warnings,
+    resolver: new PathResolver(payloadPaths, warnings),
+    async readTag(file) {
+      const decoded = decodeTagText(await readBytes(file), encoding);
+      if ('error' in decoded) {
+        problems.push(`${file.path} ${decoded.error}`);
+        return null;
       }
+      if (decoded.bom && /^utf-?8$/i.test(encoding.trim())) warnings.add(`${file.path} starts with a byte-order mark, which UTF-8 tag files should not have; read without it`);
+      return decoded.text;
+    },
+  };
+}
+
+/** fetch.txt (RFC 8493 §2.2.3): payload path → where it would be fetched from. */
+async function readFetchList(bag: Bag): Promise<Map<string, { url: string; line: number }>> {
+  const toFetch = new Map<string, { url: string; line: number }>();
+  const fetch = bag.byPath.get('fetch.txt');
+  const text = fetch ? await bag.readTag(fetch) : null;
+  if (text === null) return toFetch;
+  const { lines, malformed } = parseFetch(text, { percent: bag.v1 });
+  for (const lineNumber of malformed) bag.problems.push(`fetch.txt line ${lineNumber} is not "<url> <length or -> <path>" (RFC 8493 §2.2.3)`);
+  for (const line of lines) {
+    const where = bag.resolver.resolve(line.path, 'fetch.txt', line.lineNumber);
+    if (where === null || !where.startsWith('data/')) {
+      bag.problems.push(`fetch.txt line ${line.lineNumber} would fetch ${JSON.stringify(line.path)} to outside the bag's data/ folder (RFC 8493 §2.2.3: it lists payload files only)`);
+    } else if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(line.url)) {
+      bag.problems.push(`fetch.txt line ${line.lineNumber} gives ${JSON.stringify(line.url.slice(0, 80))}, which is not an absolute URL (RFC 8493 §2.2.3)`);
+    } else {
+      toFetch.set(where, { url: line.url, line: line.lineNumber });
     }
   }
+  return toFetch;
+}
 
-  // payload manifests: which hashes each payload file must have
+/**
+ * The payload manifests (RFC 8493 §2.1.3): the hashes each payload file must have, and
+ * which files each manifest lists. Every listed file must be in the ZIP (§3); one that
+ * fetch.txt lists is named as still to be fetched.
+ */
+async function readPayloadManifests(bag: Bag, toFetch: Map<string, { url: string; line: number }>): Promise<{ expected: BagHashes; listedBy: Map<string, Set<string>> }> {
   const expected: BagHashes = new Map();
-  const manifests = files.filter((file) => /^manifest-[^/]+\.txt$/.test(file.path));
-  if (manifests.length === 0) problems.push('it has no manifest-<algorithm>.txt (RFC 8493 §2.1.3)');
   const listedBy = new Map<string, Set<string>>();
+  /** listed but not in the ZIP → the manifest that lists it */
   const absent = new Map<string, string>();
-  const manifestAlgorithms = new Map<string, string>();
+  const manifests = bag.files.filter((file) => /^manifest-[^/]+\.txt$/.test(file.path));
+  if (manifests.length === 0) bag.problems.push('it has no manifest-<algorithm>.txt (RFC 8493 §2.1.3)');
+  const algorithms = new Map<string, string>();
   for (const manifest of manifests) {
-    const algorithm = algorithmOf(manifest.path, 'manifest-', problems, manifestAlgorithms);
-    const text = algorithm ? await readTag(manifest) : null;
+    const algorithm = algorithmOf(manifest.path, 'manifest-', bag.problems, algorithms);
+    const text = algorithm ? await bag.readTag(manifest) : null;
     if (algorithm === null || text === null) continue;
     const listed = new Set<string>();
     listedBy.set(manifest.path, listed);
-    for (const line of readManifestLines(manifest.path, algorithm, text, v1, problems)) {
-      const where = resolver.resolve(line.path, manifest.path, line.lineNumber);
+    for (const line of readManifestLines(manifest.path, algorithm, text, bag.v1, bag.problems)) {
+      const where = bag.resolver.resolve(line.path, manifest.path, line.lineNumber);
       if (where === null || !where.startsWith('data/')) {
-        problems.push(`${manifest.path} line ${line.lineNumber} lists ${JSON.stringify(line.path)}, which is outside the bag's data/ folder (RFC 8493 §2.1.3)`);
+        bag.problems.push(`${manifest.path} line ${line.lineNumber} lists ${JSON.stringify(line.path)}, which is outside the bag's data/ folder (RFC 8493 §2.1.3)`);
         continue;
       }
-      if (!payloadPaths.has(where)) {
+      if (!bag.payloadPaths.has(where)) {
         absent.set(where, manifest.path);
         continue;
       }
       const hashes = expected.get(where) ?? {};
       expected.set(where, hashes);
       if (listed.has(where)) {
-        // a path listed twice must not say two things: the last line would silently win
-        if (hashes[algorithm] !== line.hex) problems.push(`${manifest.path} lists ${where} twice, with different checksums`);
-        else if (v1) problems.push(`${manifest.path} lists ${where} twice; a BagIt 1.0 manifest lists each file once`);
-        else warnings.add(`${manifest.path} lists ${where} more than once (with the same checksum)`);
+        listedTwice(bag, manifest.path, where, hashes[algorithm] === line.hex);
         continue;
       }
       listed.add(where);
@@ -148,87 +189,104 @@ export async function validateBag(files: BagFile[], options: ValidateBagOptions 
   for (const [path, manifest] of absent) {
     const fetchable = toFetch.get(path);
     if (fetchable) {
-      problems.push(
+      bag.problems.push(
         `${path} is to be fetched from ${fetchable.url.slice(0, 120)} (fetch.txt line ${fetchable.line}) and is not in the ZIP; ` +
           'Ferry takes only complete bags (RFC 8493 §3): fetch the files into the bag, then upload it',
       );
     } else {
-      problems.push(`${manifest} lists ${path}, which is not in the bag's payload`);
+      bag.problems.push(`${manifest} lists ${path}, which is not in the bag's payload`);
     }
   }
   for (const [path, fetched] of toFetch) {
     for (const [manifest, listed] of listedBy) {
-      if (!listed.has(path) && !absent.has(path)) problems.push(`fetch.txt line ${fetched.line} lists ${path}, which ${manifest} does not (RFC 8493 §2.2.3: every manifest lists what is fetched)`);
+      if (!listed.has(path) && !absent.has(path)) bag.problems.push(`fetch.txt line ${fetched.line} lists ${path}, which ${manifest} does not (RFC 8493 §2.2.3: every manifest lists what is fetched)`);
     }
   }
+  return { expected, listedBy };
+}
 
-  // every payload file listed: in every manifest (1.0, RFC 8493 §3), in one at least (before)
+/** A path listed twice must not say two things (the last line would silently win); the same thing twice is refused from 1.0 on. */
+function listedTwice(bag: Bag, manifest: string, path: string, sameChecksum: boolean): void {
+  if (!sameChecksum) bag.problems.push(`${manifest} lists ${path} twice, with different checksums`);
+  else if (bag.v1) bag.problems.push(`${manifest} lists ${path} twice; a BagIt 1.0 manifest lists each file once`);
+  else bag.warnings.add(`${manifest} lists ${path} more than once (with the same checksum)`);
+}
+
+/**
+ * Every payload file listed: in every manifest from 1.0 on (RFC 8493 §3), in one at least
+ * before. Unlisted desktop litter is left out (with a warning) instead; the rest is kept.
+ */
+function payloadToKeep(bag: Bag, listedBy: Map<string, Set<string>>): BagFile[] {
   const kept: BagFile[] = [];
-  for (const file of payload) {
+  for (const file of bag.payload) {
     const missingFrom = [...listedBy].filter(([, listed]) => !listed.has(file.path)).map(([manifest]) => manifest);
     if (missingFrom.length === listedBy.size && file.litter) {
-      warnings.add(`${file.path} is desktop litter that no manifest lists (added after the bag was made); it is left out`);
+      bag.warnings.add(`${file.path} is desktop litter that no manifest lists (added after the bag was made); it is left out`);
       continue;
     }
     kept.push(file);
     if (listedBy.size === 0) continue;
-    if (v1) for (const manifest of missingFrom) problems.push(`${file.path} is not listed in ${manifest}`);
-    else if (missingFrom.length === listedBy.size) problems.push(`${file.path} is not listed in any payload manifest`);
+    if (bag.v1) for (const manifest of missingFrom) bag.problems.push(`${file.path} is not listed in ${manifest}`);
+    else if (missingFrom.length === listedBy.size) bag.problems.push(`${file.path} is not listed in any payload manifest`);
   }
+  return kept;
+}
 
-  const info = byPath.get('bag-info.txt');
-  const infoText = info ? await readTag(info) : null;
-  if (infoText !== null) {
-    for (const { lineNumber, reason } of tagFieldProblems(infoText, v1)) problems.push(`bag-info.txt line ${lineNumber} ${reason} (RFC 8493 §2.2.2)`);
-    const oxum = parseTagFields(infoText).get('Payload-Oxum')?.[0];
-    const bytes = kept.reduce((sum, file) => sum + file.size, 0);
-    if (oxum !== undefined && !/^[0-9]+\.[0-9]+$/.test(oxum)) problems.push(`bag-info.txt gives Payload-Oxum ${JSON.stringify(oxum)}, not <octets>.<files> (RFC 8493 §2.2.2)`);
-    else if (oxum !== undefined && oxum !== `${bytes}.${kept.length}`) problems.push(`bag-info.txt says Payload-Oxum ${oxum}, but the payload holds ${bytes}.${kept.length}`);
-  }
-  // Structure first: no point hashing gigabytes of a bag that is already known to be wrong.
-  failIfAny(problems);
+/** bag-info.txt's lines (RFC 8493 §2.2.2), and its Payload-Oxum against the payload kept. */
+async function checkBagInfo(bag: Bag, kept: BagFile[]): Promise<void> {
+  const info = bag.byPath.get('bag-info.txt');
+  const text = info ? await bag.readTag(info) : null;
+  if (text === null) return;
+  for (const { lineNumber, reason } of tagFieldProblems(text, bag.v1)) bag.problems.push(`bag-info.txt line ${lineNumber} ${reason} (RFC 8493 §2.2.2)`);
+  const oxum = parseTagFields(text).get('Payload-Oxum')?.[0];
+  const bytes = kept.reduce((sum, file) => sum + file.size, 0);
+  if (oxum === undefined) return;
+  if (!/^[0-9]+\.[0-9]+$/.test(oxum)) bag.problems.push(`bag-info.txt gives Payload-Oxum ${JSON.stringify(oxum)}, not <octets>.<files> (RFC 8493 §2.2.2)`);
+  else if (oxum !== `${bytes}.${kept.length}`) bag.problems.push(`bag-info.txt says Payload-Oxum ${oxum}, but the payload holds ${bytes}.${kept.length}`);
+}
 
+/** Each kept payload file against its manifest checksums (in 'defer' mode, only those the job will not check). */
+async function checkPayload(bag: Bag, kept: BagFile[], expected: BagHashes, options: ValidateBagOptions): Promise<BagHashes> {
   const hashes: BagHashes = new Map();
   for (const file of kept) {
-    const relative = file.path.slice('data/'.length);
     const wanted = expected.get(file.path) ?? {};
-    hashes.set(relative, wanted);
+    hashes.set(file.path.slice('data/'.length), wanted);
     const algorithms = Object.keys(wanted).filter((algorithm) => options.payload !== 'defer' || !CHECKED_BY_JOB.has(algorithm));
     if (algorithms.length === 0) continue;
     const actual = await hashFile(file, algorithms);
     for (const algorithm of algorithms) {
-      if (actual[algorithm] !== wanted[algorithm]) problems.push(`${file.path} does not match its ${algorithm} checksum in manifest-${algorithm}.txt`);
+      if (actual[algorithm] !== wanted[algorithm]) bag.problems.push(`${file.path} does not match its ${algorithm} checksum in manifest-${algorithm}.txt`);
     }
   }
+  return hashes;
+}
 
-  const tagManifestAlgorithms = new Map<string, string>();
-  for (const tagManifest of files.filter((file) => /^tagmanifest-[^/]+\.txt$/.test(file.path))) {
-    const algorithm = algorithmOf(tagManifest.path, 'tagmanifest-', problems, tagManifestAlgorithms);
-    const text = algorithm ? await readTag(tagManifest) : null;
+/** Tag manifests (RFC 8493 §2.2.1): each listed tag file present and matching; no payload files. */
+async function checkTagManifests(bag: Bag): Promise<void> {
+  const algorithms = new Map<string, string>();
+  for (const tagManifest of bag.files.filter((file) => /^tagmanifest-[^/]+\.txt$/.test(file.path))) {
+    const algorithm = algorithmOf(tagManifest.path, 'tagmanifest-', bag.problems, algorithms);
+    const text = algorithm ? await bag.readTag(tagManifest) : null;
     if (algorithm === null || text === null) continue;
     const listed = new Map<string, string>();
-    for (const line of readManifestLines(tagManifest.path, algorithm, text, v1, problems)) {
-      const where = resolver.resolve(line.path, tagManifest.path, line.lineNumber);
-      const tagFile = where === null ? undefined : byPath.get(where);
+    for (const line of readManifestLines(tagManifest.path, algorithm, text, bag.v1, bag.problems)) {
+      const where = bag.resolver.resolve(line.path, tagManifest.path, line.lineNumber);
+      const tagFile = where === null ? undefined : bag.byPath.get(where);
       if (where === null || where.startsWith('data/') || !tagFile) {
         const why = where?.startsWith('data/') ? ' (RFC 8493 §2.2.1: a tag manifest lists no payload files)' : '';
-        problems.push(`${tagManifest.path} lists ${line.path}, which is not a tag file of the bag${why}`);
+        bag.problems.push(`${tagManifest.path} lists ${line.path}, which is not a tag file of the bag${why}`);
         continue;
       }
       if (listed.has(where)) {
-        if (listed.get(where) !== line.hex) problems.push(`${tagManifest.path} lists ${where} twice, with different checksums`);
-        else if (v1) problems.push(`${tagManifest.path} lists ${where} twice; a BagIt 1.0 manifest lists each file once`);
-        else warnings.add(`${tagManifest.path} lists ${where} more than once (with the same checksum)`);
+        listedTwice(bag, tagManifest.path, where, listed.get(where) === line.hex);
         continue;
       }
       listed.set(where, line.hex);
-      if (/^tagmanifest-[^/]+\.txt$/.test(where)) warnings.add(`${tagManifest.path} lists the tag manifest ${where}, which RFC 8493 §2.2.1 says it must not`);
+      if (/^tagmanifest-[^/]+\.txt$/.test(where)) bag.warnings.add(`${tagManifest.path} lists the tag manifest ${where}, which RFC 8493 §2.2.1 says it must not`);
       const actual = await hashFile(tagFile, [algorithm]);
-      if (actual[algorithm] !== line.hex) problems.push(`${where} does not match its ${algorithm} checksum in ${tagManifest.path}`);
+      if (actual[algorithm] !== line.hex) bag.problems.push(`${where} does not match its ${algorithm} checksum in ${tagManifest.path}`);
     }
   }
-  failIfAny(problems);
-  return { hashes, warnings: warnings.list() };
 }
 
 /** The lines of a (tag) manifest, each malformed line or checksum of the wrong length a problem. */
