@@ -86,6 +86,31 @@ describe('a bag Ferry writes is a valid bag (download → upload)', () => {
     }
   });
 
+  it('when a backslash made two names one ("a\\b" and "a_b"), keeps both files under distinct names', async () => {
+    const folder = (p: string): Entry => ({ path: p, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) });
+    // in the order a target lists them: "\\" sorts before "_"
+    const entries = [
+      memoryFile('Odd/a\\b.txt', Buffer.from('backslash file')),
+      memoryFile('Odd/a_b.txt', Buffer.from('underscore file')),
+      folder('Odd/d\\e'),
+      memoryFile('Odd/d\\e/x.txt', Buffer.from('in the backslash folder')),
+      folder('Odd/d_e'),
+      memoryFile('Odd/d_e/x.txt', Buffer.from('in the underscore folder')),
+    ];
+    const archive = await openUploadZip(await download(entries), DEFAULT_LIMITS);
+    try {
+      expect(archive.warnings).toEqual([]);
+      expect(Object.fromEntries(await filesOf(archive))).toEqual({
+        'Odd/a_b.txt': 'backslash file',
+        'Odd/a_b (2).txt': 'underscore file',
+        'Odd/d_e/x.txt': 'in the backslash folder',
+        'Odd/d_e (2)/x.txt': 'in the underscore folder',
+      });
+    } finally {
+      await archive.close();
+    }
+  });
+
   it('declares BagIt 1.0 in UTF-8, and its bag-info.txt holds to RFC 8493 §2.2.2', async () => {
     const zipPath = await download([memoryFile('Odd/a.txt', Buffer.from('a'))]);
     const bag = bagNameFor('memory', 'odd');
