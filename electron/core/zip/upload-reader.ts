@@ -51,6 +51,7 @@ const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;
 /** what most file systems allow for one name (ext4, APFS, NTFS in UTF-16 units ~ bytes here) */
 const MAX_SEGMENT_BYTES = 255;
+/** macOS and Windows desktop litter: left out of a plain ZIP; in a bag, its manifests decide (bag-validator.ts) */
 const IGNORED_NAMES = new Set(['.ds_store', 'thumbs.db', 'desktop.ini']);
 /** the fixed part of a local file header (APPNOTE 4.3.7) */
 const LOCAL_HEADER_BYTES = 30;
