@@ -50,7 +50,7 @@ const REASONS: Record<string, RegExp> = {
   'v0.97/windows-only/out-of-scope-file-paths-using-shortcut-for-fetch': /would fetch "%HomeDrive%.*" to outside/,
   'v0.97/windows-only/out-of-scope-file-paths-using-unc': /lists "\\\\\\\\\?\\\\UNC.*", which is outside/,
   'v0.97/windows-only/out-of-scope-file-paths-using-unc-for-fetch': /would fetch "\\\\\\\\\?\\\\UNC.*" to outside/,
-  'v1.0/invalid/bagit-with-invalid-whitespace': /bagit\.txt line 1 is "BagIt-Version : 1\.0": no space before the colon/,
+  'v1.0/invalid/bagit-with-invalid-whitespace': /bagit\.txt line 1 is "BagIt-Version : 1\.0", but RFC 8493 §2\.1\.1 wants "BagIt-Version: …" there \(no space before the colon/,
   'v1.0/invalid/notAllManifestsListAllFiles': /data\/missingFromManifest\.txt is not listed in manifest-sha512\.txt/,
   'v1.0/invalid/same-filename-listed-twice-with-different-hashes': /bagit\.txt line 1 is "BagIt-Version: 1\.0 "/,
   'v1.0/invalid/same-filename-listed-twice-with-the-same-hash': /manifest-sha256\.txt lists data\/README twice; a BagIt 1\.0 manifest lists each file once/,

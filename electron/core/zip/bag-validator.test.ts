@@ -37,8 +37,10 @@ async function accepted(files: BagFile[], options = {}): Promise<ValidatedBag> {
 describe('the bag declaration (RFC 8493 §2.1.1)', () => {
   it.each([
     ['a byte-order mark', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(V1)]), /bagit\.txt starts with a byte-order mark/],
-    ['a space before the colon', 'BagIt-Version : 1.0\nTag-File-Character-Encoding: UTF-8\n', /line 1 is "BagIt-Version : 1\.0": no space before the colon/],
+    ['a space before the colon', 'BagIt-Version : 1.0\nTag-File-Character-Encoding: UTF-8\n', /line 1 is "BagIt-Version : 1\.0", but RFC 8493 §2\.1\.1 wants "BagIt-Version: …" there \(no space before the colon/],
     ['no encoding line', 'BagIt-Version: 1.0\n', /no Tag-File-Character-Encoding line/],
+    ['the label in other case', 'Bagit-Version: 0.97\nTag-File-Character-Encoding: UTF-8\n', /line 1 is "Bagit-Version: 0\.97", but .* \(the label spelled BagIt-Version/],
+    ['a trailing space', 'BagIt-Version: 1.0 \nTag-File-Character-Encoding: UTF-8\n', /line 1 is "BagIt-Version: 1\.0 ", but .* \(nothing after the value/],
     ['a version that is not M.N', 'BagIt-Version: 1\nTag-File-Character-Encoding: UTF-8\n', /BagIt-Version "1", which is not a version number M\.N/],
     ['the lines swapped', 'Tag-File-Character-Encoding: UTF-8\nBagIt-Version: 1.0\n', /line 1 is "Tag-File-Character-Encoding: UTF-8", not BagIt-Version/],
     ['a third line', `${V1}Extra: 1\n`, /bagit\.txt has 3 lines; RFC 8493 §2\.1\.1 allows exactly two/],

@@ -146,9 +146,21 @@ function declarationLine(line: string | undefined, label: string, number: number
   }
   const exact = new RegExp(`^${label}: (\\S(?:.*\\S)?)$`).exec(line);
   if (exact) return exact[1]!;
-  const loose = new RegExp(`^${label}[ \\t]*:`, 'i').exec(line);
-  if (!loose) problems.push(`bagit.txt line ${number} is ${JSON.stringify(line.slice(0, 60))}, not ${label} (${rule})`);
-  else problems.push(`bagit.txt line ${number} is ${JSON.stringify(line.slice(0, 60))}: no space before the colon, one after it, no trailing spaces (${rule})`);
+  const shown = `bagit.txt line ${number} is ${JSON.stringify(line.slice(0, 60))}`;
+  const loose = new RegExp(`^(${label})([ \\t]*):([ \\t]*)(.*?)([ \\t]*)$`, 'i').exec(line);
+  if (!loose) {
+    problems.push(`${shown}, not ${label} (${rule})`);
+    return null;
+  }
+  const [, spelled, before, after, value, trailing] = loose;
+  const wrong = [
+    spelled !== label ? `the label spelled ${label}` : '',
+    before ? 'no space before the colon' : '',
+    after !== ' ' ? 'one space after it' : '',
+    trailing ? 'nothing after the value' : '',
+    value === '' ? 'a value' : '',
+  ].filter(Boolean);
+  problems.push(`${shown}, but RFC 8493 §2.1.1 wants "${label}: …" there (${wrong.join(', ')})`);
   return null;
 }
 
