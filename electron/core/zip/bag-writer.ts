@@ -53,7 +53,7 @@ export interface ProvenanceFile {
   /** path inside the bag's data/ folder (= the Entry's path) */
   path: string;
   size: number;
-  /** present only when the name had to change in the bag (see bagPathOf) */
+  /** present only when the name had to change in the bag (see BagPaths) */
   source_path?: string;
   /** present only when the source announced a size that differs from the bytes read */
   source_size?: number;
@@ -145,6 +145,8 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
   if (options.lendTo) output.lendTo(options.lendTo);
   const now = options.now ?? new Date();
   const bagRoot = options.bagName;
+  const payloadRoot = `${bagRoot}/data/`;
+  const bagPaths = new BagPaths();
   const level = options.compressionLevel ?? DEFAULT_COMPRESSION_LEVEL;
   const records: CentralRecord[] = [];
   /** the small file being read here (a target the workers cannot read from) and the large file streaming */
@@ -289,7 +291,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
 
     for await (const entry of read.entries) {
       if (failed) return;
-      const path = `${bagRoot}/data/${bagPathOf(entry.path)}`;
+      const path = `${payloadRoot}${bagPaths.claim(entry.path, entry.kind)}`;
       const mtime = entry.mtime ?? now;
       if (entry.kind === 'folder') {
         await queueWhole({ name: zipEntryName(path, true), file: { name: `${path}/`, folder: true, bytes: EMPTY, ...dosDateTime(mtime), algorithms: [], level: 0, decide: false }, mode: FOLDER_MODE, mtime });
@@ -304,7 +306,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
         // text by its name is deflated unsampled (kept only if smaller, see bag-workers.ts)
         const item = wholeItem(path, bytes, mtime, known ? [] : algorithms, !isTextByName(entry.path), (result) => {
           const reused = known !== null && result.crc === known.crc32;
-          files.push(provenanceOf(entry, result.size, reused ? pick(known.hashes, algorithms) : (result.hashes ?? {}), reused));
+          files.push(provenanceOf(entry, path.slice(payloadRoot.length), result.size, reused ? pick(known.hashes, algorithms) : (result.hashes ?? {}), reused));
           // the digests stand for the version listed only if as many bytes were read
           if (!reused && result.size === entry.size) entry.remember?.({ hashes: result.hashes ?? {}, crc32: result.crc });
           payloadBytes += result.size;
@@ -433,10 +435,11 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
         output.write(dataDescriptor(crc, compressedSize, size));
         records.push({ name, flags: FLAG_UTF8 | FLAG_DATA_DESCRIPTOR, method, dosTime, dosDate, crc, compressedSize, size, mode: FILE_MODE, unixTime: unixTime(mtime), offset });
         await output.drained();
-        if (known && crc === known.crc32) return provenanceOf(entry, size, pick(known.hashes, algorithms), true);
+        const inBag = path.slice(payloadRoot.length);
+        if (known && crc === known.crc32) return provenanceOf(entry, inBag, size, pick(known.hashes, algorithms), true);
         const computed = known ? await hashAgain(entry, algorithms, crc) : hashes;
         if (size === entry.size) entry.remember?.({ hashes: computed, crc32: crc });
-        return provenanceOf(entry, size, computed);
+        return provenanceOf(entry, inBag, size, computed);
       } catch (error) {
         thisJob.abort();
         throw error;
@@ -538,9 +541,9 @@ function pick(hashes: Record<string, string>, algorithms: readonly string[]): Re
 }
 
 /** What the provenance file records of one file: the source's word against the bytes read. */
-function provenanceOf(entry: Entry, bytesRead: number, computed: Record<string, string>, remembered = false): ProvenanceFile {
+function provenanceOf(entry: Entry, inBag: string, bytesRead: number, computed: Record<string, string>, remembered = false): ProvenanceFile {
   const file: ProvenanceFile = {
-    path: bagPathOf(entry.path),
+    path: inBag,
     size: bytesRead,
     source_hashes: { ...entry.hashes },
     computed_hashes: computed,
@@ -560,11 +563,37 @@ function fixityOf(source: Record<string, string>, computed: Record<string, strin
 }
 
 /**
- * A backslash is an ordinary character in a POSIX or remote name, but ZIP readers take it
- * for a folder separator; it becomes "_" so the ZIP and manifests agree.
+ * Where each entry goes under data/. A backslash is an ordinary character in a POSIX or
+ * remote name, but ZIP readers take it for a folder separator; it becomes "_" so the ZIP
+ * and manifests agree. That can make two names one ("a\\b" and "a_b"): the later one then
+ * gets " (2)" (a folder's contents follow it), because a bag may hold a path only once
+ * (one ZIP entry, one manifest line, RFC 8493 §2.1.3) and neither file may be lost.
+ * Targets yield each folder before its contents (target.ts), so a folder's place is known
+ * when its files come.
  */
-function bagPathOf(entryPath: string): string {
-  return entryPath.replace(/\\/g, '_');
+class BagPaths {
+  /** paths in the bag, files and folders */
+  private readonly taken = new Set<string>();
+  /** a folder's entry path → its path in the bag */
+  private readonly folders = new Map<string, string>();
+
+  claim(entryPath: string, kind: Entry['kind']): string {
+    const cut = entryPath.lastIndexOf('/');
+    const parentEntry = cut < 0 ? null : entryPath.slice(0, cut);
+    const parent = parentEntry === null ? '' : `${this.folders.get(parentEntry) ?? parentEntry.replace(/\\/g, '_')}/`;
+    const name = entryPath.slice(cut + 1).replace(/\\/g, '_');
+    let inBag = `${parent}${name}`;
+    for (let n = 2; this.taken.has(inBag); n++) inBag = `${parent}${numbered(name, n, kind)}`;
+    this.taken.add(inBag);
+    if (kind === 'folder') this.folders.set(entryPath, inBag);
+    return inBag;
+  }
+}
+
+/** "a_b.txt" → "a_b (2).txt"; a folder's or a dot file's whole name gets the number. */
+function numbered(name: string, n: number, kind: Entry['kind']): string {
+  const dot = kind === 'file' ? name.lastIndexOf('.') : -1;
+  return dot > 0 ? `${name.slice(0, dot)} (${n})${name.slice(dot)}` : `${name} (${n})`;
 }
 
 function oneLine(text: string): string {

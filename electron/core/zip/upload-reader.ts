@@ -5,7 +5,7 @@ import { formatBytes } from '../../../shared/format.js';
 import type { Entry } from '../target.js';
 import { FerryError, badRequest, isFerryError, tooLarge } from '../errors.js';
 import type { Limits } from '../limits.js';
-import { validateBag, type BagFile, type BagHashes, type ValidateBagOptions } from './bag-validator.js';
+import { validateBag, type BagFile, type ValidateBagOptions, type ValidatedBag } from './bag-validator.js';
 import { OPENS_INDEPENDENTLY, withReadWhole } from '../jobs/whole-entry.js';
 import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole } from './zip-entry-stream.js';
 
@@ -21,6 +21,8 @@ export interface UploadArchive {
   topLevelFiles: string[];
   fileCount: number;
   totalBytes: number;
+  /** what a bag's validation accepted with a reservation (see ValidatedBag); none for a plain ZIP */
+  warnings: string[];
   /**
    * payload entries (for a bag: relative to data/, hashes from its manifests); re-iterable.
    * An entry with a manifest digest is not CRC-checked here: its reader must check `hashes`
@@ -37,6 +39,8 @@ interface ZipRecord {
   size: number;
   mtime: Date;
   entry: yauzl.Entry;
+  /** desktop litter by name: left out of a plain ZIP; in a bag, payload if its manifests list it */
+  litter: boolean;
 }
 
 /** Per-entry ratio is only judged from this size up: tiny files can legitimately shrink a lot. */
@@ -47,6 +51,7 @@ const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;
 /** what most file systems allow for one name (ext4, APFS, NTFS in UTF-16 units ~ bytes here) */
 const MAX_SEGMENT_BYTES = 255;
+/** macOS and Windows desktop litter: left out of a plain ZIP; in a bag, its manifests decide (bag-validator.ts) */
 const IGNORED_NAMES = new Set(['.ds_store', 'thumbs.db', 'desktop.ini']);
 /** the fixed part of a local file header (APPNOTE 4.3.7) */
 const LOCAL_HEADER_BYTES = 30;
@@ -77,13 +82,13 @@ export async function openUploadZip(zipPath: string, limits: Limits, options: Va
     const bagRoot = findBagRoot(records);
     if (bagRoot === null) return plainArchive(source, records);
     const bagRecords = records.filter((r) => r.path.startsWith(bagRoot)).map((r) => ({ ...r, path: r.path.slice(bagRoot.length) }));
-    const hashes = await validateBag(
+    const bag = await validateBag(
       bagRecords
         .filter((r) => r.kind === 'file')
-        .map((r): BagFile => ({ path: r.path, size: r.size, open: () => openZipEntry(zip, r.entry, bagRoot + r.path) })),
+        .map((r): BagFile => ({ path: r.path, size: r.size, litter: r.litter, open: () => openZipEntry(zip, r.entry, bagRoot + r.path) })),
       options,
     );
-    return bagArchive(source, bagRecords, bagRoot, hashes);
+    return bagArchive(source, bagRecords, bagRoot, bag);
   } catch (error) {
     zip.close();
     await handle?.close().catch(() => undefined);
@@ -173,7 +178,7 @@ async function readCentralDirectory(zip: yauzl.ZipFile, fileSize: number, limits
     }
 
     const segments = name.split('/').filter((s) => s !== '' && s !== '.');
-    if (segments.length === 0 || isIgnored(segments)) continue;
+    if (segments.length === 0 || segments[0] === '__MACOSX') continue;
     const path = segments.join('/');
     const kind = name.endsWith('/') ? 'folder' : 'file';
     const earlier = kinds.get(path);
@@ -186,7 +191,7 @@ async function readCentralDirectory(zip: yauzl.ZipFile, fileSize: number, limits
     }
     refuseLookAlikes(segments, spellings);
     kinds.set(path, kind);
-    records.push({ path, kind, size: kind === 'file' ? entry.uncompressedSize : 0, mtime: entry.getLastModDate(), entry });
+    records.push({ path, kind, size: kind === 'file' ? entry.uncompressedSize : 0, mtime: entry.getLastModDate(), entry, litter: IGNORED_NAMES.has(segments[segments.length - 1]!.toLowerCase()) });
   }
   refuseOverlaps(extents, fileSize);
   if (totalBytes >= RATIO_MIN_BYTES && totalBytes / Math.max(fileSize, 1) > limits.maxCompressionRatio) {
@@ -309,16 +314,11 @@ function refuseLookAlikes(segments: string[], spellings: Map<string, string>): v
   }
 }
 
-/** macOS and Windows desktop litter, never part of anyone's data. */
-function isIgnored(segments: string[]): boolean {
-  return segments[0] === '__MACOSX' || IGNORED_NAMES.has(segments[segments.length - 1]!.toLowerCase());
-}
-
 /** "" for a bag at the archive root, "<root>/" for a bag inside one top folder, null: no bag. */
 function findBagRoot(records: ZipRecord[]): string | null {
   const isFile = (path: string) => records.some((r) => r.path === path && r.kind === 'file');
   if (isFile('bagit.txt')) return '';
-  const roots = new Set(records.map((r) => r.path.split('/')[0]));
+  const roots = new Set(records.filter((r) => !r.litter).map((r) => r.path.split('/')[0]));
   if (roots.size !== 1) return null;
   const [root] = roots;
   return isFile(`${root}/bagit.txt`) ? `${root}/` : null;
@@ -332,12 +332,16 @@ interface ArchiveSource {
 }
 
 function plainArchive(source: ArchiveSource, records: ZipRecord[]): UploadArchive {
-  return makeArchive(source, 'plain', records, '', () => ({}));
+  return makeArchive(source, 'plain', records.filter((r) => !r.litter), '', () => ({}), []);
 }
 
-function bagArchive(source: ArchiveSource, bagRecords: ZipRecord[], bagRoot: string, hashes: BagHashes): UploadArchive {
-  const payload = bagRecords.filter((r) => r.path.startsWith('data/')).map((r) => ({ ...r, path: r.path.slice('data/'.length) }));
-  return makeArchive(source, 'bag', payload, `${bagRoot}data/`, (path) => ({ ...hashes.get(path) }));
+/** The bag's payload as validation found it: its files are exactly those `bag.hashes` holds. */
+function bagArchive(source: ArchiveSource, bagRecords: ZipRecord[], bagRoot: string, bag: ValidatedBag): UploadArchive {
+  const payload = bagRecords
+    .filter((r) => r.path.startsWith('data/'))
+    .map((r) => ({ ...r, path: r.path.slice('data/'.length) }))
+    .filter((r) => r.kind === 'folder' || bag.hashes.has(r.path));
+  return makeArchive(source, 'bag', payload, `${bagRoot}data/`, (path) => ({ ...bag.hashes.get(path) }), bag.warnings);
 }
 
 /** digests the job checks every byte against (entry-stream.ts), each stronger than a CRC-32 */
@@ -350,6 +354,7 @@ function makeArchive(
   records: ZipRecord[],
   zipPrefix: string,
   hashesOf: (path: string) => Record<string, string>,
+  warnings: string[],
 ): UploadArchive {
   const files = records.filter((r) => r.kind === 'file');
   const topLevel = [...new Set(records.map((r) => r.path.split('/')[0]!))];
@@ -412,6 +417,7 @@ function makeArchive(
     topLevelFiles: files.filter((r) => !r.path.includes('/')).map((r) => r.path),
     fileCount: files.length,
     totalBytes: files.reduce((sum, r) => sum + r.size, 0),
+    warnings,
     entries,
     close: async () => {
       if (closed) return;
