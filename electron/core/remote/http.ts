@@ -485,7 +485,8 @@ async function remoteDetail(response: Response): Promise<string | null> {
     }
     return null;
   } catch {
-    return /<html/i.test(text) ? null : clip(text.trim()) || null;
+    // an HTML or XML page (a proxy's error page, Django's bare 500) says nothing a person can use
+    return /<html|^\s*</i.test(text) ? null : clip(text.trim()) || null;
   }
 }
 
