@@ -175,7 +175,7 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
         service: /figshare/,
         plan,
         token: 'figshare-token',
-        target: createFigshareTarget(config({ figshareApiUrl: emu.url }), secrets, { ratePerSecond: 500, retries: 3, timeoutMs: TIMEOUT_MS }),
+        target: createFigshareTarget(config({ figshareApiUrl: emu.url }), secrets, { ratePerSecond: 500, retries: 3, timeoutMs: TIMEOUT_MS, downloadUrl: emu.downloadUrl }),
         async source(files) {
           return `a${emu.state.addArticle(1, unique('src'), null, files).id}`;
         },
