@@ -182,7 +182,7 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
         async container() {
           return `a${emu.state.addArticle(1, unique('dest'), null, {}).id}`;
         },
-        download: { request: { server: 'download', method: 'GET' }, body: { server: 'download', method: 'GET' } },
+        download: { request: { server: 'download', method: 'GET' }, body: { server: 'upload', method: 'GET', path: '/s3/' } },
         // parts are PUT from memory: a part sent twice is the same part
         upload: { request: { server: 'upload', method: 'PUT' }, idempotent: true },
         // "initiate" makes the file record: a POST that may have landed
