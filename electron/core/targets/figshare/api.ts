@@ -69,6 +69,7 @@ export interface FigshareApiOptions {
 }
 
 const UNAUTHORIZED = 'The figshare token is invalid or expired.';
+const FORBIDDEN = 'figshare refused this request (HTTP 403) although the token is valid: the account may not do this here';
 
 /**
  * An item as Ferry addresses it: on its own (`/account/articles/<id>`, the owner's routes),
@@ -87,7 +88,8 @@ export interface ArticleRef {
  * (RemoteClient `credentialOrigins`): a link-only file's URL on another host gets nothing,
  * and neither does the 302 to S3. On the API, figshare answers 403 for a bad or missing
  * token (its docs say 401) and hides what a token cannot read behind 404, so a 403 there
- * means the token is the problem; a 403 from S3 is an expired signed link (http.ts).
+ * means the token is the problem unless `GET /account` says otherwise (`refusal`); a 403
+ * from S3 is an expired signed link (http.ts).
  */
 export class FigshareApi {
   readonly client: RemoteClient;
@@ -102,7 +104,7 @@ export class FigshareApi {
       retries: options.retries,
       maxRetryAfterMs: options.maxRetryAfterMs,
       timeoutMs: options.timeoutMs,
-      messages: { unauthorized: UNAUTHORIZED, forbidden: UNAUTHORIZED },
+      messages: { unauthorized: UNAUTHORIZED, forbidden: FORBIDDEN },
     });
     this.pageSize = Math.min(1000, Math.max(1, options.pageSize ?? 100));
   }
@@ -111,9 +113,23 @@ export class FigshareApi {
     try {
       return await this.client.request(url, { ...options, headers: { accept: 'application/json', authorization: `token ${token}`, ...options.headers } });
     } catch (error) {
-      if (error instanceof FerryError && error.status === 403) throw unauthorized(UNAUTHORIZED);
+      if (error instanceof FerryError && error.status === 403) throw await this.refusal(token, error);
       throw error;
     }
+  }
+
+  /**
+   * figshare answers 403 both to a token it rejects and to a valid token that may not do this
+   * (docs/api/index.md: 403 "not permitted"; in practice also for a bad token). `GET /account`,
+   * which any valid token may read, tells them apart: only a rejected token ends the job
+   * (401); the other 403 belongs to this request (a file, an item) alone.
+   */
+  private async refusal(token: string, refused: FerryError): Promise<FerryError> {
+    const probe = await this.client
+      .request('account', { headers: { accept: 'application/json', authorization: `token ${token}` }, allow: [401, 403], retry: false })
+      .catch(() => null);
+    await probe?.body?.cancel();
+    return probe?.ok ? refused : unauthorized(UNAUTHORIZED);
   }
 
   async json<T>(token: string, url: string, options: RequestOptions = {}): Promise<T> {

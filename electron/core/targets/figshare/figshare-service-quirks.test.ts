@@ -3,7 +3,7 @@
 // link-only file points at another host; and a new-item upload that fails leaves no item.
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeConfig } from '../../config.js';
-import { FerryError } from '../../errors.js';
+import { CancelledError, FerryError } from '../../errors.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import { FaultPlan } from '../../../../test/emulators/shared/faults.js';
 import { startFigshareEmulator, type FigshareEmulator, type FigshareEmulatorOptions } from '../../../../test/emulators/figshare/emulator.js';
@@ -22,6 +22,7 @@ async function start(options: FigshareEmulatorOptions = {}, ratePerSecond = 1000
 }
 
 const failure = async (promise: Promise<unknown>) => (await promise.then(() => null, (e: unknown) => e)) as FerryError;
+
 
 describe('figshare: a project shared with the token\'s account', () => {
   it('lists, details and reads its items through the project routes', async () => {
@@ -86,24 +87,48 @@ describe('figshare: downloads', () => {
   });
 });
 
+describe('figshare: a 403 from the API', () => {
+  it('with a valid token is that file\'s refusal, and the job carries on', async () => {
+    const target = await start({ faults: new FaultPlan().add({ kind: 'status', server: 'api', method: 'POST', path: /\/files$/, status: 403 }) });
+    const article = emulator.state.addArticle(1, 'Item', null);
+    const outcome = await target.write(ctx(OWNER), `a${article.id}`, entriesFrom({ 'a.txt': 'a', 'b.txt': 'b' }), writeOptions('ignore'));
+    expect(outcome.created).toEqual(['b.txt']);
+    expect(outcome.fileErrors).toEqual([{ path: 'a.txt', error: expect.stringMatching(/refused this request \(HTTP 403\) although the token is valid/) }]);
+  });
+
+  it('with a rejected token says so and ends the job', async () => {
+    const target = await start();
+    const article = emulator.state.addArticle(1, 'Item', null);
+    const error = await failure(target.write(ctx('revoked-token'), `a${article.id}`, entriesFrom({ 'a.txt': 'a' }), writeOptions('ignore')));
+    expect(error.status).toBe(401);
+    expect(error.message).toBe('The figshare token is invalid or expired.');
+  });
+});
+
 describe('figshare: a new-item upload that fails', () => {
-  const upload = (target: Awaited<ReturnType<typeof start>>) =>
-    failure(target.write(ctx(OWNER), null, entriesFrom({ 'Set/': null, 'Set/a.txt': 'a' }), writeOptions('ignore')));
+  /** An upload cancelled while its first file is being read: the item exists by then. */
+  const cancelled = (target: Awaited<ReturnType<typeof start>>) => {
+    const controller = new AbortController();
+    const entries = (async function* () {
+      yield* entriesFrom({ 'Set/': null });
+      for await (const entry of entriesFrom({ 'Set/a.txt': 'a' })) {
+        yield { ...entry, open: () => (controller.abort(), entry.open()) };
+      }
+    })();
+    return failure(target.write({ token: OWNER, signal: controller.signal }, null, entries, { ...writeOptions('ignore'), signal: controller.signal }));
+  };
 
   it('deletes the item it made, and says so', async () => {
-    // a 403 from the API is a rejected token: it ends the write
-    const target = await start({ faults: new FaultPlan().add({ kind: 'status', server: 'api', method: 'POST', path: /\/files$/, status: 403 }) });
-    const error = await upload(target);
+    const target = await start();
+    const error = await cancelled(target);
+    expect(error).toBeInstanceOf(CancelledError);
     expect(error.message).toMatch(/The new figshare item 'Set' \(id \d+\) was removed again, so nothing is left behind\./);
     expect([...emulator.state.articles.values()]).toEqual([]);
   });
 
   it('names the item and where to delete it when deleting fails too', async () => {
-    const faults = new FaultPlan()
-      .add({ kind: 'status', server: 'api', method: 'POST', path: /\/files$/, status: 403 })
-      .add({ kind: 'status', server: 'api', method: 'DELETE', status: 500, times: Infinity });
-    const target = await start({ faults });
-    const error = await upload(target);
+    const target = await start({ faults: new FaultPlan().add({ kind: 'status', server: 'api', method: 'DELETE', status: 500, times: Infinity }) });
+    const error = await cancelled(target);
     const left = [...emulator.state.articles.values()];
     expect(left).toHaveLength(1);
     expect(error.message).toContain(`The new figshare item 'Set' (id ${left[0]!.id}) was left behind and could not be removed`);
