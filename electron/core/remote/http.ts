@@ -125,7 +125,7 @@ export class RemoteClient {
     return resolved;
   }
 
-  /** True when `url` is on the API's own origin, the only one that sees the token. */
+  /** True when `url` is on the API's own origin (the service-wide headers go there only). */
   isApiOrigin(url: URL): boolean {
     return url.origin === this.baseUrl.origin;
   }
