@@ -56,9 +56,11 @@ export function withoutEvidence(rows: EvidenceRow[], sent: SentRequest[]): strin
 
 /**
  * The most requests `at` (ms, sorted or not) puts in any window of `windowMs`: the rate a
- * service saw. `slackMs` forgives the jitter between a client's send and a server's receipt.
+ * service saw. `slackMs` forgives the jitter between a client's send and a server's receipt
+ * (client and emulator share one event loop, which a loaded test machine delays unevenly);
+ * a client that ignores its rate still shows at once.
  */
-export function busiestWindow(at: number[], windowMs = 1000, slackMs = 30): number {
+export function busiestWindow(at: number[], windowMs = 1000, slackMs = 150): number {
   const times = [...at].sort((a, b) => a - b);
   let most = 0;
   for (let i = 0, j = 0; i < times.length; i++) {
