@@ -339,7 +339,9 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     }
     if (path === '/account/articles' && method === 'POST') return createArticle(owner, null, json(), res);
     if ((m = /^\/account\/articles\/(\d+)$/.exec(path)) && (method === 'GET' || method === 'DELETE')) {
-      // owner-scoped: a collaborator on the item's project gets 404 here
+      // Owner-scoped: a collaborator on the item's project gets 404 here (swagger: "Article
+      // details" of the account's own items, separate "Project article details" routes, and
+      // 404 for what a token may not read — docs/api/index.md). docs/targets/figshare.md.
       const article = state.articles.get(Number(m[1]));
       if (!article || article.owner !== owner) return notFound(res, 'Article');
       if (method === 'GET') return sendJson(res, 200, serializeArticle(article));
@@ -441,7 +443,9 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     const body = await readBody(req);
     let m: RegExpExecArray | null;
     if ((m = /^\/s3\/(\d+)$/.exec(url.pathname))) {
-      // a presigned URL past X-Amz-Date + X-Amz-Expires: S3's 403 AccessDenied
+      // A presigned URL used after X-Amz-Date + X-Amz-Expires: S3 answers 403 AccessDenied
+      // "Request has expired" (AWS S3 user guide, "Sharing objects with presigned URLs";
+      // figshare's links expire after 10 s: recordings/figshare/ndownloader-private-file.302.empty).
       const signedAt = Number(url.searchParams.get('X-Amz-Date-Ms') ?? NaN);
       const expires = Number(url.searchParams.get('X-Amz-Expires') ?? NaN);
       if (!(Date.now() <= signedAt + expires * 1000)) {
