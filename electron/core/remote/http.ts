@@ -8,9 +8,20 @@ import { describeNetworkError, guardResponse, Watchdog } from './body-guard.js';
 
 /**
  * The HTTP client every remote target uses: ky (retries with backoff that honour
- * Retry-After, timeouts) plus p-throttle (a polite request rate). Authorization goes only
- * to the API's own origin: a redirect to another host (a storage bucket) is followed
- * without it.
+ * Retry-After, timeouts) plus p-throttle (a polite request rate).
+ *
+ * Credentials, one rule: a token reaches only its own service's hosts — the API origin and
+ * the `credentialOrigins` the target names (figshare's download host). Every other host
+ * gets no Bearer token, no credential header the caller set and no `tokenQuery`, whether
+ * the caller asked for its URL (a figshare link-only file points anywhere) or a redirect led
+ * there (a signed storage URL); once a redirect leaves the starting origin, hand-set
+ * credential headers stay behind for the rest of the chain.
+ *
+ * Signed storage links (a redirect to another host): that hop is sent at once, outside the
+ * rate queue — the service's rate budget covers its own hosts, and the link may expire
+ * within seconds (figshare's S3 links are signed for 10 s). A 403 from such a hop is the
+ * link's refusal, not the token's: the chain is started again once for a fresh link, and a
+ * second refusal is a 502 that says so (never "token invalid").
  *
  * Retries, one policy for every request (see `retryPlan`):
  * - idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS) are retried on 408/429/500/502/503/504
@@ -49,6 +60,8 @@ export interface RemoteClientOptions {
   messages?: { unauthorized?: string; forbidden?: string };
   /** sees every response, retried ones included (GitLab's rate-limit budget reads its headers) */
   onResponse?: (response: Response) => void;
+  /** other origins of the same service that may see its token (see "Credentials" above) */
+  credentialOrigins?: string[];
 }
 
 /** A streamed body that can be opened again, once per attempt. */
@@ -59,6 +72,11 @@ export interface RequestOptions {
   token?: string | null;
   /** absolute URL, or relative to baseUrl */
   searchParams?: Record<string, string | number | boolean>;
+  /**
+   * The service takes `token` in this query parameter instead of an Authorization header
+   * (figshare downloads: `token`); added only on a credentialed origin (see "Credentials").
+   */
+  tokenQuery?: string;
   json?: unknown;
   /** a factory for a streamed body lets the request be retried (and redirected with 307/308) */
   body?: BodyInit | Readable | BodyFactory;
@@ -83,10 +101,12 @@ type PreparedBody = BodyInit | BodyFactory | undefined;
 export class RemoteClient {
   private readonly http: KyInstance;
   private readonly throttled: <T>(fn: () => Promise<T>) => Promise<T>;
+  private readonly credentialOrigins: ReadonlySet<string>;
   readonly baseUrl: URL;
 
   constructor(readonly options: RemoteClientOptions) {
     this.baseUrl = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
+    this.credentialOrigins = new Set((options.credentialOrigins ?? []).map((origin) => new URL(origin).origin));
     this.http = ky.create({
       timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       throwHttpErrors: true,
@@ -105,25 +125,51 @@ export class RemoteClient {
     return resolved;
   }
 
-  /** True when `url` is on the API's own origin, the only one that sees the token. */
+  /** True when `url` is on the API's own origin (the service-wide headers go there only). */
   isApiOrigin(url: URL): boolean {
     return url.origin === this.baseUrl.origin;
   }
 
+  /** True when `url` may carry the service's credentials (see "Credentials" above). */
+  mayCarryCredentials(url: URL): boolean {
+    return this.isApiOrigin(url) || this.credentialOrigins.has(url.origin);
+  }
+
   /**
-   * Sends a request, follows redirects by hand (dropping Authorization on a host change),
-   * and throws a FerryError for any status the caller did not `allow`.
+   * Sends a request, follows redirects by hand (credentials only ever to the service's own
+   * hosts), and throws a FerryError for any status the caller did not `allow`. A GET whose
+   * signed storage link was refused (403 off the starting origin) starts over once.
    */
   async request(url: string, options: RequestOptions = {}): Promise<Response> {
-    let target = this.resolve(url, options.searchParams);
-    let method = (options.method ?? 'GET').toUpperCase();
+    const start = this.resolve(url, options.searchParams);
+    const method = (options.method ?? 'GET').toUpperCase();
+    let answer = await this.follow(start, method, options);
+    if (!(answer instanceof Response) && (method === 'GET' || method === 'HEAD')) answer = await this.follow(start, method, options);
+    if (answer instanceof Response) return answer;
+    const name = this.options.serviceName;
+    throw new FerryError(
+      502,
+      'upstream_error',
+      `The storage host ${answer.host} refused the download link ${name} handed out (HTTP 403). Such links are signed for a few seconds only; try again, and if it keeps failing, tell ${name}.`,
+    );
+  }
+
+  /** One redirect chain; a `{host}` when a signed link off the starting origin answered 403. */
+  private async follow(start: URL, startMethod: string, options: RequestOptions): Promise<Response | { host: string }> {
+    let target = start;
+    let method = startMethod;
     let body: PreparedBody = prepareBody(options.body);
     let json = options.json;
     // credentials the caller set by hand (figshare's `Authorization: token`) are meant for
     // the origin it asked; once a redirect leaves that origin they stay behind for good
     let callerHeaders = options.headers ?? {};
+    if (options.tokenQuery && options.token && this.mayCarryCredentials(target)) {
+      target = new URL(target);
+      target.searchParams.set(options.tokenQuery, options.token);
+    }
     for (let hop = 0; hop < 6; hop++) {
-      const response = await this.send(target, method, body, json, { ...options, headers: callerHeaders });
+      const offOrigin = target.origin !== start.origin;
+      const response = await this.send(target, method, body, json, { ...options, headers: callerHeaders }, !offOrigin);
       if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
         await response.body?.cancel();
         const next = new URL(response.headers.get('location') as string, target);
@@ -139,6 +185,10 @@ export class RemoteClient {
         continue;
       }
       if (response.ok || options.allow?.includes(response.status)) return response;
+      if (response.status === 403 && offOrigin && !this.mayCarryCredentials(target)) {
+        await response.body?.cancel().catch(() => undefined);
+        return { host: target.host };
+      }
       throw await this.errorFor(response, [options.token, ...credentialValues(options.headers ?? {})], method);
     }
     throw new FerryError(502, 'upstream_error', `${this.options.serviceName} redirected too many times.`);
@@ -161,16 +211,17 @@ export class RemoteClient {
   }
 
   private headersFor(target: URL, options: RequestOptions): Record<string, string> {
+    if (!this.mayCarryCredentials(target)) return withoutCredentials({ ...options.headers });
     const headers: Record<string, string> = { ...options.headers };
-    if (this.isApiOrigin(target)) {
-      Object.assign(headers, this.options.headers);
-      if (options.token) headers.authorization = `Bearer ${options.token}`;
-    }
+    if (this.isApiOrigin(target)) Object.assign(headers, this.options.headers);
+    if (options.token && !options.tokenQuery) headers.authorization = `Bearer ${options.token}`;
     return headers;
   }
 
-  private async send(target: URL, method: string, body: PreparedBody, json: unknown, options: RequestOptions): Promise<Response> {
-    if (typeof body === 'function') return this.sendStreamed(target, method, body, options);
+  /** `throttled`: counted in the service's rate budget (false for a hop to a signed storage link). */
+  private async send(target: URL, method: string, body: PreparedBody, json: unknown, options: RequestOptions, throttled: boolean): Promise<Response> {
+    const gate = throttled ? this.throttled : <T>(fn: () => Promise<T>) => fn();
+    if (typeof body === 'function') return this.sendStreamed(target, method, body, options, gate);
     const kyOptions: KyOptions = {
       method,
       headers: this.headersFor(target, options),
@@ -182,7 +233,7 @@ export class RemoteClient {
     };
     let response: Response;
     try {
-      response = await this.throttled(() => this.http(target, kyOptions));
+      response = await gate(() => this.http(target, kyOptions));
     } catch (error) {
       if (error instanceof HTTPError) response = error.response;
       else if (error instanceof TimeoutError) throw this.timedOut(method);
@@ -214,7 +265,7 @@ export class RemoteClient {
    * A request whose body is a stream from `open`, opened afresh for every attempt (ky would
    * have to hold a stream body in memory to replay it). Same policy as ky's retries.
    */
-  private async sendStreamed(target: URL, method: string, open: BodyFactory, options: RequestOptions): Promise<Response> {
+  private async sendStreamed(target: URL, method: string, open: BodyFactory, options: RequestOptions, gate: <T>(fn: () => Promise<T>) => Promise<T>): Promise<Response> {
     const plan = retryPlan(method, options.retry);
     const limit = plan === 'never' ? 0 : (this.options.retries ?? DEFAULT_RETRIES);
     const idleMs = this.timeoutOf(options);
@@ -233,7 +284,7 @@ export class RemoteClient {
       let response: Response;
       try {
         watchdog.start();
-        response = await this.throttled(() => {
+        response = await gate(() => {
           watchdog.touch();
           return fetch(target, { method, headers: this.headersFor(target, options), body, signal, redirect: 'manual', duplex: 'half' } as RequestInit);
         });
@@ -434,7 +485,8 @@ async function remoteDetail(response: Response): Promise<string | null> {
     }
     return null;
   } catch {
-    return /<html/i.test(text) ? null : clip(text.trim()) || null;
+    // an HTML or XML page (a proxy's error page, Django's bare 500) says nothing a person can use
+    return /<html|^\s*</i.test(text) ? null : clip(text.trim()) || null;
   }
 }
 

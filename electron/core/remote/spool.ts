@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { CancelledError } from '../errors.js';
 import { HashingPassThrough } from '../hashing.js';
 import type { Entry } from '../target.js';
 
@@ -28,6 +29,8 @@ export async function spoolEntry(entry: Entry, signal?: AbortSignal): Promise<Sp
     await pipeline(await entry.open(), hashing, createWriteStream(file, { mode: 0o600 }), { signal });
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
+    // the pipeline's own AbortError says nothing; a cancelled job is a CancelledError everywhere
+    if (signal?.aborted) throw new CancelledError();
     throw error;
   }
   return {

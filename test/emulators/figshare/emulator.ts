@@ -14,7 +14,17 @@ import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
  *   (wrong length → 400; a locked part → 409), and a fake S3 (`/s3/<id>`) that rejects any
  *   Authorization header, as S3 does for figshare's;
  * - the download host (`/files/<id>`, like ndownloader): private files need the token
- *   (`?token=` or the header); published ones answer 302 to the fake S3.
+ *   (`?token=` or the header); every download answers 302 to the fake S3 with a link signed
+ *   for `signedUrlSeconds` (figshare's: 10 s, `X-Amz-Expires=10` in the recorded
+ *   ../shared/reference/recordings/figshare/ndownloader-private-file.302.empty), which the
+ *   storage host refuses with S3's 403 "Request has expired" once that time is up;
+ * - projects shared with collaborators: a collaborator reads the project's items through
+ *   `/account/projects/<pid>/articles/<id>[/files[/<fid>]]`; the owner-scoped
+ *   `/account/articles/<id>` routes answer 404 to anyone but the item's owner (the project's
+ *   owner) — swagger: separate "Project article details" / "Project article list files" /
+ *   "Project article file details" operations, and 404 for what a token cannot read;
+ * - link-only files (`is_link_only: true`) whose `download_url` is a URL on another host,
+ *   served by an `elsewhere` server that records what reaches it;
  * After the complete call a file is `moving_to_final` with `computed_md5: ""` for
  * `processingReads` reads of it, then `available` with the MD5 filled in (figshare computes
  * it asynchronously). Politeness: more than `maxPerSecond` API requests a second per token → 429.
@@ -29,6 +39,8 @@ export interface FigshareFile {
   status: 'created' | 'moving_to_final' | 'available';
   uploadToken: string;
   bytes: Buffer;
+  /** set for a link-only file: where its download_url points */
+  link?: string;
   parts: { partNo: number; startOffset: number; endOffset: number; status: 'PENDING' | 'COMPLETE'; locked: boolean; data?: Buffer }[];
   /** reads left before processing finishes */
   pendingReads: number;
@@ -50,6 +62,8 @@ export interface FigshareArticle {
 export interface FigshareProject {
   id: number;
   owner: number;
+  /** accounts the project is shared with */
+  collaborators: Set<number>;
   title: string;
   created: string;
   modified: string;
@@ -63,8 +77,21 @@ export interface FigshareEmulatorOptions {
   maxPerSecond?: number;
   /** reads of a completed file that still show `computed_md5: ""` */
   processingReads?: number;
-  /** faults played in front of the servers: 'api', 'upload', 'download' */
+  /** how long a signed S3 download link stays valid, seconds (figshare: 10) */
+  signedUrlSeconds?: number;
+  /** faults played in front of the servers: 'api', 'upload' (with the fake S3), 'download', 'elsewhere' */
   faults?: FaultPlan;
+}
+
+/** One request as a server saw it: which host, whether it carried a credential, when. */
+export interface FigshareExchange {
+  host: 'api' | 'upload' | 's3' | 'download' | 'elsewhere';
+  method: string;
+  path: string;
+  query: string;
+  /** an Authorization header, or a `token` / `access_token` query parameter */
+  credential: boolean;
+  at: number;
 }
 
 export interface FigshareState {
@@ -73,9 +100,12 @@ export interface FigshareState {
   articles: Map<number, FigshareArticle>;
   options: Required<Omit<FigshareEmulatorOptions, 'tokens' | 'faults'>>;
   requests: string[];
+  exchanges: FigshareExchange[];
   /** the next N API requests answer 429 */
   throttle: { count: number };
-  addProject(owner: number, title: string): FigshareProject;
+  addProject(owner: number, title: string, collaborators?: number[]): FigshareProject;
+  /** a link-only file in `article`, pointing at `url` */
+  addLinkFile(article: FigshareArticle, name: string, url: string): FigshareFile;
   addArticle(owner: number, title: string, projectId: number | null, files?: Record<string, string | Buffer>, options?: { public?: boolean; processing?: boolean }): FigshareArticle;
   /** finishes processing of every completed file */
   processAll(): void;
@@ -86,6 +116,8 @@ export interface FigshareEmulator {
   url: string;
   uploadUrl: string;
   downloadUrl: string;
+  /** a host that is not figshare's (where link-only files point) */
+  elsewhereUrl: string;
   state: FigshareState;
   close(): Promise<void>;
 }
@@ -99,11 +131,12 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     tokens: options.tokens ?? { 'figshare-token': 1, 'figshare-other': 2 },
     projects: new Map(),
     articles: new Map(),
-    options: { partSize: options.partSize ?? 10 * 1024 * 1024, maxPerSecond: options.maxPerSecond ?? 1000, processingReads: options.processingReads ?? 1 },
+    options: { partSize: options.partSize ?? 10 * 1024 * 1024, maxPerSecond: options.maxPerSecond ?? 1000, processingReads: options.processingReads ?? 1, signedUrlSeconds: options.signedUrlSeconds ?? 10 },
     requests: [],
+    exchanges: [],
     throttle: { count: 0 },
-    addProject(owner, title) {
-      const project = { id: nextId++, owner, title, created: stamp(), modified: stamp() };
+    addProject(owner, title, collaborators = []) {
+      const project = { id: nextId++, owner, collaborators: new Set(collaborators), title, created: stamp(), modified: stamp() };
       state.projects.set(project.id, project);
       return project;
     },
@@ -121,6 +154,13 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
       state.articles.set(article.id, article);
       return article;
     },
+    addLinkFile(article, name, url) {
+      const file: FigshareFile = {
+        id: nextId++, articleId: article.id, name, size: 0, suppliedMd5: '', computedMd5: '', status: 'available', uploadToken: randomUUID(), bytes: Buffer.alloc(0), link: url, parts: [], pendingReads: 0,
+      };
+      article.files.push(file);
+      return file;
+    },
     processAll() {
       for (const article of state.articles.values()) for (const file of article.files) if (file.status === 'moving_to_final') finishProcessing(file);
     },
@@ -130,6 +170,20 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
   let api = '';
   let upload = '';
   let download = '';
+  let elsewhere = '';
+
+  function exchange(host: FigshareExchange['host'], req: IncomingMessage, url: URL): void {
+    const credential = req.headers.authorization !== undefined || url.searchParams.has('token') || url.searchParams.has('access_token');
+    state.exchanges.push({ host, method: req.method ?? 'GET', path: url.pathname, query: url.search, credential, at: Date.now() });
+  }
+
+  /** Owner, or a collaborator on the project the article sits in. */
+  function canRead(article: FigshareArticle, account: number): boolean {
+    if (article.owner === account) return true;
+    const project = article.projectId === null ? undefined : state.projects.get(article.projectId);
+    return project !== undefined && project.collaborators.has(account);
+  }
+  const member = (project: FigshareProject, account: number) => project.owner === account || project.collaborators.has(account);
 
   function finishProcessing(file: FigshareFile): void {
     file.pendingReads = 0;
@@ -147,11 +201,11 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
   function serializeFile(file: FigshareFile): Record<string, unknown> {
     return {
       status: file.status,
-      is_link_only: false,
+      is_link_only: file.link !== undefined,
       name: file.name,
       viewer_type: '',
       preview_state: 'preview_not_available',
-      download_url: `${download}/files/${file.id}`,
+      download_url: file.link ?? `${download}/files/${file.id}`,
       supplied_md5: file.suppliedMd5,
       computed_md5: file.status === 'available' ? file.computedMd5 : '',
       upload_token: file.uploadToken,
@@ -188,8 +242,8 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     };
   }
 
-  function serializeProject(p: FigshareProject, complete: boolean): Record<string, unknown> {
-    const summary = { id: p.id, title: p.title, url: `${api}/account/projects/${p.id}`, published_date: null, role: 'Owner', storage: 'individual', group_id: null, created_date: p.created, modified_date: p.modified };
+  function serializeProject(p: FigshareProject, complete: boolean, viewer: number): Record<string, unknown> {
+    const summary = { id: p.id, title: p.title, url: `${api}/account/projects/${p.id}`, published_date: null, role: p.owner === viewer ? 'Owner' : 'Collaborator', storage: 'individual', group_id: null, created_date: p.created, modified_date: p.modified };
     if (!complete) return summary;
     return { ...summary, description: '', funding: '', quota: 0, used_quota: 0, used_quota_private: 0, used_quota_public: 0, collaborators: [], figshare_url: `https://figshare.com/projects/_/${p.id}`, account_id: p.owner };
   }
@@ -199,6 +253,7 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     const url = new URL(req.url ?? '/', api);
     const method = req.method ?? 'GET';
     state.requests.push(`${method} ${url.pathname}${url.search}`);
+    exchange('api', req, url);
     const body = await readBody(req);
     if (state.throttle.count > 0) {
       state.throttle.count--;
@@ -227,8 +282,8 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     if (path === '/account') return sendJson(res, 200, { id: owner, first_name: 'Jane', last_name: 'Doe', used_quota_private: 0, quota: 20 * 1024 ** 3 });
 
     if (path === '/account/projects' && method === 'GET') {
-      const page = paginate(url, res, [...state.projects.values()].filter((p) => p.owner === owner).sort((a, b) => a.id - b.id));
-      return void (page && sendJson(res, 200, page.map((p) => serializeProject(p, false))));
+      const page = paginate(url, res, [...state.projects.values()].filter((p) => member(p, owner)).sort((a, b) => a.id - b.id));
+      return void (page && sendJson(res, 200, page.map((p) => serializeProject(p, false, owner))));
     }
     if (path === '/account/projects' && method === 'POST') {
       const data = json();
@@ -240,17 +295,42 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     }
     if ((m = /^\/account\/projects\/(\d+)$/.exec(path)) && method === 'GET') {
       const project = state.projects.get(Number(m[1]));
-      if (!project || project.owner !== owner) return notFound(res, 'Project');
-      return sendJson(res, 200, serializeProject(project, true));
+      if (!project || !member(project, owner)) return notFound(res, 'Project');
+      return sendJson(res, 200, serializeProject(project, true, owner));
     }
     if ((m = /^\/account\/projects\/(\d+)\/articles$/.exec(path))) {
       const project = state.projects.get(Number(m[1]));
-      if (!project || project.owner !== owner) return notFound(res, 'Project');
+      if (!project || !member(project, owner)) return notFound(res, 'Project');
       if (method === 'GET') {
         const page = paginate(url, res, [...state.articles.values()].filter((a) => a.projectId === project.id).sort((a, b) => a.id - b.id));
         return void (page && sendJson(res, 200, page.map(serializeArticleSummary)));
       }
-      if (method === 'POST') return createArticle(owner, project.id, json(), res);
+      // an item made in a project belongs to the project's owner
+      if (method === 'POST') return createArticle(project.owner, project.id, json(), res);
+    }
+    // The project-scoped item routes, for the project's owner and its collaborators.
+    if ((m = /^\/account\/projects\/(\d+)\/articles\/(\d+)(\/files(?:\/(\d+))?)?$/.exec(path))) {
+      const project = state.projects.get(Number(m[1]));
+      const article = state.articles.get(Number(m[2]));
+      if (!project || !member(project, owner)) return notFound(res, 'Project');
+      if (!article || article.projectId !== project.id) return notFound(res, 'Article');
+      if (!m[3] && method === 'GET') return sendJson(res, 200, serializeArticle(article));
+      if (!m[3] && method === 'DELETE') {
+        state.articles.delete(article.id);
+        res.statusCode = 204;
+        return void res.end();
+      }
+      if (m[3] && !m[4] && method === 'GET') {
+        for (const file of article.files) observe(file);
+        const page = paginate(url, res, article.files);
+        return void (page && sendJson(res, 200, page.map(serializeFile)));
+      }
+      if (m[4] && method === 'GET') {
+        const file = article.files.find((f) => f.id === Number(m?.[4]));
+        if (!file) return notFound(res, 'File');
+        observe(file);
+        return sendJson(res, 200, serializeFile(file));
+      }
     }
     if (path === '/account/articles' && method === 'GET') {
       // Includes articles that sit in projects (the client must not list them twice).
@@ -258,10 +338,17 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
       return void (page && sendJson(res, 200, page.map(serializeArticleSummary)));
     }
     if (path === '/account/articles' && method === 'POST') return createArticle(owner, null, json(), res);
-    if ((m = /^\/account\/articles\/(\d+)$/.exec(path)) && method === 'GET') {
+    if ((m = /^\/account\/articles\/(\d+)$/.exec(path)) && (method === 'GET' || method === 'DELETE')) {
+      // Owner-scoped: a collaborator on the item's project gets 404 here (swagger: "Article
+      // details" of the account's own items, separate "Project article details" routes, and
+      // 404 for what a token may not read — docs/api/index.md). docs/targets/figshare.md.
       const article = state.articles.get(Number(m[1]));
       if (!article || article.owner !== owner) return notFound(res, 'Article');
-      return sendJson(res, 200, serializeArticle(article));
+      if (method === 'GET') return sendJson(res, 200, serializeArticle(article));
+      // swagger "Delete article": 204
+      state.articles.delete(article.id);
+      res.statusCode = 204;
+      return void res.end();
     }
     if ((m = /^\/account\/articles\/(\d+)\/files$/.exec(path))) {
       const article = state.articles.get(Number(m[1]));
@@ -352,9 +439,20 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     const url = new URL(req.url ?? '/', upload);
     const method = req.method ?? 'GET';
     state.requests.push(`UPLOAD ${method} ${url.pathname}`);
+    exchange(url.pathname.startsWith('/s3/') ? 's3' : 'upload', req, url);
     const body = await readBody(req);
     let m: RegExpExecArray | null;
     if ((m = /^\/s3\/(\d+)$/.exec(url.pathname))) {
+      // A presigned URL used after X-Amz-Date + X-Amz-Expires: S3 answers 403 AccessDenied
+      // "Request has expired" (AWS S3 user guide, "Sharing objects with presigned URLs";
+      // figshare's links expire after 10 s: recordings/figshare/ndownloader-private-file.302.empty).
+      const signedAt = Number(url.searchParams.get('X-Amz-Date-Ms') ?? NaN);
+      const expires = Number(url.searchParams.get('X-Amz-Expires') ?? NaN);
+      if (!(Date.now() <= signedAt + expires * 1000)) {
+        res.statusCode = 403;
+        res.setHeader('content-type', 'application/xml');
+        return void res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>');
+      }
       if (req.headers.authorization) {
         res.statusCode = 400;
         res.setHeader('content-type', 'application/xml');
@@ -398,22 +496,31 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
   async function handleDownload(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', download);
     state.requests.push(`DOWNLOAD ${req.method} ${url.pathname}`);
+    exchange('download', req, url);
     await readBody(req);
     const m = /^\/files\/(\d+)$/.exec(url.pathname);
     const file = m ? findFile(Number(m[1])) : undefined;
     const article = file ? state.articles.get(file.articleId) : undefined;
-    if (!file || !article || file.status === 'created') return sendJson(res, 404, { message: 'File not found', code: 'NotFound' });
-    if (article.isPublic) {
-      res.statusCode = 302;
-      res.setHeader('location', `${upload}/s3/${file.id}?X-Amz-Signature=fake`);
-      return void res.end();
+    if (!file || !article || file.status === 'created' || file.link !== undefined) return sendJson(res, 404, { message: 'File not found', code: 'NotFound' });
+    if (!article.isPublic) {
+      const token = url.searchParams.get('token') ?? /^token\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+      const account = token ? state.tokens[token] : undefined;
+      if (account === undefined || !canRead(article, account)) return sendJson(res, 403, { message: 'Forbidden', code: 'Forbidden' });
     }
-    const token = url.searchParams.get('token') ?? /^token\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (!token || state.tokens[token] !== article.owner) return sendJson(res, 403, { message: 'Forbidden', code: 'Forbidden' });
-    res.setHeader('content-type', 'application/octet-stream');
-    // Private downloads may come without Content-Length (remote-targets.md §4): stream chunked.
-    res.write(file.bytes);
+    // Private and public alike: 302 to S3, signed for a few seconds (recorded: X-Amz-Expires=10;
+    // the signing time travels as X-Amz-Date-Ms here so the emulator can check it to the ms).
+    res.statusCode = 302;
+    res.setHeader('content-disposition', `attachment;filename=${file.name}`);
+    res.setHeader('location', `${upload}/s3/${file.id}?X-Amz-Date-Ms=${Date.now()}&X-Amz-Expires=${state.options.signedUrlSeconds}&X-Amz-Signature=fake`);
     res.end();
+  }
+
+  // ---------------------------------------------------------------- a host that is not figshare's
+  async function handleElsewhere(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    exchange('elsewhere', req, new URL(req.url ?? '/', elsewhere));
+    await readBody(req);
+    res.setHeader('content-type', 'text/plain');
+    res.end('bytes kept somewhere else');
   }
 
   function findFile(id: number): FigshareFile | undefined {
@@ -425,16 +532,18 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     return undefined;
   }
 
-  const servers = [serve(handleApi), serve(handleUpload), serve(handleDownload)];
-  ['api', 'upload', 'download'].forEach((name, i) => options.faults?.install(servers[i]!, name, ERROR_SHAPES.figshare));
+  const servers = [serve(handleApi), serve(handleUpload), serve(handleDownload), serve(handleElsewhere)];
+  ['api', 'upload', 'download', 'elsewhere'].forEach((name, i) => options.faults?.install(servers[i]!, name, ERROR_SHAPES.figshare));
   const bases = await Promise.all(servers.map(listenOnLoopback));
   api = `${bases[0]}/v2`;
   upload = bases[1]!;
   download = bases[2]!;
+  elsewhere = bases[3]!;
   return {
     url: api,
     uploadUrl: upload,
     downloadUrl: download,
+    elsewhereUrl: elsewhere,
     state,
     close: () => closeServers(...servers),
   };

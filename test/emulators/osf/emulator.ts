@@ -78,7 +78,7 @@ export async function startOsfEmulator(options: OsfEmulatorOptions = {}): Promis
 }
 
 function log(state: OsfState, server: LoggedRequest['server'], req: IncomingMessage, status?: number): LoggedRequest {
-  const entry: LoggedRequest = { server, method: req.method ?? 'GET', url: req.url ?? '/', authorization: req.headers.authorization !== undefined, accept: req.headers.accept, status };
+  const entry: LoggedRequest = { server, method: req.method ?? 'GET', url: req.url ?? '/', authorization: req.headers.authorization !== undefined, accept: req.headers.accept, status, at: Date.now() };
   state.requests.push(entry);
   return entry;
 }
@@ -197,7 +197,8 @@ class ApiServer {
       }
       const node = this.visibleNode(request, second!);
       if (segments.length === 2) {
-        allow(method, ['GET']);
+        allow(method, ['GET', 'DELETE']);
+        if (method === 'DELETE') return this.deleteNode(request, node);
         return [200, { data: serializeNode(this.state, node, request.userId, this.urls, request.version) }];
       }
       if (third === 'children' && segments.length === 3) {
@@ -209,6 +210,12 @@ class ApiServer {
       if (third === 'files') {
         allow(method, ['GET']);
         if (segments.length === 3) {
+          // Quirk: NodeStorageProvidersList's queryset is a plain list, and OSF's ordering
+          // filter (DRF 3.15.1 get_default_valid_fields reads `queryset.model`) raises on it
+          // whenever `sort` is present: an unhandled AttributeError, Django's bare 500 page
+          // (osf.io api/nodes/views.py, api/base/filters.py OSFOrderingFilter; pyproject pins
+          // djangorestframework 3.15.1). docs/targets/osf.md, row "GET /v2/nodes/<id>/files/".
+          if (request.url.searchParams.has('sort')) throw new HttpAnswer(500, { raw: '<h1>Server Error (500)</h1>' }, { 'content-type': 'text/html' });
           const providers = [...node.providers].map(([provider, rootId]) => ({ provider, rootId }));
           return [200, this.page(request, providers, (p) => serializeProvider(node, p.provider, p.rootId, this.urls), () => undefined, () => 0)];
         }
@@ -250,6 +257,21 @@ class ApiServer {
       throw forbidden();
     }
     return node;
+  }
+
+  /**
+   * `DELETE /v2/nodes/<id>/` → 204 (osf.io NodeDetail: AdminDeletePermissions; a node with
+   * live components is refused with 400 "Any child components must be deleted prior to
+   * deleting this project."). The node answers 410 afterwards.
+   */
+  private deleteNode(request: ApiRequest, node: EmuNode): [number, Record<string, unknown>] {
+    const userId = requireUser(request);
+    if (!request.scopes.includes('osf.full_write') || this.state.permissionOf(userId, node) !== 'admin') throw forbidden();
+    if ([...this.state.nodes.values()].some((child) => child.parent === node.id && !child.deleted)) {
+      throw new HttpAnswer(400, { errors: [{ detail: 'Any child components must be deleted prior to deleting this project.' }] });
+    }
+    node.deleted = true;
+    return [204, {}];
   }
 
   private async createNode(request: ApiRequest, parent: EmuNode | null): Promise<[number, Record<string, unknown>]> {

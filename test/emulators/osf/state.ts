@@ -87,6 +87,8 @@ export interface LoggedRequest {
   authorization: boolean;
   accept?: string;
   status?: number;
+  /** when it arrived (Date.now()), for rate checks */
+  at: number;
 }
 
 const GUID_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';

@@ -15,8 +15,10 @@ import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
  *   file serializer strips `md5:`), states `unsubmitted` / `done`;
  * - bucket `PUT /api/files/<bucket>/<key>` → 201 with `checksum: "md5:<hex>"`; refuses empty
  *   files, a locked (published) bucket, more than `maxFiles` files and the size quota;
- * - file content at `/api/records/<id>/draft/files/<key>/content` (draft) and
- *   `/api/records/<id>/files/<key>/content` (published);
+ * - file content at `/api/records/<id>/draft/files/<key>/content` (only while the record has
+ *   a draft) and `/api/records/<id>/files/<key>/content` (published); the legacy
+ *   `links.download` is the `/draft/` one for every deposition, published or not (a quirk:
+ *   see serializeLegacyFile);
  * - publish / newversion actions; 401 (bad token), 403 (anonymous, other owner, locked),
  *   404, 415 (JSON without Content-Type), 429 with Retry-After;
  * - the real quirk that ordinary 2xx responses carry `retry-after: 60` and X-RateLimit-*.
@@ -66,6 +68,8 @@ export interface ZenodoState {
   throttle: { count: number; retryAfter: number };
   /** every request, for assertions: "METHOD /path?query" */
   requests: string[];
+  /** every request with whether it carried a credential (header or query) and when it came */
+  exchanges: { method: string; path: string; query: string; credential: boolean; at: number }[];
   nextId: number;
   addDeposition(owner: number, title: string, files?: Record<string, string | Buffer>, published?: boolean): ZenodoDeposition;
 }
@@ -91,6 +95,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     },
     throttle: { count: 0, retryAfter: 1 },
     requests: [],
+    exchanges: [],
     nextId: 1000,
     addDeposition(owner, title, files = {}, published = false) {
       const id = state.nextId++;
@@ -129,6 +134,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     const url = new URL(req.url ?? '/', base);
     const method = req.method ?? 'GET';
     state.requests.push(`${method} ${url.pathname}${url.search}`);
+    state.exchanges.push({ method, path: url.pathname, query: url.search, credential: Boolean(req.headers.authorization ?? url.searchParams.get('access_token')), at: Date.now() });
     const body = await readBody(req);
 
     if (state.throttle.count > 0) {
@@ -251,9 +257,15 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     if ((match = /^\/api\/records\/(\d+)(\/draft)?\/files\/(.+)\/content$/.exec(url.pathname)) && method === 'GET') {
       const deposition = own(Number(match[1]), owner, res);
       if (!deposition) return;
-      const key = decodeURIComponent(match[3] as string);
+      const key = (match[3] as string).split('/').map(decodeURIComponent).join('/');
       const file = deposition.files.find((f) => f.key === key);
-      if (!file || Boolean(match[2]) === deposition.submitted) return sendJson(res, 404, { message: 'The requested file does not exist.', status: 404 });
+      // `/draft/` exists while the record has a draft: unpublished, or published and opened
+      // for editing (state "inprogress"); a published record without one answers 404 here,
+      // though its legacy links.download points here (zenodo-rdm issue #1196). The
+      // published files live at /api/records/<id>/files/<key>/content.
+      const hasDraft = !deposition.submitted || deposition.state === 'inprogress';
+      const served = match[2] ? hasDraft : deposition.submitted;
+      if (!file || !served) return sendJson(res, 404, { message: 'The requested file does not exist.', status: 404 });
       res.statusCode = 200;
       res.setHeader('content-type', 'application/octet-stream');
       res.setHeader('content-length', String(file.bytes.length));
@@ -324,13 +336,19 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
   }
 
   function serializeLegacyFile(deposition: ZenodoDeposition, file: ZenodoFile): Record<string, unknown> {
-    const content = `${base}/api/records/${deposition.id}${deposition.submitted ? '' : '/draft'}/files/${encodeURIComponent(file.key)}/content`;
+    // Quirk: the `/draft/` link for every deposition, published or not, the key quoted with
+    // Python's quote(key, safe="/!$&'()*+,;=:@") (zenodo-rdm
+    // site/zenodo_rdm/legacy/serializers/schemas/legacyjson.py LegacySchema.dump_files, its
+    // test site/tests/legacy/test_file_link_serialization.py; recorded:
+    // ../shared/reference/recordings/zenodo/rdm-2025-published-deposition-files-excerpt.200.json).
+    const content = `${base}/api/records/${deposition.id}/draft/files/${quoteKey(file.key)}/content`;
     return {
       id: file.id,
       filename: file.key,
       filesize: file.bytes.length,
       checksum: file.md5,
-      links: { self: `${base}/api/deposit/depositions/${deposition.id}/files/${file.id}`, download: content },
+      // self: `<record's links.files>/<file id>` (same dump_files; recorded excerpt above)
+      links: { self: `${base}/api/records/${deposition.id}${deposition.submitted ? '' : '/draft'}/files/${file.id}`, download: content },
     };
   }
 
@@ -377,6 +395,11 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     state,
     close: () => closeServers(server),
   };
+}
+
+/** Python's urllib.parse.quote(key, safe="/!$&'()*+,;=:@"), as the legacy serializer quotes keys. */
+function quoteKey(key: string): string {
+  return encodeURIComponent(key).replace(/%(2F|24|26|2B|2C|3B|3D|3A|40)/gi, (escape) => decodeURIComponent(escape));
 }
 
 function isJson(req: IncomingMessage): boolean {

@@ -175,14 +175,14 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
         service: /figshare/,
         plan,
         token: 'figshare-token',
-        target: createFigshareTarget(config({ figshareApiUrl: emu.url }), secrets, { ratePerSecond: 500, retries: 3, timeoutMs: TIMEOUT_MS }),
+        target: createFigshareTarget(config({ figshareApiUrl: emu.url }), secrets, { ratePerSecond: 500, retries: 3, timeoutMs: TIMEOUT_MS, downloadUrl: emu.downloadUrl }),
         async source(files) {
           return `a${emu.state.addArticle(1, unique('src'), null, files).id}`;
         },
         async container() {
           return `a${emu.state.addArticle(1, unique('dest'), null, {}).id}`;
         },
-        download: { request: { server: 'download', method: 'GET' }, body: { server: 'download', method: 'GET' } },
+        download: { request: { server: 'download', method: 'GET' }, body: { server: 'upload', method: 'GET', path: '/s3/' } },
         // parts are PUT from memory: a part sent twice is the same part
         upload: { request: { server: 'upload', method: 'PUT' }, idempotent: true },
         // "initiate" makes the file record: a POST that may have landed

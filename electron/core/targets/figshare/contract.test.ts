@@ -10,7 +10,7 @@ describeTargetContract('figshare', async () => {
   const article = emulator.state.addArticle(1, 'Contract article', null, { 'sample.txt': 'sample bytes' });
   const config = makeConfig({ dataDir: '/nonexistent', remotes: { osfApiUrl: '', githubApiUrl: '', gitlabUrl: '', zenodoUrl: '', figshareApiUrl: emulator.url } });
   return {
-    target: createFigshareTarget(config, new MemorySecretStore(), { ratePerSecond: 1000, retries: 0 }),
+    target: createFigshareTarget(config, new MemorySecretStore(), { ratePerSecond: 1000, retries: 0, downloadUrl: emulator.downloadUrl }),
     token: 'figshare-token',
     badToken: 'not-a-figshare-token',
     writableContainerId: `a${article.id}`,

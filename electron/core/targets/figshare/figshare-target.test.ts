@@ -13,7 +13,7 @@ let target: Target;
 
 function makeTarget(overrides: Record<string, unknown> = {}): Target {
   const config = makeConfig({ dataDir: '/nonexistent', remotes: { osfApiUrl: '', githubApiUrl: '', gitlabUrl: '', zenodoUrl: '', figshareApiUrl: emulator.url } });
-  return createFigshareTarget(config, new MemorySecretStore(), { ratePerSecond: 1000, pageSize: 2, retries: 1, ...overrides });
+  return createFigshareTarget(config, new MemorySecretStore(), { ratePerSecond: 1000, pageSize: 2, retries: 1, downloadUrl: emulator.downloadUrl, ...overrides });
 }
 
 beforeEach(async () => {
@@ -47,7 +47,7 @@ describe('figshare target', () => {
     const all = await collect(target.list(ctx(TOKEN)));
     expect(all.map((n) => n.title)).toEqual(['Project One', 'In project', 'a.txt', 'Loose', 'b.txt', 'c.txt', 'Loose 2']);
     expect(all.find((n) => n.title === 'In project')?.container).toBe(`p${project.id}`);
-    expect(all.find((n) => n.title === 'a.txt')?.container).toBe(`a${inProject.id}`);
+    expect(all.find((n) => n.title === 'a.txt')?.container).toBe(`p${project.id}_a${inProject.id}`);
     for (const node of all) expect(node.id).not.toContain('.');
     // page_size 2: the three articles of /account/articles take two pages
     expect(emulator.state.requests.filter((r) => r.startsWith('GET /v2/account/articles?'))).toHaveLength(4);

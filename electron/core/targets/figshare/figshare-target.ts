@@ -18,26 +18,32 @@ import { isPerFileFailure } from '../../remote/file-failure.js';
 import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
-import { FigshareApi, type FigshareApiOptions, type FigshareArticle, type FigshareFile } from './api.js';
+import { removedOnFailure } from '../../remote/new-record.js';
+import { FigshareApi, type ArticleRef, type FigshareApiOptions, type FigshareArticle, type FigshareFile } from './api.js';
 
 /**
- * Ids: project `p<id>`, article `a<id>`, file `f<article id>_<file id>` — digits only after
- * the prefix, so never a '.'.
+ * Ids: project `p<id>`; item `a<id>`, or `p<project>_a<id>` for an item reached through its
+ * project; file `f<item>_<file>`, or `p<project>_f<item>_<file>`. An item in a project
+ * carries the project, because a project shared with the token's account is only readable
+ * through the project's routes (`/account/projects/<p>/articles/<id>`), never through the
+ * owner's `/account/articles/<id>`. Digits after each prefix, so never a '.'.
  */
-type FigshareId = { kind: 'project'; id: number } | { kind: 'article'; id: number } | { kind: 'file'; articleId: number; fileId: number };
+type FigshareId = { kind: 'project'; id: number } | { kind: 'article'; article: ArticleRef } | { kind: 'file'; article: ArticleRef; fileId: number };
 
 export function parseFigshareId(id: string): FigshareId {
   let m: RegExpExecArray | null;
   if ((m = /^p(\d+)$/.exec(id))) return { kind: 'project', id: Number(m[1]) };
-  if ((m = /^a(\d+)$/.exec(id))) return { kind: 'article', id: Number(m[1]) };
-  if ((m = /^f(\d+)_(\d+)$/.exec(id))) return { kind: 'file', articleId: Number(m[1]), fileId: Number(m[2]) };
+  if ((m = /^(?:p(\d+)_)?a(\d+)$/.exec(id))) return { kind: 'article', article: ref(m[2], m[1]) };
+  if ((m = /^(?:p(\d+)_)?f(\d+)_(\d+)$/.exec(id))) return { kind: 'file', article: ref(m[2], m[1]), fileId: Number(m[3]) };
   // Ids are opaque to clients: one this target could never have made simply names nothing (404).
   throw notFound(`There is no figshare resource '${id}'; list the target's resources to find one.`);
 }
 
+const ref = (article: string | undefined, project: string | undefined): ArticleRef => ({ id: Number(article), project: project === undefined ? null : Number(project) });
 const projectId = (id: number) => `p${id}`;
-const articleId = (id: number) => `a${id}`;
-const fileId = (article: number, file: number) => `f${article}_${file}`;
+const inProject = (article: ArticleRef) => (article.project === null ? '' : `p${article.project}_`);
+const articleId = (article: ArticleRef) => `${inProject(article)}a${article.id}`;
+const fileId = (article: ArticleRef, file: number) => `${inProject(article)}f${article.id}_${file}`;
 
 /** figshare items hold files, not folders: nested paths are flattened into file names (flat-record.ts). */
 export { FOLDER_SEPARATOR } from '../../remote/flat-record.js';
@@ -74,9 +80,9 @@ export class FigshareTarget implements Target {
     if (scope?.container) {
       const parsed = parseFigshareId(scope.container);
       if (parsed.kind === 'project') {
-        for await (const article of this.api.projectArticles(token, parsed.id, signal)) yield articleNode(article, projectId(parsed.id));
+        for await (const article of this.api.projectArticles(token, parsed.id, signal)) yield articleNode({ id: article.id, project: parsed.id }, article);
       } else if (parsed.kind === 'article') {
-        for await (const file of this.api.files(token, parsed.id, signal)) yield fileNode(parsed.id, file);
+        for await (const file of this.api.files(token, parsed.article, signal)) yield fileNode(parsed.article, file);
       }
       return;
     }
@@ -87,15 +93,17 @@ export class FigshareTarget implements Target {
       for await (const article of this.api.projectArticles(token, project.id, signal)) {
         inProjects.add(article.id);
         if (!recursive) continue;
-        yield articleNode(article, projectId(project.id));
-        for await (const file of this.api.files(token, article.id, signal)) yield fileNode(article.id, file);
+        const at = { id: article.id, project: project.id };
+        yield articleNode(at, article);
+        for await (const file of this.api.files(token, at, signal)) yield fileNode(at, file);
       }
     }
     // /account/articles may include project articles too: list each article once.
     for await (const article of this.api.articles(token, signal)) {
       if (inProjects.has(article.id)) continue;
-      yield articleNode(article, null);
-      if (recursive) for await (const file of this.api.files(token, article.id, signal)) yield fileNode(article.id, file);
+      const at = { id: article.id, project: null };
+      yield articleNode(at, article);
+      if (recursive) for await (const file of this.api.files(token, at, signal)) yield fileNode(at, file);
     }
   }
 
@@ -112,9 +120,11 @@ export class FigshareTarget implements Target {
       };
     }
     if (parsed.kind === 'article') {
-      const article = await this.api.article(ctx.token, parsed.id, ctx.signal);
+      const article = await this.api.article(ctx.token, parsed.article, ctx.signal);
+      const project = parsed.article.project ?? (await this.projectOf(ctx, article.id));
       return {
-        ...articleNode(article, await this.projectOf(ctx, article.id)),
+        ...articleNode(parsed.article, article),
+        container: project === null ? null : projectId(project),
         date_created: normalizeTimestamp(article.created_date),
         date_modified: normalizeTimestamp(article.modified_date),
         hashes: {},
@@ -131,10 +141,10 @@ export class FigshareTarget implements Target {
         },
       };
     }
-    const file = await this.api.file(ctx.token, parsed.articleId, parsed.fileId, ctx.signal);
+    const file = await this.api.file(ctx.token, parsed.article, parsed.fileId, ctx.signal);
     const md5 = computedMd5(file);
     return {
-      ...fileNode(parsed.articleId, file),
+      ...fileNode(parsed.article, file),
       // figshare keeps dates per item only.
       date_created: null,
       date_modified: null,
@@ -147,16 +157,16 @@ export class FigshareTarget implements Target {
         supplied_md5: file.supplied_md5 || null,
         is_link_only: file.is_link_only ?? false,
         materialized_path: `/${file.name}`,
-        article_id: parsed.articleId,
+        article_id: parsed.article.id,
       },
     };
   }
 
   /** The project an article sits in (figshare's article JSON does not always say). */
-  private async projectOf(ctx: TargetContext, article: number): Promise<string | null> {
+  private async projectOf(ctx: TargetContext, article: number): Promise<number | null> {
     for await (const project of this.api.projects(ctx.token, ctx.signal)) {
       for await (const candidate of this.api.projectArticles(ctx.token, project.id, ctx.signal)) {
-        if (candidate.id === article) return projectId(project.id);
+        if (candidate.id === article) return project.id;
       }
     }
     return null;
@@ -169,21 +179,22 @@ export class FigshareTarget implements Target {
       return verifyAdvertised(await this.api.download(ctx.token, file, ctx.signal), { hashes: md5 ? { md5 } : {}, size: file.size }, { service: 'figshare', path: file.name });
     };
     if (parsed.kind === 'file') {
-      const file = await this.api.file(ctx.token, parsed.articleId, parsed.fileId, ctx.signal);
+      const file = await this.api.file(ctx.token, parsed.article, parsed.fileId, ctx.signal);
       const entry = fileEntry(file.name, file, open(file));
-      return { title: file.name, root: fileNode(parsed.articleId, file), entries: (async function* () { yield entry; })() };
+      return { title: file.name, root: fileNode(parsed.article, file), entries: (async function* () { yield entry; })() };
     }
     if (parsed.kind === 'article') {
-      const article = await this.api.article(ctx.token, parsed.id, ctx.signal);
+      const at = parsed.article;
+      const article = await this.api.article(ctx.token, at, ctx.signal);
       const title = article.title;
       const api = this.api;
       async function* entries(): AsyncIterable<Entry> {
         yield folderEntry(title);
-        for await (const file of api.files(ctx.token, article.id, ctx.signal)) {
+        for await (const file of api.files(ctx.token, at, ctx.signal)) {
           if (!file.is_link_only) yield fileEntry(`${title}/${safeSegment(file.name)}`, file, open(file));
         }
       }
-      return { title, root: articleNode(article, null), entries: entries() };
+      return { title, root: articleNode(at, article), entries: entries() };
     }
     const project = await this.api.project(ctx.token, parsed.id, ctx.signal);
     const title = project.title;
@@ -196,7 +207,7 @@ export class FigshareTarget implements Target {
         for (let n = 2; used.has(name); n++) name = `${safeSegment(article.title)} (${n})`;
         used.add(name);
         yield folderEntry(`${title}/${name}`);
-        for await (const file of api.files(ctx.token, article.id, ctx.signal)) {
+        for await (const file of api.files(ctx.token, { id: article.id, project: project.id }, ctx.signal)) {
           if (!file.is_link_only) yield fileEntry(`${title}/${name}/${safeSegment(file.name)}`, file, open(file));
         }
       }
@@ -210,7 +221,7 @@ export class FigshareTarget implements Target {
     const parsed = parseFigshareId(containerId);
     if (parsed.kind === 'file') throw badRequest('A figshare file is not a container; upload into its item (article) instead.');
     if (parsed.kind === 'article') {
-      const article = await this.openArticle(ctx, parsed.id);
+      const article = await this.openArticle(ctx, parsed.article);
       for await (const entry of entries) {
         throwIfAborted(options.signal);
         if (entry.kind === 'file') await this.uploadOne(ctx, article, entry, entry.path, options, outcome);
@@ -221,7 +232,7 @@ export class FigshareTarget implements Target {
     await this.api.project(ctx.token, parsed.id, ctx.signal);
     const articles = new Map<string, ArticleFiles>();
     for await (const article of this.api.projectArticles(ctx.token, parsed.id, ctx.signal)) {
-      if (!articles.has(article.title)) articles.set(article.title, { id: article.id, files: null });
+      if (!articles.has(article.title)) articles.set(article.title, { id: article.id, project: parsed.id, files: null });
     }
     for await (const entry of entries) {
       throwIfAborted(options.signal);
@@ -234,7 +245,7 @@ export class FigshareTarget implements Target {
       let article = articles.get(head as string);
       if (!article) {
         const id = await this.api.createArticle(ctx.token, newArticleFields(head as string, options), parsed.id, ctx.signal);
-        article = { id, files: [] };
+        article = { id, project: parsed.id, files: [] };
         articles.set(head as string, article);
       }
       if (entry.kind === 'file') await this.uploadOne(ctx, article, entry, rest.join('/'), options, outcome);
@@ -242,21 +253,30 @@ export class FigshareTarget implements Target {
     return outcome;
   }
 
+  /** A new private item, deleted again if the upload fails (new-record.ts). */
   private async writeNewArticle(ctx: TargetContext, entries: AsyncIterable<Entry>, options: WriteOptions, outcome: WriteOutcome): Promise<WriteOutcome> {
     let title = '';
-    const article = await writeBelowOneTopFolder<ArticleFiles>(
-      entries,
-      options,
-      outcome,
-      'A new figshare item',
-      async (top) => {
-        title = await this.distinctTitle(ctx, top);
-        return { id: await this.api.createArticle(ctx.token, newArticleFields(title, options), null, ctx.signal), files: [] };
-      },
-      (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
+    const article = await removedOnFailure((made) =>
+      writeBelowOneTopFolder<ArticleFiles>(
+        entries,
+        options,
+        outcome,
+        'A new figshare item',
+        async (top) => {
+          title = await this.distinctTitle(ctx, top);
+          const created: ArticleFiles = { id: await this.api.createArticle(ctx.token, newArticleFields(title, options), null, ctx.signal), project: null, files: [] };
+          made({
+            label: `the new figshare item '${title}' (id ${created.id})`,
+            howToRemove: `delete it in figshare under My data (https://figshare.com/account/articles/${created.id})`,
+            remove: () => this.api.deleteArticle(ctx.token, created),
+          });
+          return created;
+        },
+        (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
+      ),
     );
     if (!article) throw badRequest('The upload holds nothing: a new figshare item needs one top folder.');
-    outcome.newResource = { id: articleId(article.id), title };
+    outcome.newResource = { id: articleId(article), title };
     return outcome;
   }
 
@@ -269,9 +289,9 @@ export class FigshareTarget implements Target {
     return title;
   }
 
-  private async openArticle(ctx: TargetContext, id: number): Promise<ArticleFiles> {
-    await this.api.article(ctx.token, id, ctx.signal);
-    return { id, files: null };
+  private async openArticle(ctx: TargetContext, article: ArticleRef): Promise<ArticleFiles> {
+    await this.api.article(ctx.token, article, ctx.signal);
+    return { ...article, files: null };
   }
 
   /**
@@ -285,7 +305,7 @@ export class FigshareTarget implements Target {
     const name = flatName(relativePath);
     if (article.files === null) {
       article.files = [];
-      for await (const file of this.api.files(token, article.id, signal)) article.files.push(file);
+      for await (const file of this.api.files(token, article, signal)) article.files.push(file);
     }
     const existing = article.files.find((file) => file.name === name);
     if (existing && options.duplicateAction === 'ignore') {
@@ -335,10 +355,10 @@ export class FigshareTarget implements Target {
     } catch (error) {
       if (!(error instanceof FerryError) || error.status < 500 || signal.aborted) throw error;
       const known = new Set((article.files ?? []).map((f) => f.id));
-      for await (const listed of this.api.files(token, article.id, signal)) {
+      for await (const listed of this.api.files(token, article, signal)) {
         const waiting = listed.status === 'created' || Boolean(listed.upload_url);
         if (!known.has(listed.id) && waiting && listed.name === file.name && listed.size === file.size && listed.supplied_md5?.toLowerCase() === file.md5) {
-          return this.api.file(token, article.id, listed.id, signal);
+          return this.api.file(token, article, listed.id, signal);
         }
       }
       throw error;
@@ -362,8 +382,11 @@ export class FigshareTarget implements Target {
   }
 }
 
-interface ArticleFiles {
-  id: number;
+/**
+ * An item being written into. Uploads use the owner's `/account/articles/<id>/files` routes
+ * whatever `project` says: figshare has no project-scoped upload routes (docs/targets/figshare.md).
+ */
+interface ArticleFiles extends ArticleRef {
   /** loaded on first use */
   files: FigshareFile[] | null;
 }
@@ -416,11 +439,11 @@ function projectNode(id: number, title: string): ResourceNode {
   return { kind: 'container', kind_name: 'folder', id: projectId(id), container: null, title };
 }
 
-function articleNode(article: FigshareArticle, container: string | null): ResourceNode {
-  return { kind: 'container', kind_name: 'folder', id: articleId(article.id), container, title: article.title };
+function articleNode(at: ArticleRef, article: FigshareArticle): ResourceNode {
+  return { kind: 'container', kind_name: 'folder', id: articleId(at), container: at.project === null ? null : projectId(at.project), title: article.title };
 }
 
-function fileNode(article: number, file: FigshareFile): ResourceNode {
+function fileNode(article: ArticleRef, file: FigshareFile): ResourceNode {
   return { kind: 'item', kind_name: 'file', id: fileId(article, file.id), container: articleId(article), title: file.name };
 }
 

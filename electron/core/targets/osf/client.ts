@@ -6,9 +6,10 @@ import { RemoteClient, type RequestOptions } from '../../remote/http.js';
 /**
  * OSF API v2 and WaterButler v1 over RemoteClient (retries honouring Retry-After, polite
  * rate, timeouts; streamed uploads are given as body factories, so they are retried too).
- * The API version is pinned (2.20: top-level `meta`, `Z` dates). Paging
- * always sends an explicit `sort` and `page[size]=100`, follows `links.next` verbatim and
- * drops repeated ids (osf.md §5.1).
+ * The API version is pinned (2.20: top-level `meta`, `Z` dates). Paging sends
+ * `page[size]=100`, follows `links.next` verbatim and drops repeated ids (osf.md §5.1); it
+ * sends an explicit `sort` on every collection that is a real queryset, and none on a node's
+ * storage-provider list, where OSF answers a `sort` with HTTP 500 (docs/targets/osf.md).
  *
  * The token reaches OSF hosts only: the API client sends it to the API origin, and one
  * client per file-server origin sends it there. File-server URLs are only ever taken from
@@ -79,7 +80,22 @@ export class OsfClient {
    * orders files by a column osfstorage never fills, and pages repeat and skip items.
    * Files sort by `name`, nodes by `date_created` (fields OSF documents as sortable).
    */
-  async *list(path: string, token: string, params: { sort: string } & Record<string, string>, signal?: AbortSignal): AsyncGenerator<JsonApiResource> {
+  list(path: string, token: string, params: { sort: string } & Record<string, string>, signal?: AbortSignal): AsyncGenerator<JsonApiResource> {
+    return this.pages(path, token, params, signal);
+  }
+
+  /**
+   * A node's storage providers (`GET /v2/nodes/<id>/files/`), never with `sort`: that view's
+   * queryset is a plain list, and OSF's ordering filter (DRF 3.15.1
+   * `get_default_valid_fields` reads `queryset.model`) fails on it with HTTP 500 whenever a
+   * `sort` is given (osf.io api/nodes/views.py NodeStorageProvidersList). Its default order
+   * is fixed (`ordering = ('-id',)`), and a node has a handful of providers: one page.
+   */
+  providers(guid: string, token: string, signal?: AbortSignal): AsyncGenerator<JsonApiResource> {
+    return this.pages(`nodes/${guid}/files/`, token, {}, signal);
+  }
+
+  private async *pages(path: string, token: string, params: Record<string, string>, signal?: AbortSignal): AsyncGenerator<JsonApiResource> {
     const seen = new Set<string>();
     let next: string | null = canonical(path);
     let searchParams: Record<string, string> | undefined = { ...params, 'page[size]': '100' };
@@ -105,6 +121,15 @@ export class OsfClient {
       headers: { 'content-type': 'application/vnd.api+json' },
     });
     return ((await response.json()) as { data: JsonApiResource }).data;
+  }
+
+  /**
+   * Deletes a node (`DELETE /v2/nodes/<id>/` → 204; osf.io NodeDetail.perform_destroy, which
+   * refuses a node with components). Without a signal: it cleans up after a cancelled job.
+   */
+  async deleteNode(guid: string, token: string): Promise<void> {
+    const response = await this.api.request(`nodes/${guid}/`, { method: 'DELETE', token });
+    await response.body?.cancel();
   }
 
   /** The client for a file-server URL the API handed out (its origin gets the token). */

@@ -110,7 +110,7 @@ export class OsfTarget implements Target {
   }
 
   private async *providers(ctx: TargetContext, guid: string): AsyncIterable<{ name: string; filesHref: string; record: JsonApiResource }> {
-    for await (const record of this.client.list(`nodes/${guid}/files/`, ctx.token, { sort: 'name' }, ctx.signal)) {
+    for await (const record of this.client.providers(guid, ctx.token, ctx.signal)) {
       const name = String(record.attributes.provider ?? record.attributes.name);
       const filesHref = record.relationships?.files?.links?.related?.href ?? `nodes/${guid}/files/${name}/`;
       yield { name, filesHref, record };

@@ -8,6 +8,7 @@ import { HashingPassThrough } from '../../hashing.js';
 import { badRequest, CancelledError, FerryError, isFerryError, throwIfAborted } from '../../errors.js';
 import type { Entry, TargetContext, WriteOptions, WriteOutcome } from '../../target.js';
 import { reportedHashes, unescapeHtml, withoutQuery, type JsonApiResource } from './client.js';
+import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 import { nodeId, parseOsfId } from './ids.js';
 import type { OsfTarget } from './osf-target.js';
 
@@ -49,7 +50,7 @@ export class OsfWriter {
 
   async run(containerId: string | null, entries: AsyncIterable<Entry>): Promise<WriteOutcome> {
     try {
-      if (containerId === null) await this.writeTopLevel(entries);
+      if (containerId === null) await removedOnFailure((made) => this.writeTopLevel(entries, made));
       else {
         this.folders.set('', await this.destination(containerId));
         for await (const entry of entries) await this.writeEntry(entry, entry.path, entry.path);
@@ -82,8 +83,12 @@ export class OsfWriter {
     return { wbUrl: withoutQuery(upload), listHref: filesHref, children: null };
   }
 
-  /** A new private project titled by the entries' one top folder, then its content. */
-  private async writeTopLevel(entries: AsyncIterable<Entry>): Promise<void> {
+  /**
+   * A new private project titled by the entries' one top folder, then its content. The
+   * project is made first (OSF has no other way), so `made` hears of it at once: a failure
+   * after that deletes it again (new-record.ts).
+   */
+  private async writeTopLevel(entries: AsyncIterable<Entry>, made: (record: NewRecord) => void): Promise<void> {
     let top: string | null = null;
     for await (const entry of entries) {
       throwIfAborted(this.options.signal);
@@ -91,7 +96,13 @@ export class OsfWriter {
       if (top === null) {
         top = first!;
         const node = await this.target.client.createProject(top, this.ctx.token, this.options.signal);
-        this.outcome.newResource = { id: nodeId(node.id), title: unescapeHtml(String(node.attributes.title ?? top)) };
+        const title = unescapeHtml(String(node.attributes.title ?? top));
+        this.outcome.newResource = { id: nodeId(node.id), title };
+        made({
+          label: `the new OSF project '${title}' (${node.id})`,
+          howToRemove: `delete it in OSF at ${node.links?.html ?? `https://osf.io/${node.id}/`} (Settings, "Delete project")`,
+          remove: () => this.target.client.deleteNode(node.id, this.ctx.token),
+        });
         // The upload host depends on the project's storage region: read it, don't build it.
         const provider = await this.target.provider(this.ctx, node.id, 'osfstorage');
         this.folders.set('', this.providerFolder(provider.record, provider.filesHref));

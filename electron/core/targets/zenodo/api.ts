@@ -35,6 +35,14 @@ export function normaliseMd5(checksum: string | null | undefined): string | null
   return match ? (match[1] as string).toLowerCase() : null;
 }
 
+/**
+ * A file key in a record URL as Zenodo writes it: Python's quote(key,
+ * safe="/!$&'()*+,;=:@") (zenodo-rdm legacyjson.py dump_files), so a key's '/' stays a '/'.
+ */
+export function quoteKey(key: string): string {
+  return encodeURIComponent(key).replace(/%(2F|24|26|2B|2C|3B|3D|3A|40)/gi, (escape) => decodeURIComponent(escape));
+}
+
 export interface ZenodoApiOptions {
   baseUrl: string;
   ratePerSecond?: number;
@@ -99,9 +107,25 @@ export class ZenodoApi {
     return this.client.json<Deposition>('deposit/depositions', { method: 'POST', token, signal, json: { metadata } });
   }
 
-  async download(token: string, file: DepositionFile, depositionId: number, submitted: boolean, signal?: AbortSignal): Promise<Readable> {
-    const url = file.links.download ?? `records/${depositionId}${submitted ? '' : '/draft'}/files/${encodeURIComponent(file.filename)}/content`;
+  /**
+   * A file's bytes. A published deposition's are read from the record
+   * (`/api/records/<id>/files/<key>/content`), built here: Zenodo's legacy `links.download`
+   * is the `/draft/` URL for every deposition, and for a published record without an open
+   * draft that is a 404 (docs/targets/zenodo.md). A draft's come from `links.download`.
+   */
+  async download(token: string, file: DepositionFile, depositionId: number, published: boolean, signal?: AbortSignal): Promise<Readable> {
+    const url = published || !file.links.download ? `records/${depositionId}${published ? '' : '/draft'}/files/${quoteKey(file.filename)}/content` : file.links.download;
     return (await this.client.stream(url, { token, signal })).body;
+  }
+
+  /**
+   * Deletes an unpublished deposition (`DELETE /api/deposit/depositions/<id>` → 204,
+   * zenodo-rdm legacy resources.py delete_draft). Without a signal: it cleans up after a
+   * cancelled job.
+   */
+  async deleteDeposition(token: string, id: number): Promise<void> {
+    const response = await this.client.request(`deposit/depositions/${id}`, { method: 'DELETE', token });
+    await response.body?.cancel();
   }
 
   /**

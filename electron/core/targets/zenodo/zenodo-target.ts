@@ -20,6 +20,7 @@ import { isPerFileFailure } from '../../remote/file-failure.js';
 import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
+import { removedOnFailure } from '../../remote/new-record.js';
 
 export interface ZenodoTargetOptions extends ZenodoApiOptions {
   /** files per record (Zenodo: 100) */
@@ -170,14 +171,25 @@ export class ZenodoTarget implements Target {
     return outcome;
   }
 
+  /** A new draft deposition, removed again if the upload fails (new-record.ts). */
   private async writeNewDeposition(ctx: TargetContext, entries: AsyncIterable<Entry>, options: WriteOptions, outcome: WriteOutcome): Promise<WriteOutcome> {
-    const deposition = await writeBelowOneTopFolder(
-      entries,
-      options,
-      outcome,
-      'A new Zenodo deposition',
-      (top) => this.createDeposition(ctx, top, options),
-      (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
+    const deposition = await removedOnFailure((made) =>
+      writeBelowOneTopFolder(
+        entries,
+        options,
+        outcome,
+        'A new Zenodo deposition',
+        async (top) => {
+          const created = await this.createDeposition(ctx, top, options);
+          made({
+            label: `the new Zenodo deposition '${titleOf(created)}' (id ${created.id})`,
+            howToRemove: `delete the draft at ${created.links.html ?? `the Zenodo upload page of deposition ${created.id}`}`,
+            remove: () => this.api.deleteDeposition(ctx.token, created.id),
+          });
+          return created;
+        },
+        (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
+      ),
     );
     if (!deposition) throw badRequest('The upload holds nothing to deposit: a new Zenodo deposition needs one top folder.');
     outcome.newResource = { id: depositionId(deposition.id), title: titleOf(deposition) };
