@@ -9,7 +9,8 @@ import { freePort, stopChild, waitForPort, type RealWebdav } from './process.js'
  * A second, independent real WebDAV server: `rclone serve webdav` (Go, golang.org/x/net/webdav
  * under rclone's VFS) over a temp folder, Basic auth, loopback, random port. CI needs the apt
  * package `rclone`. Run with no rclone config (RCLONE_CONFIG points nowhere), so nothing of
- * the machine's own remotes is read.
+ * the machine's own remotes is read, and with no directory cache, so files a test puts on
+ * disk directly are seen at once.
  */
 const RCLONE = '/usr/bin/rclone';
 
@@ -28,7 +29,7 @@ export async function startRcloneWebdav(): Promise<RealWebdav> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const child = spawn(RCLONE, ['serve', 'webdav', dataDir, '--addr', `127.0.0.1:${port}`, '--user', username, '--pass', password, '--log-level', 'ERROR'], {
+    const child = spawn(RCLONE, ['serve', 'webdav', dataDir, '--addr', `127.0.0.1:${port}`, '--user', username, '--pass', password, '--log-level', 'ERROR', '--dir-cache-time', '0s'], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, RCLONE_CONFIG: path.join(dir, 'no-rclone.conf') },
     });

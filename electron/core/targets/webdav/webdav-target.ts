@@ -141,7 +141,7 @@ export class WebdavTarget implements Target {
   }
 
   /** A GET or PUT of file bytes through RemoteClient (timeouts, retries, clear mid-body errors). */
-  private async bytesRequest(ctx: TargetContext, dav: Dav, remotePath: string, options: Parameters<RemoteClient['request']>[1]): Promise<Response> {
+  private async bytesRequest(ctx: TargetContext, dav: Dav, remotePath: string, options: Parameters<RemoteClient['request']>[1], shownAs = remotePath): Promise<Response> {
     const url = new URL(encodeDavPath(remotePath), dav.http.baseUrl);
     const basic = Buffer.from(`${dav.credentials.username}:${dav.credentials.password}`).toString('base64');
     const response = await dav.http.request(url.toString(), {
@@ -151,7 +151,7 @@ export class WebdavTarget implements Target {
       allow: WORDED_STATUSES,
     });
     if (response.ok) return response;
-    throw toFerryError({ status: response.status, response }, remotePath, await reasonOf(response));
+    throw toFerryError({ status: response.status, response }, shownAs, await reasonOf(response));
   }
 
   private async download(ctx: TargetContext, dav: Dav, remotePath: string): Promise<Readable> {
@@ -407,7 +407,8 @@ export class WebdavTarget implements Target {
           ...(size !== null ? { 'content-length': String(size) } : {}),
           ...(mtime ? { 'x-oc-mtime': String(Math.floor(mtime.getTime() / 1000)) } : {}),
         },
-      });
+        // a refusal names the file the person asked for; the temp name ends with its name
+      }, destination);
       accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
       await response.body?.cancel().catch(() => undefined);
       try {
@@ -434,19 +435,23 @@ export class WebdavTarget implements Target {
   /**
    * Deletes a temp file, whatever became of the job: its own time limit, never the job's
    * signal (a cancelled job's signal is already aborted, and its temp file must still go).
-   * A server may still be writing a cut-off PUT in place (rclone does) when the first DELETE
-   * arrives, so it checks again twice. True once the name is gone.
+   * A server may still be writing a cut-off PUT in place when the DELETE arrives: rclone
+   * answers 423 Locked until its handler lets go, so a 423 is tried again (for ~5 s), and
+   * the name is checked to be gone. True once it is.
    */
   private async removeTemp(dav: Dav, temp: string): Promise<boolean> {
-    for (let round = 0; round < 3; round++) {
-      if (round > 0) await new Promise((resolve) => setTimeout(resolve, 250));
+    // 404: not there; 400: a name the server refuses (Nextcloud's InvalidPath), so none can be there
+    const absent = (error: unknown) => [400, 404].includes((error as { status?: number }).status ?? 0);
+    for (let round = 0; round < 10; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 100 * 2 ** round)));
       const signal = AbortSignal.timeout(15_000);
       try {
         await dav.client.deleteFile(temp, { signal });
       } catch (error) {
-        if ((error as { status?: number }).status !== 404) return false;
+        if ((error as { status?: number }).status === 423) continue;
+        if (!absent(error)) return false;
       }
-      const still = await dav.client.exists(temp, { signal }).catch(() => true);
+      const still = await dav.client.exists(temp, { signal }).catch((error: unknown) => !absent(error));
       if (!still) return true;
     }
     return false;
