@@ -259,7 +259,7 @@ export class WebdavTarget implements Target {
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const dav = this.connect(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-    const session: WriteSession = { folders: new Map(), setMtime: 'untried', lostMtimes: [] };
+    const session: WriteSession = { folders: new Map(), dirs: new Set(['/']), setMtime: 'untried', lostMtimes: [] };
     let base: string;
     let top: { original: string; actual: string } | null = null;
     if (containerId === null) {
@@ -268,6 +268,7 @@ export class WebdavTarget implements Target {
       base = parseWebdavId(containerId);
       const stat = await this.stat(ctx, dav, base);
       if (stat.type !== 'directory') throw badRequest(`'${stat.basename}' is a file; upload into a folder.`);
+      session.dirs.add(base);
     }
 
     for await (const entry of entries) {
@@ -326,17 +327,19 @@ export class WebdavTarget implements Target {
     for (let n = 2; taken.has(name); n++) name = `${wanted} (${n})`;
     await this.call(ctx, `/${name}`, (signal) => dav.client.createDirectory(`/${name}`, { signal }));
     session.folders.set(`/${name}`, new Map());
+    session.dirs.add(`/${name}`);
     return name;
   }
 
   /** MKCOL each missing level (a PUT into a missing folder is a 409), known from the parent's listing. */
   private async ensureDir(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<void> {
-    if (dir === '/' || session.folders.has(dir)) return;
+    if (session.dirs.has(dir)) return;
     const parent = path.posix.dirname(dir);
     await this.ensureDir(ctx, dav, parent, session);
     const siblings = await this.folder(ctx, dav, parent, session);
     const existing = siblings.get(path.posix.basename(dir));
     if (existing && existing.type !== 'directory') throw conflict(`'${dir}' exists on the server as a file, not a folder.`);
+    session.dirs.add(dir);
     if (existing) return;
     await this.call(ctx, dir, (signal) => dav.client.createDirectory(dir, { signal }));
     siblings.set(path.posix.basename(dir), { filename: dir, basename: path.posix.basename(dir), type: 'directory', size: 0, lastmod: '', etag: null });
@@ -518,6 +521,8 @@ export class WebdavTarget implements Target {
 interface WriteSession {
   /** children by name of each folder written into (temp names left out) */
   folders: Map<string, Map<string, FileStat>>;
+  /** folders known to exist: the destination, and each one found or made */
+  dirs: Set<string>;
   setMtime: 'untried' | 'works' | 'refused';
   /** entry paths whose modification time the server did not keep */
   lostMtimes: string[];
