@@ -16,7 +16,9 @@
 // - apps/dav/lib/Connector/Sabre/Exception/InvalidPath.php: the refusal is HTTP 400 with
 //   the Sabre error body plus <o:retry>false</o:retry> and <o:reason>sentence</o:reason>.
 // - apps/dav/lib/Connector/Sabre/File.php put(): an `X-OC-MTime` header (Unix seconds) is
-//   applied to the written file and answered with `X-OC-MTime: accepted`.
+//   applied to the written file and answered with `X-OC-MTime: accepted`; MtimeSanitizer.php
+//   refuses a value that is not a decimal integer or is one day after 1970 or less (the
+//   status here, 400, is this plugin's: Nextcloud fails the PUT with the same sentence).
 // SabreDAV's own rules stay as they are (e.g. {DAV:}getlastmodified is a protected property:
 // a PROPPATCH of it gets 403 in the multistatus, Sabre\DAV\Server::$protectedProperties).
 
@@ -84,7 +86,9 @@ class NextcloudRules extends DAV\ServerPlugin {
     public function applyMtime($uri) {
         $header = $this->server->httpRequest->getHeader('X-OC-MTime');
         if ($header === null || $header === '') return true;
-        if (!is_numeric($header)) throw new DAV\Exception\BadRequest('X-OC-MTime header must be an integer (unix timestamp).');
+        // apps/dav/lib/Connector/Sabre/MtimeSanitizer.php: not numeric, hexadecimal, or one day after 1970 or less
+        if (!is_numeric($header) || preg_match('/^\s*0[xX]/', $header)) throw new DAV\Exception\BadRequest(sprintf('X-OC-MTime header must be a valid integer (unix timestamp), got "%s".', $header));
+        if ((int)$header <= 24 * 60 * 60) throw new DAV\Exception\BadRequest(sprintf('X-OC-MTime header must be a valid positive integer, got "%s".', $header));
         if (touch($this->root . '/' . trim($uri, '/'), (int)$header)) $this->server->httpResponse->setHeader('X-OC-MTime', 'accepted');
         return true;
     }

@@ -222,6 +222,15 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       }
     });
 
+    it('uploads a file dated 1970 (a time Nextcloud refuses in X-OC-MTime) without sending it, and reports the time as not kept', async () => {
+      await mkdir(path.join(server.dataDir, 'Epoch'));
+      own(path.join(server.dataDir, 'Epoch'));
+      const entry: Entry = { path: 'epoch.txt', kind: 'file', size: 1, mtime: new Date(5000), hashes: {}, open: async () => Readable.from([Buffer.from('e')]) };
+      const outcome = await target.write(ctx(token), webdavId('/Epoch'), one(entry), writeOptions());
+      expect(outcome).toMatchObject({ created: ['epoch.txt'], fileErrors: [] });
+      expect(outcome.notes?.[0]).toMatch(/1 file carries the time of the upload instead of its own: 'epoch.txt'/);
+    });
+
     it('hides Ferry temp names from listings and sweeps abandoned ones at the next write into their folder', async () => {
       const dir = path.join(server.dataDir, 'Sweep');
       await mkdir(dir);

@@ -395,7 +395,10 @@ export class WebdavTarget implements Target {
   private async putThenMove(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession): Promise<void> {
     const { destination, size, overwrite } = upload;
     const temp = path.posix.join(path.posix.dirname(destination), tempNameFor(path.posix.basename(destination)));
-    const mtime = upload.entry.mtime && upload.entry.mtime.getTime() > 0 ? upload.entry.mtime : null;
+    const wanted = upload.entry.mtime && !Number.isNaN(upload.entry.mtime.getTime()) ? upload.entry.mtime : null;
+    // Nextcloud fails the whole PUT for an X-OC-MTime of one day after 1970 or less
+    // (apps/dav MtimeSanitizer); such a time is not sent, and counts as not kept
+    const mtime = wanted && wanted.getTime() > 86_400_000 ? wanted : null;
     let accepted = false;
     try {
       const response = await this.bytesRequest(ctx, dav, temp, {
@@ -432,7 +435,7 @@ export class WebdavTarget implements Target {
       }
       throw error;
     }
-    if (mtime && !accepted && !(await this.proppatchMtime(dav, destination, mtime, session))) session.lostMtimes.push(upload.entry.path);
+    if (wanted && !accepted && !(mtime && (await this.proppatchMtime(dav, destination, mtime, session)))) session.lostMtimes.push(upload.entry.path);
   }
 
   /**
