@@ -101,8 +101,10 @@ export function hashesFromChecksums(value: unknown): Record<string, string> {
 /**
  * Any WebDAV server (Nextcloud, ownCloud, Apache mod_dav, rclone, ...) through the `webdav`
  * client: folders are containers, files items; the top level is the children of the
- * account's URL. Uploads go to a temporary name in the destination folder and are MOVEd
- * into place, so a reader never sees half a file.
+ * account's URL. Uploads go to a temporary name in the destination folder (temp-names.ts)
+ * and are MOVEd into place, so a reader never sees half a file; a temp file is never
+ * listed, and never outlives a failed or cancelled upload that can still reach the server.
+ * Every request and what each server does with it: docs/targets/webdav.md.
  *
  * `supported_hash_algorithms` lists md5 and sha1 because servers that store checksums
  * (Nextcloud/ownCloud `oc:checksums`) report them; on other servers `hashes` is `{}`.
