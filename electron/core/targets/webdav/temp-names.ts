@@ -20,6 +20,12 @@ import { randomBytes } from 'node:crypto';
  */
 const PREFIX = '.ferry-';
 const PATTERN = /^\.ferry-([0-9a-z]{1,11})-([0-9a-f]{8})~/;
+/**
+ * The name Ferry used before (`.<name>.ferry-<12 hex>.part`): such files, left by failed or
+ * cancelled uploads of earlier versions (issue #17.3), are Ferry's own too — hidden, and
+ * swept once their bytes have not changed for an hour.
+ */
+const LEGACY = /^\..+\.ferry-[0-9a-f]{12}\.part$/;
 /** Nextcloud refuses names of more than 250 bytes (FilenameValidator: `isset($filename[250])`). */
 export const MAX_NAME_BYTES = 250;
 
@@ -30,7 +36,7 @@ export function tempNameFor(name: string, now = Date.now(), random = randomBytes
 
 /** Whether `name` is one of Ferry's temporary names: never listed, and swept when abandoned. */
 export function isFerryTempName(name: string): boolean {
-  return PATTERN.test(name);
+  return PATTERN.test(name) || LEGACY.test(name);
 }
 
 /**
@@ -41,10 +47,11 @@ export function isFerryTempName(name: string): boolean {
  * between the PUT's answer and the MOVE.)
  */
 export function isAbandoned(name: string, lastModified: Date | null, now = Date.now()): boolean {
+  const touched = lastModified && !Number.isNaN(lastModified.getTime()) ? lastModified.getTime() : 0;
+  if (LEGACY.test(name)) return now - touched > 60 * 60_000;
   const match = PATTERN.exec(name);
   if (!match) return false;
   const began = parseInt(match[1] as string, 36);
-  const touched = lastModified && !Number.isNaN(lastModified.getTime()) ? lastModified.getTime() : 0;
   return now - began > 60 * 60_000 && now - touched > 10 * 60_000;
 }
 
