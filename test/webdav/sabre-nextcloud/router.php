@@ -19,7 +19,9 @@
 //   applied to the written file and answered with `X-OC-MTime: accepted`; MtimeSanitizer.php
 //   refuses a value that is not a decimal integer or is one day after 1970 or less (the
 //   status here, 400, is this plugin's: Nextcloud fails the PUT with the same sentence).
-// SabreDAV's own rules stay as they are (e.g. {DAV:}getlastmodified is a protected property:
+// - apps/dav/lib/Connector/Sabre/FilesPlugin.php: `oc:fileid`, the file's stable id.
+// SabreDAV's own rules stay as they are (a MOVE onto an existing file deletes it first, so the
+// file gets the moved one's id, as Nextcloud's ChunkingPlugin::performMove says of Sabre) (e.g. {DAV:}getlastmodified is a protected property:
 // a PROPPATCH of it gets 403 in the multistatus, Sabre\DAV\Server::$protectedProperties).
 
 namespace {
@@ -57,6 +59,18 @@ class NextcloudRules extends DAV\ServerPlugin {
         $server->subscribeEvent('beforeMethod', [$this, 'checkPaths'], 20);
         $server->subscribeEvent('afterCreateFile', [$this, 'applyMtime']);
         $server->subscribeEvent('afterWriteContent', [$this, 'applyMtime']);
+        $server->subscribeEvent('beforeGetProperties', [$this, 'fileId']);
+    }
+
+    // oc:fileid, Nextcloud's stable id of a file (apps/dav FilesPlugin): here the inode, which
+    // a PUT onto the file keeps and a MOVE over it (Sabre deletes the destination first) does not
+    public function fileId($path, $node, &$requested, &$returned) {
+        $key = array_search('{http://owncloud.org/ns}fileid', $requested, true);
+        if ($key === false) return true;
+        unset($requested[$key]);
+        $inode = @fileinode($this->root . '/' . trim($path, '/'));
+        if ($inode !== false) $returned[200]['{http://owncloud.org/ns}fileid'] = (string)$inode;
+        return true;
     }
 
     public function checkPaths($method, $uri) {

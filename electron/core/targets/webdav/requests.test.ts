@@ -30,6 +30,8 @@ interface Sent {
   overwrite?: string;
   mtime?: string;
   status: number;
+  /** set by the test: a PUT onto an existing file it expects to be replaced in place */
+  inPlace?: boolean;
 }
 
 /** The table's rows: method → what may be said of the request (true = allowed). */
@@ -37,8 +39,9 @@ const ROWS: Record<string, (r: Sent) => boolean> = {
   // Depth 0 (one resource) or 1 (a folder's children); never infinity, which Apache refuses (403)
   PROPFIND: (r) => r.depth === '0' || r.depth === '1',
   GET: () => true,
-  // only to a temporary name, which is then moved into place
-  PUT: (r) => isFerryTempName(r.name),
+  // to a temporary name, which is then moved into place; or, an update on a server that gives
+  // files a stable id (oc:fileid), onto the file itself (see inPlace below)
+  PUT: (r) => isFerryTempName(r.name) || r.inPlace === true,
   MOVE: (r) => isFerryTempName(r.name) && !isFerryTempName(r.destinationName ?? '') && (r.overwrite === 'F' || r.overwrite === 'T'),
   MKCOL: () => true,
   // Ferry deletes nothing but its own temporary files
@@ -144,12 +147,19 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       expect(requests.filter((r) => r === 'PROPPATCH').length).toBe(kind.keepsMtime === 'x-oc-mtime' ? 0 : 1);
     });
 
-    it('an update: a changed file replaced with Overwrite: T', async () => {
+    const fileIds = kind.name.includes('Nextcloud');
+    it(fileIds ? 'an update on a server with file ids: one PUT onto the file, which keeps its id' : 'an update: a changed file PUT to a temp name and MOVEd over it with Overwrite: T', async () => {
       sent = [];
       const outcome = await target.write(ctx(token), webdavId('/Project'), entries({ 'readme.txt': 'read me, again' }), writeOptions('update'));
       expect(outcome.updated).toEqual(['readme.txt']);
+      for (const r of sent) if (r.method === 'PUT' && r.name === 'readme.txt') r.inPlace = fileIds;
       check('update');
-      expect(sent.filter((r) => r.method === 'MOVE').map((r) => r.overwrite)).toEqual(['T']);
+      if (fileIds) {
+        expect(sent.filter((r) => r.method === 'PUT').map((r) => r.name)).toEqual(['readme.txt']);
+        expect(sent.filter((r) => r.method === 'MOVE')).toEqual([]);
+      } else {
+        expect(sent.filter((r) => r.method === 'MOVE').map((r) => r.overwrite)).toEqual(['T']);
+      }
     });
 
     it('a new top-level upload: the top level once, MKCOL, PUT and MOVE', async () => {

@@ -186,6 +186,20 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       expect(await readFile(path.join(server.dataDir, 'Study/a.txt'), 'utf8')).toBe('changed');
     });
 
+    it("an update keeps the file's id where the server has one (oc:fileid): its shares and versions hang on it", async () => {
+      await mkdir(path.join(server.dataDir, 'Upd'));
+      own(path.join(server.dataDir, 'Upd'));
+      await target.write(ctx(token), webdavId('/Upd'), entriesFrom({ 'v.txt': 'version one' }), writeOptions());
+      const before = (await target.detail(ctx(token), webdavId('/Upd/v.txt'))).extra.file_id;
+      const outcome = await target.write(ctx(token), webdavId('/Upd'), entriesFrom({ 'v.txt': 'version two!' }), writeOptions('update'));
+      expect(outcome).toMatchObject({ updated: ['v.txt'], fileErrors: [] });
+      expect(await readFile(path.join(server.dataDir, 'Upd/v.txt'), 'utf8')).toBe('version two!');
+      const after = (await target.detail(ctx(token), webdavId('/Upd/v.txt'))).extra.file_id;
+      if (kind.name.includes('Nextcloud')) expect(before).not.toBeNull();
+      expect(after).toBe(before);
+      expect(await ferryTempsOn(path.join(server.dataDir, 'Upd'))).toEqual([]);
+    });
+
     it('reads a single file as one entry', async () => {
       const read = await target.read(ctx(token), webdavId('/top.txt'));
       expect([...(await drain(read.entries)).entries()]).toEqual([['top.txt', Buffer.from('top')]]);

@@ -370,7 +370,10 @@ export class WebdavTarget implements Target {
         outcome.ignored.push(entry.path);
         return;
       }
-      await this.putThenMove(ctx, dav, { destination, entry, open: incoming.open, size: incoming.size, overwrite: true }, session);
+      const upload: Upload = { destination, entry, open: incoming.open, size: incoming.size, overwrite: true };
+      const fileId = (existing.props as Record<string, unknown> | undefined)?.fileid;
+      if (fileId !== undefined && fileId !== null && fileId !== '') await this.putInPlace(ctx, dav, upload, session);
+      else await this.putThenMove(ctx, dav, upload, session);
       outcome.updated.push(entry.path);
     } finally {
       await incoming.dispose();
@@ -397,10 +400,7 @@ export class WebdavTarget implements Target {
   private async putThenMove(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession): Promise<void> {
     const { destination, size, overwrite } = upload;
     const temp = path.posix.join(path.posix.dirname(destination), tempNameFor(path.posix.basename(destination)));
-    const wanted = upload.entry.mtime && !Number.isNaN(upload.entry.mtime.getTime()) ? upload.entry.mtime : null;
-    // Nextcloud fails the whole PUT for an X-OC-MTime of one day after 1970 or less
-    // (apps/dav MtimeSanitizer); such a time is not sent, and counts as not kept
-    const mtime = wanted && wanted.getTime() > 86_400_000 ? wanted : null;
+    const { wanted, mtime } = mtimeOf(upload.entry);
     let accepted = false;
     try {
       const response = await this.bytesRequest(ctx, dav, temp, {
@@ -413,7 +413,7 @@ export class WebdavTarget implements Target {
         headers: {
           'content-type': 'application/octet-stream',
           ...(size !== null ? { 'content-length': String(size) } : {}),
-          ...(mtime ? { 'x-oc-mtime': String(Math.floor(mtime.getTime() / 1000)) } : {}),
+          ...mtimeHeader(mtime),
         },
         // a refusal names the file the person asked for; the temp name ends with its name
       }, destination);
@@ -437,7 +437,40 @@ export class WebdavTarget implements Target {
       }
       throw error;
     }
-    if (wanted && !accepted && !(mtime && (await this.proppatchMtime(dav, destination, mtime, session)))) session.lostMtimes.push(upload.entry.path);
+    await this.keepMtime(dav, upload, wanted, mtime, accepted, session);
+  }
+
+  /**
+   * An update on a server that gives files a stable id (`oc:fileid`: Nextcloud, ownCloud):
+   * one PUT onto the file itself. Such a server writes a PUT to a part file of its own and
+   * renames it over the old one (apps/dav `File::put`), so no reader sees half a file, and
+   * the file keeps its id and with it its shares, comments and versions; a MOVE over it
+   * deletes the old file first and the name gets a new id (Sabre's MOVE, as apps/dav
+   * `ChunkingPlugin::performMove` says).
+   */
+  private async putInPlace(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession): Promise<void> {
+    const { destination, size } = upload;
+    const { wanted, mtime } = mtimeOf(upload.entry);
+    // no If-Match: a retried PUT whose first try landed would be refused, though the file holds
+    // these bytes (the MOVE path's Overwrite: T checks no version either)
+    const response = await this.bytesRequest(ctx, dav, destination, {
+      method: 'PUT',
+      body: async () => {
+        throwIfAborted(ctx.signal);
+        return upload.open();
+      },
+      headers: { 'content-type': 'application/octet-stream', ...(size !== null ? { 'content-length': String(size) } : {}), ...mtimeHeader(mtime) },
+    });
+    const accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
+    await response.body?.cancel().catch(() => undefined);
+    await this.keepMtime(dav, upload, wanted, mtime, accepted, session);
+  }
+
+  /** Where the PUT's X-OC-MTime was not accepted: a PROPPATCH, else the file is noted. */
+  private async keepMtime(dav: Dav, upload: Upload, wanted: Date | null, mtime: Date | null, accepted: boolean, session: WriteSession): Promise<void> {
+    if (!wanted || accepted) return;
+    if (mtime && (await this.proppatchMtime(dav, upload.destination, mtime, session))) return;
+    session.lostMtimes.push(upload.entry.path);
   }
 
   /**
@@ -539,6 +572,20 @@ interface Upload {
   open: () => Promise<Readable>;
   size: number | null;
   overwrite: boolean;
+}
+
+/**
+ * The file's time, and the one that may be sent as X-OC-MTime: Nextcloud fails the whole PUT
+ * for one of a day after 1970 or less (apps/dav MtimeSanitizer), so such a time is not sent
+ * and counts as not kept.
+ */
+function mtimeOf(entry: Entry): { wanted: Date | null; mtime: Date | null } {
+  const wanted = entry.mtime && !Number.isNaN(entry.mtime.getTime()) ? entry.mtime : null;
+  return { wanted, mtime: wanted && wanted.getTime() > 86_400_000 ? wanted : null };
+}
+
+function mtimeHeader(mtime: Date | null): Record<string, string> {
+  return mtime ? { 'x-oc-mtime': String(Math.floor(mtime.getTime() / 1000)) } : {};
 }
 
 /** The job report's sentence for files whose modification time the server did not keep. */
