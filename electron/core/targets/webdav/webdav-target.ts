@@ -444,7 +444,7 @@ export class WebdavTarget implements Target {
    * An update on a server that gives files a stable id (`oc:fileid`: Nextcloud, ownCloud):
    * one PUT onto the file itself. Such a server writes a PUT to a part file of its own and
    * renames it over the old one (apps/dav `File::put`), so no reader sees half a file, and
-   * the file keeps its id and with it its shares, comments and versions; a MOVE over it
+   * the file keeps its id and with it its shares and comments; a MOVE over it
    * deletes the old file first and the name gets a new id (Sabre's MOVE, as apps/dav
    * `ChunkingPlugin::performMove` says).
    */
