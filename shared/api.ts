@@ -79,6 +79,8 @@ export interface JobReport {
   failed_fixity: FixityFailure[];
   /** per-file errors a remote reported without failing the whole job */
   file_errors: FileError[];
+  /** what the destination could not keep of files it wrote (e.g. modification times), as sentences */
+  notes?: string[];
   /** for a top-level upload: the new resource (its title may differ from the folder's if taken) */
   new_resource?: { id: string; title: string } | null;
   /** verify jobs: files whose bytes matched every recorded hash, and files with none to check */

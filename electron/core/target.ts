@@ -146,6 +146,12 @@ export interface WriteOutcome {
   ignored: string[];
   /** per-file failures the remote reported; the job still finishes */
   fileErrors: FileError[];
+  /**
+   * What the writer wrote but could not keep, in sentences a person can act on (e.g. a
+   * server that does not let clients set modification times); the files still count as
+   * written. Unset or empty when nothing was lost.
+   */
+  notes?: string[];
   /** set for a top-level write */
   newResource?: { id: string; title: string };
 }

@@ -1,10 +1,10 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort, stopChild, waitForPort, type RealWebdav } from './process.js';
 
 /**
  * A real WebDAV server for tests: Debian's Apache httpd with mod_dav / mod_dav_fs, Basic
@@ -12,15 +12,7 @@ import { promisify } from 'node:util';
  * dir, run in the foreground (`-X`) as a child process and stopped by `stop()`.
  * CI needs the apt packages `apache2` (httpd + modules) and `apache2-utils` (htpasswd).
  */
-export interface ApacheWebdav {
-  /** the DAV root, e.g. http://127.0.0.1:PORT/dav/ */
-  url: string;
-  username: string;
-  password: string;
-  /** the folder on disk the server serves */
-  dataDir: string;
-  stop(): Promise<void>;
-}
+export type ApacheWebdav = RealWebdav;
 
 const APACHE = '/usr/sbin/apache2';
 const MODULES = '/usr/lib/apache2/modules';
@@ -35,17 +27,6 @@ export function apacheUnavailableReason(): string | null {
     if (!existsSync(path.join(MODULES, module))) return `${module} is missing from ${MODULES}`;
   }
   return null;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startApacheWebdav(): Promise<ApacheWebdav> {
@@ -79,7 +60,7 @@ export async function startApacheWebdav(): Promise<ApacheWebdav> {
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
-      await waitForPort(port, child, () => stderr);
+      await waitForPort('apache2', port, child, () => stderr);
       return {
         url: `http://127.0.0.1:${port}/dav/`,
         username,
@@ -133,32 +114,4 @@ function config(o: { dir: string; dataDir: string; lockDir: string; port: number
     '</Directory>',
     '',
   ].join('\n');
-}
-
-async function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`apache2 exited with ${child.exitCode}: ${stderr().trim()}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`apache2 did not listen on port ${port} within 15 s: ${stderr().trim()}`);
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // -X: SIGTERM stops the single process.
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
 }

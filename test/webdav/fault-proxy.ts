@@ -8,13 +8,24 @@ import { closeServers, listenOnLoopback } from '../emulators/shared/http.js';
  * front proxy, while every answer that gets through is Apache's own. `Destination` (MOVE,
  * COPY) is rewritten to Apache's origin, as a reverse proxy must for mod_dav to accept it.
  */
+export interface ProxyOptions {
+  /**
+   * Cut every PUT after this many request-body bytes have been passed on to the server: the
+   * server has received part of the file when the connection drops (unlike the FaultPlan's
+   * `reset-upload`, which never lets the request reach it).
+   */
+  cutPutsAfterBytes?: number;
+  /** sees each exchange that got an answer: what Ferry sent and what the server said */
+  onExchange?(exchange: { method: string; path: string; headers: http.IncomingHttpHeaders; status: number; responseHeaders: http.IncomingHttpHeaders }): void;
+}
+
 export interface FaultProxy {
   /** the same DAV root as upstream, on the proxy's origin */
   url: string;
   close(): Promise<void>;
 }
 
-export async function startWebdavFaultProxy(upstreamUrl: string, plan: FaultPlan): Promise<FaultProxy> {
+export async function startWebdavFaultProxy(upstreamUrl: string, plan: FaultPlan, options: ProxyOptions = {}): Promise<FaultProxy> {
   const upstream = new URL(upstreamUrl);
   let proxyOrigin = '';
   const agent = new http.Agent({ keepAlive: false });
@@ -23,9 +34,27 @@ export async function startWebdavFaultProxy(upstreamUrl: string, plan: FaultPlan
     const destination = req.headers.destination;
     if (typeof destination === 'string' && destination.startsWith(proxyOrigin)) headers.destination = upstream.origin + destination.slice(proxyOrigin.length);
     const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
+      options.onExchange?.({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, status: answer.statusCode ?? 0, responseHeaders: answer.headers });
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });
+    const cut = options.cutPutsAfterBytes;
+    if (cut !== undefined && req.method === 'PUT') {
+      let seen = 0;
+      let cutting = false;
+      req.on('data', (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen < cut || cutting) return;
+        cutting = true;
+        // pass on nothing more; let what was passed on reach the server, then drop both connections
+        req.unpipe(forward);
+        req.pause();
+        setTimeout(() => {
+          forward.destroy();
+          req.socket.destroy();
+        }, 100);
+      });
+    }
     forward.on('error', () => res.destroy());
     req.on('aborted', () => forward.destroy());
     res.on('close', () => forward.destroy());

@@ -145,6 +145,7 @@ async function writeWatched(
     resources_ignored: outcome.ignored,
     failed_fixity: watched.fixityFailures,
     file_errors: outcome.fileErrors,
+    ...(outcome.notes?.length ? { notes: outcome.notes } : {}),
     new_resource: outcome.newResource ?? null,
   };
 }

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createClient, type FileStat, type ResponseDataDetailed, type WebDAVClient } from 'webdav';
-import { CancelledError, FerryError, badRequest, conflict, forbidden, notFound, throwIfAborted, tooLarge, unauthorized } from '../../errors.js';
+import { CancelledError, FerryError, badRequest, conflict, notFound, throwIfAborted } from '../../errors.js';
 import { hashStream } from '../../hashing.js';
 import { formatDate } from '../../time.js';
 import {
@@ -24,6 +23,8 @@ import { RemoteClient } from '../../remote/http.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
+import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
+import { isAbandoned, isFerryTempName, tempNameFor } from './temp-names.js';
 
 export interface WebdavTargetOptions {
   /** retries of idempotent requests on 429/5xx and network errors (default 3) */
@@ -46,9 +47,9 @@ interface Dav {
   credentials: WebdavCredentials;
 }
 
-const DAV_MESSAGES = { unauthorized: 'The WebDAV token is invalid or expired: the server refused the username or app password.' };
+const DAV_MESSAGES = { unauthorized: UNAUTHORIZED };
 /** statuses of a GET/PUT the target words itself (toFerryError); the rest are RemoteClient's */
-const WORDED_STATUSES = [401, 403, 404, 405, 409, 412, 413, 423, 507];
+const WORDED_STATUSES = [400, 401, 403, 404, 405, 409, 412, 413, 423, 507];
 
 /**
  * What Ferry asks for in each PROPFIND: the standard properties, plus the ownCloud/Nextcloud
@@ -100,8 +101,10 @@ export function hashesFromChecksums(value: unknown): Record<string, string> {
 /**
  * Any WebDAV server (Nextcloud, ownCloud, Apache mod_dav, rclone, ...) through the `webdav`
  * client: folders are containers, files items; the top level is the children of the
- * account's URL. Uploads go to a temporary name in the destination folder and are MOVEd
- * into place, so a reader never sees half a file.
+ * account's URL. Uploads go to a temporary name in the destination folder (temp-names.ts)
+ * and are MOVEd into place, so a reader never sees half a file; a temp file is never
+ * listed, and never outlives a failed or cancelled upload that can still reach the server.
+ * Every request and what each server does with it: docs/targets/webdav.md.
  *
  * `supported_hash_algorithms` lists md5 and sha1 because servers that store checksums
  * (Nextcloud/ownCloud `oc:checksums`) report them; on other servers `hashes` is `{}`.
@@ -140,7 +143,7 @@ export class WebdavTarget implements Target {
   }
 
   /** A GET or PUT of file bytes through RemoteClient (timeouts, retries, clear mid-body errors). */
-  private async bytesRequest(ctx: TargetContext, dav: Dav, remotePath: string, options: Parameters<RemoteClient['request']>[1]): Promise<Response> {
+  private async bytesRequest(ctx: TargetContext, dav: Dav, remotePath: string, options: Parameters<RemoteClient['request']>[1], shownAs = remotePath): Promise<Response> {
     const url = new URL(encodeDavPath(remotePath), dav.http.baseUrl);
     const basic = Buffer.from(`${dav.credentials.username}:${dav.credentials.password}`).toString('base64');
     const response = await dav.http.request(url.toString(), {
@@ -150,8 +153,7 @@ export class WebdavTarget implements Target {
       allow: WORDED_STATUSES,
     });
     if (response.ok) return response;
-    await response.body?.cancel().catch(() => undefined);
-    throw toFerryError({ status: response.status, response }, remotePath);
+    throw toFerryError({ status: response.status, response }, shownAs, await reasonOf(response));
   }
 
   private async download(ctx: TargetContext, dav: Dav, remotePath: string): Promise<Readable> {
@@ -172,8 +174,15 @@ export class WebdavTarget implements Target {
     }
   }
 
-  /** One PROPFIND, Depth 1 (servers often refuse `infinity`), sorted by name. */
+  /**
+   * One PROPFIND, Depth 1 (servers often refuse `infinity`), sorted by name, without
+   * Ferry's own temporary upload names: a half-made upload is never a resource.
+   */
   private async children(ctx: TargetContext, dav: Dav, dir: string): Promise<FileStat[]> {
+    return (await this.childrenWithTemps(ctx, dav, dir)).filter((stat) => !isFerryTempName(stat.basename));
+  }
+
+  private async childrenWithTemps(ctx: TargetContext, dav: Dav, dir: string): Promise<FileStat[]> {
     const result = await this.retrying(ctx, dir, (signal) =>
       dav.client.getDirectoryContents(dir, { details: true, data: PROPFIND_BODY, signal }),
     );
@@ -252,7 +261,7 @@ export class WebdavTarget implements Target {
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const dav = this.connect(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-    const knownDirs = new Set<string>(['/']);
+    const session: WriteSession = { folders: new Map(), dirs: new Set(['/']), setMtime: 'untried', lostMtimes: [] };
     let base: string;
     let top: { original: string; actual: string } | null = null;
     if (containerId === null) {
@@ -261,7 +270,7 @@ export class WebdavTarget implements Target {
       base = parseWebdavId(containerId);
       const stat = await this.stat(ctx, dav, base);
       if (stat.type !== 'directory') throw badRequest(`'${stat.basename}' is a file; upload into a folder.`);
-      knownDirs.add(base);
+      session.dirs.add(base);
     }
 
     for await (const entry of entries) {
@@ -272,18 +281,18 @@ export class WebdavTarget implements Target {
         continue;
       }
       if (containerId === null) {
-        if (!top) top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, dav, segments[0] as string, knownDirs) };
+        if (!top) top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
         if (segments[0] !== top.original) throw badRequest(`A new top-level folder is made from one top folder; '${entry.path}' is outside '${top.original}'.`);
         segments[0] = top.actual;
       }
       const destination = path.posix.join(base, ...segments);
       try {
         if (entry.kind === 'folder') {
-          await this.ensureDir(ctx, dav, destination, knownDirs);
+          await this.ensureDir(ctx, dav, destination, session);
           continue;
         }
-        await this.ensureDir(ctx, dav, path.posix.dirname(destination), knownDirs);
-        await this.writeFile(ctx, dav, entry, destination, options, outcome);
+        await this.ensureDir(ctx, dav, path.posix.dirname(destination), session);
+        await this.writeFile(ctx, dav, entry, destination, options, outcome, session);
       } catch (error) {
         if (!isPerFileFailure(error, options.signal)) throw error;
         outcome.fileErrors.push({ path: entry.path, error: error.message });
@@ -293,37 +302,61 @@ export class WebdavTarget implements Target {
       if (!top) throw badRequest('The upload holds nothing: a new top-level folder needs one top folder.');
       outcome.newResource = { id: webdavId(`/${top.actual}`), title: top.actual };
     }
+    if (session.lostMtimes.length > 0) outcome.notes = [lostMtimesNote(session.lostMtimes)];
     return outcome;
   }
 
-  private async newTopFolder(ctx: TargetContext, dav: Dav, wanted: string, knownDirs: Set<string>): Promise<string> {
-    const taken = new Set((await this.children(ctx, dav, '/')).map((stat) => stat.basename));
+  /**
+   * What a write knows of a folder on the server: its children by name, from one PROPFIND
+   * Depth 1 the first time a file is written into it (or nothing, for a folder this write
+   * made). Ferry's abandoned temp files found there are deleted on the way (see isAbandoned).
+   */
+  private async folder(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<Map<string, FileStat>> {
+    let children = session.folders.get(dir);
+    if (children) return children;
+    children = new Map();
+    for (const stat of await this.childrenWithTemps(ctx, dav, dir)) {
+      if (!isFerryTempName(stat.basename)) children.set(stat.basename, stat);
+      else if (isAbandoned(stat.basename, stat.lastmod ? new Date(stat.lastmod) : null)) await this.removeTemp(dav, stat.filename);
+    }
+    session.folders.set(dir, children);
+    return children;
+  }
+
+  private async newTopFolder(ctx: TargetContext, dav: Dav, wanted: string, session: WriteSession): Promise<string> {
+    const taken = await this.folder(ctx, dav, '/', session);
     let name = wanted;
     for (let n = 2; taken.has(name); n++) name = `${wanted} (${n})`;
     await this.call(ctx, `/${name}`, (signal) => dav.client.createDirectory(`/${name}`, { signal }));
-    knownDirs.add(`/${name}`);
+    session.folders.set(`/${name}`, new Map());
+    session.dirs.add(`/${name}`);
     return name;
   }
 
-  /** MKCOL each missing level (a PUT into a missing folder is a 409). */
-  private async ensureDir(ctx: TargetContext, dav: Dav, dir: string, knownDirs: Set<string>): Promise<void> {
-    if (knownDirs.has(dir)) return;
-    await this.ensureDir(ctx, dav, path.posix.dirname(dir), knownDirs);
-    const existing = await this.statOrNull(ctx, dav, dir);
+  /** MKCOL each missing level (a PUT into a missing folder is a 409), known from the parent's listing. */
+  private async ensureDir(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<void> {
+    if (session.dirs.has(dir)) return;
+    const parent = path.posix.dirname(dir);
+    await this.ensureDir(ctx, dav, parent, session);
+    const siblings = await this.folder(ctx, dav, parent, session);
+    const existing = siblings.get(path.posix.basename(dir));
     if (existing && existing.type !== 'directory') throw conflict(`'${dir}' exists on the server as a file, not a folder.`);
-    if (!existing) await this.call(ctx, dir, (signal) => dav.client.createDirectory(dir, { signal }));
-    knownDirs.add(dir);
+    session.dirs.add(dir);
+    if (existing) return;
+    await this.call(ctx, dir, (signal) => dav.client.createDirectory(dir, { signal }));
+    siblings.set(path.posix.basename(dir), { filename: dir, basename: path.posix.basename(dir), type: 'directory', size: 0, lastmod: '', etag: null });
+    session.folders.set(dir, new Map());
   }
 
-  private async writeFile(ctx: TargetContext, dav: Dav, entry: Entry, destination: string, options: WriteOptions, outcome: WriteOutcome): Promise<void> {
-    const existing = await this.statOrNull(ctx, dav, destination);
+  private async writeFile(ctx: TargetContext, dav: Dav, entry: Entry, destination: string, options: WriteOptions, outcome: WriteOutcome, session: WriteSession): Promise<void> {
+    const existing = (await this.folder(ctx, dav, path.posix.dirname(destination), session)).get(path.posix.basename(destination));
     if (existing?.type === 'directory') throw conflict(`'${entry.path}' exists on the server as a folder.`);
     if (existing && options.duplicateAction === 'ignore') {
       outcome.ignored.push(entry.path);
       return;
     }
     if (!existing) {
-      await this.putThenMove(ctx, dav, destination, () => entry.open(), entry.size, false);
+      await this.putThenMove(ctx, dav, { destination, entry, open: () => entry.open(), size: entry.size, overwrite: false }, session);
       outcome.created.push(entry.path);
       return;
     }
@@ -337,7 +370,10 @@ export class WebdavTarget implements Target {
         outcome.ignored.push(entry.path);
         return;
       }
-      await this.putThenMove(ctx, dav, destination, incoming.open, incoming.size, true);
+      const upload: Upload = { destination, entry, open: incoming.open, size: incoming.size, overwrite: true };
+      const fileId = (existing.props as Record<string, unknown> | undefined)?.fileid;
+      if (fileId !== undefined && fileId !== null && fileId !== '') await this.putInPlace(ctx, dav, upload, session);
+      else await this.putThenMove(ctx, dav, upload, session);
       outcome.updated.push(entry.path);
     } finally {
       await incoming.dispose();
@@ -349,23 +385,39 @@ export class WebdavTarget implements Target {
   }
 
   /**
-   * PUT to a hidden temp name beside the destination (retried, the bytes opened afresh: a
-   * PUT to a name only this job uses is safe to repeat), then MOVE (Overwrite: T only for
-   * updates). A MOVE whose answer was lost may still have happened: then the temp name is
-   * gone and the destination holds the upload's size, which counts as done.
+   * PUT to a temporary name beside the destination (temp-names.ts; retried, the bytes
+   * opened afresh: a PUT to a name only this upload uses is safe to repeat), then MOVE
+   * (Overwrite: T only for updates). A MOVE whose answer was lost may still have happened:
+   * then the temp name is gone and the destination holds the upload's size, which counts
+   * as done. If anything fails or the job is cancelled, the temp file is deleted before the
+   * error goes on; one that cannot be deleted is named in the error.
+   *
+   * The file's modification time goes with the PUT as `X-OC-MTime` (Nextcloud, ownCloud:
+   * answered `X-OC-MTime: accepted`); where it is not accepted, one PROPPATCH of
+   * `getlastmodified` is tried, and a refusal stops further tries in this write. A file
+   * whose time could not be kept is reported in the outcome's notes.
    */
-  private async putThenMove(ctx: TargetContext, dav: Dav, destination: string, open: () => Promise<Readable>, size: number | null, overwrite: boolean): Promise<void> {
-    const temp = path.posix.join(path.posix.dirname(destination), `.${path.posix.basename(destination)}.ferry-${randomBytes(6).toString('hex')}.part`);
+  private async putThenMove(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession): Promise<void> {
+    const { destination, size, overwrite } = upload;
+    const temp = path.posix.join(path.posix.dirname(destination), tempNameFor(path.posix.basename(destination)));
+    const { wanted, mtime } = mtimeOf(upload.entry);
+    let accepted = false;
     try {
       const response = await this.bytesRequest(ctx, dav, temp, {
         method: 'PUT',
         body: async () => {
           throwIfAborted(ctx.signal);
-          return open();
+          return upload.open();
         },
         // no If-None-Match: the temp name is this upload's alone, and a retry must replace a first try that landed
-        headers: { 'content-type': 'application/octet-stream', ...(size !== null ? { 'content-length': String(size) } : {}) },
-      });
+        headers: {
+          'content-type': 'application/octet-stream',
+          ...(size !== null ? { 'content-length': String(size) } : {}),
+          ...mtimeHeader(mtime),
+        },
+        // a refusal names the file the person asked for; the temp name ends with its name
+      }, destination);
+      accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
       await response.body?.cancel().catch(() => undefined);
       try {
         await this.call(ctx, destination, (signal) => dav.client.moveFile(temp, destination, { overwrite, signal }));
@@ -376,12 +428,97 @@ export class WebdavTarget implements Target {
         if (left || !landed || landed.type !== 'file' || (size !== null && landed.size !== size)) throw error;
       }
     } catch (error) {
-      await this.call(ctx, temp, (signal) => dav.client.deleteFile(temp, { signal })).catch(() => undefined);
+      const removed = await this.removeTemp(dav, temp);
       if (error instanceof FerryError && (error.status === 409 || error.status === 412) && !overwrite) {
         throw conflict(`'${path.posix.basename(destination)}' appeared on the server during the upload; it was left as it is.`);
       }
+      if (!removed && error instanceof FerryError && !(error instanceof CancelledError)) {
+        throw new FerryError(error.status, error.code, `${error.message} Ferry could not delete its temporary file '${temp}' on the server; delete it there.`, error.retryAfter);
+      }
       throw error;
     }
+    await this.keepMtime(dav, upload, wanted, mtime, accepted, session);
+  }
+
+  /**
+   * An update on a server that gives files a stable id (`oc:fileid`: Nextcloud, ownCloud):
+   * one PUT onto the file itself. Such a server writes a PUT to a part file of its own and
+   * renames it over the old one (apps/dav `File::put`), so no reader sees half a file, and
+   * the file keeps its id and with it its shares and comments; a MOVE over it
+   * deletes the old file first and the name gets a new id (Sabre's MOVE, as apps/dav
+   * `ChunkingPlugin::performMove` says).
+   */
+  private async putInPlace(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession): Promise<void> {
+    const { destination, size } = upload;
+    const { wanted, mtime } = mtimeOf(upload.entry);
+    // no If-Match: a retried PUT whose first try landed would be refused, though the file holds
+    // these bytes (the MOVE path's Overwrite: T checks no version either)
+    const response = await this.bytesRequest(ctx, dav, destination, {
+      method: 'PUT',
+      body: async () => {
+        throwIfAborted(ctx.signal);
+        return upload.open();
+      },
+      headers: { 'content-type': 'application/octet-stream', ...(size !== null ? { 'content-length': String(size) } : {}), ...mtimeHeader(mtime) },
+    });
+    const accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
+    await response.body?.cancel().catch(() => undefined);
+    await this.keepMtime(dav, upload, wanted, mtime, accepted, session);
+  }
+
+  /** Where the PUT's X-OC-MTime was not accepted: a PROPPATCH, else the file is noted. */
+  private async keepMtime(dav: Dav, upload: Upload, wanted: Date | null, mtime: Date | null, accepted: boolean, session: WriteSession): Promise<void> {
+    if (!wanted || accepted) return;
+    if (mtime && (await this.proppatchMtime(dav, upload.destination, mtime, session))) return;
+    session.lostMtimes.push(upload.entry.path);
+  }
+
+  /**
+   * Deletes a temp file, whatever became of the job: its own time limit, never the job's
+   * signal (a cancelled job's signal is already aborted, and its temp file must still go).
+   * A server may still be writing a cut-off PUT in place when the DELETE arrives: rclone
+   * answers 423 Locked until its handler lets go, so a 423 is tried again (for ~5 s), and
+   * the name is checked to be gone. True once it is.
+   */
+  private async removeTemp(dav: Dav, temp: string): Promise<boolean> {
+    // 404: not there; 400: a name the server refuses (Nextcloud's InvalidPath), so none can be there
+    const absent = (error: unknown) => [400, 404].includes((error as { status?: number }).status ?? 0);
+    for (let round = 0; round < 10; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 100 * 2 ** round)));
+      const signal = AbortSignal.timeout(15_000);
+      try {
+        await dav.client.deleteFile(temp, { signal });
+      } catch (error) {
+        if ((error as { status?: number }).status === 423) continue;
+        if (!absent(error)) return false;
+      }
+      const still = await dav.client.exists(temp, { signal }).catch((error: unknown) => !absent(error));
+      if (!still) return true;
+    }
+    return false;
+  }
+
+  /**
+   * PROPPATCH `getlastmodified`, once per write until a server refuses it. RFC 4918 §15.7
+   * makes it a protected property; Apache mod_dav, rclone and SabreDAV refuse it (the 207's
+   * propstat is 403 or 409), so this only helps a server that allows it.
+   */
+  private async proppatchMtime(dav: Dav, destination: string, mtime: Date, session: WriteSession): Promise<boolean> {
+    if (session.setMtime === 'refused') return false;
+    const body = `<?xml version="1.0" encoding="utf-8"?><d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><d:getlastmodified>${mtime.toUTCString()}</d:getlastmodified></d:prop></d:set></d:propertyupdate>`;
+    try {
+      const response = await dav.client.customRequest(destination, { method: 'PROPPATCH', headers: { 'content-type': 'application/xml; charset=utf-8' }, data: body, signal: AbortSignal.timeout(this.options.timeoutMs ?? 60_000) } as Parameters<WebDAVClient['customRequest']>[1]);
+      const text = await response.text();
+      const statuses = [...text.matchAll(/<(?:[a-z]+:)?status>\s*HTTP\/[\d.]+\s+(\d{3})/gi)].map((m) => Number(m[1]));
+      if (response.status === 207 && statuses.length > 0 && statuses.every((s) => s >= 200 && s < 300)) {
+        session.setMtime = 'works';
+        return true;
+      }
+    } catch {
+      // a refusal of the method itself (405, 403, 501) is the same answer: not settable here
+    }
+    session.setMtime = 'refused';
+    return false;
   }
 
   /** One request (a webdav-client call), cut off after the timeout; errors as FerryErrors. */
@@ -393,7 +530,7 @@ export class WebdavTarget implements Target {
     } catch (error) {
       if (ctx.signal.aborted) throw new CancelledError();
       if (timeout.aborted) throw new FerryError(504, 'upstream_unavailable', 'The WebDAV server did not answer in time; try again later.');
-      throw toFerryError(error, what);
+      throw toFerryError(error, what, await reasonOf((error as { response?: Response }).response));
     }
   }
 
@@ -418,39 +555,45 @@ export class WebdavTarget implements Target {
   }
 }
 
-/** The webdav client's errors (`status`, `response`) and network failures → FerryError. */
-export function toFerryError(error: unknown, remotePath: string): FerryError {
-  if (error instanceof FerryError) return error;
-  const status = (error as { status?: number }).status ?? (error as { response?: { status?: number } }).response?.status;
-  const headers = (error as { response?: { headers?: { get?(name: string): string | null } } }).response?.headers;
-  const retryAfterHeader = typeof headers?.get === 'function' ? headers.get('retry-after') : null;
-  const retryAfter = retryAfterHeader && Number.isFinite(Number(retryAfterHeader)) ? Number(retryAfterHeader) : undefined;
-  const name = remotePath === '/' ? 'the top folder' : `'${remotePath}'`;
-  switch (status) {
-    case undefined: {
-      const code = (error as { cause?: { code?: string }; code?: string }).cause?.code ?? (error as { code?: string }).code;
-      return new FerryError(502, 'upstream_unavailable', `The WebDAV server could not be reached${code ? ` (${code})` : ''}.`);
-    }
-    case 401:
-      return unauthorized('The WebDAV token is invalid or expired: the server refused the username or app password.');
-    case 403:
-      return forbidden(`The WebDAV account may not do this to ${name}.`);
-    case 404:
-      return notFound(`The WebDAV server has no ${name}, or the account cannot see it.`);
-    case 405:
-    case 409:
-    case 412:
-    case 423:
-      return new FerryError(409, 'conflict', `The WebDAV server refused ${name} (HTTP ${status}${status === 423 ? ': locked' : ''}).`);
-    case 413:
-    case 507:
-      return tooLarge(`The WebDAV server has no room for ${name} (HTTP ${status}).`);
-    case 429:
-      return new FerryError(429, 'rate_limited', `The WebDAV server is limiting the request rate; try again${retryAfter ? ` in ${retryAfter} s` : ' later'}.`, retryAfter);
-    default:
-      if (status >= 500) return new FerryError(status === 503 ? 503 : 502, status === 503 ? 'upstream_unavailable' : 'upstream_error', `The WebDAV server failed with HTTP ${status}.`, retryAfter);
-      return new FerryError(502, 'upstream_error', `The WebDAV server answered HTTP ${status} for ${name}.`);
-  }
+/** What one write() learns as it goes: folders' children, and whether times can be set. */
+interface WriteSession {
+  /** children by name of each folder written into (temp names left out) */
+  folders: Map<string, Map<string, FileStat>>;
+  /** folders known to exist: the destination, and each one found or made */
+  dirs: Set<string>;
+  setMtime: 'untried' | 'works' | 'refused';
+  /** entry paths whose modification time the server did not keep */
+  lostMtimes: string[];
+}
+
+interface Upload {
+  destination: string;
+  entry: Entry;
+  open: () => Promise<Readable>;
+  size: number | null;
+  overwrite: boolean;
+}
+
+/**
+ * The file's time, and the one that may be sent as X-OC-MTime: Nextcloud fails the whole PUT
+ * for one of a day after 1970 or less (apps/dav MtimeSanitizer), so such a time is not sent
+ * and counts as not kept.
+ */
+function mtimeOf(entry: Entry): { wanted: Date | null; mtime: Date | null } {
+  const wanted = entry.mtime && !Number.isNaN(entry.mtime.getTime()) ? entry.mtime : null;
+  return { wanted, mtime: wanted && wanted.getTime() > 86_400_000 ? wanted : null };
+}
+
+function mtimeHeader(mtime: Date | null): Record<string, string> {
+  return mtime ? { 'x-oc-mtime': String(Math.floor(mtime.getTime() / 1000)) } : {};
+}
+
+/** The job report's sentence for files whose modification time the server did not keep. */
+function lostMtimesNote(paths: string[]): string {
+  const shown = paths.slice(0, 5).map((p) => `'${p}'`).join(', ');
+  const more = paths.length > 5 ? ` and ${paths.length - 5} more` : '';
+  const count = paths.length === 1 ? '1 file carries' : `${paths.length} files carry`;
+  return `The WebDAV server does not let clients set modification times (it ignored X-OC-MTime and refused a PROPPATCH of getlastmodified), so ${count} the time of the upload instead of ${paths.length === 1 ? 'its' : 'their'} own: ${shown}${more}.`;
 }
 
 /** A path below the account URL, each segment percent-encoded (relative, so the URL's own path stays). */

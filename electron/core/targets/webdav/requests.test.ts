@@ -1,0 +1,174 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeConfig } from '../../config.js';
+import { MemorySecretStore } from '../../keychain/memory.js';
+import type { Entry, Target } from '../../target.js';
+import { FaultPlan } from '../../../../test/emulators/shared/faults.js';
+import { startWebdavFaultProxy, type FaultProxy } from '../../../../test/webdav/fault-proxy.js';
+import type { RealWebdav } from '../../../../test/webdav/process.js';
+import { REAL_WEBDAV_SERVERS } from '../../../../test/webdav/servers.js';
+import { collect, ctx, drain, writeOptions } from '../../../../test/target-suite/test-entries.js';
+import { webdavId } from './index.js';
+import { createWebdavTarget } from './index.js';
+import { isFerryTempName } from './temp-names.js';
+
+/**
+ * "What Ferry sends": the requests of a listing, a download, an upload into a container and a
+ * new top-level upload, recorded at a proxy in front of each real server and checked against
+ * the Requests table of docs/targets/webdav.md — only the rows below, no name a server
+ * reserves, nothing the server refuses, and one PROPFIND per folder.
+ */
+interface Sent {
+  method: string;
+  path: string;
+  name: string;
+  depth?: string;
+  destinationName?: string;
+  overwrite?: string;
+  mtime?: string;
+  status: number;
+  /** set by the test: a PUT onto an existing file it expects to be replaced in place */
+  inPlace?: boolean;
+}
+
+/** The table's rows: method → what may be said of the request (true = allowed). */
+const ROWS: Record<string, (r: Sent) => boolean> = {
+  // Depth 0 (one resource) or 1 (a folder's children); never infinity, which Apache refuses (403)
+  PROPFIND: (r) => r.depth === '0' || r.depth === '1',
+  GET: () => true,
+  // to a temporary name, which is then moved into place; or, an update on a server that gives
+  // files a stable id (oc:fileid), onto the file itself (see inPlace below)
+  PUT: (r) => isFerryTempName(r.name) || r.inPlace === true,
+  MOVE: (r) => isFerryTempName(r.name) && !isFerryTempName(r.destinationName ?? '') && (r.overwrite === 'F' || r.overwrite === 'T'),
+  MKCOL: () => true,
+  // Ferry deletes nothing but its own temporary files
+  DELETE: (r) => isFerryTempName(r.name),
+  // only a file's modification time, where X-OC-MTime was not accepted
+  PROPPATCH: (r) => !isFerryTempName(r.name),
+};
+
+/** A name Nextcloud (FilenameValidator defaults), ownCloud 10 or a stock Apache refuses. */
+function reserved(name: string): boolean {
+  const lower = name.toLowerCase();
+  return name.trim() === '' || name.trim() !== name || Buffer.byteLength(name) > 250 || lower.startsWith('.ht') || /\.(part|filepart)$/.test(lower) || /[\\/<>:"|?*]/.test(name) || [...name].some((c) => c.charCodeAt(0) < 32);
+}
+
+const lastSegment = (p: string) => decodeURIComponent(p.replace(/\/+$/, '').split('/').pop() ?? '');
+
+function entries(files: Record<string, string | null>): AsyncIterable<Entry> {
+  return (async function* () {
+    for (const [p, content] of Object.entries(files)) {
+      if (content === null) yield { path: p, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+      else yield { path: p, kind: 'file', size: Buffer.byteLength(content), mtime: new Date('2022-02-02T02:02:02Z'), hashes: {}, open: async () => Readable.from([Buffer.from(content)]) };
+    }
+  })();
+}
+
+for (const kind of REAL_WEBDAV_SERVERS) {
+  describe.skipIf(kind.unavailable !== null)(`what Ferry sends to ${kind.name}`, () => {
+    let server: RealWebdav;
+    let proxy: FaultProxy;
+    let target: Target;
+    let token: string;
+    let sent: Sent[] = [];
+
+    beforeAll(async () => {
+      server = await kind.start();
+      await mkdir(path.join(server.dataDir, 'Project/data'), { recursive: true });
+      await writeFile(path.join(server.dataDir, 'Project/readme.txt'), 'read me');
+      await writeFile(path.join(server.dataDir, 'Project/data/one.csv'), 'a,b\n1,2\n');
+      if (kind.ownerOfFiles) execFileSync('chown', ['-R', kind.ownerOfFiles, server.dataDir]);
+      proxy = await startWebdavFaultProxy(server.url, new FaultPlan(), {
+        onExchange: ({ method, path: p, headers, status }) => {
+          const destination = typeof headers.destination === 'string' ? new URL(headers.destination).pathname : undefined;
+          sent.push({
+            method,
+            path: p,
+            name: lastSegment(new URL(p, 'http://x').pathname),
+            depth: headers.depth as string | undefined,
+            destinationName: destination ? lastSegment(destination) : undefined,
+            overwrite: headers.overwrite as string | undefined,
+            mtime: headers['x-oc-mtime'] as string | undefined,
+            status,
+          });
+        },
+      });
+      token = JSON.stringify({ url: proxy.url, username: server.username, password: server.password });
+      target = createWebdavTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { retries: 0 });
+    });
+    afterAll(async () => {
+      await proxy?.close();
+      await server?.stop();
+    });
+
+    const check = (what: string) => {
+      for (const r of sent) {
+        const row = ROWS[r.method];
+        expect(row, `${what}: ${r.method} ${r.path} is in no row of the table`).toBeDefined();
+        expect(row!(r), `${what}: ${r.method} ${r.path} (depth ${r.depth}, overwrite ${r.overwrite}) breaks its row`).toBe(true);
+        for (const name of [r.name, r.destinationName].filter((n): n is string => !!n)) expect(reserved(name), `${what}: '${name}' is a reserved name`).toBe(false);
+        // every request is one the server takes; a PROPPATCH's refusal sits inside its 207
+        expect(r.status, `${what}: ${r.method} ${r.path} was refused`).toBeLessThan(400);
+      }
+      return sent.map((r) => `${r.method}${r.depth !== undefined ? ` ${r.depth}` : ''}`);
+    };
+
+    it('a listing: one PROPFIND Depth 1 per folder', async () => {
+      sent = [];
+      const nodes = await collect(target.list(ctx(token)));
+      expect(nodes.map((n) => n.title)).toEqual(['Project', 'data', 'one.csv', 'readme.txt']);
+      expect(check('listing')).toEqual(['PROPFIND 1', 'PROPFIND 1', 'PROPFIND 1']);
+    });
+
+    it('a download: PROPFIND Depth 0 of the resource, Depth 1 per folder, one GET per file', async () => {
+      sent = [];
+      const read = await target.read(ctx(token), webdavId('/Project'));
+      await drain(read.entries);
+      expect(check('download')).toEqual(['PROPFIND 0', 'PROPFIND 1', 'PROPFIND 1', 'GET', 'GET']);
+    });
+
+    it('an upload into a container: the container once, each existing folder once, PUT to a temp name then MOVE', async () => {
+      sent = [];
+      const outcome = await target.write(ctx(token), webdavId('/Project'), entries({ 'data': null, 'data/two.csv': 'c,d\n', 'data/three.csv': 'e,f\n', 'new': null, 'new/x.txt': 'x' }), writeOptions());
+      expect(outcome.fileErrors).toEqual([]);
+      const requests = check('upload into a container');
+      const propfinds = requests.filter((r) => r.startsWith('PROPFIND'));
+      // the container (Depth 0), its children (Depth 1), data's children (Depth 1); 'new' was made by this write
+      expect(propfinds).toEqual(['PROPFIND 0', 'PROPFIND 1', 'PROPFIND 1']);
+      expect(requests.filter((r) => r === 'PUT')).toHaveLength(3);
+      expect(requests.filter((r) => r === 'MOVE')).toHaveLength(3);
+      expect(requests.filter((r) => r === 'MKCOL')).toHaveLength(1);
+      for (const put of sent.filter((r) => r.method === 'PUT')) expect(put.mtime).toBe(String(Date.parse('2022-02-02T02:02:02Z') / 1000));
+      for (const move of sent.filter((r) => r.method === 'MOVE')) expect(move.overwrite).toBe('F');
+      // PROPPATCH at most once per write: a server that refuses it is not asked again
+      expect(requests.filter((r) => r === 'PROPPATCH').length).toBe(kind.keepsMtime === 'x-oc-mtime' ? 0 : 1);
+    });
+
+    const fileIds = kind.name.includes('Nextcloud');
+    it(fileIds ? 'an update on a server with file ids: one PUT onto the file, which keeps its id' : 'an update: a changed file PUT to a temp name and MOVEd over it with Overwrite: T', async () => {
+      sent = [];
+      const outcome = await target.write(ctx(token), webdavId('/Project'), entries({ 'readme.txt': 'read me, again' }), writeOptions('update'));
+      expect(outcome.updated).toEqual(['readme.txt']);
+      for (const r of sent) if (r.method === 'PUT' && r.name === 'readme.txt') r.inPlace = fileIds;
+      check('update');
+      if (fileIds) {
+        expect(sent.filter((r) => r.method === 'PUT').map((r) => r.name)).toEqual(['readme.txt']);
+        expect(sent.filter((r) => r.method === 'MOVE')).toEqual([]);
+      } else {
+        expect(sent.filter((r) => r.method === 'MOVE').map((r) => r.overwrite)).toEqual(['T']);
+      }
+    });
+
+    it('a new top-level upload: the top level once, MKCOL, PUT and MOVE', async () => {
+      sent = [];
+      const outcome = await target.write(ctx(token), null, entries({ 'Project': null, 'Project/a.txt': 'a', 'Project/sub/b.txt': 'b' }), writeOptions());
+      expect(outcome.newResource?.title).toBe('Project (2)');
+      const requests = check('new top-level upload');
+      expect(requests.filter((r) => r.startsWith('PROPFIND'))).toEqual(['PROPFIND 1']);
+      expect(requests.filter((r) => r === 'MKCOL')).toHaveLength(2);
+    });
+  });
+}

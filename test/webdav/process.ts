@@ -1,0 +1,55 @@
+import type { ChildProcess } from 'node:child_process';
+import net from 'node:net';
+
+/**
+ * What every real WebDAV server the tests start shares: a free loopback port, waiting until
+ * the server listens (or has died, with its stderr), and stopping it.
+ */
+export interface RealWebdav {
+  /** the DAV root, ending in '/' */
+  url: string;
+  username: string;
+  password: string;
+  /** the folder on disk the server serves */
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitForPort(name: string, port: number, child: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${stderr().trim()}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} did not listen on port ${port} within 15 s: ${stderr().trim()}`);
+}
+
+/** SIGTERM, then SIGKILL after 5 s; resolves once the process has exited. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
