@@ -141,7 +141,8 @@ export async function startRcloneWebdav(): Promise<WebdavServer> {
   const port = await freePort();
   const user = 'dav';
   const password = `pw-${Math.random().toString(36).slice(2)}`;
-  const child = spawn(findRclone()!, ['serve', 'webdav', root, '--addr', `127.0.0.1:${port}`, '--config', '/dev/null'], {
+  // no directory cache: tests and the bench change the folder behind the server's back
+  const child = spawn(findRclone()!, ['serve', 'webdav', root, '--addr', `127.0.0.1:${port}`, '--config', '/dev/null', '--dir-cache-time', '0s'], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, RCLONE_USER: user, RCLONE_PASS: password },
   });

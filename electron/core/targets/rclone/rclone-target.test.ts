@@ -55,7 +55,7 @@ if (skip) {
       await mkdir(path.join(folder, 'Inbox'), { recursive: true });
       const configPath = await writeRcloneConfig(dir, { scratch: { type: 'alias', remote: folder } });
       engine = await startRcloneEngine({ engine: 'local', binary: findRclone()!, configPath });
-      [target] = await engine.targets();
+      target = (await engine.targets())[0]!;
     });
 
     afterAll(async () => {
