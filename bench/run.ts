@@ -14,6 +14,8 @@ import type { Job, ResourceSummary } from '../shared/api.js';
 import { startFerryProcess, type FerryProcess } from '../test/support/ferry-process.js';
 import { writeManyEntriesZip } from '../test/support/many-entries-zip.js';
 import { makeIncompressibleFolder, makeManyFiles, makeMixedFolder, writeIncompressible } from './data.js';
+import { startRcloneWebdav } from '../test/rclone/servers.js';
+import { apacheUnavailableReason, startApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { renderChart } from './chart.js';
 
 // `npm run bench`: Ferry against the tools people would use instead, on the same data in
@@ -27,7 +29,7 @@ const { values: args } = parseArgs({
     scale: { type: 'string', default: '1' },
     out: { type: 'string', default: 'bench-results' },
     keep: { type: 'boolean', default: false },
-    /** run only these groups (repeatable): download, upload, hashing, listing, api, memory */
+    /** run only these groups (repeatable): download, upload, transfer, hashing, listing, api, memory */
     only: { type: 'string', multiple: true },
     /** serve from the TypeScript sources (tsx) instead of the built CLI, e.g. to measure uncommitted work without rebuilding out/ */
     source: { type: 'boolean', default: false },
@@ -36,19 +38,23 @@ const { values: args } = parseArgs({
   },
 });
 
-const GROUPS = ['download', 'upload', 'hashing', 'listing', 'api', 'memory'] as const;
+const GROUPS = ['download', 'upload', 'transfer', 'hashing', 'listing', 'api', 'memory'] as const;
 type Group = (typeof GROUPS)[number];
 const only = new Set<string>(args.only ?? GROUPS);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`--only ${group}: expected one of ${GROUPS.join(', ')}`);
 const wanted = (group: Group) => only.has(group);
 /** rows each group adds */
-const ROWS: Record<Group, number> = { download: 6, upload: 1, hashing: 1, listing: 2, api: 1, memory: 2 };
+const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 5, hashing: 1, listing: 2, api: 1, memory: 2 };
 
 const scale = Number(args.scale);
 const MiB = 1024 * 1024;
 const sizes = args.smoke
-  ? { textFiles: 40, maxTextBytes: 8 * 1024, binaries: 2, binaryBytes: 1 * MiB, incompressible: [2, 1 * MiB], hashBytes: 4 * MiB, listFiles: 2_000, archiveEntries: 2_000, memoryBytes: 8 * MiB, cannonSeconds: 1, runs: 1 }
+  ? { transferTexts: 30, transferBinaries: 1, transferBinaryBytes: 1 * MiB, textFiles: 40, maxTextBytes: 8 * 1024, binaries: 2, binaryBytes: 1 * MiB, incompressible: [2, 1 * MiB], hashBytes: 4 * MiB, listFiles: 2_000, archiveEntries: 2_000, memoryBytes: 8 * MiB, cannonSeconds: 1, runs: 1 }
   : {
+      // the engine issue's measurement: 1,000-1,500 text files of ~20 KB plus 4-8 random 16 MiB files
+      transferTexts: Math.round(1200 * scale),
+      transferBinaries: 4,
+      transferBinaryBytes: Math.round(16 * MiB * scale),
       textFiles: Math.round(3000 * scale),
       maxTextBytes: 24 * 1024,
       binaries: 4,
@@ -277,6 +283,53 @@ async function uploadAndWait(server: FerryProcess, containerId: string, zip: str
   }
 }
 
+/** POSTs a transfer and waits for its job; a job that ends any other way than succeeded, or with a per-file error, stops the bench. */
+async function transferAndWait(server: FerryProcess, destination: string, containerId: string | null, source: { target: string; id: string; token?: string }, destinationToken: string): Promise<Job> {
+  const url = new URL(`api_v1/targets/${destination}/resources/${containerId === null ? '' : `${encodeURIComponent(containerId)}/`}`, server.url);
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'service-source-token': source.token ?? server.accessKey, 'service-destination-token': destinationToken, 'duplicate-file-action': 'update' },
+    body: JSON.stringify({ source_target_name: source.target, source_resource_id: source.id }),
+  });
+  if (response.status !== 202) throw new Error(`transfer to ${destination}: HTTP ${response.status} ${await response.text()}`);
+  const { ticket_number: ticket } = (await response.json()) as { ticket_number: string };
+  for (;;) {
+    const job = await api<Job>(server, `api_v1/jobs/${ticket}/`);
+    if (job.status === 'queued' || job.status === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      continue;
+    }
+    if (job.status !== 'succeeded') throw new Error(`transfer to ${destination}: job ${job.status}: ${job.error}`);
+    if (job.report && (job.report.failed_fixity.length > 0 || job.report.file_errors.length > 0)) throw new Error(`transfer to ${destination}: ${JSON.stringify(job.report.file_errors[0] ?? job.report.failed_fixity[0])}`);
+    return job;
+  }
+}
+
+async function filesBelow(folder: string): Promise<number> {
+  return (await readdir(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).length;
+}
+
+/** rclone's environment for a WebDAV remote named `dav` (rclone.org/docs/#config-file: RCLONE_CONFIG_<NAME>_<OPTION>). */
+async function rcloneWebdavEnv(url: string, user: string, password: string): Promise<NodeJS.ProcessEnv> {
+  const obscured = await new Promise<string>((resolve, reject) => {
+    const child = spawn('rclone', ['obscure', '-'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stdin!.end(password);
+    child.on('exit', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`rclone obscure exited with ${code}`))));
+  });
+  return { ...process.env, RCLONE_CONFIG_DAV_TYPE: 'webdav', RCLONE_CONFIG_DAV_URL: url, RCLONE_CONFIG_DAV_VENDOR: 'other', RCLONE_CONFIG_DAV_USER: user, RCLONE_CONFIG_DAV_PASS: obscured };
+}
+
+function rcloneCopy(from: string, to: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('rclone', ['copy', from, to, '--config', '/dev/null'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`rclone copy ${from} ${to} exited with ${code}`))));
+  });
+}
+
+const rcloneAvailable = spawnSync('rclone', ['version'], { stdio: 'ignore' }).status === 0;
+
 async function fileDigests(file: string): Promise<Record<string, string>> {
   const md5 = createHash('md5');
   const sha256 = createHash('sha256');
@@ -419,6 +472,117 @@ async function main(): Promise<void> {
       }
     }
 
+    }
+
+    // ---- transfers between targets, against rclone copy (and unzip for a stored ZIP)
+    if (wanted('transfer')) {
+      if (!rcloneAvailable) throw new Error('the transfer rows compare with rclone: install it (apt-get install rclone)');
+      const apacheReason = apacheUnavailableReason();
+      if (apacheReason) throw new Error(`the WebDAV rows need Apache: ${apacheReason}`);
+      const spec = { textFiles: sizes.transferTexts, maxTextBytes: 40 * 1024, binaries: sizes.transferBinaries, binaryBytes: sizes.transferBinaryBytes };
+      const from = await serve('transfer');
+      const source = path.join(from.workspace, 'Transfer');
+      const transferBytes = await makeMixedFolder(source, spec, 11);
+      const fileCount = spec.textFiles + spec.binaries;
+      const label = `${fileCount} files, ${(transferBytes / MiB).toFixed(0)} MiB`;
+      const sourceId = await topLevelId(from.server, 'local', 'Transfer');
+      const check = async (folder: string, what: string) => {
+        const found = await filesBelow(folder).catch(async () => {
+          throw new Error(`${what}: nothing arrived at ${folder}; beside it: ${(await readdir(path.dirname(folder), { recursive: true }).catch(() => [])).slice(0, 10).join(', ')}`);
+        });
+        if (found !== fileCount) throw new Error(`${what}: ${found} files arrived of ${fileCount}`);
+      };
+
+      // local → local: into a fresh folder of the same workspace; rclone copy into a fresh folder
+      const into = path.join(from.workspace, 'Into');
+      const rcloneOut = path.join(root, 'rclone-out');
+      const fresh = async () => {
+        await rm(into, { recursive: true, force: true });
+        await mkdir(into);
+        await rm(rcloneOut, { recursive: true, force: true });
+      };
+      await fresh();
+      const intoId = await topLevelId(from.server, 'local', 'Into');
+      const ferryLocal: number[] = [];
+      const rcloneLocal: number[] = [];
+      for (let round = 0; round < runs; round++) {
+        await fresh();
+        ferryLocal.push(await timed(() => transferAndWait(from.server, 'local', intoId, { target: 'local', id: sourceId }, from.server.accessKey)));
+        await check(path.join(into, 'Transfer'), 'local → local');
+        rcloneLocal.push(await timed(() => rcloneCopy(source, rcloneOut)));
+        await check(rcloneOut, 'rclone copy');
+      }
+      const local = median(ferryLocal);
+      const rcloneLocalTime = median(rcloneLocal);
+      add({ name: `transfer local → local (${label})`, ferry_seconds: local, reference: 'rclone copy', reference_seconds: rcloneLocalTime, ratio: local / rcloneLocalTime, goal: '≤ 1.0', met: local <= rcloneLocalTime });
+
+      // local → WebDAV, on Apache mod_dav and on rclone serve webdav, each against rclone copy to the same server
+      const apache = await startApacheWebdav();
+      const rcloneDav = await startRcloneWebdav();
+      try {
+        const servers = [
+          { name: 'Apache mod_dav', url: apache.url, user: apache.username, password: apache.password, dataDir: apache.dataDir, owner: process.getuid?.() === 0 ? 'nobody' : null },
+          { name: 'rclone serve webdav', url: rcloneDav.url, user: rcloneDav.user, password: rcloneDav.password, dataDir: rcloneDav.root, owner: null },
+        ];
+        for (const dav of servers) {
+          const token = JSON.stringify({ url: dav.url, username: dav.user, password: dav.password });
+          const env = await rcloneWebdavEnv(dav.url, dav.user, dav.password);
+          const ferryTimes: number[] = [];
+          const rcloneTimes: number[] = [];
+          const clear = async () => {
+            for (const name of await readdir(dav.dataDir)) await rm(path.join(dav.dataDir, name), { recursive: true, force: true });
+          };
+          for (let round = 0; round < runs; round++) {
+            await clear();
+            ferryTimes.push(await timed(() => transferAndWait(from.server, 'webdav', null, { target: 'local', id: sourceId }, token)));
+            await check(path.join(dav.dataDir, 'Transfer'), `local → WebDAV (${dav.name})`);
+            await clear();
+            rcloneTimes.push(await timed(() => rcloneCopy(source, 'dav:Transfer', env)));
+            await check(path.join(dav.dataDir, 'Transfer'), `rclone copy to WebDAV (${dav.name})`);
+          }
+          const ferry = median(ferryTimes);
+          const reference = median(rcloneTimes);
+          add({ name: `transfer local → WebDAV, ${dav.name} (${label})`, ferry_seconds: ferry, reference: 'rclone copy', reference_seconds: reference, ratio: ferry / reference, goal: '≤ 0.8', met: ferry <= 0.8 * reference });
+
+          if (dav.name === 'Apache mod_dav') {
+            // WebDAV → local: the folder the last rclone copy left on the server, into fresh local folders
+            const davSourceId = (await api<ResourceSummary[]>(from.server, 'api_v1/targets/webdav/resources/?container=None', { headers: { 'service-source-token': token } })).find((node) => node.title === 'Transfer')?.id;
+            if (!davSourceId) throw new Error('WebDAV → local: the Transfer folder is not listed on the server');
+            const backTimes: number[] = [];
+            const rcloneBack: number[] = [];
+            for (let round = 0; round < runs; round++) {
+              await fresh();
+              backTimes.push(await timed(() => transferAndWait(from.server, 'local', intoId, { target: 'webdav', id: davSourceId, token }, from.server.accessKey)));
+              await check(path.join(into, 'Transfer'), 'WebDAV → local');
+              rcloneBack.push(await timed(() => rcloneCopy('dav:Transfer', rcloneOut, env)));
+              await check(rcloneOut, 'rclone copy from WebDAV');
+            }
+            const back = median(backTimes);
+            const reference = median(rcloneBack);
+            add({ name: `transfer WebDAV (Apache) → local (${label})`, ferry_seconds: back, reference: 'rclone copy', reference_seconds: reference, ratio: back / reference, goal: '≤ 0.8', met: back <= 0.8 * reference });
+          }
+        }
+      } finally {
+        await apache.stop();
+        await rcloneDav.stop();
+      }
+
+      // a plain stored ZIP (zip -0) uploaded until its job ends, against unzip of the same ZIP
+      const storedZip = path.join(root, 'transfer-stored.zip');
+      await rm(storedZip, { force: true });
+      await command('zip', ['-q', '-0', '-r', storedZip, 'Transfer'], from.workspace);
+      const uploads = path.join(from.workspace, 'Stored');
+      const upload = await medianOf(async () => {
+        const job = await uploadAndWait(from.server, await topLevelId(from.server, 'local', 'Stored'), storedZip);
+        if (job.progress.files_done !== fileCount) throw new Error(`stored ZIP upload: ${job.progress.files_done} files written of ${fileCount}`);
+      }, async () => {
+        await rm(uploads, { recursive: true, force: true });
+        await mkdir(uploads);
+      });
+      await check(uploads, 'stored ZIP upload');
+      const unzipDir = path.join(root, 'unzipped-stored');
+      const unzip = await medianOf(() => command('unzip', ['-q', '-o', storedZip, '-d', unzipDir]), () => rm(unzipDir, { recursive: true, force: true }));
+      add({ name: `upload a stored ZIP (zip -0, ${label}) until the job ends`, ferry_seconds: upload, reference: 'unzip', reference_seconds: unzip, ratio: upload / unzip, goal: '≤ 1.0', met: upload <= unzip });
     }
 
     // ---- hashing for detail

@@ -6,6 +6,7 @@ import type { SecretStore } from './core/keychain/port.js';
 import { openSecretStore } from './core/keychain/os-keychain.js';
 import { removeUnownedFiles } from './core/jobs/owned-files.js';
 import { startServer } from './server/server.js';
+import { rcloneSettingsFromEnv } from './core/targets/rclone/index.js';
 import { spoolDir } from './server/spool.js';
 
 /**
@@ -54,8 +55,11 @@ export async function startFerry(options: StartOptions): Promise<RunningFerry> {
     secrets = opened.store;
     keychainWarning = opened.fallbackReason;
   }
+  const rclone = options.config && 'rclone' in options.config ? { settings: options.config.rclone ?? null, note: null } : rcloneSettingsFromEnv();
+  if (rclone.note) console.info(`rclone: ${rclone.note}`);
   const config = makeConfig({
     ...options.config,
+    rclone: rclone.settings,
     dataDir: options.dataDir,
     workspace: options.workspace,
     libraryDirs: options.libraryDirs ?? options.config?.libraryDirs ?? [],

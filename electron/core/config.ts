@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
+import type { RcloneSettings } from './targets/rclone/index.js';
 
 /** Everything a core needs to start; the CLI and the Electron main both build one. */
 export interface FerryConfig {
@@ -16,6 +17,8 @@ export interface FerryConfig {
   jobConcurrency: number;
   /** finished jobs and their spools are removed after this long */
   jobRetentionMs: number;
+  /** where rclone runs, for the rclone remotes; null: no rclone targets */
+  rclone: RcloneSettings | null;
 }
 
 export interface RemoteUrls {
@@ -63,5 +66,6 @@ export function makeConfig(overrides: Partial<FerryConfig> = {}): FerryConfig {
     remotes: overrides.remotes ?? remotesFromEnv(),
     jobConcurrency: overrides.jobConcurrency ?? 2,
     jobRetentionMs: overrides.jobRetentionMs ?? 7 * 24 * 3600 * 1000,
+    rclone: overrides.rclone ?? null,
   };
 }

@@ -1,0 +1,429 @@
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { badRequest, CancelledError, FerryError, notFound, throwIfAborted } from '../../errors.js';
+import type { FileError } from '../../../../shared/api.js';
+import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type TargetInfo, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { formatDate } from '../../time.js';
+import { rcFailure, type RcClient, type RcItem } from './rc-client.js';
+
+// One rclone remote (an S3 bucket, an SFTP login, a Google Drive ...) as a Ferry target,
+// every action through rclone's remote control (rc-client.ts). The remote's own secrets stay
+// in rclone's config; Ferry's access key guards the target like the local ones.
+//
+// Requests (rclone.org/rc/ and rclone's fs/operations/rc.go): a listing is one
+// `operations/list` per folder (recursive for the flat collection); detail is
+// `operations/stat` with `showHash`; bytes stream from rcd's `--rc-serve`; a file is written
+// with `operations/uploadfile` under a temporary name, checked with `operations/stat` against
+// the digest Ferry computed while sending it, then renamed into place with
+// `operations/movefile` (a replace is then never half-done).
+
+/** The hash names of rclone's that mean the same as everywhere else (hex of the bytes). */
+const STANDARD_HASHES = ['md5', 'sha1', 'sha256', 'sha512', 'crc32'] as const;
+/** Ferry computes these while sending a file, to check what the remote stored. */
+const COMPUTABLE = new Set(['md5', 'sha1', 'sha256', 'sha512']);
+/** Ferry's temporary names: a prefix no listing shows, no extension any server reserves (not `.part`). */
+const TEMP_PREFIX = '.ferry-upload-';
+
+export interface RemoteDescription {
+  /** the rclone remote's name, as in its config ("hpc") */
+  remote: string;
+  /** rclone's backend type ("sftp", "s3", "drive", "local" ...) */
+  type: string;
+  /** rclone's `operations/fsinfo` answer for "<remote>:" */
+  hashes: string[];
+  /** hashing takes reading the whole object (local, sftp): not asked for in bulk listings */
+  slowHash: boolean;
+  /** the remote's root as rclone states it in its messages (may be a path of this machine) */
+  root: string | null;
+  /** who runs rclone: "this computer" or the remote engine's host */
+  engine: string;
+}
+
+export class RcloneTarget implements Target {
+  readonly info: TargetInfo;
+  private readonly fs: string;
+  /** the hashes shown in listings and detail, in rclone's names */
+  private readonly hashes: string[];
+
+  constructor(
+    name: string,
+    private readonly client: RcClient,
+    private readonly remote: RemoteDescription,
+  ) {
+    this.fs = `${remote.remote}:`;
+    this.hashes = STANDARD_HASHES.filter((hash) => remote.hashes.includes(hash));
+    this.info = {
+      name,
+      readable_name: `${remote.remote} (rclone ${remote.type}${remote.engine === 'this computer' ? '' : `, on ${remote.engine}`})`,
+      supported_actions: fullActions(),
+      supported_hash_algorithms: [...this.hashes],
+      credential: 'access-key',
+      plainIds: true,
+    };
+  }
+
+  async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+    if (scope === undefined) {
+      for (const item of await this.listFolder('', ctx, { recurse: true })) yield this.node(item);
+      return;
+    }
+    const folder = scope.container === null || scope.container === undefined ? '' : this.folderPathOf(scope.container);
+    if (folder !== '') await this.requireFolder(folder, ctx);
+    for (const item of await this.listFolder(folder, ctx, {})) yield this.node(item);
+  }
+
+  async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
+    const remotePath = pathOf(id);
+    const item = await this.stat(remotePath, ctx, this.hashes);
+    if (!item) throw notFound(`Nothing is at '${remotePath}' on the rclone remote '${this.remote.remote}' any more; refresh the listing.`);
+    const node = this.node(item);
+    return {
+      ...node,
+      date_created: null,
+      date_modified: modTime(item),
+      hashes: item.IsDir ? {} : this.knownHashes(item),
+      extra: {
+        materialized_path: `/${item.Path}${item.IsDir ? '/' : ''}`,
+        size: item.IsDir ? null : item.Size,
+        mime_type: item.MimeType ?? null,
+        rclone_remote: this.remote.remote,
+        rclone_type: this.remote.type,
+        engine: this.remote.engine,
+      },
+    };
+  }
+
+  async read(ctx: TargetContext, id: string): Promise<ReadResult> {
+    const rootPath = pathOf(id);
+    const item = await this.stat(rootPath, ctx, this.remote.slowHash ? [] : this.hashes);
+    if (!item) throw notFound(`Nothing is at '${rootPath}' on the rclone remote '${this.remote.remote}' any more; refresh the listing.`);
+    const title = item.Name;
+    const root = this.node(item);
+    const parentLength = rootPath.length - title.length;
+    const entries = async function* (self: RcloneTarget): AsyncGenerator<Entry> {
+      yield self.entryOf(item!, title, ctx);
+      if (!item!.IsDir) return;
+      // one recursive listing; slow hashes (read the whole object) are left to the reader
+      const below = await self.listFolder(rootPath, ctx, { recurse: true, hashes: !self.remote.slowHash });
+      below.sort((a, b) => (a.Path < b.Path ? -1 : a.Path > b.Path ? 1 : 0));
+      for (const child of below) {
+        throwIfAborted(ctx.signal);
+        yield self.entryOf(child, child.Path.slice(parentLength), ctx);
+      }
+    };
+    return { title, root, entries: entries(this) };
+  }
+
+  async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const base = containerId === null ? '' : this.folderPathOf(containerId);
+    if (base !== '') await this.requireFolder(base, ctx);
+    const writer = new RcloneWrite(this, base, containerId === null, options);
+    for await (const entry of entries) {
+      throwIfAborted(options.signal);
+      await writer.take(entry);
+    }
+    return writer.outcome();
+  }
+
+  // ---- used by RcloneWrite ----
+
+  /** The folder's items by name (an empty map for a folder that does not exist yet). */
+  async folderItems(folder: string, signal: AbortSignal, withHashes: boolean): Promise<Map<string, RcItem>> {
+    try {
+      const items = await this.listFolder(folder, { signal }, { hashes: withHashes, keepTemporaries: true });
+      return new Map(items.map((item) => [item.Name, item]));
+    } catch (error) {
+      // a folder this write is about to make
+      if (error instanceof FerryError && error.status === 404) return new Map();
+      throw error;
+    }
+  }
+
+  async mkdir(remotePath: string, signal: AbortSignal): Promise<void> {
+    await this.rc('operations/mkdir', { fs: this.fs, remote: remotePath }, `make the folder '${remotePath}'`, signal);
+  }
+
+  async upload(folder: string, name: string, bytes: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<void> {
+    try {
+      await this.client.uploadFile(this.fs, folder, name, bytes, signal);
+    } catch (error) {
+      if (signal.aborted) throw new CancelledError();
+      throw rcFailure(error, `write '${joinPath(folder, name)}'`, this.remote.remote, this.remote.root);
+    }
+  }
+
+  async move(from: string, to: string, signal: AbortSignal): Promise<void> {
+    await this.rc('operations/movefile', { srcFs: this.fs, srcRemote: from, dstFs: this.fs, dstRemote: to }, `put '${to}' in place`, signal);
+  }
+
+  async remove(remotePath: string): Promise<void> {
+    // cleanup after a failure or a cancel: its own short deadline, never the job's signal
+    await this.rc('operations/deletefile', { fs: this.fs, remote: remotePath }, `remove '${remotePath}'`, AbortSignal.timeout(30_000)).catch(() => undefined);
+  }
+
+  async stat(remotePath: string, ctx: { signal: AbortSignal }, hashTypes: readonly string[]): Promise<RcItem | null> {
+    const opt = hashTypes.length > 0 ? { showHash: true, hashTypes } : {};
+    const answer = await this.rc<{ item: RcItem | null }>('operations/stat', { fs: this.fs, remote: remotePath, opt }, `look at '${remotePath}'`, ctx.signal);
+    return answer.item;
+  }
+
+  /** md5 of an object's bytes, read through rclone (for a remote that keeps no hash). */
+  async md5Of(remotePath: string, signal: AbortSignal): Promise<string> {
+    const digest = createHash('md5');
+    try {
+      for await (const chunk of await this.client.openObject(this.fs, remotePath, signal)) digest.update(chunk as Buffer);
+    } catch (error) {
+      if (signal.aborted) throw new CancelledError();
+      throw rcFailure(error, `read '${remotePath}'`, this.remote.remote, this.remote.root);
+    }
+    return digest.digest('hex');
+  }
+
+  /** The hashes both the remote and Ferry can compute, in rclone's names. */
+  verifiableHashes(): string[] {
+    return this.hashes.filter((hash) => COMPUTABLE.has(hash));
+  }
+
+  get remoteName(): string {
+    return this.remote.remote;
+  }
+
+  // ---- private ----
+
+  private async listFolder(folder: string, ctx: { signal: AbortSignal }, options: { recurse?: boolean; hashes?: boolean; keepTemporaries?: boolean }): Promise<RcItem[]> {
+    const opt: Record<string, unknown> = {};
+    if (options.recurse) opt.recurse = true;
+    if (options.hashes && this.hashes.length > 0) Object.assign(opt, { showHash: true, hashTypes: this.hashes });
+    const answer = await this.rc<{ list: RcItem[] }>('operations/list', { fs: this.fs, remote: folder, opt }, `list '${folder || '/'}'`, ctx.signal);
+    // rclone lists paths relative to `fs`; below a folder they start with it
+    const items = answer.list.map((item) => ({ ...item, Path: folder === '' || item.Path.startsWith(`${folder}/`) ? item.Path : joinPath(folder, item.Path) }));
+    return options.keepTemporaries ? items : items.filter((item) => !item.Path.split('/').some((segment) => segment.startsWith(TEMP_PREFIX)));
+  }
+
+  private async requireFolder(folder: string, ctx: { signal: AbortSignal }): Promise<void> {
+    const item = await this.stat(folder, ctx, []);
+    if (!item) throw notFound(`The folder '${folder}' is not on the rclone remote '${this.remote.remote}' any more; refresh the listing.`);
+    if (!item.IsDir) throw badRequest(`'${folder}' is a file on the rclone remote '${this.remote.remote}'; files can only be written into a folder.`);
+  }
+
+  private folderPathOf(id: string): string {
+    return pathOf(id);
+  }
+
+  private node(item: RcItem): ResourceNode {
+    const parent = item.Path.includes('/') ? item.Path.slice(0, item.Path.lastIndexOf('/')) : '';
+    return {
+      kind: item.IsDir ? 'container' : 'item',
+      kind_name: item.IsDir ? 'folder' : 'file',
+      id: idOf(item.Path),
+      container: parent === '' ? null : idOf(parent),
+      title: item.Name,
+    };
+  }
+
+  private knownHashes(item: RcItem): Record<string, string> {
+    const hashes: Record<string, string> = {};
+    for (const hash of this.hashes) {
+      const value = item.Hashes?.[hash];
+      // rclone gives "" for a hash it does not know for this object (an S3 multipart upload's md5)
+      if (value && /^[0-9a-f]+$/i.test(value)) hashes[hash] = value.toLowerCase();
+    }
+    return hashes;
+  }
+
+  private entryOf(item: RcItem, entryPath: string, ctx: TargetContext): Entry {
+    const remotePath = item.Path;
+    return {
+      path: entryPath,
+      kind: item.IsDir ? 'folder' : 'file',
+      size: item.IsDir || item.Size < 0 ? null : item.Size,
+      mtime: item.ModTime ? new Date(item.ModTime) : null,
+      hashes: item.IsDir ? {} : this.knownHashes(item),
+      open: async () => {
+        try {
+          return await this.client.openObject(this.fs, remotePath, ctx.signal);
+        } catch (error) {
+          throw rcFailure(error, `read '${remotePath}'`, this.remote.remote, this.remote.root);
+        }
+      },
+    };
+  }
+
+  private async rc<T>(command: string, params: Record<string, unknown>, doing: string, signal: AbortSignal): Promise<T> {
+    try {
+      return await this.client.call<T>(command, params, signal);
+    } catch (error) {
+      if (signal.aborted) throw new CancelledError();
+      throw rcFailure(error, doing, this.remote.remote, this.remote.root);
+    }
+  }
+}
+
+/**
+ * One write(): folders made as they come, each file sent to a temporary name in its folder,
+ * checked against the digest computed while sending, then renamed over its final name. A
+ * folder is listed once, when its first file arrives, to know what is there already.
+ */
+class RcloneWrite {
+  private readonly created: string[] = [];
+  private readonly updated: string[] = [];
+  private readonly ignored: string[] = [];
+  private readonly fileErrors: FileError[] = [];
+  private readonly folders = new Map<string, Map<string, RcItem>>();
+  private top: { original: string; claimed: string } | null = null;
+
+  constructor(
+    private readonly target: RcloneTarget,
+    private readonly base: string,
+    private readonly topLevel: boolean,
+    private readonly options: WriteOptions,
+  ) {}
+
+  async take(entry: Entry): Promise<void> {
+    const relative = await this.placed(entry);
+    const remotePath = joinPath(this.base, relative);
+    const folder = remotePath.includes('/') ? remotePath.slice(0, remotePath.lastIndexOf('/')) : '';
+    const name = remotePath.slice(folder.length === 0 ? 0 : folder.length + 1);
+    const existing = (await this.itemsOf(folder)).get(name);
+    if (entry.kind === 'folder') {
+      if (existing && !existing.IsDir) return void this.fileErrors.push({ path: entry.path, error: `A file named '${name}' is already there, so the folder could not be made.` });
+      if (!existing) {
+        await this.target.mkdir(remotePath, this.options.signal);
+        this.created.push(relative);
+        (await this.itemsOf(folder)).set(name, { Path: remotePath, Name: name, Size: -1, ModTime: '', IsDir: true });
+        this.folders.set(remotePath, new Map());
+      }
+      return;
+    }
+    if (existing?.IsDir) return void this.fileErrors.push({ path: entry.path, error: `A folder named '${name}' is already there, so the file was not written.` });
+    if (existing && this.options.duplicateAction === 'ignore') return void this.ignored.push(relative);
+    if (existing && sameBytesKnown(entry, existing)) return void this.ignored.push(relative);
+    await this.send(entry, folder, name, relative, existing);
+  }
+
+  outcome(): WriteOutcome {
+    return {
+      created: this.created,
+      updated: this.updated,
+      ignored: this.ignored,
+      fileErrors: this.fileErrors,
+      ...(this.top ? { newResource: { id: idOf(joinPath(this.base, this.top.claimed)), title: this.top.claimed } } : {}),
+    };
+  }
+
+  /** The entry's path in the destination: under a top-level write, with the top folder's claimed name. */
+  private async placed(entry: Entry): Promise<string> {
+    if (!this.topLevel) return entry.path;
+    const [first, ...rest] = entry.path.split('/');
+    if (!this.top) {
+      if (entry.kind !== 'folder' || rest.length > 0) throw badRequest('A new top-level folder is made from one top folder; put everything inside one folder and upload again.');
+      this.top = { original: first!, claimed: await this.distinctName(first!) };
+      return this.top.claimed;
+    }
+    if (first !== this.top.original) throw badRequest(`A new top-level folder is made from one top folder; '${entry.path}' is outside '${this.top.original}'.`);
+    return [this.top.claimed, ...rest].join('/');
+  }
+
+  private async distinctName(wanted: string): Promise<string> {
+    const taken = await this.itemsOf(this.base);
+    if (!taken.has(wanted)) return wanted;
+    for (let n = 2; n <= 1000; n++) if (!taken.has(`${wanted}-${n}`)) return `${wanted}-${n}`;
+    throw badRequest(`Every name from '${wanted}' to '${wanted}-1000' is taken on the rclone remote '${this.target.remoteName}'; rename the folder and upload again.`);
+  }
+
+  private async itemsOf(folder: string): Promise<Map<string, RcItem>> {
+    let items = this.folders.get(folder);
+    if (!items) {
+      items = await this.target.folderItems(folder, this.options.signal, this.options.duplicateAction === 'update');
+      this.folders.set(folder, items);
+    }
+    return items;
+  }
+
+  private async send(entry: Entry, folder: string, name: string, relative: string, existing: RcItem | undefined): Promise<void> {
+    const check = this.target.verifiableHashes();
+    // `update` over a file the remote gives no hash for: its bytes are read and hashed, so an
+    // identical file is reported ignored, not replaced (sizes that differ settle it without)
+    const existingMd5 =
+      existing && this.options.duplicateAction === 'update' && !check.some((hash) => existing.Hashes?.[hash]) && (entry.size === null || entry.size === existing.Size)
+        ? await this.target.md5Of(joinPath(folder, name), this.options.signal)
+        : null;
+    const computing = existingMd5 && !check.includes('md5') ? [...check, 'md5'] : check;
+    const digests = new Map<string, Hash>(computing.map((hash) => [hash, createHash(hash)]));
+    let size = 0;
+    const source = await entry.open();
+    async function* counted(): AsyncGenerator<Uint8Array> {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        for (const digest of digests.values()) digest.update(chunk);
+        yield chunk;
+      }
+    }
+    const temporary = `${TEMP_PREFIX}${randomBytes(8).toString('hex')}`;
+    const temporaryPath = joinPath(folder, temporary);
+    try {
+      await this.target.upload(folder, temporary, counted(), this.options.signal);
+      const computed = Object.fromEntries([...digests].map(([hash, digest]) => [hash, digest.digest('hex')]));
+      if (entry.size !== null && entry.size !== size) {
+        throw new Mismatch(`${size} bytes arrived from the source, which listed ${entry.size}; it changed or was cut short while being read.`);
+      }
+      const stored = await this.target.stat(temporaryPath, this.options, check);
+      if (!stored) throw new Mismatch('the remote does not show the file Ferry just wrote.');
+      if (stored.Size >= 0 && stored.Size !== size) throw new Mismatch(`the remote stored ${stored.Size} bytes of the ${size} sent.`);
+      for (const [hash, value] of Object.entries(computed)) {
+        const theirs = stored.Hashes?.[hash];
+        if (theirs && theirs.toLowerCase() !== value) throw new Mismatch(`the remote's ${hash} ${theirs} differs from the ${value} of the bytes sent.`);
+      }
+      if (existing && this.options.duplicateAction === 'update' && (existingMd5 ? existingMd5 === computed.md5 : sameDigests(computed, existing))) {
+        await this.target.remove(temporaryPath);
+        this.ignored.push(relative);
+        return;
+      }
+      await this.target.move(temporaryPath, joinPath(folder, name), this.options.signal);
+      (existing ? this.updated : this.created).push(relative);
+    } catch (error) {
+      await this.target.remove(temporaryPath);
+      if (error instanceof Mismatch) return void this.fileErrors.push({ path: entry.path, error: `Not written: ${error.message}` });
+      throw error;
+    }
+  }
+}
+
+class Mismatch extends Error {}
+
+/** True when the source's own hash and the remote's agree: the bytes are there already. */
+function sameBytesKnown(entry: Entry, existing: RcItem): boolean {
+  if (entry.size !== null && existing.Size >= 0 && entry.size !== existing.Size) return false;
+  return sameDigests(entry.hashes, existing);
+}
+
+function sameDigests(ours: Record<string, string>, existing: RcItem): boolean {
+  for (const [hash, value] of Object.entries(ours)) {
+    const theirs = existing.Hashes?.[hash];
+    if (theirs) return theirs.toLowerCase() === value.toLowerCase();
+  }
+  return false;
+}
+
+function modTime(item: RcItem): string | null {
+  if (!item.ModTime) return null;
+  const date = new Date(item.ModTime);
+  return Number.isNaN(date.getTime()) ? null : formatDate(date);
+}
+
+function joinPath(folder: string, name: string): string {
+  return folder === '' ? name : `${folder}/${name}`;
+}
+
+/** Ids are the path below the remote's root, as base64url of its UTF-8 (one path segment, no dots). */
+export function idOf(remotePath: string): string {
+  return Buffer.from(remotePath, 'utf8').toString('base64url');
+}
+
+function pathOf(id: string): string {
+  if (!/^[A-Za-z0-9_-]+$/.test(id)) throw notFound('That id is not one this rclone remote gave out; refresh the listing.');
+  const remotePath = Buffer.from(id, 'base64url').toString('utf8');
+  if (remotePath === '' || remotePath.startsWith('/') || remotePath.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
+    throw notFound('That id is not one this rclone remote gave out; refresh the listing.');
+  }
+  return remotePath;
+}

@@ -1,0 +1,8 @@
+// s3rver ships no types; the tests use its constructor, run() and close() only.
+declare module 's3rver' {
+  export default class S3rver {
+    constructor(options: Record<string, unknown>);
+    run(): Promise<unknown>;
+    close(): Promise<void>;
+  }
+}
