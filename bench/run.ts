@@ -14,7 +14,7 @@ import type { Job, ResourceSummary } from '../shared/api.js';
 import { startFerryProcess, type FerryProcess } from '../test/support/ferry-process.js';
 import { writeManyEntriesZip } from '../test/support/many-entries-zip.js';
 import { makeIncompressibleFolder, makeManyFiles, makeMixedFolder, writeIncompressible } from './data.js';
-import { startRcloneWebdav } from '../test/rclone/servers.js';
+import { startRcloneWebdav } from '../test/webdav/rclone-webdav.js';
 import { apacheUnavailableReason, startApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { renderChart } from './chart.js';
 
@@ -521,8 +521,8 @@ async function main(): Promise<void> {
       const rcloneDav = await startRcloneWebdav();
       try {
         const servers = [
-          { name: 'Apache mod_dav', url: apache.url, user: apache.username, password: apache.password, dataDir: apache.dataDir, owner: process.getuid?.() === 0 ? 'nobody' : null },
-          { name: 'rclone serve webdav', url: rcloneDav.url, user: rcloneDav.user, password: rcloneDav.password, dataDir: rcloneDav.root, owner: null },
+          { name: 'Apache mod_dav', url: apache.url, user: apache.username, password: apache.password, dataDir: apache.dataDir },
+          { name: 'rclone serve webdav', url: rcloneDav.url, user: rcloneDav.username, password: rcloneDav.password, dataDir: rcloneDav.dataDir },
         ];
         for (const dav of servers) {
           const token = JSON.stringify({ url: dav.url, username: dav.user, password: dav.password });

@@ -1,30 +1,19 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { findRclone } from '../../electron/core/targets/rclone/index.js';
+import { freePort, stopChild, waitForPort } from '../webdav/process.js';
 
 // Real servers for the rclone targets' tests, all on loopback with throwaway credentials:
-// OpenSSH's sshd (Debian's openssh-server) for SFTP, `rclone serve webdav`, and s3rver (npm)
-// for S3. Nothing here emulates a service: each is the server people run, or one its
+// OpenSSH's sshd (Debian's openssh-server) for SFTP and s3rver (npm) for S3; WebDAV servers
+// are test/webdav's. Nothing here emulates a service: each is the server people run, or one its
 // authors wrote to the service's spec.
 
 const run = promisify(execFile);
 const SSHD = '/usr/sbin/sshd';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Why the rclone tests cannot run here, or null when they can. */
 export function rcloneUnavailableReason(): string | null {
@@ -39,31 +28,6 @@ export function sshdUnavailableReason(): string | null {
 
 export interface RunningServer {
   stop(): Promise<void>;
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
-
-async function waitForPort(port: number, child: ChildProcess, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before listening`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => {
-        socket.end();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`${what} did not listen on ${port} within 15 s`);
 }
 
 export interface SftpServer extends RunningServer {
@@ -114,8 +78,9 @@ export async function startSftpServer(): Promise<SftpServer> {
   // privilege separation wants its empty directory (Debian's unit file makes it at boot)
   if (process.getuid?.() === 0) await mkdir('/run/sshd', { recursive: true, mode: 0o755 });
   const child = spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr!.resume();
-  await waitForPort(port, child, 'sshd');
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  await waitForPort('sshd', port, child, () => stderr);
   return {
     port,
     user,
@@ -124,38 +89,6 @@ export async function startSftpServer(): Promise<SftpServer> {
     stop: async () => {
       await stopChild(child);
       await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-export interface WebdavServer extends RunningServer {
-  url: string;
-  user: string;
-  password: string;
-  root: string;
-}
-
-/** `rclone serve webdav` of a new folder, with Basic auth. */
-export async function startRcloneWebdav(): Promise<WebdavServer> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'ferry-rclone-dav-'));
-  const port = await freePort();
-  const user = 'dav';
-  const password = `pw-${Math.random().toString(36).slice(2)}`;
-  // no directory cache: tests and the bench change the folder behind the server's back
-  const child = spawn(findRclone()!, ['serve', 'webdav', root, '--addr', `127.0.0.1:${port}`, '--config', '/dev/null', '--dir-cache-time', '0s'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, RCLONE_USER: user, RCLONE_PASS: password },
-  });
-  child.stderr!.resume();
-  await waitForPort(port, child, 'rclone serve webdav');
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    user,
-    password,
-    root,
-    stop: async () => {
-      await stopChild(child);
-      await rm(root, { recursive: true, force: true });
     },
   };
 }

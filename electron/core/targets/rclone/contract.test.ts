@@ -7,12 +7,12 @@ import {
   obscure,
   rcloneUnavailableReason,
   sshdUnavailableReason,
-  startRcloneWebdav,
   startS3Server,
   startSftpServer,
   writeRcloneConfig,
   type RunningServer,
 } from '../../../../test/rclone/servers.js';
+import { startRcloneWebdav } from '../../../../test/webdav/rclone-webdav.js';
 import { findRclone, rcloneId, startRcloneEngine } from './index.js';
 
 // The shared target suite against rclone remotes backed by real servers on loopback: the
@@ -97,7 +97,7 @@ if (noRclone) {
   describeTargetContract('rclone webdav (rclone serve webdav)', () =>
     fixtureFor('dav', async () => {
       const server = await startRcloneWebdav();
-      return { options: { type: 'webdav', url: server.url, vendor: 'other', user: server.user, pass: await obscure(server.password) }, seed: server.root, place: '', server };
+      return { options: { type: 'webdav', url: server.url, vendor: 'other', user: server.username, pass: await obscure(server.password) }, seed: server.dataDir, place: '', server };
     }),
   );
 
