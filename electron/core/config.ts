@@ -24,6 +24,8 @@ export interface RemoteUrls {
   gitlabUrl: string;
   zenodoUrl: string;
   figshareApiUrl: string;
+  /** the Dataverse installation a bare API token is for; a JSON token names its own (targets/dataverse/credentials.ts) */
+  dataverseUrl?: string;
 }
 
 export const DEFAULT_REMOTES: RemoteUrls = {
@@ -32,6 +34,7 @@ export const DEFAULT_REMOTES: RemoteUrls = {
   gitlabUrl: 'https://gitlab.com',
   zenodoUrl: 'https://zenodo.org',
   figshareApiUrl: 'https://api.figshare.com/v2',
+  dataverseUrl: 'https://dataverse.harvard.edu',
 };
 
 /** Remote URLs from the environment (FERRY_OSF_API_URL, ...), over the defaults. */
@@ -42,6 +45,7 @@ export function remotesFromEnv(env: NodeJS.ProcessEnv = process.env): RemoteUrls
     gitlabUrl: env.FERRY_GITLAB_URL || DEFAULT_REMOTES.gitlabUrl,
     zenodoUrl: env.FERRY_ZENODO_URL || DEFAULT_REMOTES.zenodoUrl,
     figshareApiUrl: env.FERRY_FIGSHARE_API_URL || DEFAULT_REMOTES.figshareApiUrl,
+    dataverseUrl: env.FERRY_DATAVERSE_URL || DEFAULT_REMOTES.dataverseUrl,
   };
 }
 

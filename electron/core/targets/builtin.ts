@@ -1,6 +1,7 @@
 import type { FerryConfig } from '../config.js';
 import type { SecretStore } from '../keychain/port.js';
 import type { Target } from '../target.js';
+import { createDataverseTarget } from './dataverse/index.js';
 import { createFigshareTarget } from './figshare/index.js';
 import { createGithubTarget } from './github/index.js';
 import { createGitlabTarget } from './gitlab/index.js';
@@ -21,5 +22,6 @@ export function builtinTargets(config: FerryConfig, secrets: SecretStore): Targe
     createZenodoTarget(config, secrets),
     createFigshareTarget(config, secrets),
     createWebdavTarget(config, secrets),
+    createDataverseTarget(config, secrets),
   ];
 }
