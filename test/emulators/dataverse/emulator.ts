@@ -92,6 +92,8 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   /** for multipart adds: the jsonData text */
   jsonData?: string;
+  /** a JSON request body, as sent */
+  json?: string;
 }
 
 export interface DataverseState {
@@ -205,6 +207,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     const record: RecordedRequest = { server: 'api', method, path: `${url.pathname}${url.search}`, headers: { ...req.headers } };
     state.requests.push(record);
     const body = await readBody(req);
+    if (/application\/json/i.test(req.headers['content-type'] ?? '')) record.json = body.toString('utf8');
     const key = req.headers['x-dataverse-key'];
     const user = typeof key === 'string' ? state.users.get(key) : undefined;
     // ApiKeyAuthMechanism: a key that matches no user is 401 "Bad API key" on every @AuthRequired endpoint

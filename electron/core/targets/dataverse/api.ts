@@ -161,7 +161,7 @@ export class DataverseApi {
 
   /** POST a new dataset; a 400 is returned for the caller to explain (the fields it lacks). */
   async createDataset(collection: string, dataset: unknown, signal?: AbortSignal): Promise<{ id: number; persistentId: string } | { refused: string }> {
-    const response = await this.client.request(`dataverses/${encodeURIComponent(collection)}/datasets`, { method: 'POST', json: dataset, signal, allow: [400] });
+    const response = await this.client.request(`dataverses/${encodeURIComponent(collection).replace(/^%3A/i, ':')}/datasets`, { method: 'POST', json: dataset, signal, allow: [400] });
     const body = (await response.json()) as { status?: string; message?: unknown; data?: { id: number; persistentId: string } };
     if (response.status === 400 || body.status !== 'OK' || !body.data) return { refused: messageOf(body.message) };
     return body.data;
