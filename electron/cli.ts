@@ -12,6 +12,7 @@ const USAGE = `Usage:
               [--library DIR]... [--renderer-dir DIR] [--open]
               [--osf-api-url URL] [--github-api-url URL] [--gitlab-url URL]
               [--zenodo-url URL] [--figshare-api-url URL] [--dataverse-url URL]
+              [--invenio-url URL]
       Runs Ferry headless: the /api_v1/ API and the UI for a browser.
   ferry open [--data-dir DIR]
       Opens the running Ferry's UI in the default browser, signed in.
@@ -31,6 +32,7 @@ const OPTIONS = {
   'zenodo-url': { type: 'string' },
   'figshare-api-url': { type: 'string' },
   'dataverse-url': { type: 'string' },
+  'invenio-url': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -81,6 +83,7 @@ export async function main(argv: string[]): Promise<number> {
       zenodoUrl: values['zenodo-url'],
       figshareApiUrl: values['figshare-api-url'],
       dataverseUrl: values['dataverse-url'],
+      invenioUrl: values['invenio-url'],
     }),
   });
 

@@ -26,6 +26,8 @@ export interface RemoteUrls {
   figshareApiUrl: string;
   /** the Dataverse installation a bare API token is for; a JSON token names its own (targets/dataverse/credentials.ts) */
   dataverseUrl?: string;
+  /** the InvenioRDM instance a bare token is for (none by default); a JSON token names its own (targets/invenio/credentials.ts) */
+  invenioUrl?: string;
 }
 
 export const DEFAULT_REMOTES: RemoteUrls = {
@@ -46,6 +48,7 @@ export function remotesFromEnv(env: NodeJS.ProcessEnv = process.env): RemoteUrls
     zenodoUrl: env.FERRY_ZENODO_URL || DEFAULT_REMOTES.zenodoUrl,
     figshareApiUrl: env.FERRY_FIGSHARE_API_URL || DEFAULT_REMOTES.figshareApiUrl,
     dataverseUrl: env.FERRY_DATAVERSE_URL || DEFAULT_REMOTES.dataverseUrl,
+    invenioUrl: env.FERRY_INVENIO_URL || '',
   };
 }
 

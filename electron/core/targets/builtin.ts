@@ -5,6 +5,7 @@ import { createDataverseTarget } from './dataverse/index.js';
 import { createFigshareTarget } from './figshare/index.js';
 import { createGithubTarget } from './github/index.js';
 import { createGitlabTarget } from './gitlab/index.js';
+import { createInvenioTarget } from './invenio/index.js';
 import { createLocalTarget } from './local/index.js';
 import { createOfflineTarget } from './offline/index.js';
 import { createOsfTarget } from './osf/index.js';
@@ -23,5 +24,6 @@ export function builtinTargets(config: FerryConfig, secrets: SecretStore): Targe
     createFigshareTarget(config, secrets),
     createWebdavTarget(config, secrets),
     createDataverseTarget(config, secrets),
+    createInvenioTarget(config, secrets),
   ];
 }
