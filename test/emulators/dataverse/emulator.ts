@@ -83,6 +83,8 @@ export interface DataverseEmulatorOptions {
   legacyNoResults?: boolean;
   /** lock reads an ingest takes */
   ingestLockReads?: number;
+  /** how long storage takes over each part, ms (to stop a client mid-upload) */
+  s3DelayMs?: number;
 }
 
 export interface RecordedRequest {
@@ -138,6 +140,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       extraRequiredFields: options.extraRequiredFields ?? [],
       legacyNoResults: options.legacyNoResults ?? false,
       ingestLockReads: options.ingestLockReads ?? 0,
+      s3DelayMs: options.s3DelayMs ?? 0,
     },
     requests: [],
     uploads: new Map(),
@@ -564,6 +567,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     const url = new URL(req.url ?? '/', s3Base);
     state.requests.push({ server: 's3', method: req.method ?? 'GET', path: `${url.pathname}${url.search}`, headers: { ...req.headers } });
     const body = await readBody(req);
+    if (state.options.s3DelayMs) await new Promise((resolve) => setTimeout(resolve, state.options.s3DelayMs));
     const xml = (status: number, code: string, message: string) => {
       res.statusCode = status;
       res.setHeader('content-type', 'application/xml');

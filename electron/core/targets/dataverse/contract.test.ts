@@ -10,7 +10,7 @@ describeTargetContract('dataverse', async () => {
   const draft = emulator.state.addDataset(1, 'Contract dataset', { 'sample.txt': 'sample bytes', 'raw/inner.txt': 'inner' });
   emulator.state.addDataset(1, 'Published dataset', { 'published.txt': 'published bytes' }, { released: true });
   return {
-    target: createDataverseTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0 }),
+    target: createDataverseTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0, journalDir: null }),
     token: 'dv-token-1111',
     badToken: 'not-a-dataverse-token',
     writableContainerId: datasetId(draft.id),

@@ -16,7 +16,7 @@ let target: Target;
 async function start(options: DataverseEmulatorOptions = {}, overrides: Partial<DataverseTargetOptions> = {}): Promise<void> {
   await emulator?.close();
   emulator = await startDataverseEmulator(options);
-  target = createDataverseTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0, lockPollMs: 10, ...overrides });
+  target = createDataverseTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0, journalDir: null, lockPollMs: 10, ...overrides });
 }
 
 beforeEach(() => start());

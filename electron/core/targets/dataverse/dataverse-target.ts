@@ -21,6 +21,7 @@ import { parseDataverseToken } from './credentials.js';
 import { uploadDirect } from './direct-upload.js';
 import { datasetId, fileId, folderId, parseDataverseId } from './ids.js';
 import { stageEntry, type StagedBytes } from './staged.js';
+import { UploadJournal } from './upload-journal.js';
 import { isZipName, wrapInZip } from './zip-wrap.js';
 
 export interface DataverseTargetOptions extends DataverseApiOptions {
@@ -32,6 +33,8 @@ export interface DataverseTargetOptions extends DataverseApiOptions {
   lockWaitMs?: number;
   /** between lock checks, ms (default 2 s) */
   lockPollMs?: number;
+  /** where multipart direct uploads are journaled for resuming (upload-journal.ts); null: not at all */
+  journalDir?: string | null;
 }
 
 /** Dataverse's checksum types (DataFile.ChecksumType) → Ferry's hash names. */
@@ -211,6 +214,7 @@ export class DataverseTarget implements Target {
       directUploadBytes: this.options.directUploadBytes ?? 64 * 1024 * 1024,
       lockWaitMs: this.options.lockWaitMs ?? 10 * 60_000,
       lockPollMs: this.options.lockPollMs ?? 2000,
+      journal: this.options.journalDir ? new UploadJournal(this.options.journalDir) : null,
     });
   }
 
@@ -269,7 +273,7 @@ class WriteSession {
     private readonly version: DatasetVersion,
     private readonly prefix: string,
     private readonly options: WriteOptions,
-    private readonly tuning: { directUploadBytes: number; lockWaitMs: number; lockPollMs: number },
+    private readonly tuning: { directUploadBytes: number; lockWaitMs: number; lockPollMs: number; journal: UploadJournal | null },
   ) {
     for (const file of version.files ?? []) this.byPath.set(pathOf(file), file);
     const types = (version.files ?? []).map((file) => file.dataFile.checksum?.type).filter(Boolean) as string[];
@@ -291,7 +295,7 @@ class WriteSession {
       bytes = await stageEntry(entry, knownAlgorithm ? [knownAlgorithm] : [this.algorithm], (entry.size ?? Infinity) >= this.tuning.directUploadBytes, this.options.signal);
       if (existing && knownAlgorithm && known[knownAlgorithm] === bytes.hashes[knownAlgorithm]) return void outcome.ignored.push(reportPath);
       await this.waitForLocks();
-      const stored = await this.send(bytes, name, directoryLabel, existing ?? null);
+      const stored = await this.send(bytes, path, name, directoryLabel, existing ?? null);
       this.byPath.set(path, stored);
       (existing ? outcome.updated : outcome.created).push(reportPath);
     } catch (error) {
@@ -303,20 +307,28 @@ class WriteSession {
   }
 
   /** Direct upload for big files and ZIPs where the store allows it; otherwise the native API. */
-  private async send(bytes: StagedBytes, name: string, directoryLabel: string | null, existing: FileMetadata | null): Promise<FileMetadata> {
+  private async send(bytes: StagedBytes, path: string, name: string, directoryLabel: string | null, existing: FileMetadata | null): Promise<FileMetadata> {
     const signal = this.options.signal;
     const datasetId = this.version.datasetId;
     const meta = { directoryLabel: directoryLabel ?? '', description: '' };
     if (this.directAllowed && (bytes.size >= this.tuning.directUploadBytes || isZipName(name))) {
-      const storageIdentifier = await uploadDirect(this.api, datasetId, bytes, signal);
+      const md5 = bytes.hashes.md5 as string;
+      const journal = this.tuning.journal ? { store: this.tuning.journal, key: UploadJournal.key({ installation: this.api.account.url, datasetId, path, size: bytes.size, md5 }) } : undefined;
+      const storageIdentifier = await uploadDirect(this.api, datasetId, bytes, signal, journal);
       if (storageIdentifier === null) this.directAllowed = false;
       else {
-        const registered = { ...meta, storageIdentifier, fileName: name, mimeType: 'application/octet-stream', checksum: { '@type': 'MD5', '@value': bytes.hashes.md5 } };
-        if (existing) return firstFile(await this.withLockRetry(() => this.api.replaceFile(existing.dataFile.id, { ...registered, forceReplace: true }, null, signal)), name);
-        const answer = await this.withLockRetry(() => this.api.addFiles(datasetId, [registered], signal));
-        const result = answer.Files[0];
-        if (!result || result.errorMessage || !result.fileDetails) throw new FerryError(502, 'upstream_error', `Dataverse did not register '${name}': ${result?.errorMessage ?? 'no answer for the file'}.`);
-        return result.fileDetails;
+        const registered = { ...meta, storageIdentifier, fileName: name, mimeType: 'application/octet-stream', checksum: { '@type': 'MD5', '@value': md5 } };
+        let stored: FileMetadata;
+        if (existing) stored = firstFile(await this.withLockRetry(() => this.api.replaceFile(existing.dataFile.id, { ...registered, forceReplace: true }, null, signal)), name);
+        else {
+          const answer = await this.withLockRetry(() => this.api.addFiles(datasetId, [registered], signal));
+          const result = answer.Files[0];
+          if (!result || result.errorMessage || !result.fileDetails) throw new FerryError(502, 'upstream_error', `Dataverse did not register '${name}': ${result?.errorMessage ?? 'no answer for the file'}.`);
+          stored = result.fileDetails;
+        }
+        // registered: nothing is left to resume
+        await journal?.store.remove(journal.key);
+        return stored;
       }
     }
     // native: a ZIP goes inside a ZIP of its own, or Dataverse would unpack it (zip-wrap.ts)

@@ -17,7 +17,7 @@ let sent: RecordedRequest[];
 
 beforeAll(async () => {
   emulator = await startDataverseEmulator({ directUpload: true, partSize: 32 * 1024 });
-  const target = createDataverseTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0, directUploadBytes: 16 * 1024 });
+  const target = createDataverseTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0, journalDir: null, directUploadBytes: 16 * 1024 });
   const d = emulator.state.addDataset(1, 'Sent', { 'plain.txt': 'plain' });
   const options = writeOptions();
   await target.write(ctx(TOKEN), datasetId(d.id), entriesFrom({ 'small/a.txt': 'a', 'table.csv': 'x,y\n1,2\n', 'one-part.bin': Buffer.alloc(20 * 1024, 1), 'three-parts.bin': Buffer.alloc(70 * 1024, 2) }), options);
