@@ -63,6 +63,18 @@ export interface DvDataset {
   ingestLockReads: number;
 }
 
+/** A collection (a "dataverse"): `root` always exists and takes anyone's datasets. */
+export interface DvCollection {
+  id: number;
+  alias: string;
+  name: string;
+  /** alias of the parent collection; null for root */
+  parent: string | null;
+  /** users with a role on it */
+  members: Set<number>;
+  created: string;
+}
+
 export interface DvUser {
   id: number;
   identifier: string;
@@ -101,6 +113,7 @@ export interface RecordedRequest {
 export interface DataverseState {
   users: Map<string, DvUser>;
   datasets: Map<number, DvDataset>;
+  collections: Map<string, DvCollection>;
   options: Required<DataverseEmulatorOptions>;
   requests: RecordedRequest[];
   /** multipart uploads in progress: uploadId → parts */
@@ -108,6 +121,7 @@ export interface DataverseState {
   /** objects in the S3 bucket, by storage key */
   objects: Map<string, Buffer>;
   addDataset(owner: number, title: string, files?: Record<string, string | Buffer>, options?: { released?: boolean; dataverse?: string }): DvDataset;
+  addCollection(owner: number, alias: string, name: string, parent?: string): DvCollection;
   /** the files of a dataset's latest version */
   latest(dataset: DvDataset): DvFile[];
 }
@@ -133,6 +147,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       ['dv-token-2222', { id: 2, identifier: 'other', firstName: 'Oscar', lastName: 'Other', email: 'oscar@example.org' }],
     ]),
     datasets: new Map(),
+    collections: new Map([['root', { id: 1, alias: 'root', name: 'Root', parent: null, members: new Set<number>(), created: now() }]]),
     options: {
       checksumType: options.checksumType ?? 'MD5',
       directUpload: options.directUpload ?? false,
@@ -171,6 +186,11 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       return dataset;
     },
     latest: (dataset) => dataset.draft?.files ?? dataset.released?.files ?? [],
+    addCollection(owner, alias, name, parent = 'root') {
+      const collection: DvCollection = { id: nextId++, alias, name, parent, members: new Set([owner]), created: now() };
+      state.collections.set(alias, collection);
+      return collection;
+    },
   };
 
   function makeFile(label: string, directoryLabel: string | null, bytes: Buffer, contentType: string, checksum?: DvFile['checksum']): DvFile {
@@ -227,6 +247,14 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
 
     if (path === '/api/mydata/retrieve' && method === 'GET') return myData(url, user, res);
 
+    if ((match = /^\/api\/dataverses\/([^/]+)$/.exec(path)) && method === 'GET') {
+      const key = decodeURIComponent(match[1] as string);
+      const collection = state.collections.get(key === ':root' ? 'root' : key) ?? [...state.collections.values()].find((c) => String(c.id) === key);
+      if (!collection) return fail(res, 404, `Can't find dataverse with identifier='${key}'`);
+      const parent = collection.parent ? state.collections.get(collection.parent) : undefined;
+      return ok(res, { id: collection.id, alias: collection.alias, name: collection.name, affiliation: 'Emulator', dataverseContacts: [{ displayOrder: 0, contactEmail: 'root@example.org' }], permissionRoot: true, description: `${collection.name} description`, dataverseType: 'UNCATEGORIZED', ...(parent ? { ownerId: parent.id } : {}), creationDate: collection.created, isReleased: false, effectiveRequiresFilesToPublishDataset: false, isMetadataBlockRoot: false, isFacetRoot: false });
+    }
+
     if ((match = /^\/api\/dataverses\/([^/]+)\/datasets$/.exec(path)) && method === 'POST') {
       if (!/application\/json/i.test(req.headers['content-type'] ?? '')) return fail(res, 415, 'Unsupported Media Type');
       return createDataset(decodeURIComponent(match[1] as string), body, user, res);
@@ -239,7 +267,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       const draft = which !== ':latest-published' && dataset.draft;
       if (which === ':draft' && !dataset.draft) return fail(res, 404, `Dataset version ${which} of dataset ${dataset.id} not found`);
       if (!draft && !dataset.released) return fail(res, 404, `Dataset version ${which} of dataset ${dataset.id} not found`);
-      return ok(res, versionJson(dataset, draft ? 'draft' : 'released', url.searchParams.get('excludeFiles') === 'true'));
+      return ok(res, versionJson(dataset, draft ? 'draft' : 'released', url.searchParams.get('excludeFiles') === 'true', url.searchParams.get('returnOwners') === 'true'));
     }
 
     if ((match = /^\/api\/datasets\/(\d+)\/locks$/.exec(path)) && method === 'GET') {
@@ -313,19 +341,45 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     if (roles.length === 0) return sendJson(res, 200, { success: false, error_message: 'No results. Please select at least one Role.' });
     const types = url.searchParams.getAll('dvobject_types');
     const states = url.searchParams.getAll('published_states');
+    const collections = [...state.collections.values()].filter((c) => c.members.has(user.id) && (types.length === 0 || types.includes('Dataverse')));
     const wanted = [...state.datasets.values()]
       .filter((d) => d.members.has(user.id))
       .filter(() => types.length === 0 || types.includes('Dataset'))
       .filter((d) => states.length === 0 || (d.draft && !d.released ? states.includes('Unpublished') || states.includes('Draft') : d.draft ? states.includes('Draft') || states.includes('Published') : states.includes('Published')))
       .sort((a, b) => b.id - a.id);
-    if (wanted.length === 0) {
+    const total = collections.length + wanted.length;
+    if (total === 0) {
       if (state.options.legacyNoResults) return sendJson(res, 200, { success: false, error_message: 'Sorry, you have no results.' });
       return sendJson(res, 200, { success: true, message: 'Sorry, no results were found.', data: { pagination: pager(0, 1), items: [], total_count: 0, start: 0 } });
     }
     // SearchConstants.NUM_SOLR_DOCS_TO_RETRIEVE: 10 a page; `per_page` is documented but not read
     const page = Math.max(1, Number(url.searchParams.get('selected_page') ?? 1) || 1);
-    const items = wanted.slice((page - 1) * 10, page * 10).map((d) => {
+    const collectionCards = collections.map((c) => {
+      const parent = c.parent ? state.collections.get(c.parent) : undefined;
+      return {
+        name: c.name,
+        type: 'dataverse',
+        url: `${base}/dataverse/${c.alias}`,
+        identifier: c.alias,
+        description: `${c.name} description`,
+        published_at: c.created,
+        entity_id: c.id,
+        publicationStatuses: ['Unpublished'],
+        is_draft_state: false,
+        is_in_review_state: false,
+        is_unpublished_state: true,
+        is_published: false,
+        is_deaccesioned: false,
+        is_valid: true,
+        date_to_display_on_card: c.created.slice(0, 10),
+        // SolrSearchResult.getJsonForMyData: a collection's and a dataset's parent is a collection, by id
+        ...(parent ? { parentId: String(parent.id), parentName: parent.name } : {}),
+        user_roles: ['Admin'],
+      };
+    });
+    const datasetCards = wanted.map((d) => {
       const draft = Boolean(d.draft);
+      const parent = state.collections.get(d.dataverse);
       return {
         name: d.title,
         type: 'dataset',
@@ -336,7 +390,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
         publisher: d.dataverse,
         citationHtml: `Doe, Jane, ${d.title}, <a href="https://doi.org/${d.persistentId.slice(4)}">${d.persistentId}</a>`,
         identifier_of_dataverse: d.dataverse,
-        name_of_dataverse: d.dataverse === 'root' ? 'Root' : d.dataverse,
+        name_of_dataverse: state.collections.get(d.dataverse)?.name ?? d.dataverse,
         citation: `Doe, Jane, ${d.title}, ${d.persistentId}`,
         storageIdentifier: `file://${d.persistentId.slice(4)}`,
         fileCount: state.latest(d).length,
@@ -352,14 +406,14 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
         is_published: Boolean(d.released) && !draft,
         is_deaccesioned: false,
         date_to_display_on_card: (d.draft?.createTime ?? d.released?.releaseTime ?? '').slice(0, 10),
-        parentIdentifier: d.dataverse,
-        parentName: d.dataverse,
+        ...(parent ? { parentId: String(parent.id), parentName: parent.name } : {}),
         entity_id: d.id,
         publicationStatuses: draft ? (d.released ? ['Draft'] : ['Unpublished', 'Draft']) : ['Published'],
         user_roles: ['Contributor'],
       };
     });
-    sendJson(res, 200, { success: true, data: { pagination: pager(wanted.length, page), items, total_count: wanted.length, start: (page - 1) * 10, search_term: '*', dvobject_counts: { datasets_count: wanted.length }, pubstatus_counts: {}, selected_filters: { role_names: ['Contributor'], publication_statuses: states } } });
+    const items = [...collectionCards, ...datasetCards].slice((page - 1) * 10, page * 10);
+    sendJson(res, 200, { success: true, data: { pagination: pager(total, page), items, total_count: total, start: (page - 1) * 10, search_term: '*', dvobject_counts: { dataverses_count: collectionCards.length, datasets_count: datasetCards.length }, pubstatus_counts: {}, selected_filters: { role_names: ['Contributor'], publication_statuses: states } } });
   }
 
   function pager(total: number, page: number): Record<string, unknown> {
@@ -368,7 +422,10 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
   }
 
   function createDataset(alias: string, body: Buffer, user: DvUser, res: ServerResponse): void {
-    if (alias !== 'root' && alias !== ':root' && alias !== 'sub') return fail(res, 404, `Can't find dataverse with identifier='${alias}'`);
+    const collection = state.collections.get(alias === ':root' ? 'root' : alias) ?? [...state.collections.values()].find((c) => String(c.id) === alias);
+    if (!collection) return fail(res, 404, `Can't find dataverse with identifier='${alias}'`);
+    // root takes anyone's datasets (as on Harvard Dataverse); elsewhere a role is needed
+    if (collection.alias !== 'root' && !collection.members.has(user.id)) return fail(res, 403, `User @${user.identifier} is not permitted to perform requested action.`);
     const json = JSON.parse(body.toString('utf8')) as { datasetVersion?: { metadataBlocks?: { citation?: { fields?: { typeName: string; value: unknown }[] } } } };
     if (!json.datasetVersion) return fail(res, 400, 'Please provide initial version in the dataset json');
     const fields = json.datasetVersion.metadataBlocks?.citation?.fields ?? [];
@@ -378,7 +435,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     const missing = ['title', 'author', 'datasetContact', 'dsDescription', 'subject', ...state.options.extraRequiredFields].filter((name) => !has(name));
     if (missing.length) return fail(res, 400, `Validation Failed: ${missing.map((name) => `${labels[name] ?? name} is required. (Invalid value:edu.harvard.iq.dataverse.DatasetField[ id=null ])`).join(', ')}.`);
     const title = String(fields.find((field) => field.typeName === 'title')?.value ?? '');
-    const dataset = state.addDataset(user.id, title, {}, { dataverse: alias === ':root' ? 'root' : alias });
+    const dataset = state.addDataset(user.id, title, {}, { dataverse: collection.alias });
     ok(res, { id: dataset.id, persistentId: dataset.persistentId }, {}, 201);
   }
 
@@ -626,7 +683,15 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     return { label: file.label, restricted: file.restricted, ...(file.directoryLabel ? { directoryLabel: file.directoryLabel } : {}), version: 1, datasetVersionId: dataset.id * 10, dataFile: dataFileJson(file, dataset) };
   }
 
-  function versionJson(dataset: DvDataset, which: 'draft' | 'released', excludeFiles: boolean): Record<string, unknown> {
+  /** JsonPrinter.getOwnersFromDvObject: the direct parent outermost, its own parents nested in `isPartOf` */
+  function ownersOf(alias: string | null): Record<string, unknown> | undefined {
+    const collection = alias ? state.collections.get(alias) : undefined;
+    if (!collection) return undefined;
+    const parent = ownersOf(collection.parent);
+    return { type: 'DATAVERSE', identifier: collection.alias, isReleased: false, displayName: collection.name, ...(parent ? { isPartOf: parent } : {}) };
+  }
+
+  function versionJson(dataset: DvDataset, which: 'draft' | 'released', excludeFiles: boolean, returnOwners = false): Record<string, unknown> {
     const draft = which === 'draft';
     const files = draft ? dataset.draft!.files : dataset.released!.files;
     return {
@@ -644,6 +709,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       license: { name: 'CC0 1.0', uri: 'http://creativecommons.org/publicdomain/zero/1.0' },
       fileAccessRequest: true,
       metadataBlocks: { citation: { displayName: 'Citation Metadata', name: 'citation', fields: [{ typeName: 'title', multiple: false, typeClass: 'primitive', value: dataset.title }] } },
+      ...(returnOwners ? { isPartOf: ownersOf(dataset.dataverse) } : {}),
       ...(excludeFiles ? {} : { files: files.map((file) => fileMetadataJson(file, dataset)) }),
     };
   }

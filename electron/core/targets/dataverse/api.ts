@@ -42,6 +42,8 @@ export interface DatasetVersion {
   releaseTime?: string;
   metadataBlocks?: { citation?: { fields?: { typeName: string; value: unknown }[] } };
   files?: FileMetadata[];
+  /** with `returnOwners`: the collection it is in (JsonPrinter.getOwnersFromDvObject) */
+  isPartOf?: { type?: string; identifier?: string | number; displayName?: string };
 }
 
 /** A card of `/api/mydata/retrieve` (DataRetrieverAPI.formatSolrDocs). */
@@ -149,8 +151,8 @@ export class DataverseApi {
   }
 
   /** The latest version the token may see: the draft when the user can edit one (`:latest`). */
-  latestVersion(datasetId: number, signal?: AbortSignal): Promise<DatasetVersion> {
-    return this.data<DatasetVersion>(`datasets/${datasetId}/versions/:latest`, { signal });
+  latestVersion(datasetId: number, signal?: AbortSignal, withOwners = false): Promise<DatasetVersion> {
+    return this.data<DatasetVersion>(`datasets/${datasetId}/versions/:latest`, { signal, searchParams: withOwners ? { returnOwners: true } : undefined });
   }
 
   /** Lock types now on a dataset (Ingest, EditInProgress, InReview, finalizePublication, …). */

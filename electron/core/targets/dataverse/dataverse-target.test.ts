@@ -246,9 +246,15 @@ describe('dataverse target: writing', () => {
   });
 
   it('creates new datasets in the collection a JSON token names', async () => {
+    emulator.state.addCollection(1, 'sub', 'My lab');
     const json = JSON.stringify({ url: emulator.url, token: TOKEN, collection: 'sub' });
     await target.write(ctx(json), null, entriesFrom({ 'In sub/': null, 'In sub/r.txt': 'r' }), writeOptions());
-    expect([...emulator.state.datasets.values()].find((d) => d.title === 'In sub')?.dataverse).toBe('sub');
+    const made = [...emulator.state.datasets.values()].find((d) => d.title === 'In sub')!;
+    expect(made.dataverse).toBe('sub');
+    expect((await target.detail(ctx(json), datasetId(made.id))).extra).toMatchObject({ collection: { alias: 'sub', name: 'My lab' } });
+    // a collection the account has no role on refuses, and the refusal is passed on
+    const elsewhere = JSON.stringify({ url: emulator.url, token: 'dv-token-2222', collection: 'sub' });
+    expect((await failure(target.write(ctx(elsewhere), null, entriesFrom({ 'No/': null, 'No/r.txt': 'r' }), writeOptions()))).status).toBe(403);
   });
 });
 

@@ -100,10 +100,12 @@ export class DataverseTarget implements Target {
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
     const parsed = parseDataverseId(id);
     const api = this.api(ctx);
-    const version = await api.latestVersion(parsed.datasetId, ctx.signal);
+    const version = await api.latestVersion(parsed.datasetId, ctx.signal, parsed.kind === 'dataset');
     const common = datasetExtra(api, version);
     if (parsed.kind === 'dataset') {
       const files = version.files ?? [];
+      const owner = version.isPartOf?.type === 'DATAVERSE' ? version.isPartOf : null;
+      common.collection = owner ? { alias: String(owner.identifier ?? ''), name: owner.displayName ?? null } : null;
       return {
         ...datasetNode(version),
         date_created: normalizeTimestamp(version.createTime),
