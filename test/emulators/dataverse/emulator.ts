@@ -108,6 +108,8 @@ export interface RecordedRequest {
   jsonData?: string;
   /** a JSON request body, as sent */
   json?: string;
+  /** for multipart adds: the `file` part's filename */
+  filename?: string;
 }
 
 export interface DataverseState {
@@ -328,7 +330,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       res.statusCode = 200;
       res.setHeader('content-type', original ? original.format : found.file.contentType);
       res.setHeader('content-length', String(bytes.length));
-      res.setHeader('content-disposition', `attachment; filename="${original ? original.name : found.file.label}"`);
+      res.setHeader('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(original ? original.name : found.file.label)}`);
       return void res.end(bytes);
     }
 
@@ -536,10 +538,13 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     if (!parts) return fail(res, 400, 'Expected multipart/form-data.');
     const jsonText = parts.find((p) => p.name === 'jsonData')?.body.toString('utf8') ?? '{}';
     record.jsonData = jsonText;
-    const json = JSON.parse(jsonText) as { directoryLabel?: string; storageIdentifier?: string };
+    const json = JSON.parse(jsonText) as { directoryLabel?: string; storageIdentifier?: string; label?: string };
     const filePart = parts.find((p) => p.name === 'file');
+    record.filename = filePart?.filename ?? undefined;
     if (!filePart || filePart.filename === null) return fail(res, 400, 'You must upload a file or provide a valid storageidentifier, filename, and mimetype.');
-    const expanded = await expand({ name: filePart.filename, directoryLabel: json.directoryLabel || null, bytes: filePart.body, contentType: filePart.contentType ?? 'application/octet-stream' });
+    const unpacked = await expand({ name: filePart.filename, directoryLabel: json.directoryLabel || null, bytes: filePart.body, contentType: filePart.contentType ?? 'application/octet-stream' });
+    // OptionalFileParams.addOptionalParams: `label` and `directoryLabel` are set on every file made
+    const expanded = unpacked.map((file) => ({ ...file, ...(json.label ? { name: json.label } : {}), ...(json.directoryLabel ? { directoryLabel: json.directoryLabel } : {}) }));
     const stored = expanded.map((upload) => store(dataset, upload, null));
     const warning = stored.find((s) => s.warning)?.warning;
     ok(res, { files: stored.map((s) => fileMetadataJson(s.file, dataset)) }, warning ? { message: { message: warning } } : {});
@@ -585,7 +590,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     if (!parts) return fail(res, 400, 'Expected multipart/form-data.');
     const jsonText = parts.find((p) => p.name === 'jsonData')?.body.toString('utf8') ?? '{}';
     record.jsonData = jsonText;
-    const json = JSON.parse(jsonText) as { forceReplace?: boolean | string; directoryLabel?: string; storageIdentifier?: string; fileName?: string; mimeType?: string; checksum?: { '@type': ChecksumType; '@value': string } };
+    const json = JSON.parse(jsonText) as { forceReplace?: boolean | string; directoryLabel?: string; label?: string; storageIdentifier?: string; fileName?: string; mimeType?: string; checksum?: { '@type': ChecksumType; '@value': string } };
     let incoming: Incoming;
     if (json.storageIdentifier) {
       const bytes = state.objects.get(`${dataset.persistentId.slice(4)}/${json.storageIdentifier.replace(/^s3:\/\/[^:]+:/, '')}`);
@@ -593,8 +598,9 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       incoming = { name: json.fileName ?? current.label, directoryLabel: json.directoryLabel ?? current.directoryLabel, bytes, contentType: json.mimeType ?? 'application/octet-stream', checksum: json.checksum ? { type: json.checksum['@type'], value: json.checksum['@value'] } : undefined };
     } else {
       const filePart = parts.find((p) => p.name === 'file');
+      record.filename = filePart?.filename ?? undefined;
       if (!filePart || filePart.filename === null) return fail(res, 400, 'You must upload a file or provide a valid storageidentifier, filename, and mimetype.');
-      incoming = { name: filePart.filename, directoryLabel: json.directoryLabel ?? current.directoryLabel, bytes: filePart.body, contentType: filePart.contentType ?? 'application/octet-stream' };
+      incoming = { name: json.label || filePart.filename, directoryLabel: json.directoryLabel ?? current.directoryLabel, bytes: filePart.body, contentType: filePart.contentType ?? 'application/octet-stream' };
     }
     const value = incoming.checksum?.value ?? digest(state.options.checksumType, incoming.bytes);
     if (value === current.checksum.value) return fail(res, 400, 'Error! You may not replace a file with a file that has duplicate content.');

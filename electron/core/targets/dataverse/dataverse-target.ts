@@ -336,16 +336,20 @@ class WriteSession {
     // native: a ZIP goes inside a ZIP of its own, or Dataverse would unpack it (zip-wrap.ts)
     const zip = isZipName(name);
     const wrapped = zip ? wrapInZip(directoryLabel ? `${directoryLabel}/${name}` : name, bytes.size, () => bytes.open()) : null;
+    // the name goes as the JSON `label` (OptionalFileParams: it sets the file's label), which
+    // carries any character; the multipart filename, whose decoding by the server is not
+    // pinned down, is kept to ASCII and only tells Dataverse the type by its extension
+    const nativeMeta = { ...meta, label: name };
     const part = {
       name: 'file',
-      filename: zip ? `${name}.zip` : name,
+      filename: asciiName(zip ? `${name}.zip` : name),
       contentType: zip ? 'application/zip' : 'application/octet-stream',
       size: wrapped?.size ?? bytes.size,
       open: wrapped?.open ?? (() => bytes.open()),
     };
     const answer = existing
-      ? await this.withLockRetry(() => this.api.replaceFile(existing.dataFile.id, { ...meta, forceReplace: true }, part, signal))
-      : await this.withLockRetry(() => this.api.addFile(datasetId, meta, part, signal));
+      ? await this.withLockRetry(() => this.api.replaceFile(existing.dataFile.id, { ...nativeMeta, forceReplace: true }, part, signal))
+      : await this.withLockRetry(() => this.api.addFile(datasetId, nativeMeta, part, signal));
     return firstFile(answer, name);
   }
 
@@ -378,6 +382,11 @@ class WriteSession {
     }
     this.lockChecked = true;
   }
+}
+
+/** Printable ASCII only, each other character an underscore; the extension survives. */
+function asciiName(name: string): string {
+  return name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^\x20-\x7e]/g, '_');
 }
 
 function firstFile(answer: { files: FileMetadata[] }, name: string): FileMetadata {

@@ -20,7 +20,7 @@ beforeAll(async () => {
   const target = createDataverseTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0, journalDir: null, directUploadBytes: 16 * 1024 });
   const d = emulator.state.addDataset(1, 'Sent', { 'plain.txt': 'plain' });
   const options = writeOptions();
-  await target.write(ctx(TOKEN), datasetId(d.id), entriesFrom({ 'small/a.txt': 'a', 'table.csv': 'x,y\n1,2\n', 'one-part.bin': Buffer.alloc(20 * 1024, 1), 'three-parts.bin': Buffer.alloc(70 * 1024, 2) }), options);
+  await target.write(ctx(TOKEN), datasetId(d.id), entriesFrom({ 'small/a.txt': 'a', 'table.csv': 'x,y\n1,2\n', 'résumé ✓.txt': 'accents', 'one-part.bin': Buffer.alloc(20 * 1024, 1), 'three-parts.bin': Buffer.alloc(70 * 1024, 2) }), options);
   await target.write(ctx(TOKEN), datasetId(d.id), entriesFrom({ 'small/a.txt': 'a, changed' }), writeOptions('update'));
   await target.write(ctx(TOKEN), null, entriesFrom({ 'Fresh/': null, 'Fresh/f.txt': 'f' }), options);
   await collect(target.list(ctx(TOKEN)));
@@ -71,9 +71,10 @@ describe('what Ferry sends to Dataverse', () => {
   it('native adds as multipart jsonData + file with the folder as directoryLabel', () => {
     const adds = api().filter((r) => /^\/api\/datasets\/\d+\/add$/.test(r.path));
     expect(adds.map((r) => JSON.parse(r.jsonData!))).toEqual([
-      { directoryLabel: 'small', description: '' },
-      { directoryLabel: '', description: '' },
-      { directoryLabel: '', description: '' },
+      { directoryLabel: 'small', description: '', label: 'a.txt' },
+      { directoryLabel: '', description: '', label: 'table.csv' },
+      { directoryLabel: '', description: '', label: 'résumé ✓.txt' },
+      { directoryLabel: '', description: '', label: 'f.txt' },
     ]);
     for (const add of adds) {
       expect(add.method).toBe('POST');
@@ -95,7 +96,13 @@ describe('what Ferry sends to Dataverse', () => {
 
   it('update through /files/{id}/replace with forceReplace', () => {
     const replaces = api().filter((r) => /^\/api\/files\/\d+\/replace$/.test(r.path));
-    expect(replaces.map((r) => JSON.parse(r.jsonData!))).toEqual([{ directoryLabel: 'small', description: '', forceReplace: true }]);
+    expect(replaces.map((r) => JSON.parse(r.jsonData!))).toEqual([{ directoryLabel: 'small', description: '', label: 'a.txt', forceReplace: true }]);
+  });
+
+  it('a name beyond ASCII in the JSON label, an ASCII one in the multipart filename', () => {
+    const add = api().filter((r) => /^\/api\/datasets\/\d+\/add$/.test(r.path))[2]!;
+    expect(JSON.parse(add.jsonData!).label).toBe('résumé ✓.txt');
+    expect(add.filename).toBe('resume _.txt');
   });
 
   it('a new dataset into :root, as JSON', () => {
@@ -105,7 +112,7 @@ describe('what Ferry sends to Dataverse', () => {
 
   it('downloads through the Data Access API, format=original only for an ingested file', () => {
     const downloads = api().filter((r) => r.path.startsWith('/api/access/datafile/'));
-    expect(downloads.length).toBe(5);
+    expect(downloads.length).toBe(6);
     expect(downloads.filter((r) => r.path.endsWith('?format=original'))).toHaveLength(1);
   });
 
