@@ -62,6 +62,8 @@ export interface InvenioState {
   requests: string[];
   /** authorization header of every request, in order */
   authorizations: (string | undefined)[];
+  /** every request with its headers, and its body when it is JSON */
+  sent: { method: string; path: string; headers: Record<string, string | string[] | undefined>; json?: unknown }[];
   addRecord(owner: number, title: string, files?: Record<string, string | Buffer>, options?: { published?: boolean }): InvenioRecord;
 }
 
@@ -83,6 +85,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     options: { maxFiles: options.maxFiles ?? 100, allowEmptyFiles: options.allowEmptyFiles ?? true, indexLagSearches: options.indexLagSearches ?? 0 },
     requests: [],
     authorizations: [],
+    sent: [],
     addRecord(owner, title, files = {}, { published = false } = {}) {
       const time = now();
       const id = newId();
@@ -104,6 +107,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     state.requests.push(`${method} ${url.pathname}${url.search}`);
     state.authorizations.push(req.headers.authorization);
     const body = await readBody(req);
+    state.sent.push({ method, path: `${url.pathname}${url.search}`, headers: { ...req.headers }, ...(/application\/json/i.test(req.headers['content-type'] ?? '') && body.length ? { json: JSON.parse(body.toString('utf8')) as unknown } : {}) });
     const token = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const owner = token ? state.tokens[token] : undefined;
     if (token && owner === undefined) return sendJson(res, 401, { status: 401, message: 'The server could not verify that you are authorized to access the URL requested.' });
