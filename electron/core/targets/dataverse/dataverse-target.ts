@@ -362,7 +362,7 @@ class WriteSession {
     try {
       return await send();
     } catch (error) {
-      if (!(error instanceof FerryError) || !/lock/i.test(error.message)) throw error;
+      if (!(error instanceof FerryError) || !/\block(ed)?\b/i.test(error.message)) throw error;
       this.lockChecked = false;
       await this.waitForLocks();
       return send();
