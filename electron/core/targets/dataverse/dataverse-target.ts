@@ -60,6 +60,8 @@ export class DataverseTarget implements Target {
     supported_actions: fullActions(true),
     supported_hash_algorithms: ['md5', 'sha1', 'sha256', 'sha512'],
     credential: 'remote',
+    // ids.ts builds every id from digits and base64url text
+    plainIds: true,
   };
 
   private readonly clients = new Map<string, DataverseApi>();

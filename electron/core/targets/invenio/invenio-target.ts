@@ -45,6 +45,8 @@ export class InvenioTarget implements Target {
     supported_actions: fullActions(true),
     supported_hash_algorithms: ['md5'],
     credential: 'remote',
+    // ids.ts builds every id from record ids ([a-z0-9-]) and base64url text
+    plainIds: true,
   };
 
   private readonly clients = new Map<string, InvenioApi>();
