@@ -257,6 +257,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
       updated: file.updated,
       status: file.committed ? 'completed' : 'pending',
       metadata: null,
+      access: { hidden: false },
       ...(file.committed && file.bytes ? { checksum: `md5:${md5(file.bytes)}`, size: file.bytes.length, mimetype: 'application/octet-stream', storage_class: 'L', file_id: `${record.id}-${file.key}`, version_id: randomBytes(8).toString('hex'), bucket_id: record.parent } : {}),
       transfer: { type: 'L' },
       links: { self, content: `${self}/content`, ...(draft ? { commit: `${self}/commit` } : {}) },
@@ -264,7 +265,8 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
   }
 
   function filesList(record: InvenioRecord, draft: boolean): Record<string, unknown> {
-    return { enabled: true, entries: record.files.map((file) => fileJson(record, file, draft)), default_preview: null, order: [], links: { self: `${base}/api/records/${record.id}${draft ? '/draft' : ''}/files` } };
+    const self = `${base}/api/records/${record.id}${draft ? '/draft' : ''}/files`;
+    return { enabled: true, entries: record.files.map((file) => fileJson(record, file, draft)), default_preview: null, order: [], links: { self, archive: `${self}-archive` } };
   }
 
   function serialize(record: InvenioRecord, asDraft: boolean): Record<string, unknown> {
