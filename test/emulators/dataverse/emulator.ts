@@ -61,6 +61,8 @@ export interface DvDataset {
   draft: { files: DvFile[]; createTime: string; lastUpdateTime: string } | null;
   /** lock reads left before the Ingest lock lifts */
   ingestLockReads: number;
+  /** My Data searches left before the index shows it */
+  hiddenSearches: number;
 }
 
 /** A collection (a "dataverse"): `root` always exists and takes anyone's datasets. */
@@ -97,6 +99,8 @@ export interface DataverseEmulatorOptions {
   ingestLockReads?: number;
   /** how long storage takes over each part, ms (to stop a client mid-upload) */
   s3DelayMs?: number;
+  /** My Data searches a new dataset stays out of (Solr indexes it asynchronously) */
+  indexLagSearches?: number;
 }
 
 export interface RecordedRequest {
@@ -158,6 +162,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       legacyNoResults: options.legacyNoResults ?? false,
       ingestLockReads: options.ingestLockReads ?? 0,
       s3DelayMs: options.s3DelayMs ?? 0,
+      indexLagSearches: options.indexLagSearches ?? 0,
     },
     requests: [],
     uploads: new Map(),
@@ -174,6 +179,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
         released: null,
         draft: { files: [], createTime: time, lastUpdateTime: time },
         ingestLockReads: 0,
+        hiddenSearches: 0,
       };
       for (const [path, content] of Object.entries(files)) {
         const bytes = Buffer.isBuffer(content) ? content : Buffer.from(content);
@@ -344,8 +350,10 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     const types = url.searchParams.getAll('dvobject_types');
     const states = url.searchParams.getAll('published_states');
     const collections = [...state.collections.values()].filter((c) => c.members.has(user.id) && (types.length === 0 || types.includes('Dataverse')));
+    // IndexServiceBean.asyncIndexDataset: a new dataset reaches Solr, and My Data, a moment later
+    for (const d of state.datasets.values()) if (d.hiddenSearches > 0 && d.members.has(user.id)) d.hiddenSearches--;
     const wanted = [...state.datasets.values()]
-      .filter((d) => d.members.has(user.id))
+      .filter((d) => d.members.has(user.id) && d.hiddenSearches === 0)
       .filter(() => types.length === 0 || types.includes('Dataset'))
       .filter((d) => states.length === 0 || (d.draft && !d.released ? states.includes('Unpublished') || states.includes('Draft') : d.draft ? states.includes('Draft') || states.includes('Published') : states.includes('Published')))
       .sort((a, b) => b.id - a.id);
@@ -438,6 +446,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     if (missing.length) return fail(res, 400, `Validation Failed: ${missing.map((name) => `${labels[name] ?? name} is required. (Invalid value:edu.harvard.iq.dataverse.DatasetField[ id=null ])`).join(', ')}.`);
     const title = String(fields.find((field) => field.typeName === 'title')?.value ?? '');
     const dataset = state.addDataset(user.id, title, {}, { dataverse: collection.alias });
+    dataset.hiddenSearches = state.options.indexLagSearches + 1;
     ok(res, { id: dataset.id, persistentId: dataset.persistentId }, {}, 201);
   }
 

@@ -237,6 +237,14 @@ describe('dataverse target: writing', () => {
     expect(fields.subject).toEqual(['Other']);
   });
 
+  it('does not wait for the search index after creating a dataset', async () => {
+    await start({ indexLagSearches: 3 });
+    const outcome = await target.write(ctx(TOKEN), null, entriesFrom({ 'Lagging/': null, 'Lagging/r.txt': 'r' }), writeOptions());
+    expect(outcome).toMatchObject({ created: ['Lagging/r.txt'], fileErrors: [] });
+    expect(await collect(target.list(ctx(TOKEN), { container: null }))).toEqual([]); // not indexed yet
+    expect((await target.detail(ctx(TOKEN), outcome.newResource!.id)).title).toBe('Lagging');
+  });
+
   it('says which fields an installation wants beyond the ones Ferry fills', async () => {
     await start({ extraRequiredFields: ['keyword'] });
     const error = await failure(target.write(ctx(TOKEN), null, entriesFrom({ 'New/': null, 'New/r.txt': 'r' }), writeOptions()));
