@@ -11,7 +11,8 @@ const USAGE = `Usage:
   ferry serve [--host 127.0.0.1] [--port N|0] [--data-dir DIR] [--workspace DIR]
               [--library DIR]... [--renderer-dir DIR] [--open]
               [--osf-api-url URL] [--github-api-url URL] [--gitlab-url URL]
-              [--zenodo-url URL] [--figshare-api-url URL]
+              [--zenodo-url URL] [--figshare-api-url URL] [--dataverse-url URL]
+              [--invenio-url URL]
       Runs Ferry headless: the /api_v1/ API and the UI for a browser.
   ferry open [--data-dir DIR]
       Opens the running Ferry's UI in the default browser, signed in.
@@ -30,6 +31,8 @@ const OPTIONS = {
   'gitlab-url': { type: 'string' },
   'zenodo-url': { type: 'string' },
   'figshare-api-url': { type: 'string' },
+  'dataverse-url': { type: 'string' },
+  'invenio-url': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -79,6 +82,8 @@ export async function main(argv: string[]): Promise<number> {
       gitlabUrl: values['gitlab-url'],
       zenodoUrl: values['zenodo-url'],
       figshareApiUrl: values['figshare-api-url'],
+      dataverseUrl: values['dataverse-url'],
+      invenioUrl: values['invenio-url'],
     }),
   });
 

@@ -27,6 +27,10 @@ export interface RemoteUrls {
   gitlabUrl: string;
   zenodoUrl: string;
   figshareApiUrl: string;
+  /** the Dataverse installation a bare API token is for; a JSON token names its own (targets/dataverse/credentials.ts) */
+  dataverseUrl?: string;
+  /** the InvenioRDM instance a bare token is for (none by default); a JSON token names its own (targets/invenio/credentials.ts) */
+  invenioUrl?: string;
 }
 
 export const DEFAULT_REMOTES: RemoteUrls = {
@@ -35,6 +39,7 @@ export const DEFAULT_REMOTES: RemoteUrls = {
   gitlabUrl: 'https://gitlab.com',
   zenodoUrl: 'https://zenodo.org',
   figshareApiUrl: 'https://api.figshare.com/v2',
+  dataverseUrl: 'https://dataverse.harvard.edu',
 };
 
 /** Remote URLs from the environment (FERRY_OSF_API_URL, ...), over the defaults. */
@@ -45,6 +50,8 @@ export function remotesFromEnv(env: NodeJS.ProcessEnv = process.env): RemoteUrls
     gitlabUrl: env.FERRY_GITLAB_URL || DEFAULT_REMOTES.gitlabUrl,
     zenodoUrl: env.FERRY_ZENODO_URL || DEFAULT_REMOTES.zenodoUrl,
     figshareApiUrl: env.FERRY_FIGSHARE_API_URL || DEFAULT_REMOTES.figshareApiUrl,
+    dataverseUrl: env.FERRY_DATAVERSE_URL || DEFAULT_REMOTES.dataverseUrl,
+    invenioUrl: env.FERRY_INVENIO_URL || '',
   };
 }
 

@@ -1,9 +1,11 @@
 import type { FerryConfig } from '../config.js';
 import type { SecretStore } from '../keychain/port.js';
 import type { Target } from '../target.js';
+import { createDataverseTarget } from './dataverse/index.js';
 import { createFigshareTarget } from './figshare/index.js';
 import { createGithubTarget } from './github/index.js';
 import { createGitlabTarget } from './gitlab/index.js';
+import { createInvenioTarget } from './invenio/index.js';
 import { createLocalTarget } from './local/index.js';
 import { createOfflineTarget } from './offline/index.js';
 import { createOsfTarget } from './osf/index.js';
@@ -21,5 +23,7 @@ export function builtinTargets(config: FerryConfig, secrets: SecretStore): Targe
     createZenodoTarget(config, secrets),
     createFigshareTarget(config, secrets),
     createWebdavTarget(config, secrets),
+    createDataverseTarget(config, secrets),
+    createInvenioTarget(config, secrets),
   ];
 }

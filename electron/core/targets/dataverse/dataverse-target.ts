@@ -1,0 +1,487 @@
+import { badRequest, conflict, FerryError, notFound, throwIfAborted } from '../../errors.js';
+import { normalizeTimestamp } from '../../time.js';
+import {
+  fullActions,
+  type Entry,
+  type ListScope,
+  type ReadResult,
+  type ResourceInfo,
+  type ResourceNode,
+  type Target,
+  type TargetContext,
+  type TargetInfo,
+  type WriteOptions,
+  type WriteOutcome,
+} from '../../target.js';
+import { isPerFileFailure } from '../../remote/file-failure.js';
+import { writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import { verifyAdvertised } from '../../remote/advertised-fixity.js';
+import { DataverseApi, type DataverseApiOptions, type DatasetVersion, type FileMetadata } from './api.js';
+import { parseDataverseToken } from './credentials.js';
+import { uploadDirect } from './direct-upload.js';
+import { datasetId, fileId, folderId, parseDataverseId } from './ids.js';
+import { stageEntry, type StagedBytes } from './staged.js';
+import { UploadJournal } from './upload-journal.js';
+import { isZipName, wrapInZip } from './zip-wrap.js';
+
+export interface DataverseTargetOptions extends DataverseApiOptions {
+  /** the installation a bare token is for */
+  defaultUrl: string;
+  /** files this big or bigger go by direct upload where the store allows it (default 64 MiB) */
+  directUploadBytes?: number;
+  /** how long a write waits for an ingest (or other) lock to lift, ms (default 10 min) */
+  lockWaitMs?: number;
+  /** between lock checks, ms (default 2 s) */
+  lockPollMs?: number;
+  /** where multipart direct uploads are journaled for resuming (upload-journal.ts); null: not at all */
+  journalDir?: string | null;
+}
+
+/** Dataverse's checksum types (DataFile.ChecksumType) → Ferry's hash names. */
+const HASH_NAMES: Record<string, string> = { MD5: 'md5', 'SHA-1': 'sha1', 'SHA-256': 'sha256', 'SHA-512': 'sha512' };
+
+/**
+ * Dataverse installations through the Native, Data Access and direct upload APIs. The
+ * datasets the token's user has a role on are the top-level containers; each shows its latest
+ * version (the draft when the user has one) with its files, folders made from `directoryLabel`.
+ *
+ * An ingested tabular file (CSV, Stata, SPSS, … rewritten to `.tab` by Dataverse) is shown and
+ * read as what was uploaded: its original name and size, downloaded with `format=original`,
+ * which is also what the installation's checksum covers.
+ *
+ * Writing adds files to the dataset's draft (Dataverse makes a new draft of a published
+ * dataset on the first change); `update` replaces a changed file through `/files/{id}/replace`
+ * so its history is kept. Ferry never publishes: that stays the owner's act in Dataverse.
+ */
+export class DataverseTarget implements Target {
+  readonly info: TargetInfo = {
+    name: 'dataverse',
+    readable_name: 'Dataverse',
+    supported_actions: fullActions(true),
+    supported_hash_algorithms: ['md5', 'sha1', 'sha256', 'sha512'],
+    credential: 'remote',
+    // ids.ts builds every id from digits and base64url text
+    plainIds: true,
+  };
+
+  private readonly clients = new Map<string, DataverseApi>();
+
+  constructor(private readonly options: DataverseTargetOptions) {}
+
+  /** One API client per account, kept for its rate budget; a handful of accounts at most. */
+  private api(ctx: TargetContext): DataverseApi {
+    const account = parseDataverseToken(ctx.token, this.options.defaultUrl);
+    const key = `${account.url}\n${account.token}\n${account.collection}`;
+    let api = this.clients.get(key);
+    if (!api) {
+      if (this.clients.size >= 16) this.clients.delete(this.clients.keys().next().value as string);
+      api = new DataverseApi(account, this.options);
+      this.clients.set(key, api);
+    }
+    return api;
+  }
+
+  async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+    const api = this.api(ctx);
+    if (scope?.container) {
+      const parsed = parseDataverseId(scope.container);
+      if (parsed.kind === 'file') return;
+      const version = await api.latestVersion(parsed.datasetId, ctx.signal);
+      const prefix = parsed.kind === 'folder' ? parsed.path : '';
+      for (const node of versionNodes(version)) if (node.parent === prefix) yield node.node;
+      return;
+    }
+    for await (const item of api.myDatasets(ctx.signal)) {
+      yield { kind: 'container', kind_name: 'folder', id: datasetId(item.entity_id), container: null, title: item.name };
+      if (scope !== undefined) continue;
+      const version = await api.latestVersion(item.entity_id, ctx.signal);
+      for (const node of versionNodes(version)) yield node.node;
+    }
+  }
+
+  async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
+    const parsed = parseDataverseId(id);
+    const api = this.api(ctx);
+    const version = await api.latestVersion(parsed.datasetId, ctx.signal, parsed.kind === 'dataset');
+    const common = datasetExtra(api, version);
+    if (parsed.kind === 'dataset') {
+      const files = version.files ?? [];
+      const owner = version.isPartOf?.type === 'DATAVERSE' ? version.isPartOf : null;
+      common.collection = owner ? { alias: String(owner.identifier ?? ''), name: owner.displayName ?? null } : null;
+      return {
+        ...datasetNode(version),
+        date_created: normalizeTimestamp(version.createTime),
+        date_modified: normalizeTimestamp(version.lastUpdateTime),
+        hashes: {},
+        extra: { ...common, file_count: files.length, size: files.reduce((sum, file) => sum + sizeOf(file), 0) },
+      };
+    }
+    if (parsed.kind === 'folder') {
+      const node = versionNodes(version).find((n) => n.node.id === id);
+      if (!node) throw notFound(`The Dataverse dataset '${titleOf(version)}' has no folder '${parsed.path}'.`);
+      return { ...node.node, date_created: null, date_modified: null, hashes: {}, extra: { ...common, path: parsed.path } };
+    }
+    const file = findFile(version, parsed.fileId);
+    return {
+      ...fileNode(version, file),
+      // a file's own date is its creation day; the version's update time is not the file's
+      date_created: normalizeTimestamp(file.dataFile.creationDate),
+      date_modified: null,
+      hashes: hashesOf(file),
+      extra: {
+        ...common,
+        size: sizeOf(file),
+        file_id: file.dataFile.id,
+        path: pathOf(file),
+        restricted: file.restricted ?? false,
+        content_type: file.dataFile.contentType ?? null,
+        checksum_type: file.dataFile.checksum?.type ?? (file.dataFile.md5 ? 'MD5' : null),
+        tabular: isIngested(file)
+          ? { ingested: true, stored_as: file.label, stored_size: file.dataFile.filesize, original_format: file.dataFile.originalFileFormat ?? null }
+          : { ingested: false },
+      },
+    };
+  }
+
+  async read(ctx: TargetContext, id: string): Promise<ReadResult> {
+    const parsed = parseDataverseId(id);
+    const api = this.api(ctx);
+    const version = await api.latestVersion(parsed.datasetId, ctx.signal);
+    const open = (file: FileMetadata) => async () =>
+      verifyAdvertised(await api.download(file.dataFile.id, isIngested(file), ctx.signal), { hashes: hashesOf(file), size: sizeOf(file) }, { service: 'Dataverse', path: pathOf(file) });
+    if (parsed.kind === 'file') {
+      const file = findFile(version, parsed.fileId);
+      const root = fileNode(version, file);
+      return { title: root.title, root, entries: single(fileEntry(root.title, file, open(file))) };
+    }
+    let root: ResourceNode = datasetNode(version);
+    let prefix = '';
+    if (parsed.kind === 'folder') {
+      const node = versionNodes(version).find((n) => n.node.id === id);
+      if (!node) throw notFound(`The Dataverse dataset '${titleOf(version)}' has no folder '${parsed.path}'.`);
+      root = node.node;
+      prefix = `${parsed.path}/`;
+    }
+    const title = root.title;
+    const files = (version.files ?? []).filter((file) => pathOf(file).startsWith(prefix));
+    async function* entries(): AsyncIterable<Entry> {
+      yield folderEntry(title);
+      const seen = new Set<string>();
+      for (const file of files) {
+        const parts = pathOf(file).slice(prefix.length).split('/');
+        for (let i = 1; i < parts.length; i++) {
+          const folder = `${title}/${parts.slice(0, i).join('/')}`;
+          if (seen.has(folder)) continue;
+          seen.add(folder);
+          yield folderEntry(folder);
+        }
+        yield fileEntry(`${title}/${parts.join('/')}`, file, open(file));
+      }
+    }
+    return { title, root, entries: entries() };
+  }
+
+  async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const api = this.api(ctx);
+    const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
+    if (containerId === null) {
+      await writeBelowOneTopFolder(
+        entries,
+        options,
+        outcome,
+        'A new Dataverse dataset',
+        async (top) => {
+          const made = await this.createDataset(api, top, options, ctx.signal);
+          outcome.newResource = { id: datasetId(made.id), title: made.title };
+          return this.session(api, made.id, '', options);
+        },
+        (s, entry, relativePath) => s.upload(entry, entry.path, relativePath, outcome),
+      );
+      if (!outcome.newResource) throw badRequest('The upload holds nothing to deposit: a new Dataverse dataset needs one top folder.');
+      return outcome;
+    }
+    const parsed = parseDataverseId(containerId);
+    if (parsed.kind === 'file') throw badRequest('A Dataverse file is not a container; upload into its dataset or one of its folders instead.');
+    const session = await this.session(api, parsed.datasetId, parsed.kind === 'folder' ? `${parsed.path}/` : '', options);
+    for await (const entry of entries) {
+      throwIfAborted(options.signal);
+      if (entry.kind === 'folder') continue; // Dataverse has no empty folders: a folder is its files' directoryLabel
+      await session.upload(entry, entry.path, entry.path, outcome);
+    }
+    return outcome;
+  }
+
+  private async session(api: DataverseApi, dataset: number, prefix: string, options: WriteOptions): Promise<WriteSession> {
+    const version = await api.latestVersion(dataset, options.signal);
+    if (version.versionState === 'DEACCESSIONED') throw conflict(`The Dataverse dataset '${titleOf(version)}' is deaccessioned; it takes no new files.`);
+    return new WriteSession(api, version, prefix, options, {
+      directUploadBytes: this.options.directUploadBytes ?? 64 * 1024 * 1024,
+      lockWaitMs: this.options.lockWaitMs ?? 10 * 60_000,
+      lockPollMs: this.options.lockPollMs ?? 2000,
+      journal: this.options.journalDir ? new UploadJournal(this.options.journalDir) : null,
+    });
+  }
+
+  /**
+   * A new draft dataset in the account's collection, with the citation block's required
+   * fields filled: the title (the top folder's name, made distinct among the user's
+   * datasets), the token's user as author and contact, a description naming the job, and the
+   * subject "Other". An installation that requires more refuses with 400; its words are
+   * passed on with what to do.
+   */
+  private async createDataset(api: DataverseApi, wanted: string, options: WriteOptions, signal: AbortSignal): Promise<{ id: number; title: string }> {
+    const taken = new Set<string>();
+    for await (const item of api.myDatasets(signal)) taken.add(item.name);
+    let title = wanted;
+    for (let n = 2; taken.has(title); n++) title = `${wanted} (${n})`;
+    const user = await api.me(signal);
+    const name = user.lastName && user.firstName ? `${user.lastName}, ${user.firstName}` : user.displayName || user.lastName || 'Unknown';
+    if (!user.email) throw badRequest('Your Dataverse account has no e-mail address, which a new dataset needs as its contact. Add one to your account, or create the dataset in Dataverse and upload into it.');
+    const primitive = (typeName: string, value: string) => ({ typeName, multiple: false, typeClass: 'primitive', value });
+    const body = {
+      datasetVersion: {
+        metadataBlocks: {
+          citation: {
+            fields: [
+              primitive('title', title),
+              { typeName: 'author', multiple: true, typeClass: 'compound', value: [{ authorName: primitive('authorName', name) }] },
+              { typeName: 'datasetContact', multiple: true, typeClass: 'compound', value: [{ datasetContactName: primitive('datasetContactName', name), datasetContactEmail: primitive('datasetContactEmail', user.email) }] },
+              { typeName: 'dsDescription', multiple: true, typeClass: 'compound', value: [{ dsDescriptionValue: primitive('dsDescriptionValue', `Deposited with Ferry (${options.jobLabel}).`) }] },
+              { typeName: 'subject', multiple: true, typeClass: 'controlledVocabulary', value: ['Other'] },
+            ],
+          },
+        },
+      },
+    };
+    const made = await api.createDataset(api.account.collection, body, signal);
+    if ('refused' in made) {
+      throw badRequest(
+        `Dataverse refused to create the dataset '${title}' in the collection '${api.account.collection}': ${made.refused} ` +
+          'Ferry fills in the title, author, contact e-mail, description and subject; this installation requires more. ' +
+          'Create the dataset in Dataverse with those fields filled in, then upload into it.',
+      );
+    }
+    return { id: made.id, title };
+  }
+}
+
+/** The state of one write into one dataset: what it holds, and whether its store takes direct uploads. */
+class WriteSession {
+  private readonly byPath = new Map<string, FileMetadata>();
+  private readonly algorithm: string;
+  private directAllowed = true;
+  private lockChecked = false;
+
+  constructor(
+    private readonly api: DataverseApi,
+    private readonly version: DatasetVersion,
+    private readonly prefix: string,
+    private readonly options: WriteOptions,
+    private readonly tuning: { directUploadBytes: number; lockWaitMs: number; lockPollMs: number; journal: UploadJournal | null },
+  ) {
+    for (const file of version.files ?? []) this.byPath.set(pathOf(file), file);
+    const types = (version.files ?? []).map((file) => file.dataFile.checksum?.type).filter(Boolean) as string[];
+    this.algorithm = HASH_NAMES[types[0] ?? 'MD5'] ?? 'md5';
+  }
+
+  /** One file: ignored, added or replaced; refusals become the file's error. */
+  async upload(entry: Entry, reportPath: string, relativePath: string, outcome: WriteOutcome): Promise<void> {
+    const path = `${this.prefix}${relativePath}`;
+    const slash = path.lastIndexOf('/');
+    const name = path.slice(slash + 1);
+    const directoryLabel = slash === -1 ? null : path.slice(0, slash);
+    const existing = this.byPath.get(path);
+    if (existing && this.options.duplicateAction === 'ignore') return void outcome.ignored.push(reportPath);
+    let bytes: StagedBytes | null = null;
+    try {
+      const known = existing ? hashesOf(existing) : {};
+      const knownAlgorithm = Object.keys(known)[0];
+      bytes = await stageEntry(entry, knownAlgorithm ? [knownAlgorithm] : [this.algorithm], (entry.size ?? Infinity) >= this.tuning.directUploadBytes, this.options.signal);
+      if (existing && knownAlgorithm && known[knownAlgorithm] === bytes.hashes[knownAlgorithm]) return void outcome.ignored.push(reportPath);
+      await this.waitForLocks();
+      const stored = await this.send(bytes, path, name, directoryLabel, existing ?? null);
+      this.byPath.set(path, stored);
+      (existing ? outcome.updated : outcome.created).push(reportPath);
+    } catch (error) {
+      if (!isPerFileFailure(error, this.options.signal)) throw error;
+      outcome.fileErrors.push({ path: reportPath, error: error.message });
+    } finally {
+      await bytes?.dispose();
+    }
+  }
+
+  /** Direct upload for big files and ZIPs where the store allows it; otherwise the native API. */
+  private async send(bytes: StagedBytes, path: string, name: string, directoryLabel: string | null, existing: FileMetadata | null): Promise<FileMetadata> {
+    const signal = this.options.signal;
+    const datasetId = this.version.datasetId;
+    const meta = { directoryLabel: directoryLabel ?? '', description: '' };
+    if (this.directAllowed && (bytes.size >= this.tuning.directUploadBytes || isZipName(name))) {
+      const md5 = bytes.hashes.md5 as string;
+      const journal = this.tuning.journal ? { store: this.tuning.journal, key: UploadJournal.key({ installation: this.api.account.url, datasetId, path, size: bytes.size, md5 }) } : undefined;
+      const storageIdentifier = await uploadDirect(this.api, datasetId, bytes, signal, journal);
+      if (storageIdentifier === null) this.directAllowed = false;
+      else {
+        const registered = { ...meta, storageIdentifier, fileName: name, mimeType: 'application/octet-stream', checksum: { '@type': 'MD5', '@value': md5 } };
+        let stored: FileMetadata;
+        if (existing) stored = firstFile(await this.withLockRetry(() => this.api.replaceFile(existing.dataFile.id, { ...registered, forceReplace: true }, null, signal)), name);
+        else {
+          const answer = await this.withLockRetry(() => this.api.addFiles(datasetId, [registered], signal));
+          const result = answer.Files[0];
+          if (!result || result.errorMessage || !result.fileDetails) throw new FerryError(502, 'upstream_error', `Dataverse did not register '${name}': ${result?.errorMessage ?? 'no answer for the file'}.`);
+          stored = result.fileDetails;
+        }
+        // registered: nothing is left to resume
+        await journal?.store.remove(journal.key);
+        return stored;
+      }
+    }
+    // native: a ZIP goes inside a ZIP of its own, or Dataverse would unpack it (zip-wrap.ts)
+    const zip = isZipName(name);
+    const wrapped = zip ? wrapInZip(directoryLabel ? `${directoryLabel}/${name}` : name, bytes.size, () => bytes.open()) : null;
+    // the name goes as the JSON `label` (OptionalFileParams: it sets the file's label), which
+    // carries any character; the multipart filename, whose decoding by the server is not
+    // pinned down, is kept to ASCII and only tells Dataverse the type by its extension
+    const nativeMeta = { ...meta, label: name };
+    const part = {
+      name: 'file',
+      filename: asciiName(zip ? `${name}.zip` : name),
+      contentType: zip ? 'application/zip' : 'application/octet-stream',
+      size: wrapped?.size ?? bytes.size,
+      open: wrapped?.open ?? (() => bytes.open()),
+    };
+    const answer = existing
+      ? await this.withLockRetry(() => this.api.replaceFile(existing.dataFile.id, { ...nativeMeta, forceReplace: true }, part, signal))
+      : await this.withLockRetry(() => this.api.addFile(datasetId, nativeMeta, part, signal));
+    return firstFile(answer, name);
+  }
+
+  /**
+   * Dataverse refuses edits while a dataset is locked, and ingesting a tabular file locks it
+   * for a while: the first write checks the locks, and a refusal that names a lock waits for
+   * them to lift and tries once more.
+   */
+  private async withLockRetry<T>(send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof FerryError) || !/\block(ed)?\b/i.test(error.message)) throw error;
+      this.lockChecked = false;
+      await this.waitForLocks();
+      return send();
+    }
+  }
+
+  private async waitForLocks(): Promise<void> {
+    if (this.lockChecked) return;
+    const deadline = Date.now() + this.tuning.lockWaitMs;
+    for (;;) {
+      const locks = await this.api.locks(this.version.datasetId, this.options.signal);
+      if (locks.length === 0) break;
+      if (locks.includes('InReview')) throw conflict(`The Dataverse dataset '${titleOf(this.version)}' is in review; its files cannot change until a curator returns it to you.`);
+      if (Date.now() >= deadline) throw conflict(`The Dataverse dataset '${titleOf(this.version)}' stayed locked (${locks.join(', ')}); try again when Dataverse has finished.`);
+      await new Promise((resolve) => setTimeout(resolve, this.tuning.lockPollMs));
+      throwIfAborted(this.options.signal);
+    }
+    this.lockChecked = true;
+  }
+}
+
+/** Printable ASCII only, each other character an underscore; the extension survives. */
+function asciiName(name: string): string {
+  return name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^\x20-\x7e]/g, '_');
+}
+
+function firstFile(answer: { files: FileMetadata[] }, name: string): FileMetadata {
+  const file = answer.files?.[0];
+  if (!file) throw new FerryError(502, 'upstream_error', `Dataverse accepted '${name}' but did not say what it stored.`);
+  return file;
+}
+
+function titleOf(version: DatasetVersion): string {
+  const field = version.metadataBlocks?.citation?.fields?.find((f) => f.typeName === 'title');
+  return typeof field?.value === 'string' && field.value.trim() ? field.value : `Dataset ${version.datasetPersistentId}`;
+}
+
+/** An ingested tabular file: stored as `.tab`, read as its original. */
+function isIngested(file: FileMetadata): boolean {
+  return Boolean(file.dataFile.originalFileFormat) || file.dataFile.tabularData === true;
+}
+
+/** The name the user uploaded: the original's for an ingested file. */
+function nameOf(file: FileMetadata): string {
+  return (isIngested(file) && file.dataFile.originalFileName) || file.label || file.dataFile.filename;
+}
+
+function pathOf(file: FileMetadata): string {
+  const folder = (file.directoryLabel ?? file.dataFile.directoryLabel ?? '').replace(/^\/+|\/+$/g, '');
+  return folder ? `${folder}/${nameOf(file)}` : nameOf(file);
+}
+
+function sizeOf(file: FileMetadata): number {
+  return isIngested(file) && typeof file.dataFile.originalFileSize === 'number' ? file.dataFile.originalFileSize : file.dataFile.filesize;
+}
+
+function hashesOf(file: FileMetadata): Record<string, string> {
+  const checksum = file.dataFile.checksum ?? (file.dataFile.md5 ? { type: 'MD5', value: file.dataFile.md5 } : null);
+  const name = checksum ? HASH_NAMES[checksum.type] : undefined;
+  return name && /^[0-9a-f]+$/i.test(checksum!.value) ? { [name]: checksum!.value.toLowerCase() } : {};
+}
+
+function datasetExtra(api: DataverseApi, version: DatasetVersion): Record<string, unknown> {
+  const draft = version.versionState === 'DRAFT';
+  const pid = version.datasetPersistentId;
+  return {
+    provider: 'dataverse',
+    installation: api.account.url,
+    persistent_id: pid,
+    version: draft ? 'DRAFT' : `${version.versionNumber ?? 0}.${version.versionMinorNumber ?? 0}`,
+    version_state: draft ? 'draft' : version.versionState === 'RELEASED' ? 'released' : version.versionState.toLowerCase(),
+    html_url: `${api.account.url}dataset.xhtml?persistentId=${encodeURIComponent(pid)}${draft ? '&version=DRAFT' : ''}`,
+  };
+}
+
+function datasetNode(version: DatasetVersion): ResourceNode {
+  return { kind: 'container', kind_name: 'folder', id: datasetId(version.datasetId), container: null, title: titleOf(version) };
+}
+
+function fileNode(version: DatasetVersion, file: FileMetadata): ResourceNode {
+  const path = pathOf(file);
+  const slash = path.lastIndexOf('/');
+  return { kind: 'item', kind_name: 'file', id: fileId(version.datasetId, file.dataFile.id), container: slash === -1 ? datasetId(version.datasetId) : folderId(version.datasetId, path.slice(0, slash)), title: nameOf(file) };
+}
+
+/** Every folder (from the files' directoryLabels) and file of a version, with the path of each one's parent. */
+function versionNodes(version: DatasetVersion): { node: ResourceNode; parent: string }[] {
+  const out: { node: ResourceNode; parent: string }[] = [];
+  const folders = new Set<string>();
+  for (const file of version.files ?? []) {
+    const parts = pathOf(file).split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const folder = parts.slice(0, i).join('/');
+      if (folders.has(folder)) continue;
+      folders.add(folder);
+      const parent = parts.slice(0, i - 1).join('/');
+      out.push({ node: { kind: 'container', kind_name: 'folder', id: folderId(version.datasetId, folder), container: parent ? folderId(version.datasetId, parent) : datasetId(version.datasetId), title: parts[i - 1] as string }, parent });
+    }
+    out.push({ node: fileNode(version, file), parent: parts.slice(0, -1).join('/') });
+  }
+  return out;
+}
+
+function findFile(version: DatasetVersion, id: number): FileMetadata {
+  const file = version.files?.find((f) => f.dataFile.id === id);
+  if (!file) throw notFound(`The Dataverse dataset '${titleOf(version)}' has no file ${id} in its latest version; it may have been replaced or deleted.`);
+  return file;
+}
+
+function fileEntry(path: string, file: FileMetadata, open: Entry['open']): Entry {
+  return { path, kind: 'file', size: sizeOf(file), mtime: null, hashes: hashesOf(file), open };
+}
+
+function folderEntry(path: string): Entry {
+  return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`${path} is a folder`)) };
+}
+
+async function* single(entry: Entry): AsyncIterable<Entry> {
+  yield entry;
+}

@@ -1,0 +1,309 @@
+import { badRequest, FerryError, notFound, throwIfAborted } from '../../errors.js';
+import { normalizeTimestamp } from '../../time.js';
+import {
+  fullActions,
+  type Entry,
+  type ListScope,
+  type ReadResult,
+  type ResourceInfo,
+  type ResourceNode,
+  type Target,
+  type TargetContext,
+  type TargetInfo,
+  type WriteOptions,
+  type WriteOutcome,
+} from '../../target.js';
+import { isPerFileFailure } from '../../remote/file-failure.js';
+import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import { sizeAndMd5 } from '../../remote/spool.js';
+import { verifyAdvertised } from '../../remote/advertised-fixity.js';
+import { InvenioApi, md5Of, type InvenioApiOptions, type InvenioFile, type InvenioRecord } from './api.js';
+import { parseInvenioToken } from './credentials.js';
+import { fileId, parseInvenioId, recordId } from './ids.js';
+
+export interface InvenioTargetOptions extends InvenioApiOptions {
+  /** the instance a bare token is for ('' when none is configured) */
+  defaultUrl: string;
+}
+
+/** InvenioRDM records hold files, not folders: nested paths are flattened (flat-record.ts). */
+export { FOLDER_SEPARATOR } from '../../remote/flat-record.js';
+
+/**
+ * InvenioRDM instances through the records API: the user's drafts and latest records are the
+ * top-level containers, their files the items. Files in a draft are added in three steps
+ * (declare the key, PUT the bytes, commit); a file is changed by deleting and adding it again,
+ * since a key cannot be declared twice. A published record's files never change: an upload
+ * into one goes into the draft of its next version (made, with the files of the latest
+ * version imported, if there is none yet), which the write reports as its new resource.
+ * Ferry never publishes.
+ */
+export class InvenioTarget implements Target {
+  readonly info: TargetInfo = {
+    name: 'invenio',
+    readable_name: 'InvenioRDM',
+    supported_actions: fullActions(true),
+    supported_hash_algorithms: ['md5'],
+    credential: 'remote',
+    // ids.ts builds every id from record ids ([a-z0-9-]) and base64url text
+    plainIds: true,
+  };
+
+  private readonly clients = new Map<string, InvenioApi>();
+
+  constructor(private readonly options: InvenioTargetOptions) {}
+
+  private api(ctx: TargetContext): InvenioApi {
+    const account = parseInvenioToken(ctx.token, this.options.defaultUrl);
+    const key = `${account.url}\n${account.token}`;
+    let api = this.clients.get(key);
+    if (!api) {
+      if (this.clients.size >= 16) this.clients.delete(this.clients.keys().next().value as string);
+      api = new InvenioApi(account, this.options);
+      this.clients.set(key, api);
+    }
+    return api;
+  }
+
+  async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
+    const api = this.api(ctx);
+    if (scope?.container) {
+      const parsed = parseInvenioId(scope.container);
+      if (parsed.kind === 'file') return;
+      const view = await resolve(api, parsed.recordId, ctx.signal);
+      for (const file of await completedFiles(api, view, ctx.signal)) yield fileNode(view.record.id, file);
+      return;
+    }
+    for await (const hit of api.userRecords(ctx.signal)) {
+      yield recordNode(hit);
+      if (scope !== undefined) continue;
+      for (const file of await completedFiles(api, { record: hit, draft: hit.is_draft }, ctx.signal)) yield fileNode(hit.id, file);
+    }
+  }
+
+  async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
+    const parsed = parseInvenioId(id);
+    const api = this.api(ctx);
+    const view = await resolve(api, parsed.recordId, ctx.signal);
+    const files = await completedFiles(api, view, ctx.signal);
+    const common = {
+      provider: 'invenio',
+      instance: api.account.url,
+      record_id: view.record.id,
+      parent_id: view.record.parent?.id ?? null,
+      version_index: view.record.versions?.index ?? null,
+      status: view.record.status ?? (view.draft ? 'draft' : 'published'),
+      published: view.record.is_published,
+      doi: view.record.pids?.doi?.identifier ?? null,
+      html_url: view.record.links.self_html ?? null,
+    };
+    if (parsed.kind === 'record') {
+      return {
+        ...recordNode(view.record),
+        date_created: normalizeTimestamp(view.record.created),
+        date_modified: normalizeTimestamp(view.record.updated),
+        hashes: {},
+        extra: { ...common, file_count: files.length, size: files.reduce((sum, f) => sum + (f.size ?? 0), 0) },
+      };
+    }
+    const file = findFile(view.record, files, parsed.key);
+    const md5 = md5Of(file.checksum);
+    return {
+      ...fileNode(view.record.id, file),
+      date_created: normalizeTimestamp(file.created),
+      date_modified: normalizeTimestamp(file.updated),
+      hashes: md5 ? { md5 } : {},
+      extra: { ...common, key: file.key, size: file.size ?? null },
+    };
+  }
+
+  async read(ctx: TargetContext, id: string): Promise<ReadResult> {
+    const parsed = parseInvenioId(id);
+    const api = this.api(ctx);
+    const view = await resolve(api, parsed.recordId, ctx.signal);
+    const files = await completedFiles(api, view, ctx.signal);
+    const open = (file: InvenioFile) => async () => {
+      const md5 = md5Of(file.checksum);
+      return verifyAdvertised(await api.download(view.record.id, view.draft, file.key, ctx.signal), { hashes: md5 ? { md5 } : {}, size: file.size ?? null }, { service: 'InvenioRDM', path: file.key });
+    };
+    if (parsed.kind === 'file') {
+      const file = findFile(view.record, files, parsed.key);
+      return { title: file.key, root: fileNode(view.record.id, file), entries: single(fileEntry(file.key, file, open(file))) };
+    }
+    const root = recordNode(view.record);
+    const title = root.title;
+    async function* entries(): AsyncIterable<Entry> {
+      yield folderEntry(title);
+      for (const file of files) yield fileEntry(`${title}/${file.key}`, file, open(file));
+    }
+    return { title, root, entries: entries() };
+  }
+
+  async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const api = this.api(ctx);
+    const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
+    if (containerId === null) {
+      await writeBelowOneTopFolder(
+        entries,
+        options,
+        outcome,
+        'A new InvenioRDM record',
+        async (top) => {
+          const draft = await this.createDraft(api, top, options, ctx.signal);
+          outcome.newResource = { id: recordId(draft.id), title: titleOf(draft) };
+          return new DraftWriter(api, draft.id, [], options);
+        },
+        (writer, entry, relativePath) => writer.upload(entry, relativePath, outcome),
+      );
+      if (!outcome.newResource) throw badRequest('The upload holds nothing to deposit: a new InvenioRDM record needs one top folder.');
+      return outcome;
+    }
+    const parsed = parseInvenioId(containerId);
+    if (parsed.kind === 'file') throw badRequest('An InvenioRDM file is not a container; upload into its record instead.');
+    const draft = await this.writableDraft(api, parsed.recordId, outcome, ctx.signal);
+    const writer = new DraftWriter(api, draft.id, await api.files(draft.id, true, ctx.signal), options);
+    for await (const entry of entries) {
+      throwIfAborted(options.signal);
+      if (entry.kind === 'folder') continue;
+      await writer.upload(entry, entry.path, outcome);
+    }
+    return outcome;
+  }
+
+  /**
+   * The draft that takes files for record `id`: its own draft while it is unpublished;
+   * for a published record the draft of its next version, with the latest version's files
+   * imported when it is new (else the new version would start empty), reported as the
+   * write's new resource so the caller knows where the files went.
+   */
+  private async writableDraft(api: InvenioApi, id: string, outcome: WriteOutcome, signal: AbortSignal): Promise<InvenioRecord> {
+    const draft = await api.draft(id, signal);
+    if (draft && !draft.is_published) return draft;
+    const next = await api.newVersion(id, signal);
+    if ((await api.files(next.id, true, signal)).length === 0) {
+      try {
+        await api.importFiles(next.id, signal);
+      } catch (error) {
+        // a published record without files has nothing to import; anything else is real
+        if (!(error instanceof FerryError && /no files/i.test(error.message))) throw error;
+      }
+    }
+    outcome.newResource = { id: recordId(next.id), title: titleOf(next) };
+    return next;
+  }
+
+  /**
+   * A new draft with what its deposit form needs first: the title (the top folder, made
+   * distinct among the user's records), resource type "dataset", today's publication date
+   * and a description naming the job. Creators are left to the owner, who must add them
+   * before publishing (the draft is saved without them).
+   */
+  private async createDraft(api: InvenioApi, wanted: string, options: WriteOptions, signal: AbortSignal): Promise<InvenioRecord> {
+    const taken = new Set<string>();
+    for await (const hit of api.userRecords(signal)) taken.add(titleOf(hit));
+    let title = wanted;
+    for (let n = 2; taken.has(title); n++) title = `${wanted} (${n})`;
+    return api.createDraft(
+      {
+        access: { record: 'public', files: 'public' },
+        files: { enabled: true },
+        metadata: { resource_type: { id: 'dataset' }, title, publication_date: new Date().toISOString().slice(0, 10), description: `Deposited with Ferry (${options.jobLabel}).` },
+      },
+      signal,
+    );
+  }
+}
+
+/** Uploads into one draft, knowing its files by key. */
+class DraftWriter {
+  private readonly byKey: Map<string, InvenioFile>;
+
+  constructor(
+    private readonly api: InvenioApi,
+    private readonly draftId: string,
+    files: InvenioFile[],
+    private readonly options: WriteOptions,
+  ) {
+    this.byKey = new Map(files.map((file) => [file.key, file]));
+  }
+
+  async upload(entry: Entry, relativePath: string, outcome: WriteOutcome): Promise<void> {
+    const key = flatName(relativePath);
+    const existing = this.byKey.get(key);
+    const complete = existing?.status === 'completed';
+    if (complete && this.options.duplicateAction === 'ignore') return void outcome.ignored.push(entry.path);
+    const signal = this.options.signal;
+    const bytes = await sizeAndMd5(entry, signal);
+    try {
+      if (complete && md5Of(existing?.checksum) === bytes.md5) return void outcome.ignored.push(entry.path);
+      // a key is declared once per draft: a changed (or half-uploaded) file goes first
+      if (existing) await this.api.deleteFile(this.draftId, key, signal);
+      this.byKey.delete(key);
+      await this.api.initFile(this.draftId, key, signal);
+      let committed: InvenioFile;
+      try {
+        await this.api.putContent(this.draftId, key, bytes.open, bytes.size, signal);
+        committed = await this.api.commitFile(this.draftId, key, signal);
+      } catch (error) {
+        // leave no pending key behind, or the next attempt could not declare it
+        await this.api.deleteFile(this.draftId, key).catch(() => undefined);
+        throw error;
+      }
+      const stored = md5Of(committed.checksum);
+      if (stored !== bytes.md5) {
+        await this.api.deleteFile(this.draftId, key).catch(() => undefined);
+        throw new FerryError(502, 'upstream_error', `InvenioRDM stored '${key}' with MD5 ${stored ?? 'none'}, but Ferry sent ${bytes.md5}; the file was removed again. Try again.`);
+      }
+      this.byKey.set(key, committed);
+      (complete ? outcome.updated : outcome.created).push(entry.path);
+    } catch (error) {
+      if (!isPerFileFailure(error, signal)) throw error;
+      outcome.fileErrors.push({ path: entry.path, error: error.message });
+    } finally {
+      await bytes.dispose();
+    }
+  }
+}
+
+/** A record as the user sees it now: its draft when it has one, else the published record. */
+async function resolve(api: InvenioApi, id: string, signal: AbortSignal): Promise<{ record: InvenioRecord; draft: boolean }> {
+  const draft = await api.draft(id, signal);
+  if (draft) return { record: draft, draft: true };
+  return { record: await api.published(id, signal), draft: false };
+}
+
+/** Files whose bytes are committed; a pending one (an upload that never finished) has none to show. */
+async function completedFiles(api: InvenioApi, view: { record: InvenioRecord; draft: boolean }, signal: AbortSignal): Promise<InvenioFile[]> {
+  return (await api.files(view.record.id, view.draft, signal)).filter((file) => file.status === 'completed');
+}
+
+function titleOf(record: InvenioRecord): string {
+  return record.metadata?.title?.trim() || `Untitled record ${record.id}`;
+}
+
+function recordNode(record: InvenioRecord): ResourceNode {
+  return { kind: 'container', kind_name: 'folder', id: recordId(record.id), container: null, title: titleOf(record) };
+}
+
+function fileNode(record: string, file: InvenioFile): ResourceNode {
+  return { kind: 'item', kind_name: 'file', id: fileId(record, file.key), container: recordId(record), title: file.key };
+}
+
+function findFile(record: InvenioRecord, files: InvenioFile[], key: string): InvenioFile {
+  const file = files.find((f) => f.key === key);
+  if (!file) throw notFound(`The InvenioRDM record '${titleOf(record)}' has no file '${key}'.`);
+  return file;
+}
+
+function fileEntry(path: string, file: InvenioFile, open: Entry['open']): Entry {
+  const md5 = md5Of(file.checksum);
+  return { path, kind: 'file', size: file.size ?? null, mtime: null, hashes: md5 ? { md5 } : {}, open };
+}
+
+function folderEntry(path: string): Entry {
+  return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`${path} is a folder`)) };
+}
+
+async function* single(entry: Entry): AsyncIterable<Entry> {
+  yield entry;
+}
