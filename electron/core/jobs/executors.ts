@@ -8,8 +8,9 @@ import type { TargetRegistry } from '../registry.js';
 import type { Entry, Target, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
 import { WatchedEntries } from './entry-stream.js';
+import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
 import { supportsStagedWrites, type StagedWriteOptions } from './staged-write.js';
-import type { JobExecutionContext, JobService } from './types.js';
+import { emptyReport, type JobExecutionContext, type JobService } from './types.js';
 
 export interface TransferExecutorDeps {
   targets: TargetRegistry;
@@ -129,6 +130,15 @@ async function writeWatched(
   let outcome: WriteOutcome;
   try {
     outcome = await destination.write({ token, signal: ctx.signal }, params.containerId, watched, options);
+  } catch (error) {
+    // What changed before it stopped: a staged write leaves nothing; any other may have put
+    // in place the files it was handed in full.
+    throw new StoppedWithReport(error, {
+      ...emptyReport(),
+      failed_fixity: watched.fixityFailures,
+      failed_files: failedFilesOfWrite(watched.fixityFailures, [], null),
+      unconfirmed: verifyBag ? [] : watched.handedOver.filter((path) => !watched.refused(path)),
+    });
   } finally {
     watched.dispose();
   }
@@ -139,12 +149,15 @@ async function writeWatched(
     bytes_done: Math.max(watched.bytesDone, watched.bytesSeen),
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
+  const top = watched.topFolder;
+  const topRenamed = params.containerId === null && outcome.newResource && top !== null ? { from: top, to: outcome.newResource.title } : null;
   return {
     resources_created: outcome.created,
     resources_updated: outcome.updated,
     resources_ignored: outcome.ignored,
     failed_fixity: watched.fixityFailures,
     file_errors: outcome.fileErrors,
+    failed_files: failedFilesOfWrite(watched.fixityFailures, outcome.fileErrors, topRenamed),
     new_resource: outcome.newResource ?? null,
   };
 }

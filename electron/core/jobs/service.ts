@@ -1,11 +1,12 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Job, JobKind, JobProgress, JobReport, JobStatus } from '../../../shared/api.js';
+import { FINISHED_JOB_STATUSES, type Job, type JobKind, type JobProgress, type JobReport, type JobStatus } from '../../../shared/api.js';
 import { CancelledError, conflict, isFerryError, notFound } from '../errors.js';
 import { formatDate } from '../time.js';
 import { TEMP_SUFFIX, writeFileAtomic } from './atomic-file.js';
-import type { JobExecutionContext, JobExecutor, JobService, SubmitJob } from './types.js';
+import { endingOf, StoppedWithReport } from './outcome.js';
+import { emptyReport, type JobExecutionContext, type JobExecutor, type JobService, type SubmitJob } from './types.js';
 
 export interface JobServiceOptions {
   /** where `<ticket>.json` files live */
@@ -50,7 +51,7 @@ export function isShutdownAbort(signal: AbortSignal): boolean {
   return signal.aborted && signal.reason instanceof JobServiceClosing;
 }
 
-const FINISHED: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled']);
+const FINISHED: ReadonlySet<JobStatus> = new Set(FINISHED_JOB_STATUSES);
 const TICKET_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const UNEXPECTED_ERROR = 'The job stopped because of an unexpected error inside Ferry; the details are in Ferry\'s log.';
 
@@ -125,8 +126,11 @@ class FileJobService implements JobService {
         this.queue.push(record.job.ticket_number);
       } else {
         const when = wasRunning ? 'was running' : 'was waiting to run';
+        // a job that was running may have written files; what they are is not known (report stays null)
+        const written = wasRunning ? ' Files it wrote before Ferry stopped may be in the destination.' : '';
         await this.settle(record, 'failed', {
-          error: `Ferry stopped while this job ${when} and it could not be resumed: this version of Ferry cannot run ${record.job.kind} jobs.`,
+          ...(wasRunning ? {} : { report: emptyReport() }),
+          error: `Ferry stopped while this job ${when} and it could not be resumed: this version of Ferry cannot run ${record.job.kind} jobs.${written}`,
         });
       }
     }
@@ -207,7 +211,7 @@ class FileJobService implements JobService {
     if (record.job.status === 'queued') {
       const index = this.queue.indexOf(ticket);
       if (index >= 0) this.queue.splice(index, 1);
-      await this.settle(record, 'cancelled', { error: null });
+      await this.settle(record, 'cancelled', { report: emptyReport(), error: null });
       return clone(record.job);
     }
     record.cancelRequested = true;
@@ -295,14 +299,27 @@ class FileJobService implements JobService {
     if (this.closed) return; // the service is gone; the file still says running
     const shutdown = controller.signal.reason instanceof JobServiceClosing;
     if ('report' in outcome) {
-      await this.settle(record, record.cancelRequested ? 'cancelled' : 'succeeded', { report: outcome.report, error: null });
-    } else if (shutdown && !record.cancelRequested) {
+      if (record.cancelRequested) {
+        await this.settle(record, 'cancelled', { report: outcome.report, error: null });
+      } else {
+        // succeeded only when every file arrived and checked (outcome.ts decides)
+        const ending = endingOf(outcome.report);
+        await this.settle(record, ending.status, { report: outcome.report, error: ending.error });
+      }
+      return;
+    }
+    // An executor that changed something before it stopped says what (StoppedWithReport);
+    // any other throw means it stopped before changing anything.
+    const stopped = outcome.error instanceof StoppedWithReport ? outcome.error : null;
+    const cause = stopped ? stopped.cause : outcome.error;
+    const report = stopped ? stopped.report : emptyReport();
+    if (shutdown && !record.cancelRequested) {
       // Stopping, not failing: keep `running` on disk so the next start resumes it.
       await this.persist(record);
-    } else if (record.cancelRequested || outcome.error instanceof CancelledError) {
-      await this.settle(record, 'cancelled', { error: null });
+    } else if (record.cancelRequested || cause instanceof CancelledError) {
+      await this.settle(record, 'cancelled', { report, error: null });
     } else {
-      await this.settle(record, 'failed', { error: this.describeFailure(record, outcome.error) });
+      await this.settle(record, 'failed', { report, error: this.describeFailure(record, cause) });
     }
   }
 

@@ -17,6 +17,12 @@ export interface JobExecutionContext {
   resumed: boolean;
 }
 
+/**
+ * Runs a job and returns its report; the job service decides from it whether the job
+ * succeeded (outcome.ts). An executor that stops after it began changing the destination
+ * throws StoppedWithReport (what changed, and why it stopped); any other throw declares that
+ * nothing changed.
+ */
 export type JobExecutor = (ctx: JobExecutionContext) => Promise<JobReport>;
 
 export interface SubmitJob {
@@ -56,5 +62,6 @@ export const emptyReport = (): JobReport => ({
   resources_ignored: [],
   failed_fixity: [],
   file_errors: [],
+  failed_files: [],
   new_resource: null,
 });

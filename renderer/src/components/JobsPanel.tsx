@@ -11,6 +11,7 @@ const STATUS_TEXT: Record<Job['status'], string> = {
   queued: 'Waiting',
   running: 'Running',
   succeeded: 'Done',
+  completed_with_errors: 'Done with errors',
   failed: 'Failed',
   cancelled: 'Cancelled',
 };

@@ -3,7 +3,7 @@
 // never moves backwards (queued → running → finished; bytes only grow while running).
 // What was submitted is kept client-side (never a token) so a failed job can be retried.
 import { createStore } from 'zustand/vanilla';
-import type { DuplicateFileAction, Job, JobStatus } from '../../../shared/api.js';
+import { isFinishedStatus, type DuplicateFileAction, type Job, type JobStatus } from '../../../shared/api.js';
 import type { Crumb } from './pane.js';
 
 export interface JobView {
@@ -23,8 +23,8 @@ export interface Submission {
   blobKey?: string;
 }
 
-const RANK: Record<JobStatus, number> = { queued: 0, running: 1, succeeded: 2, failed: 2, cancelled: 2 };
-export const isFinished = (status: JobStatus) => RANK[status] === 2;
+const RANK: Record<JobStatus, number> = { queued: 0, running: 1, succeeded: 2, completed_with_errors: 2, failed: 2, cancelled: 2 };
+export const isFinished = (status: JobStatus) => isFinishedStatus(status);
 
 /** Merge one observation of a job into what we know. Pure. */
 export function mergeJob(previous: JobView | undefined, incoming: Job, now: number): JobView {

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Job, ResourceDetail, ResourceSummary } from '../../../shared/api.js';
+import { isFinishedStatus, type Job, type ResourceDetail, type ResourceSummary } from '../../../shared/api.js';
 import { encodeLocalId } from '../../../electron/core/targets/local/ids.js';
 import { LocalTarget } from '../../../electron/core/targets/local/local-target.js';
 import { createOfflineTarget } from '../../../electron/core/targets/offline/index.js';
@@ -75,7 +75,7 @@ async function waitForEnd(ferry: Ferry, ticket: string): Promise<Job | null> {
   for (;;) {
     const response = await ferry.fetch(`/api_v1/jobs/${ticket}/`, { headers: ferry.bearer() });
     const job = (await response.json()) as Job;
-    if (['succeeded', 'failed', 'cancelled'].includes(job.status)) return job;
+    if (isFinishedStatus(job.status)) return job;
     if (Date.now() > deadline) return null;
     await sleep(10);
   }
