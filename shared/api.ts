@@ -142,6 +142,8 @@ export interface Job {
   error: string | null;
   /** transfer jobs: where the entries come from */
   source?: { target: string; resource_id: string } | null;
+  /** a job made by POST /api_v1/jobs/<ticket>/retry/: the ticket whose failed files it retries */
+  retry_of?: string | null;
 }
 
 export interface TransferRequest {

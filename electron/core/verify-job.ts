@@ -14,6 +14,8 @@ export interface VerifyParams {
  * target keeps the outcome so detail shows it.
  */
 export function registerVerifyExecutor(jobs: JobService, deps: { targets: TargetRegistry; accessKey: string }): void {
+  // A retry verifies the whole archive again: a target verifies archives, not single files.
+  const verifyAgain = (_finished: unknown, params: Record<string, unknown>) => params;
   jobs.register('verify', async ({ job, params, tokens, signal, progress }) => {
     const target = deps.targets.get(job.target);
     if (!target.verify) throw notSupported(`${target.info.readable_name} has nothing to verify.`);
@@ -30,5 +32,5 @@ export function registerVerifyExecutor(jobs: JobService, deps: { targets: Target
       verified: outcome.verified,
       unverified: outcome.unverified,
     };
-  });
+  }, verifyAgain);
 }

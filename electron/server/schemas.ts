@@ -153,6 +153,7 @@ export const componentSchemas = [
         type: ['object', 'null'],
         properties: { target: { type: 'string' }, resource_id: { type: 'string' } },
       },
+      retry_of: { ...nullableString, description: 'a job made by POST /api_v1/jobs/<ticket>/retry/: the ticket it retries' },
     },
   },
 ] as const;

@@ -4,7 +4,7 @@
 // completed_with_errors with that file listed, never succeeded.
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Acknowledgement, Job, ResourceSummary } from '../../shared/api.js';
@@ -124,6 +124,59 @@ describe('a transfer out of the offline library to the local target', () => {
     expect(job.error).toMatch(/^Nothing arrived/);
     expect(job.report!.failed_files!.map((file) => file.path)).toEqual(['Lost/Lost/only.txt']);
     expect(await readdir(path.join(ferry.workspace, 'Lost/Lost'))).toEqual([]);
+  });
+});
+
+describe('POST /api_v1/jobs/<ticket>/retry/', () => {
+  let ferry: Ferry;
+  beforeAll(async () => {
+    ferry = await startFerry({ targets: (config) => [new LocalTarget({ root: config.workspace }), createOfflineTarget(config)] });
+    await mkdir(path.join(ferry.dataDir, 'library'), { recursive: true });
+    await mkdir(ferry.workspace, { recursive: true });
+  });
+  afterAll(async () => ferry?.close());
+
+  const retry = (ticket: string, headers: Record<string, string>) => ferry.fetch(`/api_v1/jobs/${ticket}/retry/`, { method: 'POST', headers });
+
+  it('runs the failed files again, into the resource the first run made, and nothing else', async () => {
+    const library = path.join(ferry.dataDir, 'library');
+    const zip = await zipWithBadCrc(library, 'Redo', { 'Redo/good.txt': GOOD, 'Redo/bad.txt': BAD }, 'Redo/bad.txt');
+    const archive = await topOfLibrary(ferry, 'Redo');
+    const first = await transfer(ferry, 'local', archive.id, ferry.key);
+    expect(first.status).toBe('completed_with_errors');
+    expect(first.report!.new_resource!.title).toBe('Redo');
+    await writeFile(path.join(ferry.workspace, 'Redo/Redo/good.txt'), 'changed since, must stay');
+
+    // still damaged: the retry fails that one file again, and touches nothing else
+    const answer = await retry(first.ticket_number, { 'service-source-token': ferry.key, 'service-destination-token': ferry.key });
+    expect(answer.status, await answer.clone().text()).toBe(202);
+    const ack = (await answer.json()) as Acknowledgement;
+    expect(answer.headers.get('location')).toBe(`/api_v1/jobs/${ack.ticket_number}/`);
+    const second = await waitForJob(ferry, ack.ticket_number);
+    expect(second).toMatchObject({ kind: 'transfer', status: 'failed', retry_of: first.ticket_number });
+    expect(second.report!.failed_files!.map((file) => file.path)).toEqual(['Redo/Redo/bad.txt']);
+
+    // repaired: the retry of the retry writes it where the first run would have, nothing else
+    await rm(zip);
+    await zipFrom(library, 'Redo', { 'Redo/good.txt': GOOD, 'Redo/bad.txt': BAD });
+    const third = await waitForJob(ferry, ((await (await retry(second.ticket_number, ferry.bearer())).json()) as Acknowledgement).ticket_number);
+    expect(third.status, third.error ?? '').toBe('succeeded');
+    expect(third.report!.resources_created).toEqual(['Redo/bad.txt']);
+    expect(await readFile(path.join(ferry.workspace, 'Redo/Redo/bad.txt'), 'utf8')).toBe(BAD);
+    expect(await readFile(path.join(ferry.workspace, 'Redo/Redo/good.txt'), 'utf8')).toBe('changed since, must stay');
+    expect(await readdir(ferry.workspace)).toEqual(['Redo']);
+  });
+
+  it('refuses what cannot be retried, with the token rule of job access', async () => {
+    await zipFrom(path.join(ferry.dataDir, 'library'), 'Fine', { 'Fine/a.txt': GOOD });
+    const done = await transfer(ferry, 'local', (await topOfLibrary(ferry, 'Fine')).id, ferry.key);
+    expect(done.status).toBe('succeeded');
+    const nothing = await retry(done.ticket_number, ferry.bearer());
+    expect(nothing.status).toBe(409);
+    expect(await nothing.json()).toMatchObject({ code: 'retry_nothing', error: expect.stringMatching(/no failed files/) });
+    expect((await retry(done.ticket_number, {})).status).toBe(401);
+    expect((await retry(done.ticket_number, { 'service-destination-token': 'someone else' })).status).toBe(403);
+    expect((await retry('00000000-0000-4000-8000-000000000000', ferry.bearer())).status).toBe(404);
   });
 });
 

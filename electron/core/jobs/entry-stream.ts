@@ -151,7 +151,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
         raw.on('error', (error) => {
           // the source's own check (a ZIP entry's CRC-32) refused the bytes: a fixity failure too
           if (error instanceof SourceCheckFailed) {
-            this.failures.set(entry.path, error.failures);
+            this.failures.set(entry.path, error.failures.map((failure) => ({ ...failure, path: entry.path })));
             finish();
           }
           hasher.destroy(error);
@@ -183,7 +183,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
           file = await readWhole([...new Set([...algorithms, ...wanted])]);
         } catch (error) {
           if (error instanceof SourceCheckFailed) {
-            this.failures.set(entry.path, error.failures);
+            this.failures.set(entry.path, error.failures.map((failure) => ({ ...failure, path: entry.path })));
             finish();
           }
           throw error;

@@ -487,3 +487,29 @@ describe('job outcomes', () => {
     expect(failed.report).toEqual(emptyReport());
   });
 });
+
+describe('retry of failed files', () => {
+  it('submits a new job of the same kind with the narrowed params, retry_of set; refuses what cannot be retried', async () => {
+    const service = makeService();
+    const failing = { ...emptyReport(), resources_created: ['D/a'], failed_files: [{ path: 'D/b', stage: 'write' as const, error: 'x' }] };
+    const seen: Record<string, unknown>[] = [];
+    service.register('transfer', async ({ params }) => {
+      seen.push(params);
+      return failing;
+    }, (_job, params, failed) => ({ ...params, only: failed }));
+    service.register('upload', async () => failing);
+    await service.start();
+    const first = await waitStatus(service, (await service.submit(request({ kind: 'transfer' }))).ticket_number, 'completed_with_errors');
+    const retried = await service.retry(first.ticket_number, { destination: 'another-token-456' });
+    expect(retried).toMatchObject({ kind: 'transfer', status: 'queued', retry_of: first.ticket_number });
+    await waitStatus(service, retried.ticket_number, 'completed_with_errors');
+    expect(seen[1]).toEqual({ n: 1, only: ['D/b'] });
+    expect(service.mayAccess(retried.ticket_number, 'another-token-456')).toBe(true);
+
+    const upload = await waitStatus(service, (await service.submit(request())).ticket_number, 'completed_with_errors');
+    await expect(service.retry(upload.ticket_number, {})).rejects.toMatchObject({ status: 405 });
+    service.register('verify', () => new Promise(() => undefined));
+    const running = await service.submit(request({ kind: 'verify' }));
+    await expect(service.retry(running.ticket_number, {})).rejects.toMatchObject({ status: 409 });
+  });
+});

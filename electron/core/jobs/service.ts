@@ -2,11 +2,11 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { FINISHED_JOB_STATUSES, type Job, type JobKind, type JobProgress, type JobReport, type JobStatus } from '../../../shared/api.js';
-import { CancelledError, conflict, isFerryError, notFound } from '../errors.js';
+import { CancelledError, conflict, FerryError, isFerryError, notFound, notSupported } from '../errors.js';
 import { formatDate } from '../time.js';
 import { TEMP_SUFFIX, writeFileAtomic } from './atomic-file.js';
 import { endingOf, StoppedWithReport } from './outcome.js';
-import { emptyReport, type JobExecutionContext, type JobExecutor, type JobService, type SubmitJob } from './types.js';
+import { emptyReport, type JobExecutionContext, type JobExecutor, type JobService, type RetryParams, type SubmitJob } from './types.js';
 
 export interface JobServiceOptions {
   /** where `<ticket>.json` files live */
@@ -84,6 +84,7 @@ export function createJobService(options: JobServiceOptions): JobService {
 
 class FileJobService implements JobService {
   private readonly executors = new Map<JobKind, JobExecutor>();
+  private readonly retries = new Map<JobKind, RetryParams>();
   private readonly records = new Map<string, JobRecord>();
   private readonly queue: string[] = [];
   private readonly listeners = new Set<(job: Job) => void>();
@@ -105,8 +106,9 @@ class FileJobService implements JobService {
     this.accessKeyDigest = sha256(options.accessKey);
   }
 
-  register(kind: JobKind, executor: JobExecutor): void {
+  register(kind: JobKind, executor: JobExecutor, retry?: RetryParams): void {
     this.executors.set(kind, executor);
+    if (retry) this.retries.set(kind, retry);
   }
 
   async start(): Promise<void> {
@@ -161,6 +163,7 @@ class FileJobService implements JobService {
       report: null,
       error: null,
       source: request.source ?? null,
+      retry_of: request.retryOf ?? null,
     };
     const tokens = { ...request.tokens };
     const record = newRecord(job, {
@@ -220,6 +223,28 @@ class FileJobService implements JobService {
     // executor deaf to its signal still ends cancelled when it returns.
     await Promise.race([record.settled, delay(10_000)]);
     return clone(record.job);
+  }
+
+  async retry(ticket: string, tokens: Record<string, string>): Promise<Job> {
+    const record = this.records.get(ticket);
+    if (!record) throw ticketNotFound(ticket);
+    const job = record.job;
+    if (!FINISHED.has(job.status)) throw conflict('The job has not finished yet; retry its failed files once it has.');
+    const failedPaths = [...new Set((job.report?.failed_files ?? []).map((file) => file.path))];
+    if (failedPaths.length === 0) {
+      throw new FerryError(409, 'retry_nothing', 'This job has no failed files to retry; start it again instead.');
+    }
+    const narrow = this.retries.get(job.kind);
+    if (!narrow) throw notSupported(`A ${job.kind} job cannot be retried file by file; start it again instead.`);
+    return this.submit({
+      kind: job.kind,
+      target: job.target,
+      resource_id: job.resource_id,
+      source: job.source ?? null,
+      params: narrow(job, record.params, failedPaths),
+      tokens,
+      retryOf: job.ticket_number,
+    });
   }
 
   ownedFiles(): Set<string> {
