@@ -26,6 +26,33 @@ export interface Submission {
 const RANK: Record<JobStatus, number> = { queued: 0, running: 1, succeeded: 2, completed_with_errors: 2, failed: 2, cancelled: 2 };
 export const isFinished = (status: JobStatus) => isFinishedStatus(status);
 
+/** What a job retrying another's failed files is called. */
+export const retryLabel = (label: string) => (label.startsWith('Retry failed files: ') ? label : `Retry failed files: ${label}`);
+
+/** How a job's end reads: each finished state its own tone, so only a full success looks like one. */
+export type Outcome = 'pending' | 'complete' | 'partial' | 'failed' | 'incomplete';
+
+export function outcomeOf(job: Job): Outcome {
+  switch (job.status) {
+    case 'queued':
+    case 'running':
+      return 'pending';
+    case 'succeeded':
+      return 'complete';
+    case 'completed_with_errors':
+      return 'partial';
+    case 'failed':
+      return 'failed';
+    case 'cancelled':
+      return 'incomplete';
+  }
+}
+
+/** Whether "Retry failed files" applies: finished, with failed files, of a kind the server retries file by file. */
+export function canRetryFailedFiles(job: Job): boolean {
+  return isFinished(job.status) && job.kind !== 'upload' && (job.report?.failed_files?.length ?? 0) > 0;
+}
+
 /** Merge one observation of a job into what we know. Pure. */
 export function mergeJob(previous: JobView | undefined, incoming: Job, now: number): JobView {
   if (!previous) {
