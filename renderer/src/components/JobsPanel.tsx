@@ -83,11 +83,16 @@ export function FailedFiles({ job }: { job: Job }) {
     <details open className="failed-files">
       <summary className="bad">{failed.length === 1 ? '1 file failed' : `${failed.length} files failed`}</summary>
       <ul aria-label="Failed files">
-        {failed.map((file) => (
-          <li key={file.path}>
-            <span className="path">{file.path}</span>: {file.error}
-          </li>
-        ))}
+        {failed.map((file) =>
+          // a sentence that names the file already is shown as it is
+          file.error.startsWith(`'${file.path}'`) ? (
+            <li key={file.path}>{file.error}</li>
+          ) : (
+            <li key={file.path}>
+              <span className="path">{file.path}</span>: {file.error}
+            </li>
+          ),
+        )}
       </ul>
     </details>
   );

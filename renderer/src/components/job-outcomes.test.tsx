@@ -62,7 +62,11 @@ describe('the report of a job that did not succeed', () => {
     expect(screen.getByText('1 file failed')).toBeTruthy();
     const items = screen.getByRole('list', { name: 'Failed files' }).querySelectorAll('li');
     expect(items).toHaveLength(1);
-    expect(items[0]!.textContent).toBe(`Data/bad.txt: ${badCrc.error}`);
+    // the sentence names the file: not said twice
+    expect(items[0]!.textContent).toBe(badCrc.error);
+    cleanup();
+    render(<FailedFiles job={ended('failed', { failed_files: [{ path: 'Data/c.txt', stage: 'write', error: 'The WebDAV server did not answer in time; try again later.' }] })} />);
+    expect(screen.getByRole('list', { name: 'Failed files' }).textContent).toBe('Data/c.txt: The WebDAV server did not answer in time; try again later.');
   });
 
   it('never says "Nothing needed to change" unless the job succeeded; says what may have been written', () => {
