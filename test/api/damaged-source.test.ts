@@ -167,6 +167,19 @@ describe('POST /api_v1/jobs/<ticket>/retry/', () => {
     expect(await readdir(ferry.workspace)).toEqual(['Redo']);
   });
 
+  it('verifies an archive again (a target verifies whole archives)', async () => {
+    await zipWithBadCrc(path.join(ferry.dataDir, 'library'), 'Check', { 'Check/good.txt': GOOD, 'Check/bad.txt': BAD }, 'Check/bad.txt');
+    const archive = await topOfLibrary(ferry, 'Check');
+    const verifying = await ferry.fetch(`/api_v1/targets/offline/resources/${archive.id}/verify/`, { method: 'POST', headers: ferry.auth() });
+    const verified = await waitForJob(ferry, ((await verifying.json()) as Acknowledgement).ticket_number);
+    expect(verified.status).toBe('completed_with_errors');
+    expect(verified.report!.failed_files).toEqual([expect.objectContaining({ path: 'Check/bad.txt', stage: 'verify', algorithm: 'crc32' })]);
+    const again = await retry(verified.ticket_number, ferry.bearer());
+    expect(again.status, await again.clone().text()).toBe(202);
+    const second = await waitForJob(ferry, ((await again.json()) as Acknowledgement).ticket_number);
+    expect(second).toMatchObject({ kind: 'verify', status: 'completed_with_errors', retry_of: verified.ticket_number });
+  });
+
   it('refuses what cannot be retried, with the token rule of job access', async () => {
     await zipFrom(path.join(ferry.dataDir, 'library'), 'Fine', { 'Fine/a.txt': GOOD });
     const done = await transfer(ferry, 'local', (await topOfLibrary(ferry, 'Fine')).id, ferry.key);
