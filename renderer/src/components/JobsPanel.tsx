@@ -98,6 +98,13 @@ export function FailedFiles({ job }: { job: Job }) {
   );
 }
 
+/** Cancelled, or failed before it had been through every file: its work is incomplete, and says so. */
+function stoppedEarly(job: Job): boolean {
+  if (job.status === 'cancelled') return true;
+  const { files_done, files_total } = job.progress;
+  return job.status === 'failed' && (job.report?.failed_files?.length ?? 0) === 0 && (files_total === null || files_done < files_total);
+}
+
 /** What a finished transfer or upload changed; for one that did not succeed, also what it may have. */
 export function Report({ job }: { job: Job }) {
   const r = job.report;
@@ -108,8 +115,8 @@ export function Report({ job }: { job: Job }) {
     r.resources_updated.length ? `${r.resources_updated.length} updated` : '',
     r.resources_ignored.length ? `${r.resources_ignored.length} skipped (already there)` : '',
   ].filter(Boolean);
-  const nothing = job.status === 'succeeded' ? 'Nothing needed to change.' : 'Nothing was written.';
   const unconfirmed = r.unconfirmed ?? [];
+  const nothing = job.status === 'succeeded' ? 'Nothing needed to change.' : unconfirmed.length ? 'No file was confirmed written.' : 'Nothing was written.';
   // jobs finished before failed_files existed: their per-file lists
   const older = (r.failed_files ?? []).length === 0;
   return (
@@ -204,7 +211,7 @@ function JobRow({ view }: { view: JobView }) {
         {job.status === 'running' && eta !== null ? <span>{formatDuration(eta)} left</span> : null}
       </div>
       {job.error ? <p className={outcome === 'partial' ? 'job-warning' : 'job-error'}>{job.error}</p> : null}
-      {outcome === 'incomplete' ? (
+      {stoppedEarly(job) ? (
         <p className="job-incomplete">
           Incomplete: stopped after {files_done}
           {files_total !== null ? ` of ${files_total}` : ''} files.

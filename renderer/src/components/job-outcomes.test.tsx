@@ -72,8 +72,11 @@ describe('the report of a job that did not succeed', () => {
   it('never says "Nothing needed to change" unless the job succeeded; says what may have been written', () => {
     render(<Report job={ended('failed', { failed_files: [badCrc], unconfirmed: ['Data/a.txt'] })} />);
     expect(screen.queryByText('Nothing needed to change.')).toBeNull();
-    expect(screen.getByText('Nothing was written.')).toBeTruthy();
+    expect(screen.getByText('No file was confirmed written.')).toBeTruthy();
     expect(screen.getByText('1 file may have been written before the job stopped')).toBeTruthy();
+    cleanup();
+    render(<Report job={ended('failed', { failed_files: [badCrc] })} />);
+    expect(screen.getByText('Nothing was written.')).toBeTruthy();
     cleanup();
     render(<Report job={ended('succeeded', {})} />);
     expect(screen.getByText('Nothing needed to change.')).toBeTruthy();
