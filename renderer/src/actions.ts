@@ -3,7 +3,7 @@ import type { DuplicateFileAction, ResourceSummary } from '../../shared/api.js';
 import { ApiRequestError, downloadPath, messageOf } from './api/client.js';
 import { streamSse } from './api/sse.js';
 import type { BaseServices } from './services.js';
-import { isFinished, type Submission } from './stores/jobs.js';
+import { isFinished, retryLabel, type Submission } from './stores/jobs.js';
 import { containerOf, type Crumb, type PaneSide } from './stores/pane.js';
 import { askText, setNotice } from './stores/ui.js';
 import { planUploads, topLevelNames, type Picked } from './upload/collect.js';
@@ -405,6 +405,19 @@ export function createActions(s: BaseServices) {
     }
   }
 
+  /** Asks the server for a new job of the finished job's failed files only. */
+  async function retryFailedFiles(ticket: string): Promise<string | null> {
+    try {
+      const ack = await s.api.retryFailedFiles(ticket);
+      const submission = s.jobs.store.getState().submissions[ticket];
+      if (submission) await track(ack.ticket_number, { ...submission, label: retryLabel(submission.label) });
+      else s.jobs.event(await s.api.job(ack.ticket_number));
+      return null;
+    } catch (error) {
+      return messageOf(error);
+    }
+  }
+
   /** Resubmits a failed or cancelled job with the parameters it was started with. */
   async function retryJob(ticket: string): Promise<string | null> {
     const submission = s.jobs.store.getState().submissions[ticket];
@@ -501,6 +514,7 @@ export function createActions(s: BaseServices) {
     refresh,
     cancelJob,
     retryJob,
+    retryFailedFiles,
     openDestination,
     followJobs,
   };

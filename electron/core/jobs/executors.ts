@@ -1,5 +1,5 @@
 import { access } from 'node:fs/promises';
-import type { DuplicateFileAction, FixityFailure, JobReport } from '../../../shared/api.js';
+import type { DuplicateFileAction, FixityFailure, Job, JobReport } from '../../../shared/api.js';
 import { DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
 import { badRequest, FerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
@@ -8,8 +8,9 @@ import type { TargetRegistry } from '../registry.js';
 import type { Entry, Target, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
 import { WatchedEntries } from './entry-stream.js';
+import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
 import { supportsStagedWrites, type StagedWriteOptions } from './staged-write.js';
-import type { JobExecutionContext, JobService } from './types.js';
+import { emptyReport, type JobExecutionContext, type JobService } from './types.js';
 
 export interface TransferExecutorDeps {
   targets: TargetRegistry;
@@ -31,6 +32,13 @@ export interface TransferParams {
   source: { target: string; resourceId: string };
   containerId: string | null;
   duplicateAction: DuplicateFileAction;
+  /** a retry: only these files (as the source names them) and the folders above them */
+  only?: string[];
+  /**
+   * a retry of a top-level transfer: its files go inside the resource the first run made
+   * (containerId), so the source's top folder, named here, is left out of their paths
+   */
+  insideTop?: string;
 }
 
 /**
@@ -40,7 +48,7 @@ export interface TransferParams {
  */
 export function registerTransferExecutors(jobs: JobService, deps: TransferExecutorDeps): void {
   jobs.register('upload', (ctx) => runUpload(ctx, deps));
-  jobs.register('transfer', (ctx) => runTransfer(ctx, deps));
+  jobs.register('transfer', (ctx) => runTransfer(ctx, deps), retryTransfer);
 }
 
 async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): Promise<JobReport> {
@@ -100,7 +108,43 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
     );
   }
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
-  return writeWatched(ctx, destination, destinationToken, read.entries, params);
+  let entries = params.only ? onlyThese(read.entries, params.only) : read.entries;
+  if (params.insideTop === undefined) return writeWatched(ctx, destination, destinationToken, entries, params);
+  entries = withoutTop(entries, params.insideTop);
+  const report = await writeWatched(ctx, destination, destinationToken, entries, params);
+  // failed files are named as the source names them, so a retry of this retry finds them
+  const top = params.insideTop;
+  return { ...report, failed_files: report.failed_files?.map((file) => ({ ...file, path: `${top}/${file.path}` })) };
+}
+
+/**
+ * A transfer's failed files only: a new job of the same kind reading the same source,
+ * limited to them. A top-level transfer that made its resource writes into it this time.
+ */
+function retryTransfer(finished: Readonly<Job>, raw: Record<string, unknown>, failedPaths: string[]): Record<string, unknown> {
+  const params = transferParams(raw);
+  const made = finished.report?.new_resource;
+  const retried: TransferParams = { ...params, only: failedPaths };
+  if (params.containerId === null && made) {
+    retried.containerId = made.id;
+    retried.insideTop = failedPaths[0]!.split('/')[0]!;
+  }
+  return retried as unknown as Record<string, unknown>;
+}
+
+/** The entries for `paths` (files) and the folders above them, nothing else. */
+async function* onlyThese(entries: AsyncIterable<Entry>, paths: readonly string[]): AsyncIterable<Entry> {
+  const files = new Set(paths);
+  const folders = new Set(paths.flatMap((file) => file.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+  for await (const entry of entries) if ((entry.kind === 'file' ? files : folders).has(entry.path)) yield entry;
+}
+
+/** `Top/a/b.txt` → `a/b.txt`; the entry `Top` itself is left out. */
+async function* withoutTop(entries: AsyncIterable<Entry>, top: string): AsyncIterable<Entry> {
+  for await (const entry of entries) {
+    if (!entry.path.startsWith(`${top}/`)) continue;
+    yield { ...entry, path: entry.path.slice(top.length + 1) };
+  }
 }
 
 /** destination.write with every byte counted and checked against the source's hashes. */
@@ -129,6 +173,15 @@ async function writeWatched(
   let outcome: WriteOutcome;
   try {
     outcome = await destination.write({ token, signal: ctx.signal }, params.containerId, watched, options);
+  } catch (error) {
+    // What changed before it stopped: a staged write leaves nothing; any other may have put
+    // in place the files it was handed in full.
+    throw new StoppedWithReport(error, {
+      ...emptyReport(),
+      failed_fixity: watched.fixityFailures,
+      failed_files: failedFilesOfWrite(watched.fixityFailures, [], null),
+      unconfirmed: verifyBag ? [] : watched.handedOver.filter((path) => !watched.refused(path)),
+    });
   } finally {
     watched.dispose();
   }
@@ -139,12 +192,15 @@ async function writeWatched(
     bytes_done: Math.max(watched.bytesDone, watched.bytesSeen),
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
+  const top = watched.topFolder;
+  const topRenamed = params.containerId === null && outcome.newResource && top !== null ? { from: top, to: outcome.newResource.title } : null;
   return {
     resources_created: outcome.created,
     resources_updated: outcome.updated,
     resources_ignored: outcome.ignored,
     failed_fixity: watched.fixityFailures,
     file_errors: outcome.fileErrors,
+    failed_files: failedFilesOfWrite(watched.fixityFailures, outcome.fileErrors, topRenamed),
     ...(outcome.notes?.length ? { notes: outcome.notes } : {}),
     new_resource: outcome.newResource ?? null,
   };
@@ -206,10 +262,13 @@ function uploadParams(raw: Record<string, unknown>): UploadParams {
 function transferParams(raw: Record<string, unknown>): TransferParams {
   const source = raw.source as { target?: unknown; resourceId?: unknown } | undefined;
   if (!source || typeof source.target !== 'string' || typeof source.resourceId !== 'string') throw brokenJob('transfer');
+  const only = Array.isArray(raw.only) && raw.only.every((item) => typeof item === 'string') ? (raw.only as string[]) : undefined;
   return {
     source: { target: source.target, resourceId: source.resourceId },
     containerId: containerIdOf(raw),
     duplicateAction: duplicateActionOf(raw),
+    ...(only ? { only } : {}),
+    ...(typeof raw.insideTop === 'string' ? { insideTop: raw.insideTop } : {}),
   };
 }
 

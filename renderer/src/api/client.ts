@@ -132,6 +132,8 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     jobs: () => json<Job[]>('/api_v1/jobs/'),
     job: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`),
     cancelJob: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`, { method: 'DELETE' }),
+    /** a new job for a finished job's failed files only (POST /api_v1/jobs/<ticket>/retry/) */
+    retryFailedFiles: (ticket: string) => json<Acknowledgement>(`/api_v1/jobs/${seg(ticket)}/retry/`, { method: 'POST' }),
     upload: (target: string, containerId: ContainerRef, zip: Blob, duplicateAction: DuplicateFileAction) => {
       const form = new FormData();
       form.append('service-file', zip, 'upload.zip');

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Job } from '../../../shared/api.js';
+import { FINISHED_JOB_STATUSES, type Job } from '../../../shared/api.js';
 import { makeConfig, type FerryConfig } from '../../../electron/core/config.js';
 import { createCore, type FerryCore } from '../../../electron/core/ferry-core.js';
 import { MemorySecretStore } from '../../../electron/core/keychain/memory.js';
@@ -266,7 +266,7 @@ export function makeFiles(count: number, size: number, seed: number): Record<str
   return files;
 }
 
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const TERMINAL = new Set(FINISHED_JOB_STATUSES);
 
 /** Submits a transfer and waits for it to end; a job still running after `deadlineMs` is a hang. */
 export async function transfer(

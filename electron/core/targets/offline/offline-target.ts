@@ -24,6 +24,7 @@ import { byCodePoint, describeZipError, indexArchive, openEntryStream, openZip, 
 import { FixityStore, type FileFixity, type FixityFailureRecord } from './fixity-store.js';
 import { archiveIdFor, isArchiveId, Library, type LibraryArchive } from './library.js';
 import { SharedZip } from './shared-zip.js';
+import { withCrc32Check } from '../../jobs/source-check.js';
 import type { NodeColumns } from './node-columns.js';
 
 // The `offline` target ("Downloaded ZIPs"): every ZIP in the library folders is a top-level
@@ -239,13 +240,18 @@ export class OfflineTarget implements Target {
         for (const entry of selected.sort((a, b) => byCodePoint(a.path, b.path))) {
           throwIfAborted(ctx.signal);
           const record = entry.record;
+          const sourcePath = pathOf(entry);
           yield {
-            path: pathOf(entry),
+            path: sourcePath,
             kind: entry.kind,
             size: entry.kind === 'file' ? entry.size : null,
             mtime: entry.mtime,
             hashes: entry.kind === 'file' ? manifestHashes(entry) : {},
-            open: () => (record ? zip.open(record) : Promise.reject(new Error('a folder has no bytes'))),
+            // the ZIP's CRC-32 is checked as the bytes pass: a damaged entry is never handed over whole
+            open: async () => {
+              if (!record) throw new Error('a folder has no bytes');
+              return withCrc32Check(await zip.open(record), record.crc32, sourcePath);
+            },
           };
         }
       } finally {
