@@ -24,6 +24,10 @@ export interface ResourceSummary {
   title: string;
   /** `{base}/api_v1/targets/<t>/resources/<id>` */
   detail: string;
+  /** only in a listing asked for with `fields=size,date_modified`: bytes, null for a folder or when unknown */
+  size?: number | null;
+  /** only with `fields=size,date_modified`: contract timestamp, or null when unknown */
+  date_modified?: string | null;
 }
 
 export interface ResourceDetail {
