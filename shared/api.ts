@@ -106,10 +106,15 @@ export interface Job {
   source?: { target: string; resource_id: string } | null;
 }
 
+/** One of `source_resource_id` (one resource) and `source_resource_ids` (a selection: one job). */
 export interface TransferRequest {
   source_target_name: string;
-  source_resource_id: string;
+  source_resource_id?: string;
+  source_resource_ids?: string[];
 }
+
+/** The most resources one transfer or download request may name (its JSON body must also stay under 1 MiB). */
+export const MAX_RESOURCES_PER_REQUEST = 20_000;
 
 export type ErrorCode =
   | 'bad_request'
