@@ -122,9 +122,9 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     },
     targets: () => json<TargetDescription[]>('/api_v1/targets/'),
     /** one level of a target: its top-level resources, or a container's children */
-    children: (target: string, containerId: ContainerRef, signal?: AbortSignal) =>
+    children: (target: string, containerId: ContainerRef, signal?: AbortSignal, withSizes = false) =>
       json<ResourceSummary[]>(
-        `/api_v1/targets/${seg(target)}/resources/?container=${seg(containerId ?? 'None')}`,
+        `/api_v1/targets/${seg(target)}/resources/?container=${seg(containerId ?? 'None')}${withSizes ? '&fields=size,date_modified' : ''}`,
         { signal },
       ),
     detail: (target: string, id: string, signal?: AbortSignal) =>

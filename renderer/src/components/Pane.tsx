@@ -40,6 +40,8 @@ export function Pane({ side }: { side: PaneSide }) {
   const filter = useStore(pane, (s) => s.filter);
   const selectionSize = useStore(pane, (s) => s.selection.size);
   const itemCount = useStore(pane, (s) => s.items.length);
+  const sizing = useStore(pane, (s) => s.sizing);
+  const sizingError = useStore(pane, (s) => s.sizingError);
   const targets = useStore(session.store, (s) => s.targets);
   const verifies = useStore(session.store, (s) => s.session?.targets.find((t) => t.name === target)?.can_verify === true);
   const hasCursor = useStore(pane, (s) => s.cursor !== null);
@@ -272,6 +274,14 @@ export function Pane({ side }: { side: PaneSide }) {
           </button>
         </div>
       ) : null}
+      {sizingError ? (
+        <div className="message error" role="alert">
+          <span>{sizingError}</span>
+          <button type="button" onClick={() => void actions.refresh(side)}>
+            Try again
+          </button>
+        </div>
+      ) : null}
       <ResourceGrid
         pane={pane}
         details={details}
@@ -293,6 +303,7 @@ export function Pane({ side }: { side: PaneSide }) {
       />
       <div className="pane-foot" aria-live="polite">
         {status === 'ready' ? `${itemCount} item${itemCount === 1 ? '' : 's'}${selectionSize ? `, ${selectionSize} selected` : ''}` : ''}
+        {sizing ? ` · Reading the size and date of all ${itemCount} items to sort them; the rows stay in name order until then…` : ''}
       </div>
     </section>
   );

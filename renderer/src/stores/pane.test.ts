@@ -111,13 +111,26 @@ describe('arranging rows', () => {
     ]);
   });
 
-  it('sorts by size and date from details, unknown last in both directions', () => {
-    const bySizeDesc = arrangeRows(items, '', { key: 'size', dir: 'desc' }, lookup).map((r) => r.title);
+  it('sorts by size and date from the listing rows, unknown last in both directions', () => {
+    const sized = items.map((item) => {
+      const d = lookup(item.id);
+      return { ...item, size: d ? (d.extra.size as number) : null, date_modified: d?.date_modified ?? null };
+    });
+    const bySizeDesc = arrangeRows(sized, '', { key: 'size', dir: 'desc' }).map((r) => r.title);
     expect(bySizeDesc.slice(2)).toEqual(['file10.txt', 'file2.txt', 'nodetail.bin']);
-    const bySizeAsc = arrangeRows(items, '', { key: 'size', dir: 'asc' }, lookup).map((r) => r.title);
+    const bySizeAsc = arrangeRows(sized, '', { key: 'size', dir: 'asc' }).map((r) => r.title);
     expect(bySizeAsc.slice(2)).toEqual(['file2.txt', 'file10.txt', 'nodetail.bin']);
-    const byDate = arrangeRows(items, '', { key: 'modified', dir: 'desc' }, lookup).map((r) => r.title);
+    const byDate = arrangeRows(sized, '', { key: 'modified', dir: 'desc' }).map((r) => r.title);
     expect(byDate.slice(2)).toEqual(['file2.txt', 'file10.txt', 'nodetail.bin']);
+  });
+
+  it('compares dates as instants, whatever their zone or precision', () => {
+    const rows = [
+      { ...summary('a', 'late-27th.txt'), date_modified: '2025-12-27T23:30:00-02:00' }, // 28 Dec 01:30 UTC
+      { ...summary('b', 'early-28th.txt'), date_modified: '2025-12-28T00:10:00.000000Z' },
+      { ...summary('c', 'dec-27.txt'), date_modified: '2025-12-27T12:00:00.123456Z' },
+    ];
+    expect(arrangeRows(rows, '', { key: 'modified', dir: 'desc' }).map((r) => r.id)).toEqual(['a', 'b', 'c']);
   });
 
   it('filters by substring or wildcard, case-insensitively', () => {
