@@ -1,10 +1,11 @@
 // What the buttons, keys and drops do: they combine the stores with the API.
-import type { DuplicateFileAction, ResourceSummary } from '../../shared/api.js';
+import { MAX_RESOURCES_PER_REQUEST, type DuplicateFileAction, type ResourceSummary } from '../../shared/api.js';
 import { ApiRequestError, downloadPath, messageOf } from './api/client.js';
 import { streamSse } from './api/sse.js';
 import type { BaseServices } from './services.js';
 import { isFinished, type Submission } from './stores/jobs.js';
 import { containerOf, type Crumb, type PaneSide } from './stores/pane.js';
+import { formatBytes } from './format.js';
 import { askText, setNotice } from './stores/ui.js';
 import { planUploads, topLevelNames, type Picked } from './upload/collect.js';
 import { newFolderPlan, zipBlob } from './upload/zip.js';
@@ -16,6 +17,49 @@ export const otherSide = (side: PaneSide): PaneSide => (side === 'left' ? 'right
 export const LIBRARY_TARGET = 'offline';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Bytes of request body a group of ids may take: the server refuses JSON bodies over 1 MiB. */
+const MAX_IDS_BODY = 900 * 1024;
+
+/** A selection cut into as few groups as fit one request each (almost always one). */
+export function requestSizedGroups<T extends { id: string }>(items: readonly T[]): T[][] {
+  const groups: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const cost = JSON.stringify(item.id).length + 1;
+    if (current.length > 0 && (bytes + cost > MAX_IDS_BODY || current.length >= MAX_RESOURCES_PER_REQUEST)) {
+      groups.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += cost;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
+}
+
+/** A response's body, reporting bytes as they pass (at most every 100 ms) and the total when the server sent one. */
+function counted(response: Response, report: (done: number, total: number | null) => void): ReadableStream<Uint8Array> {
+  const length = Number(response.headers.get('content-length'));
+  const total = Number.isFinite(length) && length > 0 ? length : null;
+  let done = 0;
+  let last = 0;
+  return response.body!.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        done += chunk.byteLength;
+        const now = Date.now();
+        if (now - last >= 100) {
+          last = now;
+          report(done, total);
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+}
 
 export function createActions(s: BaseServices) {
   /** ZIP bodies of this run's uploads, so a failed upload can be sent again */
@@ -181,20 +225,26 @@ export function createActions(s: BaseServices) {
       `${items.length === 1 ? items[0]!.title : `${items.length} items`} into ${where}`,
     );
     if (!action) return;
+    // Into a folder, the selection is one job (or a few, if its ids would not fit one request
+    // body); at a target's top level each item becomes a resource of its own, so one job each.
+    const groups = dest.containerId === null ? items.map((item) => [item]) : requestSizedGroups(items);
     const failures: string[] = [];
-    for (const item of items) {
+    for (const group of groups) {
+      const first = group[0]!;
+      const title = group.length === 1 ? first.title : `${group.length} items from ${describe(source.target, source.trail)}`;
+      const ids = group.length > 1 ? group.map((item) => item.id) : undefined;
       const submission: Submission = {
         kind: 'transfer',
-        label: `${item.title} → ${where}`,
+        label: `${title} → ${where}`,
         destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
-        source: { target: source.target, id: item.id, title: item.title },
+        source: { target: source.target, id: first.id, title, ...(ids ? { ids } : {}) },
         duplicateAction: action,
       };
       try {
-        const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: item.id }, action);
+        const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: first.id, ids }, action);
         await track(ack.ticket_number, submission);
       } catch (error) {
-        failures.push(`${item.title}: ${messageOf(error)}`);
+        failures.push(`${title}: ${messageOf(error)}`);
       }
     }
     setNotice(
@@ -253,33 +303,53 @@ export function createActions(s: BaseServices) {
     }
   }
 
-  async function saveInBrowser(path: string, name: string, side: PaneSide, single: boolean): Promise<void> {
+  /** The download notice: what is being saved and how far it got (the total is rarely known: a bag is made as it streams). */
+  function showDownloadProgress(side: PaneSide, name: string, done: number, total: number | null): void {
+    setNotice(s.ui, side, {
+      kind: 'info',
+      text: `Downloading ${name}: ${formatBytes(done)}${total ? ` of ${formatBytes(total)}` : ' so far'}…`,
+      progress: { done, total },
+    });
+  }
+
+  /**
+   * Saves one download in browser mode and says what really happened: `saved` when the File
+   * System Access picker gave a file and every byte was written to it; `cancelled` when its
+   * dialog was dismissed (no request was made, so nothing was saved or kept); `handed` when
+   * the browser's own download took the bytes — whether it then saved them is the browser's
+   * business, and Ferry cannot know.
+   */
+  async function saveInBrowser(path: string, name: string, side: PaneSide): Promise<'saved' | 'cancelled' | 'handed'> {
     const picker = (globalThis as { showSaveFilePicker?: (o: unknown) => Promise<FileSystemFileHandle> })
       .showSaveFilePicker;
-    if (picker && single) {
+    if (picker) {
       let handle: FileSystemFileHandle | null = null;
       try {
         handle = await picker({ suggestedName: name, types: [{ description: 'ZIP', accept: { 'application/zip': ['.zip'] } }] });
       } catch (error) {
-        if (error instanceof DOMException && error.name === 'AbortError') return;
+        if (error instanceof DOMException && error.name === 'AbortError') return 'cancelled';
         handle = null; // picker unavailable here: fall back below
       }
       if (handle) {
+        showDownloadProgress(side, name, 0, null);
         const response = await s.api.download(path);
         const writable = await (handle as FileSystemFileHandle & { createWritable(): Promise<WritableStream> }).createWritable();
-        await response.body!.pipeTo(writable); // streamed to disk, never whole in memory
-        return;
+        // streamed to disk, never whole in memory; a failure aborts the writable, which discards what it held
+        await counted(response, (done, total) => showDownloadProgress(side, name, done, total)).pipeTo(writable);
+        return 'saved';
       }
     }
     // fallback: the whole ZIP goes through memory, fine for small downloads
-    setNotice(s.ui, side, { kind: 'info', text: `Downloading ${name}… (this browser keeps the whole file in memory until it is saved)` });
-    const blob = await (await s.api.download(path)).blob();
+    showDownloadProgress(side, name, 0, null);
+    const response = await s.api.download(path);
+    const blob = await new Response(counted(response, (done, total) => showDownloadProgress(side, name, done, total))).blob();
     const url = URL.createObjectURL(blob);
     const link = document.createElement('a');
     link.href = url;
     link.download = name;
     link.click();
     setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    return 'handed';
   }
 
   async function download(side: PaneSide, keepOffline: boolean): Promise<void> {
@@ -289,27 +359,44 @@ export function createActions(s: BaseServices) {
       setNotice(s.ui, side, { kind: 'info', text: 'Select what to download first.' });
       return;
     }
+    const kept = keepOffline ? ` A copy is kept in ${s.session.readableName(LIBRARY_TARGET)}.` : '';
     for (const item of items) {
       const path = downloadPath(state.target, item.id, keepOffline);
       const name = `${item.title}.zip`;
       try {
+        let outcome: 'saved' | 'cancelled' | 'handed';
         if (s.bridge) {
-          setNotice(s.ui, side, { kind: 'info', text: `Downloading ${name}…` });
-          const result = await s.bridge.download({ path, suggestedName: name });
-          if (result.status === 'failed') throw new Error(result.error);
-          if (result.status === 'cancelled') continue;
+          showDownloadProgress(side, name, 0, null);
+          const stop = s.bridge.onProgress((progress) => {
+            if (progress.id !== 'drag-out' && !progress.done) showDownloadProgress(side, name, progress.bytes, progress.total);
+          });
+          try {
+            const result = await s.bridge.download({ path, suggestedName: name });
+            if (result.status === 'failed') throw new Error(result.error);
+            outcome = result.status;
+          } finally {
+            stop();
+          }
         } else {
-          await saveInBrowser(path, name, side, items.length === 1);
+          outcome = await saveInBrowser(path, name, side);
+        }
+        if (outcome === 'cancelled') {
+          // the save dialog came before any request: nothing was downloaded, saved or kept
+          setNotice(s.ui, side, { kind: 'info', text: `Download cancelled: nothing was saved${keepOffline ? ' or kept' : ''}.` });
+          return;
         }
         setNotice(s.ui, side, {
           kind: 'info',
-          text: `${name} saved.${keepOffline ? ` A copy is kept in ${s.session.readableName(LIBRARY_TARGET)}.` : ''}`,
+          text:
+            outcome === 'saved'
+              ? `${name} saved.${kept}`
+              : `${name} was handed to the browser: find it in the browser's downloads (if its save dialog was cancelled, nothing was saved there).${kept}`,
         });
         if (keepOffline) void showKeptCopies();
       } catch (error) {
         setNotice(s.ui, side, {
           kind: 'error',
-          text: `${item.title} could not be downloaded: ${messageOf(error)}`,
+          text: `${item.title} could not be downloaded, and nothing was saved: ${messageOf(error)}`,
           retry: () => void download(side, keepOffline),
         });
         return;

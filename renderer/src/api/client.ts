@@ -144,12 +144,17 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     transfer: (
       destination: string,
       containerId: ContainerRef,
-      source: { target: string; id: string },
+      /** `ids` (two or more): the whole selection as one job, into a folder */
+      source: { target: string; id: string; ids?: readonly string[] },
       duplicateAction: DuplicateFileAction,
     ) =>
       json<Acknowledgement>(resourcesPath(destination, containerId), {
         method: 'POST',
-        body: JSON.stringify({ source_target_name: source.target, source_resource_id: source.id }),
+        body: JSON.stringify(
+          source.ids && source.ids.length > 1
+            ? { source_target_name: source.target, source_resource_ids: source.ids }
+            : { source_target_name: source.target, source_resource_id: source.id },
+        ),
         headers: { 'Content-Type': 'application/json', 'duplicate-file-action': duplicateAction },
       }),
     /**

@@ -264,6 +264,14 @@ export function Pane({ side }: { side: PaneSide }) {
       {notice ? (
         <div className={`message ${notice.kind}`} role={notice.kind === 'error' ? 'alert' : 'status'}>
           <span>{notice.text}</span>
+          {notice.progress ? (
+            notice.progress.total ? (
+              <progress aria-label="Download progress" max={notice.progress.total} value={notice.progress.done} />
+            ) : (
+              // no value: the browser draws an indeterminate bar; the text says the size is unknown
+              <progress aria-label="Download progress, total size not known yet" />
+            )
+          ) : null}
           {notice.retry ? (
             <button type="button" onClick={notice.retry}>
               Retry
