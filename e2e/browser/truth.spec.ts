@@ -1,0 +1,199 @@
+// Issue #22, "Truth first": the UI never says something happened that didn't. Each journey
+// runs the built renderer against a real `ferry serve` in Chromium and failed before its
+// fix. Screenshots at 1400×860 and 1024×700 go to playwright-report/truth-screenshots/
+// (outside test-results/, which Playwright empties on every run, so before and after both stay).
+import { readdir, utimes } from 'node:fs/promises';
+import path from 'node:path';
+import { expect, test as base, type Locator, type Page } from '@playwright/test';
+import { startServer, type RunningServer } from '../support/ferry-server.js';
+import { grid, jobs, openFolder, pane, row, watchCsp } from '../support/ui.js';
+
+const pad = (n: number) => String(n).padStart(3, '0');
+
+/**
+ * "big": 80 files whose listing order (code units: "Z…" before "s…") differs from the
+ * display order (names, case-insensitive: "sample_…" first). "sizes": 300 files whose size
+ * and date do not follow their names; the largest and the two newest sort last by name, so
+ * they are never on screen unless the whole folder is sorted.
+ */
+function workspace(): Record<string, string | Buffer> {
+  const files: Record<string, string | Buffer> = { 'project/data.csv': 'a,b\n1,2\n', 'dest/': '' };
+  files['big/Z_summary.txt'] = 'summary\n';
+  for (let i = 1; i < 80; i++) files[`big/sample_${pad(i)}.txt`] = `sample ${i}\n`;
+  for (let i = 1; i <= 300; i++) files[`sizes/file_${pad(i)}.dat`] = Buffer.alloc(((i * 37) % 300) * 10 + 1, 'x');
+  files['sizes/zz_largest.bin'] = Buffer.alloc(50_000, 'y');
+  files['sizes/zz_dec27.txt'] = 'late on the 27th\n';
+  files['sizes/zz_dec28.txt'] = 'early on the 28th\n';
+  for (let i = 1; i <= 120; i++) files[`many/part_${pad(i)}.csv`] = `part,${i}\n`;
+  return files;
+}
+
+const test = base.extend<{ ferry: RunningServer }>({
+  page: async ({ page }, use) => {
+    const cspViolations = await watchCsp(page);
+    await use(page);
+    expect(cspViolations()).toEqual([]);
+  },
+  ferry: async ({}, use) => {
+    const server = await startServer({ workspaceFiles: workspace() });
+    try {
+      await use(server);
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+const SIZES = [
+  { width: 1400, height: 860 },
+  { width: 1024, height: 700 },
+];
+
+/**
+ * The page at both sizes, into playwright-report/truth-screenshots/<name>-<w>x<h>.png, taken before the
+ * journey's checks so a failing run shows what it saw. FERRY_SHOTS=before names a run on the
+ * unfixed code (<name>-before-…).
+ */
+async function shots(page: Page, name: string): Promise<void> {
+  const phase = process.env.FERRY_SHOTS === 'before' ? '-before' : '';
+  for (const size of [...SIZES].reverse()) {
+    await page.setViewportSize(size);
+    await page.waitForTimeout(150); // the virtual list measures itself after a resize
+    await page.screenshot({ path: `playwright-report/truth-screenshots/${name}${phase}-${size.width}x${size.height}.png` });
+  }
+}
+
+async function apiGet(page: Page, ferry: RunningServer, route: string): Promise<unknown> {
+  const response = await page.request.get(new URL(route, ferry.url).href, { headers: { Authorization: `Bearer ${ferry.accessKey}` } });
+  expect(response.status(), await response.text()).toBe(200);
+  return response.json();
+}
+
+async function openApp(page: Page, ferry: RunningServer): Promise<void> {
+  await page.setViewportSize(SIZES[0]!);
+  await page.goto(ferry.appUrl);
+  await expect(row(pane(page, 'Left'), 'project')).toBeVisible();
+}
+
+/** Titles of the rows in display order, as far as they are rendered. */
+async function shownTitles(p: Locator): Promise<string[]> {
+  return grid(p)
+    .locator('.grid-body [role="row"]')
+    .evaluateAll((rows) =>
+      rows
+        .map((r) => ({ index: Number(r.getAttribute('aria-rowindex')), title: r.querySelector('.title-text')?.textContent ?? '' }))
+        .sort((a, b) => a.index - b.index)
+        .map((r) => r.title),
+    );
+}
+
+async function cursorTitle(p: Locator): Promise<string | null> {
+  return grid(p).locator('.grid-row.cursor .title-text').textContent({ timeout: 2000 }).catch(() => null);
+}
+
+async function scrollTopOf(p: Locator): Promise<number> {
+  return grid(p).locator('.grid-body').evaluate((body) => body.scrollTop);
+}
+
+test('opening a folder shows its top, with the cursor on the first row; Enter acts on that row', async ({ page, ferry }) => {
+  await openApp(page, ferry);
+  const left = pane(page, 'Left');
+  await openFolder(left, 'big');
+  await expect(left.locator('.pane-foot')).toContainText('80 items');
+  await page.waitForTimeout(300);
+  await shots(page, '4-open-folder-lands-on-top');
+  await expect.poll(() => cursorTitle(left)).toBe('sample_001.txt');
+  expect(await scrollTopOf(left)).toBe(0);
+  expect((await shownTitles(left))[0]).toBe('sample_001.txt');
+
+  // Enter opens the row under the cursor (a file: its details), the first one
+  await grid(left).focus();
+  await grid(left).press('Enter');
+  await expect(page.getByRole('complementary', { name: 'Details' }).getByRole('heading', { name: 'sample_001.txt' })).toBeVisible();
+
+  // scrolled far down in one folder, another opens at its top all the same
+  await grid(left).press('End');
+  await expect.poll(() => cursorTitle(left)).toBe('Z_summary.txt');
+  expect(await scrollTopOf(left)).toBeGreaterThan(0);
+  await left.getByRole('navigation', { name: 'Location' }).getByRole('button', { name: 'Local folders' }).click();
+  await openFolder(left, 'sizes');
+  await expect.poll(() => cursorTitle(left)).toBe('file_001.dat');
+  expect(await scrollTopOf(left)).toBe(0);
+});
+
+test('sorting by size or date sorts the whole folder, newest first by instant, and rows stay put while scrolling', async ({ page, ferry }) => {
+  const folder = path.join(ferry.workspace, 'sizes');
+  const old = new Date('2025-06-01T12:00:00Z');
+  for (const name of await readdir(folder)) await utimes(path.join(folder, name), old, old);
+  await utimes(path.join(folder, 'zz_dec27.txt'), old, new Date('2025-12-27T23:30:00Z'));
+  await utimes(path.join(folder, 'zz_dec28.txt'), old, new Date('2025-12-28T00:10:00Z'));
+  await openApp(page, ferry);
+  const left = pane(page, 'Left');
+  await openFolder(left, 'sizes');
+  await expect(row(left, 'file_001.dat')).toBeVisible();
+
+  const header = (name: string) => grid(left).getByRole('columnheader', { name: new RegExp(name) }).getByRole('button');
+  await header('Size').click(); // ascending
+  await header('Size').click(); // descending
+  await page.waitForTimeout(1500);
+  await shots(page, '3-sorted-by-size-desc');
+  await expect.poll(async () => (await shownTitles(left))[0]).toBe('zz_largest.bin');
+  const bySize = await shownTitles(left);
+
+  await header('Modified').click(); // ascending
+  await header('Modified').click(); // descending: newest first
+  await page.waitForTimeout(1500);
+  await shots(page, '3-sorted-by-date-newest-first');
+  await expect.poll(async () => (await shownTitles(left)).slice(0, 2)).toEqual(['zz_dec28.txt', 'zz_dec27.txt']);
+  const top = (await shownTitles(left)).slice(0, 20);
+
+  // scroll through the whole folder and back: no row moved
+  const body = grid(left).locator('.grid-body');
+  for (let i = 0; i < 12; i++) {
+    await body.hover();
+    await page.mouse.wheel(0, 1200);
+    await page.waitForTimeout(60);
+  }
+  await body.evaluate((element) => (element.scrollTop = 0));
+  await page.waitForTimeout(200);
+  expect((await shownTitles(left)).slice(0, 20)).toEqual(top);
+  expect(bySize.length).toBeGreaterThan(10);
+});
+
+test('cancelling the save dialog saves nothing and says so', async ({ page, ferry }) => {
+  // the browser's own save dialog, answered with Cancel (Playwright cannot click a native dialog)
+  await page.addInitScript(() => {
+    (window as unknown as { showSaveFilePicker: () => Promise<never> }).showSaveFilePicker = () =>
+      Promise.reject(new DOMException('The user aborted a request.', 'AbortError'));
+  });
+  await openApp(page, ferry);
+  const left = pane(page, 'Left');
+  await row(left, 'project').click();
+  await left.getByRole('checkbox', { name: 'Keep offline' }).check();
+  await left.getByRole('button', { name: 'Download' }).click();
+  await expect(left.getByRole('status')).toBeVisible();
+  await shots(page, '2-save-dialog-cancelled');
+  await expect(left.getByRole('status')).toContainText('Download cancelled: nothing was saved');
+  await expect(left.getByText(/saved\.|A copy is kept/)).toHaveCount(0);
+  // and the library holds no copy either
+  expect(await apiGet(page, ferry, '/api_v1/targets/offline/resources/?container=None')).toEqual([]);
+});
+
+test('select all then Transfer is one job for the whole selection', async ({ page, ferry }) => {
+  await openApp(page, ferry);
+  const left = pane(page, 'Left');
+  const right = pane(page, 'Right');
+  await openFolder(left, 'many');
+  await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
+  await openFolder(right, 'dest');
+  await grid(left).focus();
+  await grid(left).press('Control+a');
+  await expect(left.locator('.pane-foot')).toContainText('120 selected');
+  await left.getByRole('button', { name: 'Transfer' }).click();
+  await expect(jobs(page).getByRole('listitem').first()).toContainText('Done', { timeout: 30_000 });
+  await expect.poll(async () => (await readdir(path.join(ferry.workspace, 'dest'))).length, { timeout: 30_000 }).toBe(120);
+  await shots(page, '5-selection-is-one-job');
+  const all = (await apiGet(page, ferry, '/api_v1/jobs/')) as { kind: string }[];
+  expect(all.filter((j) => j.kind === 'transfer')).toHaveLength(1);
+  await expect(row(right, 'part_001.csv')).toBeVisible();
+});
