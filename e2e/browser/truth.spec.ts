@@ -2,11 +2,12 @@
 // runs the built renderer against a real `ferry serve` in Chromium and failed before its
 // fix. Screenshots at 1400×860 and 1024×700 go to playwright-report/truth-screenshots/
 // (outside test-results/, which Playwright empties on every run, so before and after both stay).
-import { readdir, utimes } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test as base, type Locator, type Page } from '@playwright/test';
 import { startServer, type RunningServer } from '../support/ferry-server.js';
-import { grid, jobs, openFolder, pane, row, watchCsp } from '../support/ui.js';
+import { grid, jobs, openFolder, pane, row, watchCsp, withoutSavePicker } from '../support/ui.js';
 
 const pad = (n: number) => String(n).padStart(3, '0');
 
@@ -196,4 +197,26 @@ test('select all then Transfer is one job for the whole selection', async ({ pag
   const all = (await apiGet(page, ferry, '/api_v1/jobs/')) as { kind: string }[];
   expect(all.filter((j) => j.kind === 'transfer')).toHaveLength(1);
   await expect(row(right, 'part_001.csv')).toBeVisible();
+});
+
+test('a download shows how far it got, with a bar that says when the total is unknown', async ({ page, ferry }) => {
+  // incompressible, so the bag is as big as the file; the network is slowed so it takes a few seconds
+  await writeFile(path.join(ferry.workspace, 'project/raw.bin'), randomBytes(24 * 1024 * 1024));
+  await withoutSavePicker(page);
+  await openApp(page, ferry);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 6 * 1024 * 1024, uploadThroughput: -1 });
+  const left = pane(page, 'Left');
+  await row(left, 'project').click();
+  const downloading = page.waitForEvent('download', { timeout: 60_000 });
+  await left.getByRole('button', { name: 'Download' }).click();
+  await page.waitForTimeout(1500);
+  await shots(page, '6-download-progress');
+  await expect(left.getByRole('progressbar', { name: /Download progress/ })).toBeVisible();
+  await expect(left.getByRole('status')).toContainText(/Downloading project\.zip: [\d.]+ [KM]B so far/);
+  const download = await downloading;
+  expect(download.suggestedFilename()).toBe('project.zip');
+  await expect(left.getByRole('status')).toContainText("project.zip was handed to the browser: find it in the browser's downloads");
+  await expect(left.getByRole('progressbar')).toHaveCount(0);
 });
