@@ -9,6 +9,7 @@ import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
 import { teeIntoLibrary, type Library } from '../../core/targets/offline/library.js';
 import { hasColumnarListing, ROOT_CONTAINER, type NodeColumns } from '../../core/targets/offline/node-columns.js';
 import { listWithSizes, LISTED_FIELDS } from './listing-sizes.js';
+import { registerSelectionRoutes } from './selections.js';
 import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
 import { inBatches, jsonArrayStream, NEEDS_ROOM, TAKE_TEXT, type RowSerializer } from '../stream-json.js';
@@ -235,7 +236,8 @@ export function attachmentDisposition(filename: string): string {
 
 type TargetParams = { Params: { target: string }; Querystring: { container?: string; fields?: string } };
 
-export function registerResourceRoutes(app: FastifyInstance, { core }: ServerContext): void {
+export function registerResourceRoutes(app: FastifyInstance, context: ServerContext): void {
+  const { core } = context;
   const sourceHeaders = { type: 'object', properties: { 'service-source-token': tokenHeader('source') } };
 
   app.get<TargetParams>(
@@ -342,6 +344,8 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
       return sendDownload(reply, target, ctx, id, keep ? core.library : null);
     },
   );
+
+  registerSelectionRoutes(app, context);
 }
 
 async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetContext, id: string, library: Library | null): Promise<FastifyReply> {
