@@ -3,7 +3,7 @@
 // fix. Screenshots at 1400×860 and 1024×700 go to playwright-report/truth-screenshots/
 // (outside test-results/, which Playwright empties on every run, so before and after both stay).
 import { randomBytes } from 'node:crypto';
-import { readdir, utimes, writeFile } from 'node:fs/promises';
+import { readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test as base, type Locator, type Page } from '@playwright/test';
 import { startServer, type RunningServer } from '../support/ferry-server.js';
@@ -219,4 +219,27 @@ test('a download shows how far it got, with a bar that says when the total is un
   expect(download.suggestedFilename()).toBe('project.zip');
   await expect(left.getByRole('status')).toContainText("project.zip was handed to the browser: find it in the browser's downloads");
   await expect(left.getByRole('progressbar')).toHaveCount(0);
+});
+
+test('downloading a selection is one bag with every selected item, and one save', async ({ page, ferry }, testInfo) => {
+  await withoutSavePicker(page);
+  await openApp(page, ferry);
+  const left = pane(page, 'Left');
+  await row(left, 'project').click();
+  await row(left, 'many').click({ modifiers: ['Control'] });
+  await expect(left.locator('.pane-foot')).toContainText('2 selected');
+  const downloads: string[] = [];
+  page.on('download', (d) => downloads.push(d.suggestedFilename()));
+  const downloading = page.waitForEvent('download');
+  await left.getByRole('button', { name: 'Download' }).click();
+  const download = await downloading;
+  await expect(left.getByRole('status')).toContainText('was handed to the browser');
+  await shots(page, '5-selection-is-one-download');
+  await page.waitForTimeout(500);
+  expect(downloads).toEqual(['Local folders (2 items).zip']);
+  const saved = testInfo.outputPath('selection.zip');
+  await download.saveAs(saved);
+  const names = (await readFile(saved)).toString('latin1');
+  expect(names).toContain('/data/project/data.csv');
+  expect(names).toContain('/data/many/part_120.csv');
 });

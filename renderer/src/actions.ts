@@ -360,47 +360,51 @@ export function createActions(s: BaseServices) {
       return;
     }
     const kept = keepOffline ? ` A copy is kept in ${s.session.readableName(LIBRARY_TARGET)}.` : '';
-    for (const item of items) {
-      const path = downloadPath(state.target, item.id, keepOffline);
-      const name = `${item.title}.zip`;
-      try {
-        let outcome: 'saved' | 'cancelled' | 'handed';
-        if (s.bridge) {
-          showDownloadProgress(side, name, 0, null);
-          const stop = s.bridge.onProgress((progress) => {
-            if (progress.id !== 'drag-out' && !progress.done) showDownloadProgress(side, name, progress.bytes, progress.total);
-          });
-          try {
-            const result = await s.bridge.download({ path, suggestedName: name });
-            if (result.status === 'failed') throw new Error(result.error);
-            outcome = result.status;
-          } finally {
-            stop();
-          }
-        } else {
-          outcome = await saveInBrowser(path, name, side);
-        }
-        if (outcome === 'cancelled') {
-          // the save dialog came before any request: nothing was downloaded, saved or kept
-          setNotice(s.ui, side, { kind: 'info', text: `Download cancelled: nothing was saved${keepOffline ? ' or kept' : ''}.` });
-          return;
-        }
-        setNotice(s.ui, side, {
-          kind: 'info',
-          text:
-            outcome === 'saved'
-              ? `${name} saved.${kept}`
-              : `${name} was handed to the browser: find it in the browser's downloads (if its save dialog was cancelled, nothing was saved there).${kept}`,
+    const target = state.target;
+    // a selection is one download: one bag, one save dialog
+    const place = state.trail.at(-1)?.title ?? s.session.readableName(target);
+    const label = items.length === 1 ? items[0]!.title : `${place} (${items.length} items)`;
+    const name = `${label}.zip`;
+    try {
+      const path =
+        items.length === 1
+          ? downloadPath(target, items[0]!.id, keepOffline)
+          : `${await s.api.selection(target, items.map((item) => item.id))}${keepOffline ? '?keep=1' : ''}`;
+      let outcome: 'saved' | 'cancelled' | 'handed';
+      if (s.bridge) {
+        showDownloadProgress(side, name, 0, null);
+        const stop = s.bridge.onProgress((progress) => {
+          if (progress.id !== 'drag-out' && !progress.done) showDownloadProgress(side, name, progress.bytes, progress.total);
         });
-        if (keepOffline) void showKeptCopies();
-      } catch (error) {
-        setNotice(s.ui, side, {
-          kind: 'error',
-          text: `${item.title} could not be downloaded, and nothing was saved: ${messageOf(error)}`,
-          retry: () => void download(side, keepOffline),
-        });
+        try {
+          const result = await s.bridge.download({ path, suggestedName: name });
+          if (result.status === 'failed') throw new Error(result.error);
+          outcome = result.status;
+        } finally {
+          stop();
+        }
+      } else {
+        outcome = await saveInBrowser(path, name, side);
+      }
+      if (outcome === 'cancelled') {
+        // the save dialog came before any request: nothing was downloaded, saved or kept
+        setNotice(s.ui, side, { kind: 'info', text: `Download cancelled: nothing was saved${keepOffline ? ' or kept' : ''}.` });
         return;
       }
+      setNotice(s.ui, side, {
+        kind: 'info',
+        text:
+          outcome === 'saved'
+            ? `${name} saved.${kept}`
+            : `${name} was handed to the browser: find it in the browser's downloads (if its save dialog was cancelled, nothing was saved there).${kept}`,
+      });
+      if (keepOffline) void showKeptCopies();
+    } catch (error) {
+      setNotice(s.ui, side, {
+        kind: 'error',
+        text: `${label} could not be downloaded, and nothing was saved: ${messageOf(error)}`,
+        retry: () => void download(side, keepOffline),
+      });
     }
   }
 

@@ -163,6 +163,14 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
      */
     verify: (target: string, id: string) =>
       json<Acknowledgement>(`/api_v1/targets/${seg(target)}/resources/${seg(id)}/verify/`, { method: 'POST' }),
+    /** names several resources to download as one bag; answers the app-relative path to GET */
+    selection: async (target: string, ids: readonly string[]) =>
+      (
+        await json<{ download: string }>(`/api_v1/targets/${seg(target)}/selections/`, {
+          method: 'POST',
+          ...jsonBody({ resource_ids: ids }),
+        })
+      ).download,
     /** a streamed download response (the caller saves the body) */
     download: (path: string, signal?: AbortSignal) => request(path, { signal }),
   };
