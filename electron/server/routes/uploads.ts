@@ -33,6 +33,16 @@ async function requireContainer(target: Target, ctx: TargetContext, id: string):
   }
 }
 
+/**
+ * The source resource must exist: a 404 before the 202, not a failed job. Looked up with
+ * `read` (which describes it, opening nothing) rather than `detail`, which may hash a whole
+ * file first (the local target does: seconds for a large file, while the click waits).
+ */
+async function requireSource(source: Target, ctx: TargetContext, id: string): Promise<void> {
+  const read = await source.read(ctx, id);
+  await read.entries[Symbol.asyncIterator]().return?.();
+}
+
 /** The resources a transfer names: exactly one of the two fields, a selection only into a folder. */
 function sourceIdsOf(body: TransferRequest, containerId: string | null): string[] {
   const one = body.source_resource_id;
@@ -176,7 +186,7 @@ async function acceptPost(
     const sourceToken = await resolveTargetToken(core, source, request, 'source');
     const destination = await resolveTargetToken(core, target, request, 'destination');
     // one resource is looked up before the job starts; a selection's members are read by the job
-    if (ids.length === 1) await source.detail({ token: sourceToken, signal }, ids[0]!);
+    if (ids.length === 1) await requireSource(source, { token: sourceToken, signal }, ids[0]!);
     if (containerId !== null) await requireContainer(target, { token: destination, signal }, containerId);
     job = await core.jobs.submit({
       kind: 'transfer',
