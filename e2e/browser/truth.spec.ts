@@ -3,7 +3,7 @@
 // fix. Screenshots at 1400×860 and 1024×700 go to playwright-report/truth-screenshots/
 // (outside test-results/, which Playwright empties on every run, so before and after both stay).
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test as base, type Locator, type Page } from '@playwright/test';
 import { startServer, type RunningServer } from '../support/ferry-server.js';
@@ -242,4 +242,35 @@ test('downloading a selection is one bag with every selected item, and one save'
   const names = (await readFile(saved)).toString('latin1');
   expect(names).toContain('/data/project/data.csv');
   expect(names).toContain('/data/many/part_120.csv');
+});
+
+test('Cancel all stops every unfinished job in one click and says how many', async ({ page, ferry }) => {
+  // big sparse files keep the transfers busy long enough to cancel
+  for (const name of ['one.bin', 'two.bin', 'three.bin']) {
+    const handle = await open(path.join(ferry.workspace, 'project', name), 'w');
+    await handle.truncate(768 * 1024 * 1024);
+    await handle.close();
+  }
+  await openApp(page, ferry);
+  const left = pane(page, 'Left');
+  const right = pane(page, 'Right');
+  await openFolder(left, 'project');
+  await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
+  await openFolder(right, 'dest');
+  for (const name of ['one.bin', 'two.bin', 'three.bin']) {
+    await row(left, name).click();
+    await left.getByRole('button', { name: 'Transfer' }).click();
+    await expect(jobs(page).getByRole('listitem').filter({ hasText: name })).toBeVisible();
+  }
+  const cancelAll = jobs(page).getByRole('button', { name: /^Cancel all/ });
+  await expect(cancelAll).toBeVisible({ timeout: 5000 });
+  await shots(page, '5-cancel-all');
+  await cancelAll.click();
+  await expect(jobs(page).getByRole('status')).toContainText(/^\d+ jobs? cancelled\.$/);
+  for (const name of ['one.bin', 'two.bin', 'three.bin']) {
+    await expect(jobs(page).getByRole('listitem').filter({ hasText: name })).not.toContainText(/Running|Waiting/);
+  }
+  await expect(jobs(page).getByRole('listitem').filter({ hasText: 'Cancelled' }).first()).toBeVisible();
+  await expect(cancelAll).toHaveCount(0);
+  await shots(page, '5-cancel-all-done');
 });

@@ -496,6 +496,27 @@ export function createActions(s: BaseServices) {
     }
   }
 
+  /** Cancels every job still waiting or running; says how many, and which could not be. */
+  async function cancelAll(): Promise<{ kind: 'info' | 'error'; text: string }> {
+    const { jobs, order } = s.jobs.store.getState();
+    const tickets = order.filter((ticket) => jobs[ticket] && !isFinished(jobs[ticket]!.job.status));
+    let cancelled = 0;
+    const problems: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < tickets.length) {
+        const ticket = tickets[next++]!;
+        const problem = await cancelJob(ticket);
+        if (problem === null) cancelled++;
+        else if (problem !== 'The job had already finished.') problems.push(problem);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(4, tickets.length) }, worker));
+    const done = `${cancelled} job${cancelled === 1 ? '' : 's'} cancelled.`;
+    if (problems.length === 0) return { kind: 'info', text: done };
+    return { kind: 'error', text: `${done} ${problems.length} could not be cancelled: ${[...new Set(problems)].join(' ')}` };
+  }
+
   /** Resubmits a failed or cancelled job with the parameters it was started with. */
   async function retryJob(ticket: string): Promise<string | null> {
     const submission = s.jobs.store.getState().submissions[ticket];
@@ -591,6 +612,7 @@ export function createActions(s: BaseServices) {
     download,
     refresh,
     cancelJob,
+    cancelAll,
     retryJob,
     openDestination,
     followJobs,
