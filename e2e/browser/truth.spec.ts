@@ -18,7 +18,7 @@ const pad = (n: number) => String(n).padStart(3, '0');
  * they are never on screen unless the whole folder is sorted.
  */
 function workspace(): Record<string, string | Buffer> {
-  const files: Record<string, string | Buffer> = { 'project/data.csv': 'a,b\n1,2\n', 'dest/': '' };
+  const files: Record<string, string | Buffer> = { 'project/data.csv': 'a,b\n1,2\n', 'project/notes/readme.md': '# Notes\n', 'dest/': '' };
   files['big/Z_summary.txt'] = 'summary\n';
   for (let i = 1; i < 80; i++) files[`big/sample_${pad(i)}.txt`] = `sample ${i}\n`;
   for (let i = 1; i <= 300; i++) files[`sizes/file_${pad(i)}.dat`] = Buffer.alloc(((i * 37) % 300) * 10 + 1, 'x');
@@ -273,4 +273,61 @@ test('Cancel all stops every unfinished job in one click and says how many', asy
   await expect(jobs(page).getByRole('listitem').filter({ hasText: 'Cancelled' }).first()).toBeVisible();
   await expect(cancelAll).toHaveCount(0);
   await shots(page, '5-cancel-all-done');
+});
+
+test('Back, Forward and Up move as in a browser; a typed path goes there or says which part is missing', async ({ page, ferry }) => {
+  await openApp(page, ferry);
+  const left = pane(page, 'Left');
+  const crumbs = left.getByRole('navigation', { name: 'Location' });
+  const here = () => crumbs.locator('[aria-current="location"]').textContent({ timeout: 1000 }).catch(() => null);
+  await openFolder(left, 'project');
+  await openFolder(left, 'notes');
+  await left.getByRole('button', { name: 'Up', exact: true }).click();
+  await expect.poll(here).toBe('project');
+  await expect.poll(() => cursorTitle(left)).toBe('notes'); // landed on the folder just left
+  await left.getByRole('button', { name: 'Back', exact: true }).click();
+  await expect.poll(here).toBe('notes');
+  await left.getByRole('button', { name: 'Back', exact: true }).click();
+  await expect.poll(here).toBe('project');
+  await left.getByRole('button', { name: 'Forward', exact: true }).click();
+  await expect.poll(here).toBe('notes');
+  await grid(left).focus();
+  await grid(left).press('Alt+ArrowLeft');
+  await expect.poll(here).toBe('project');
+  await grid(left).press('Alt+ArrowUp');
+  await expect(row(left, 'big')).toBeVisible();
+  await shots(page, '7-back-forward-up');
+
+  // the path bar: Ctrl+L, a path, Enter
+  await grid(left).press('Control+l');
+  const field = left.getByRole('textbox', { name: /^Path in / });
+  await expect(field).toHaveValue('/');
+  await field.fill('/project/nope');
+  await field.press('Enter');
+  await expect(left.getByRole('alert')).toHaveText('There is no “nope” in project.');
+  await shots(page, '7-path-bar-missing-part');
+  await field.fill('/Project/notes/');
+  await field.press('Enter');
+  await expect.poll(here).toBe('notes');
+  await expect(row(left, 'readme.md')).toBeVisible();
+  await left.getByRole('button', { name: 'Edit path' }).click();
+  await expect(field).toHaveValue('/project/notes');
+  await field.press('Escape');
+  await expect(field).toHaveCount(0);
+});
+
+test('typing letters in the list jumps to the first name that starts with them', async ({ page, ferry }) => {
+  await openApp(page, ferry);
+  const left = pane(page, 'Left');
+  await openFolder(left, 'big');
+  await expect.poll(() => cursorTitle(left)).toBe('sample_001.txt');
+  await grid(left).focus();
+  await page.keyboard.type('z');
+  await expect.poll(() => cursorTitle(left)).toBe('Z_summary.txt');
+  await page.waitForTimeout(1100); // a pause starts a new name
+  await page.keyboard.type('sample_042');
+  await expect.poll(() => cursorTitle(left)).toBe('sample_042.txt');
+  await shots(page, '7-type-ahead');
+  await grid(left).press('Enter');
+  await expect(page.getByRole('complementary', { name: 'Details' }).getByRole('heading', { name: 'sample_042.txt' })).toBeVisible();
 });

@@ -7,6 +7,7 @@ import { LIBRARY_TARGET, otherSide } from '../actions.js';
 import { useServices } from '../services.js';
 import type { PaneSide } from '../stores/pane.js';
 import { fromDataTransfer, fromFileList } from '../upload/collect.js';
+import { PathBar } from './PathBar.js';
 import { INTERNAL_DRAG_TYPE, ResourceGrid, type InternalDragPayload } from './ResourceGrid.js';
 
 export const gridElements: Partial<Record<PaneSide, HTMLDivElement | null>> = {};
@@ -49,6 +50,7 @@ export function Pane({ side }: { side: PaneSide }) {
   const notice = useStore(ui, (s) => s.notices[side]);
   const [keepOffline, setKeepOffline] = useState(false);
   const [dropping, setDropping] = useState(false);
+  const [editRequests, setEditRequests] = useState(0);
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const label = side === 'left' ? 'Left pane' : 'Right pane';
@@ -111,6 +113,12 @@ export function Pane({ side }: { side: PaneSide }) {
       onFocusCapture={() => ui.getState().active !== side && ui.setState({ active: side })}
       onPointerDownCapture={() => ui.getState().active !== side && ui.setState({ active: side })}
       onKeyDownCapture={() => ui.getState().active !== side && ui.setState({ active: side })}
+      onKeyDown={(event) => {
+        if ((event.ctrlKey || event.metaKey) && (event.key === 'l' || event.key === 'L')) {
+          event.preventDefault();
+          setEditRequests((n) => n + 1);
+        }
+      }}
       onDragOver={acceptDrag}
       onDragEnter={acceptDrag}
       onDragLeave={(event) => {
@@ -140,27 +148,7 @@ export function Pane({ side }: { side: PaneSide }) {
           onChange={(event) => pane.getState().setFilter(event.target.value)}
         />
       </div>
-      <nav className="breadcrumbs" aria-label="Location">
-        <ol>
-          <li>
-            <button type="button" disabled={!target} onClick={() => void pane.getState().goToCrumb(-1)}>
-              {targetInfo?.readable_name ?? target ?? '—'}
-            </button>
-          </li>
-          {trail.map((crumb, index) => (
-            <li key={crumb.id}>
-              <span aria-hidden="true">›</span>
-              <button
-                type="button"
-                aria-current={index === trail.length - 1 ? 'location' : undefined}
-                onClick={() => void pane.getState().goToCrumb(index)}
-              >
-                {crumb.title}
-              </button>
-            </li>
-          ))}
-        </ol>
-      </nav>
+      <PathBar side={side} editRequests={editRequests} done={() => focusPane(side)} />
       <div className="toolbar" role="toolbar" aria-label={`${label} actions`}>
         {/* a read-only target (the library) shows no upload buttons at all: less to scan */}
         {readOnly ? null : (
@@ -300,6 +288,8 @@ export function Pane({ side }: { side: PaneSide }) {
         commands={{
           openItem,
           up: () => void pane.getState().up(),
+          back: () => void pane.getState().goBack(),
+          forward: () => void pane.getState().goForward(),
           switchPane: () => {
             ui.setState({ active: otherSide(side) });
             focusPane(otherSide(side));

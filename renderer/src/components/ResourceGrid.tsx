@@ -3,7 +3,8 @@
 // them (a sort by size or date asks for that), else from details fetched lazily for the rows
 // on screen — for display only, never for the order. Arriving at a location shows the top
 // of the list with the cursor on its first row. Keyboard: arrows/Home/End/PageUp/PageDown move, Shift extends,
-// Enter opens, Backspace goes up, Tab jumps to the other pane, F5 copies across, F3/Space
+// Enter opens, Backspace or Alt+Up goes up, Alt+Left/Right go back and forward, typed letters
+// jump to a name (type-ahead), Tab jumps to the other pane, F5 copies across, F3/Space
 // shows details, Ctrl/Cmd+A selects all.
 import { useEffect, useLayoutEffect, useMemo, useRef, type DragEvent, type KeyboardEvent, type MouseEvent } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
@@ -13,6 +14,7 @@ import type { DetailCache } from '../stores/details.js';
 import { arrangeRows, instantOf, needsSizes, sizeOf, type SortKey } from '../stores/arrange.js';
 import type { PaneStore } from '../stores/pane.js';
 import { formatBytes, formatDate } from '../format.js';
+import { createTypeAhead } from './type-ahead.js';
 
 export const ROW_HEIGHT = 28;
 export const INTERNAL_DRAG_TYPE = 'application/x-ferry-resources';
@@ -26,6 +28,8 @@ export interface InternalDragPayload {
 export interface GridCommands {
   openItem(item: ResourceSummary): void;
   up(): void;
+  back(): void;
+  forward(): void;
   switchPane(): void;
   copyAcross(): void;
   toggleDetail(): void;
@@ -139,8 +143,26 @@ export function ResourceGrid(props: {
     state.select(row.id, extend ? 'range' : 'replace', ordered);
   }
 
+  const typeAhead = useMemo(() => createTypeAhead(), []);
+
+  /** moves to the row the typed letters name; false when the key is not a letter to type */
+  function typeAheadKey(key: string): boolean {
+    if (key.length !== 1 || rows.length === 0) return false;
+    const index = typeAhead.next(key, rows.map((row) => row.title), cursorIndex);
+    if (index >= 0) moveTo(index, false);
+    return true;
+  }
+
   function onKeyDown(event: KeyboardEvent<HTMLDivElement>): void {
     const state = pane.getState();
+    if (event.altKey && !event.ctrlKey && !event.metaKey) {
+      const go = { ArrowLeft: commands.back, ArrowRight: commands.forward, ArrowUp: commands.up }[event.key];
+      if (!go) return;
+      go();
+      event.preventDefault();
+      event.stopPropagation();
+      return;
+    }
     const page = Math.max(1, Math.floor((scrollRef.current?.clientHeight ?? 400) / ROW_HEIGHT) - 1);
     const current = cursorIndex;
     const mod = event.ctrlKey || event.metaKey;
@@ -189,11 +211,13 @@ export function ResourceGrid(props: {
         break;
       case 'a':
       case 'A':
-        if (!mod) return;
-        state.selectAll(ordered);
+        if (mod) state.selectAll(ordered);
+        else if (!typeAheadKey(event.key)) return;
         break;
       default:
-        return;
+        // a printable character (a space is not one here: Space shows details)
+        if (mod || !typeAheadKey(event.key)) return;
+        break;
     }
     event.preventDefault();
     event.stopPropagation();

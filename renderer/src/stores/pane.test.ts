@@ -3,6 +3,7 @@ import type { ResourceSummary } from '../../../shared/api.js';
 import { summary, detail } from '../test-support.js';
 import { arrangeRows, matchesFilter } from './arrange.js';
 import { createPaneStore } from './pane.js';
+import { pathText, resolvePath } from './path.js';
 
 const tree: Record<string, ResourceSummary[]> = {
   None: [summary('d1', 'data', 'container'), summary('f1', 'readme.md')],
@@ -138,5 +139,41 @@ describe('arranging rows', () => {
     expect(arrangeRows(items, 'file?.txt', { key: 'title', dir: 'asc' }).map((r) => r.id)).toEqual(['2']);
     expect(matchesFilter('a.b(c)', 'a.b(')).toBe(true);
     expect(matchesFilter('axb', 'a.b')).toBe(false);
+  });
+});
+
+describe('pane history and typed paths', () => {
+  it('goes back and forward as a browser does; a new move forgets Forward', async () => {
+    const pane = createPaneStore('left', fakeApi());
+    const at = () => pane.getState().trail.map((c) => c.title).join('/');
+    await pane.getState().setTarget('local');
+    await pane.getState().open({ id: 'd1', title: 'data' });
+    await pane.getState().open({ id: 'd2', title: 'raw' });
+    await pane.getState().goBack();
+    expect(at()).toBe('data');
+    await pane.getState().goBack();
+    expect(at()).toBe('');
+    await pane.getState().goForward();
+    expect(at()).toBe('data');
+    await pane.getState().up();
+    expect(pane.getState().forward).toEqual([]);
+    await pane.getState().refresh(); // not a move
+    await pane.getState().goBack();
+    expect(at()).toBe('data');
+  });
+
+  it('resolves a typed path level by level, or says which part is missing', async () => {
+    const api = fakeApi();
+    expect(await resolvePath(api, 'local', 'Local folders', '/Data/raw/')).toEqual({
+      trail: [
+        { id: 'd1', title: 'data' },
+        { id: 'd2', title: 'raw' },
+      ],
+    });
+    expect(await resolvePath(api, 'local', 'Local folders', 'data/nope')).toEqual({ error: 'There is no “nope” in data.' });
+    expect(await resolvePath(api, 'local', 'Local folders', 'readme.md')).toEqual({
+      error: '“readme.md” in Local folders is a file, not a folder.',
+    });
+    expect(pathText([{ id: 'd1', title: 'data' }])).toBe('/data');
   });
 });

@@ -36,6 +36,9 @@ export interface PaneState {
    * the top of the list with the cursor on its first row, whatever the old scroll was.
    */
   visit: number;
+  /** where Back and Forward go: earlier locations, nearest last (as in a browser) */
+  back: PaneLocation[];
+  forward: PaneLocation[];
   filter: string;
   selection: ReadonlySet<string>;
   cursor: string | null;
@@ -45,6 +48,9 @@ export interface PaneState {
 
 export interface PaneActions {
   setTarget(target: string | null, trail?: Crumb[]): Promise<void>;
+  /** the location before the last move (Alt+Left), and back again (Alt+Right) */
+  goBack(): Promise<void>;
+  goForward(): Promise<void>;
   open(crumb: Crumb): Promise<void>;
   up(): Promise<void>;
   /** -1 = the target's top level */
@@ -65,6 +71,12 @@ export function containerOf(state: Pick<PaneState, 'trail'>): string | null {
   return state.trail.at(-1)?.id ?? null;
 }
 
+const MAX_HISTORY = 50;
+
+function sameLocation(a: PaneLocation, b: PaneLocation): boolean {
+  return a.target === b.target && a.trail.length === b.trail.length && a.trail.every((crumb, i) => crumb.id === b.trail[i]!.id);
+}
+
 export function locationOf(state: Pick<PaneState, 'target' | 'trail'>): PaneLocation {
   return { target: state.target, trail: state.trail.map(({ id, title }) => ({ id, title })) };
 }
@@ -73,6 +85,16 @@ export function createPaneStore(side: PaneSide, api: Pick<ApiClient, 'children'>
   let controller: AbortController | null = null;
 
   const store = createStore<PaneState & PaneActions>()((set, get) => {
+    /** A move to another location: the one left goes on the Back list, Forward is forgotten. */
+    function visit(target: string | null, trail: Crumb[]): Promise<void> {
+      const here = locationOf(get());
+      const there = { target, trail };
+      if (here.target !== null && !sameLocation(here, there)) {
+        set({ back: [...get().back, here].slice(-MAX_HISTORY), forward: [] });
+      }
+      return load(target, trail);
+    }
+
     async function load(target: string | null, trail: Crumb[], keepSelection = false): Promise<void> {
       controller?.abort();
       const mine = new AbortController();
@@ -152,22 +174,38 @@ export function createPaneStore(side: PaneSide, api: Pick<ApiClient, 'children'>
       sizing: false,
       sizingError: null,
       visit: 0,
+      back: [],
+      forward: [],
       filter: '',
       selection: new Set<string>(),
       cursor: null,
       anchor: null,
 
-      setTarget: (target, trail = []) => load(target, trail),
-      open: (crumb) => load(get().target, [...get().trail, crumb]),
+      setTarget: (target, trail = []) => visit(target, trail),
+      goBack: async () => {
+        const { back, forward } = get();
+        const to = back.at(-1);
+        if (!to) return;
+        set({ back: back.slice(0, -1), forward: [...forward, locationOf(get())] });
+        await load(to.target, to.trail);
+      },
+      goForward: async () => {
+        const { back, forward } = get();
+        const to = forward.at(-1);
+        if (!to) return;
+        set({ forward: forward.slice(0, -1), back: [...back, locationOf(get())] });
+        await load(to.target, to.trail);
+      },
+      open: (crumb) => visit(get().target, [...get().trail, crumb]),
       up: async () => {
         const { trail, target } = get();
         if (trail.length === 0) return;
         const left = trail.at(-1)!;
-        await load(target, trail.slice(0, -1));
+        await visit(target, trail.slice(0, -1));
         // land on the folder we came from, as file managers do
         if (get().items.some((item) => item.id === left.id)) set({ cursor: left.id, selection: new Set([left.id]) });
       },
-      goToCrumb: (index) => load(get().target, get().trail.slice(0, index + 1)),
+      goToCrumb: (index) => visit(get().target, get().trail.slice(0, index + 1)),
       refresh: () => load(get().target, get().trail, true),
       setSort: (key) => {
         const { sort, sized } = get();
