@@ -177,3 +177,25 @@ describe('pane history and typed paths', () => {
     expect(pathText([{ id: 'd1', title: 'data' }])).toBe('/data');
   });
 });
+
+describe('sorting by size or date', () => {
+  it('asks for the level with sizes, also when the sort changed while a plain listing was on its way', async () => {
+    const calls: boolean[] = [];
+    const api = {
+      children: async (_t: string, _c: string | null, _s?: AbortSignal, withSizes = false) => {
+        calls.push(withSizes);
+        await new Promise((r) => setTimeout(r, 5));
+        return [{ ...summary('f1', 'a.txt'), ...(withSizes ? { size: 1, date_modified: null } : {}) }];
+      },
+    };
+    const pane = createPaneStore('left', api);
+    const loading = pane.getState().setTarget('local');
+    pane.getState().setSort('size'); // before the listing is here
+    await loading;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toEqual([false, true]);
+    expect(pane.getState().sized).toBe(true);
+    await pane.getState().open({ id: 'd', title: 'd' }); // sorted by size: the next level comes with sizes at once
+    expect(calls.at(-1)).toBe(true);
+  });
+});

@@ -118,6 +118,8 @@ export function createPaneStore(side: PaneSide, api: Pick<ApiClient, 'children'>
         if (controller !== mine) return;
         keepListed(items, withSizes);
         set({ status: 'ready' });
+        // the sort changed to size or date while this listing was on its way without them
+        if (!withSizes && needsSizes(get().sort)) void loadSizes();
       } catch (error) {
         if (controller !== mine || mine.signal.aborted) return;
         set({
