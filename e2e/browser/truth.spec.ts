@@ -331,3 +331,25 @@ test('typing letters in the list jumps to the first name that starts with them',
   await grid(left).press('Enter');
   await expect(page.getByRole('complementary', { name: 'Details' }).getByRole('heading', { name: 'sample_042.txt' })).toBeVisible();
 });
+
+test('a download under way can be cancelled, and then nothing is saved or kept', async ({ page, ferry }) => {
+  await writeFile(path.join(ferry.workspace, 'project/raw.bin'), randomBytes(24 * 1024 * 1024));
+  await withoutSavePicker(page);
+  await openApp(page, ferry);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 4 * 1024 * 1024, uploadThroughput: -1 });
+  const left = pane(page, 'Left');
+  const downloads: string[] = [];
+  page.on('download', (d) => downloads.push(d.suggestedFilename()));
+  await row(left, 'project').click();
+  await left.getByRole('checkbox', { name: 'Keep offline' }).check();
+  await left.getByRole('button', { name: 'Download' }).click();
+  await expect(left.getByRole('status')).toContainText('so far');
+  await left.getByRole('status').getByRole('button', { name: 'Cancel' }).click();
+  await expect(left.getByRole('status')).toHaveText(/^Download cancelled: nothing was saved or kept\./);
+  await shots(page, '6-download-cancelled');
+  await page.waitForTimeout(1500);
+  expect(downloads).toEqual([]);
+  expect(await apiGet(page, ferry, '/api_v1/targets/offline/resources/?container=None')).toEqual([]);
+});

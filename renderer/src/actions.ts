@@ -304,11 +304,12 @@ export function createActions(s: BaseServices) {
   }
 
   /** The download notice: what is being saved and how far it got (the total is rarely known: a bag is made as it streams). */
-  function showDownloadProgress(side: PaneSide, name: string, done: number, total: number | null): void {
+  function showDownloadProgress(side: PaneSide, name: string, done: number, total: number | null, stop?: AbortController): void {
     setNotice(s.ui, side, {
       kind: 'info',
       text: `Downloading ${name}: ${formatBytes(done)}${total ? ` of ${formatBytes(total)}` : ' so far'}…`,
       progress: { done, total },
+      ...(stop ? { cancel: () => stop.abort() } : {}),
     });
   }
 
@@ -320,6 +321,23 @@ export function createActions(s: BaseServices) {
    * business, and Ferry cannot know.
    */
   async function saveInBrowser(path: string, name: string, side: PaneSide): Promise<'saved' | 'cancelled' | 'handed'> {
+    // Cancel in the notice stops the request; a stopped download is reported as cancelled
+    const stop = new AbortController();
+    const progress = (done: number, total: number | null) => showDownloadProgress(side, name, done, total, stop);
+    try {
+      return await saveOrHand(path, name, progress, stop.signal);
+    } catch (error) {
+      if (stop.signal.aborted) return 'cancelled';
+      throw error;
+    }
+  }
+
+  async function saveOrHand(
+    path: string,
+    name: string,
+    progress: (done: number, total: number | null) => void,
+    signal: AbortSignal,
+  ): Promise<'saved' | 'cancelled' | 'handed'> {
     const picker = (globalThis as { showSaveFilePicker?: (o: unknown) => Promise<FileSystemFileHandle> })
       .showSaveFilePicker;
     if (picker) {
@@ -331,18 +349,19 @@ export function createActions(s: BaseServices) {
         handle = null; // picker unavailable here: fall back below
       }
       if (handle) {
-        showDownloadProgress(side, name, 0, null);
-        const response = await s.api.download(path);
+        progress(0, null);
+        const response = await s.api.download(path, signal);
         const writable = await (handle as FileSystemFileHandle & { createWritable(): Promise<WritableStream> }).createWritable();
-        // streamed to disk, never whole in memory; a failure aborts the writable, which discards what it held
-        await counted(response, (done, total) => showDownloadProgress(side, name, done, total)).pipeTo(writable);
+        // streamed to disk, never whole in memory; a failure or Cancel aborts the writable,
+        // which discards what it held (the chosen file is not left half-written)
+        await counted(response, progress).pipeTo(writable, { signal });
         return 'saved';
       }
     }
     // fallback: the whole ZIP goes through memory, fine for small downloads
-    showDownloadProgress(side, name, 0, null);
-    const response = await s.api.download(path);
-    const blob = await new Response(counted(response, (done, total) => showDownloadProgress(side, name, done, total))).blob();
+    progress(0, null);
+    const response = await s.api.download(path, signal);
+    const blob = await new Response(counted(response, progress)).blob();
     const url = URL.createObjectURL(blob);
     const link = document.createElement('a');
     link.href = url;

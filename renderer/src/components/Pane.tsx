@@ -260,6 +260,11 @@ export function Pane({ side }: { side: PaneSide }) {
               <progress aria-label="Download progress, total size not known yet" />
             )
           ) : null}
+          {notice.cancel ? (
+            <button type="button" onClick={notice.cancel}>
+              Cancel
+            </button>
+          ) : null}
           {notice.retry ? (
             <button type="button" onClick={notice.retry}>
               Retry

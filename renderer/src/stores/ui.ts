@@ -9,6 +9,8 @@ export interface Notice {
   retry?: () => void;
   /** work under way: a bar, indeterminate (and saying so) while the total is unknown */
   progress?: { done: number; total: number | null };
+  /** stops the work under way (offered as Cancel) */
+  cancel?: () => void;
 }
 
 export interface TextQuestion {
