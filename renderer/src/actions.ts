@@ -203,7 +203,8 @@ export function createActions(s: BaseServices) {
 
   async function transferSelection(from: PaneSide, to: PaneSide, folder?: Crumb, ids?: readonly string[]): Promise<void> {
     const source = pane(from);
-    const items = ids ? source.items.filter((item) => ids.includes(item.id)) : selectedItems(from);
+    const wanted = ids ? new Set(ids) : null;
+    const items = wanted ? source.items.filter((item) => wanted.has(item.id)) : selectedItems(from);
     const dest = destinationOf(to, folder);
     if (!source.target || items.length === 0) {
       setNotice(s.ui, from, { kind: 'info', text: 'Select something to copy first.' });
@@ -229,22 +230,24 @@ export function createActions(s: BaseServices) {
     // body); at a target's top level each item becomes a resource of its own, so one job each.
     const groups = dest.containerId === null ? items.map((item) => [item]) : requestSizedGroups(items);
     const failures: string[] = [];
+    const notStarted: string[] = [];
     for (const group of groups) {
       const first = group[0]!;
       const title = group.length === 1 ? first.title : `${group.length} items from ${describe(source.target, source.trail)}`;
-      const ids = group.length > 1 ? group.map((item) => item.id) : undefined;
+      const groupIds = group.length > 1 ? group.map((item) => item.id) : undefined;
       const submission: Submission = {
         kind: 'transfer',
         label: `${title} → ${where}`,
         destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
-        source: { target: source.target, id: first.id, title, ...(ids ? { ids } : {}) },
+        source: { target: source.target, id: first.id, title, ...(groupIds ? { ids: groupIds } : {}) },
         duplicateAction: action,
       };
       try {
-        const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: first.id, ids }, action);
+        const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: first.id, ids: groupIds }, action);
         await track(ack.ticket_number, submission);
       } catch (error) {
         failures.push(`${title}: ${messageOf(error)}`);
+        notStarted.push(...group.map((item) => item.id));
       }
     }
     setNotice(
@@ -254,7 +257,8 @@ export function createActions(s: BaseServices) {
         ? {
             kind: 'error',
             text: `The copy could not start. ${failures.join(' ')}`,
-            retry: () => void transferSelection(from, to, folder, ids ?? items.map((i) => i.id)),
+            // only what did not start: the rest is already on its way
+            retry: () => void transferSelection(from, to, folder, notStarted),
           }
         : null,
     );
