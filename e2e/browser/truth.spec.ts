@@ -262,9 +262,9 @@ test('Cancel all stops every unfinished job in one click and says how many', asy
     await left.getByRole('button', { name: 'Transfer' }).click();
     await expect(jobs(page).getByRole('listitem').filter({ hasText: name })).toBeVisible();
   }
+  await shots(page, '5-cancel-all');
   const cancelAll = jobs(page).getByRole('button', { name: /^Cancel all/ });
   await expect(cancelAll).toBeVisible({ timeout: 5000 });
-  await shots(page, '5-cancel-all');
   await cancelAll.click();
   await expect(jobs(page).getByRole('status')).toContainText(/^\d+ jobs? cancelled\.$/);
   for (const name of ['one.bin', 'two.bin', 'three.bin']) {
@@ -282,6 +282,7 @@ test('Back, Forward and Up move as in a browser; a typed path goes there or says
   const here = () => crumbs.locator('[aria-current="location"]').textContent({ timeout: 1000 }).catch(() => null);
   await openFolder(left, 'project');
   await openFolder(left, 'notes');
+  await shots(page, '7-history-buttons');
   await left.getByRole('button', { name: 'Up', exact: true }).click();
   await expect.poll(here).toBe('project');
   await expect.poll(() => cursorTitle(left)).toBe('notes'); // landed on the folder just left
@@ -323,6 +324,8 @@ test('typing letters in the list jumps to the first name that starts with them',
   await expect.poll(() => cursorTitle(left)).toBe('sample_001.txt');
   await grid(left).focus();
   await page.keyboard.type('z');
+  await page.waitForTimeout(300);
+  await shots(page, '7-type-ahead-z');
   await expect.poll(() => cursorTitle(left)).toBe('Z_summary.txt');
   await page.waitForTimeout(1100); // a pause starts a new name
   await page.keyboard.type('sample_042');
@@ -345,7 +348,8 @@ test('a download under way can be cancelled, and then nothing is saved or kept',
   await row(left, 'project').click();
   await left.getByRole('checkbox', { name: 'Keep offline' }).check();
   await left.getByRole('button', { name: 'Download' }).click();
-  await expect(left.getByRole('status')).toContainText('so far');
+  await expect(left.getByRole('status')).toContainText(/so far|Downloading/);
+  await shots(page, '6-download-cancel-offered');
   await left.getByRole('status').getByRole('button', { name: 'Cancel' }).click();
   await expect(left.getByRole('status')).toHaveText(/^Download cancelled: nothing was saved or kept\./);
   await shots(page, '6-download-cancelled');
