@@ -24,6 +24,10 @@ export interface ResourceSummary {
   title: string;
   /** `{base}/api_v1/targets/<t>/resources/<id>` */
   detail: string;
+  /** only in a listing asked for with `fields=size,date_modified`: bytes, null for a folder or when unknown */
+  size?: number | null;
+  /** only with `fields=size,date_modified`: contract timestamp, or null when unknown */
+  date_modified?: string | null;
 }
 
 export interface ResourceDetail {
@@ -148,10 +152,15 @@ export interface Job {
   retry_of?: string | null;
 }
 
+/** One of `source_resource_id` (one resource) and `source_resource_ids` (a selection: one job). */
 export interface TransferRequest {
   source_target_name: string;
-  source_resource_id: string;
+  source_resource_id?: string;
+  source_resource_ids?: string[];
 }
+
+/** The most resources one transfer or download request may name (its JSON body must also stay under 1 MiB). */
+export const MAX_RESOURCES_PER_REQUEST = 20_000;
 
 export type ErrorCode =
   | 'bad_request'

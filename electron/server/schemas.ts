@@ -45,6 +45,8 @@ export const componentSchemas = [
       container: { type: 'string', description: 'the parent id, or "None" at the top level' },
       title: { type: 'string' },
       detail: { type: 'string', description: '{base}/api_v1/targets/<t>/resources/<id>' },
+      size: { type: ['integer', 'null'], description: 'only with `fields=size,date_modified`: bytes; null for a folder or when unknown' },
+      date_modified: { type: ['string', 'null'], description: 'only with `fields=size,date_modified`: contract timestamp, or null' },
     },
   },
   {

@@ -5,7 +5,7 @@ import { badRequest, FerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
-import type { Entry, Target, WriteOutcome } from '../target.js';
+import type { Entry, Target, TargetContext, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
 import { WatchedEntries } from './entry-stream.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
@@ -29,7 +29,11 @@ export interface UploadParams {
 
 /** What a `transfer` job is submitted with (persisted; no token). */
 export interface TransferParams {
-  source: { target: string; resourceId: string };
+  /**
+   * `resourceIds`, when present, is the whole selection (its first is `resourceId`): one job
+   * copies them all into the one container, one after the other, through one write.
+   */
+  source: { target: string; resourceId: string; resourceIds?: string[] };
   containerId: string | null;
   duplicateAction: DuplicateFileAction;
   /** a retry: only these files (as the source names them) and the folders above them */
@@ -101,6 +105,13 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   }
   const sourceToken = await tokenFor(ctx, deps, 'source', source);
   const destinationToken = await tokenFor(ctx, deps, 'destination', destination);
+  const ids = params.source.resourceIds;
+  if (ids && ids.length > 1) {
+    if (params.containerId === null) throw badRequest('Several resources can only be copied into a folder; choose a folder as the destination.');
+    ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
+    const selection = readEach(source, { token: sourceToken, signal: ctx.signal }, ids);
+    return writeWatched(ctx, destination, destinationToken, params.only ? onlyThese(selection, params.only) : selection, params);
+  }
   const read = await source.read({ token: sourceToken, signal: ctx.signal }, params.source.resourceId);
   if (params.containerId === null && read.root.kind !== 'container') {
     throw badRequest(
@@ -144,6 +155,14 @@ async function* withoutTop(entries: AsyncIterable<Entry>, top: string): AsyncIte
   for await (const entry of entries) {
     if (!entry.path.startsWith(`${top}/`)) continue;
     yield { ...entry, path: entry.path.slice(top.length + 1) };
+  }
+}
+
+/** The entries of each resource in turn, each under its own title (the paths the destination writes). */
+async function* readEach(source: Target, ctx: TargetContext, ids: readonly string[]): AsyncGenerator<Entry> {
+  for (const id of ids) {
+    const read = await source.read(ctx, id);
+    yield* read.entries;
   }
 }
 
@@ -260,11 +279,13 @@ function uploadParams(raw: Record<string, unknown>): UploadParams {
 }
 
 function transferParams(raw: Record<string, unknown>): TransferParams {
-  const source = raw.source as { target?: unknown; resourceId?: unknown } | undefined;
+  const source = raw.source as { target?: unknown; resourceId?: unknown; resourceIds?: unknown } | undefined;
   if (!source || typeof source.target !== 'string' || typeof source.resourceId !== 'string') throw brokenJob('transfer');
   const only = Array.isArray(raw.only) && raw.only.every((item) => typeof item === 'string') ? (raw.only as string[]) : undefined;
+  const ids = source.resourceIds;
+  if (ids !== undefined && (!Array.isArray(ids) || !ids.every((id): id is string => typeof id === 'string'))) throw brokenJob('transfer');
   return {
-    source: { target: source.target, resourceId: source.resourceId },
+    source: { target: source.target, resourceId: source.resourceId, ...(ids ? { resourceIds: ids } : {}) },
     containerId: containerIdOf(raw),
     duplicateAction: duplicateActionOf(raw),
     ...(only ? { only } : {}),

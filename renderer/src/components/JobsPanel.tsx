@@ -6,6 +6,7 @@ import { useState } from 'react';
 import { useStore } from 'zustand';
 import type { Job } from '../../../shared/api.js';
 import { useServices } from '../services.js';
+import { CancelAll } from './CancelAll.js';
 import { canRetryFailedFiles, etaSeconds, isFinished, outcomeOf, retryLabel, type JobView, type Submission } from '../stores/jobs.js';
 import { formatBytes, formatDuration, formatSpeed } from '../format.js';
 
@@ -263,6 +264,7 @@ export function JobsPanel() {
           Jobs{running ? ` (${running} active)` : ''}
         </h2>
         {stream === 'reconnecting' ? <span className="hint">Reconnecting to live updates…</span> : null}
+        <CancelAll />
       </div>
       {loadError ? (
         <p className="message error" role="alert">

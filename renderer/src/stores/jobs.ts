@@ -17,7 +17,8 @@ export interface Submission {
   kind: 'upload' | 'transfer' | 'verify';
   label: string;
   destination: { target: string; containerId: string | null; trail: Crumb[] };
-  source?: { target: string; id: string; title: string };
+  /** `ids`: a transfer of a whole selection (one job); `id` is then its first */
+  source?: { target: string; id: string; title: string; ids?: string[] };
   duplicateAction: DuplicateFileAction;
   /** uploads: key of the ZIP blob kept in memory for a retry during this run */
   blobKey?: string;
