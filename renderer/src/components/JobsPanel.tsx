@@ -164,6 +164,29 @@ export function Report({ job }: { job: Job }) {
   );
 }
 
+/** The job's share of its bytes done; a running job whose total is not known yet gets a moving stripe, no share. */
+export function JobProgressBar({ job, label }: { job: Job; label: string }) {
+  const { bytes_done, bytes_total } = job.progress;
+  const percent = bytes_total ? Math.min(100, Math.round((bytes_done / bytes_total) * 100)) : null;
+  const unknownTotal = job.status === 'running' && percent === null;
+  return (
+    <div
+      className={`progress${unknownTotal ? ' indeterminate' : ''}`}
+      role="progressbar"
+      aria-label={`Progress of ${label}`}
+      aria-valuemin={0}
+      aria-valuemax={100}
+      aria-valuenow={job.status === 'succeeded' ? 100 : (percent ?? undefined)}
+    >
+      <div
+        className="progress-fill"
+        // an unknown total is shown as motion, never as a made-up share of the work
+        style={unknownTotal ? undefined : { width: `${job.status === 'succeeded' ? 100 : (percent ?? 0)}%` }}
+      />
+    </div>
+  );
+}
+
 function JobRow({ view }: { view: JobView }) {
   const { actions, jobs, session, panes, details } = useServices();
   const submission = useStore(jobs.store, (s) => s.submissions[view.job.ticket_number]);
@@ -172,7 +195,7 @@ function JobRow({ view }: { view: JobView }) {
   const { bytes_done, bytes_total, files_done, files_total } = job.progress;
   const finished = isFinished(job.status);
   const outcome = outcomeOf(job);
-  const percent = bytes_total ? Math.min(100, Math.round((bytes_done / bytes_total) * 100)) : null;
+  const unknownTotal = job.status === 'running' && !bytes_total;
   const label = jobLabel(job, submission, session.readableName, (target, id) => {
     for (const side of ['left', 'right'] as const) {
       const state = panes[side].getState();
@@ -189,24 +212,13 @@ function JobRow({ view }: { view: JobView }) {
         <span className="job-label">{label}</span>
         <span className={`job-status status-${job.status}`}>{STATUS_TEXT[job.status]}</span>
       </div>
-      <div
-        className="progress"
-        role="progressbar"
-        aria-label={`Progress of ${label}`}
-        aria-valuemin={0}
-        aria-valuemax={100}
-        aria-valuenow={finished && job.status === 'succeeded' ? 100 : (percent ?? undefined)}
-      >
-        <div
-          className="progress-fill"
-          style={{ width: `${job.status === 'succeeded' ? 100 : (percent ?? (job.status === 'running' ? 30 : 0))}%` }}
-        />
-      </div>
+      <JobProgressBar job={job} label={label} />
       <div className="job-facts">
         <span>
           {formatBytes(bytes_done)}
           {bytes_total !== null ? ` of ${formatBytes(bytes_total)}` : ''}
           {files_total !== null ? ` · ${files_done}/${files_total} files` : files_done ? ` · ${files_done} files` : ''}
+          {unknownTotal ? ' · total not known yet' : ''}
         </span>
         {job.status === 'running' && view.speed !== null ? <span>{formatSpeed(view.speed)}</span> : null}
         {job.status === 'running' && eta !== null ? <span>{formatDuration(eta)} left</span> : null}

@@ -3,7 +3,7 @@ import { cleanup, render, screen } from '@testing-library/react';
 import type { Job, JobReport } from '../../../shared/api.js';
 import { job } from '../test-support.js';
 import { canRetryFailedFiles, mergeJob, outcomeOf, retryLabel } from '../stores/jobs.js';
-import { FailedFiles, jobLabel, Report } from './JobsPanel.js';
+import { FailedFiles, JobProgressBar, jobLabel, Report } from './JobsPanel.js';
 
 afterEach(cleanup);
 
@@ -80,5 +80,23 @@ describe('the report of a job that did not succeed', () => {
     cleanup();
     render(<Report job={ended('succeeded', {})} />);
     expect(screen.getByText('Nothing needed to change.')).toBeTruthy();
+  });
+});
+
+describe('the progress bar of a job', () => {
+  it('shows a share only where the total is known', () => {
+    render(<JobProgressBar job={job('t', 'running', 250, 1000)} label="known" />);
+    const bar = screen.getByRole('progressbar', { name: 'Progress of known' });
+    expect(bar.getAttribute('aria-valuenow')).toBe('25');
+    expect((bar.firstElementChild as HTMLElement).style.width).toBe('25%');
+    expect(bar.className).toBe('progress');
+  });
+
+  it('shows a running job with no total yet as motion, with no value and no made-up width', () => {
+    render(<JobProgressBar job={job('t', 'running', 250, null)} label="unknown" />);
+    const bar = screen.getByRole('progressbar', { name: 'Progress of unknown' });
+    expect(bar.className).toBe('progress indeterminate');
+    expect(bar.getAttribute('aria-valuenow')).toBeNull();
+    expect((bar.firstElementChild as HTMLElement).style.width).toBe('');
   });
 });
