@@ -1,0 +1,131 @@
+import { createHash } from 'node:crypto';
+import { conflict, throwIfAborted } from '../../errors.js';
+import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
+import { ZERO_OID, commitBody, objectId, type Person } from './git-objects.js';
+import type { GitHttp } from './git-http.js';
+import type { PackObject } from './pack-stream.js';
+import { pushPack, receivePackRefs } from './receive-pack.js';
+import { buildTrees, type FlatItem } from './tree-builder.js';
+import { filesToWrite, reportEmptyFolders, type ExistingItem } from './write-plan.js';
+
+/**
+ * A write to any git host as ONE commit in ONE `git push` (see receive-pack.ts): the head's
+ * tree is read, every file is hashed (a first read), the changed files' blobs, the rebuilt
+ * trees and one commit go out in one streamed packfile (a second read), and the branch moves
+ * only if it still points at the head the commit was built on. Nothing becomes visible unless
+ * all of it does. When someone else pushed in between, the write is planned again on their
+ * commit (their files count as existing ones) up to `ATTEMPTS` times, then fails with a
+ * sentence; it never overwrites their commit.
+ */
+export interface GitWriteTarget {
+  http: GitHttp;
+  /** the branch written to, e.g. "main" */
+  branch: string;
+  /** the repository as a person names it, e.g. "owner/name" */
+  where: string;
+  /** every entry of the commit's tree, flat (blobs and trees), paths from the root */
+  listTree(commitOid: string): Promise<FlatItem[]>;
+  /** the host refuses larger files (GitHub: 100 MB); null: no per-file limit */
+  maxFileBytes: number | null;
+  /** a warning (not a refusal) above this size */
+  warnFileBytes: number | null;
+  author: Person;
+  /** turns the host's refusal of the ref update into a sentence, when the head did not move */
+  refused(reason: string): Error;
+}
+
+const ATTEMPTS = 3;
+
+interface Existing extends ExistingItem {
+  oid: string;
+  mode: string;
+}
+
+export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRepoPath: (path: string) => string, options: WriteOptions, base: WriteOutcome): Promise<WriteOutcome> {
+  const hashed = new Map<Entry, { oid: string; size: number }>();
+  for (let attempt = 1; ; attempt++) {
+    throwIfAborted(options.signal);
+    const advertised = await receivePackRefs(target.http);
+    const ref = `refs/heads/${target.branch}`;
+    const head = advertised.refs.get(ref) ?? null;
+    const items = head ? await target.listTree(head) : [];
+    const existing = new Map<string, Existing>(items.map((i) => [i.path, { type: i.type, oid: i.oid, mode: i.mode }]));
+    const outcome: WriteOutcome = { ...base, created: [], updated: [], ignored: [], fileErrors: [...base.fileErrors] };
+    const context = { existing, toRepoPath, where: target.where, clashNoun: 'folder or submodule' };
+
+    const changes = new Map<string, { mode: string; oid: string }>();
+    const blobs = new Map<string, PackObject>();
+    for (const { entry, repoPath, current } of filesToWrite(entries, context, options, outcome)) {
+      if (tooBig(entry.size, target)) {
+        outcome.fileErrors.push({ path: entry.path, error: tooBigMessage(entry.size!, target) });
+        continue;
+      }
+      let blob = hashed.get(entry);
+      if (!blob) {
+        blob = await blobIdOf(entry, options.signal);
+        hashed.set(entry, blob);
+      }
+      if (tooBig(blob.size, target)) {
+        outcome.fileErrors.push({ path: entry.path, error: tooBigMessage(blob.size, target) });
+        continue;
+      }
+      if (current?.oid === blob.oid) {
+        outcome.ignored.push(entry.path);
+        continue;
+      }
+      if (target.warnFileBytes !== null && blob.size > target.warnFileBytes) {
+        outcome.fileErrors.push({ path: entry.path, error: `Warning only: "${entry.path}" (${mb(blob.size)} MB) was uploaded, but ${target.http.endpoint.service} recommends keeping files under ${mb(target.warnFileBytes)} MB.` });
+      }
+      changes.set(repoPath, { mode: current?.mode === '100755' ? '100755' : '100644', oid: blob.oid });
+      // two files with the same bytes are one git object, sent once
+      blobs.set(blob.oid, { type: 'blob', size: blob.size, oid: blob.oid, body: () => entry.open(), label: entry.path });
+      (current ? outcome.updated : outcome.created).push(entry.path);
+    }
+    reportEmptyFolders(entries, context, target.http.endpoint.service, outcome);
+    if (changes.size === 0) return outcome;
+    throwIfAborted(options.signal);
+
+    const { root, trees } = buildTrees(items, changes);
+    const commit = commitBody(root, head ? [head] : [], `Ferry: ${options.jobLabel}`, target.author, new Date());
+    const commitOid = objectId('commit', commit);
+    const objects: PackObject[] = [
+      { type: 'commit', size: commit.length, oid: commitOid, body: commit, label: 'the commit' },
+      ...trees.map((t): PackObject => ({ type: 'tree', size: t.body.length, oid: t.oid, body: t.body, label: 'a folder' })),
+      ...blobs.values(),
+    ];
+    const result = await pushPack(target.http, advertised, { ref, oldOid: head ?? ZERO_OID, newOid: commitOid }, objects);
+    if (result.ok) return outcome;
+    const now = (await receivePackRefs(target.http)).refs.get(ref) ?? null;
+    if (now === head) throw target.refused(result.reason);
+    if (attempt >= ATTEMPTS) {
+      throw conflict(`${target.where} kept changing while Ferry was uploading (someone else pushed ${ATTEMPTS} times); nothing was committed. Upload again when the pushes have stopped.`);
+    }
+  }
+}
+
+/** The git blob id and size of a file, read once; a file of unknown size is measured first. */
+async function blobIdOf(entry: Entry, signal: AbortSignal): Promise<{ oid: string; size: number }> {
+  let size = entry.size;
+  if (size === null) {
+    size = 0;
+    for await (const chunk of await entry.open()) size += (chunk as Buffer).length;
+  }
+  const hash = createHash('sha1').update(`blob ${size}\0`);
+  let seen = 0;
+  for await (const chunk of await entry.open()) {
+    throwIfAborted(signal);
+    seen += (chunk as Buffer).length;
+    hash.update(chunk as Buffer);
+  }
+  if (seen !== size) {
+    throw conflict(`"${entry.path}" was announced as ${size} bytes but has ${seen}; it may be changing. Nothing was pushed.`);
+  }
+  return { oid: hash.digest('hex'), size };
+}
+
+const tooBig = (size: number | null, target: GitWriteTarget) => size !== null && target.maxFileBytes !== null && size > target.maxFileBytes;
+const mb = (bytes: number) => Math.round(bytes / (1024 * 1024));
+
+function tooBigMessage(size: number, target: GitWriteTarget): string {
+  return `This file (${mb(size)} MB) is larger than ${target.http.endpoint.service}'s limit of ${mb(target.maxFileBytes!)} MB per file, so it was not uploaded; the other files were. Ferry does not upload through Git LFS yet: store it with another target.`;
+}
