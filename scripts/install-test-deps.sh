@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # System packages the tests use (Debian): Chromium for the UI tests, gnome-keyring and
 # D-Bus for the keychain tests, zip/unzip as independent ZIP checkers, Apache with mod_dav
-# as a real WebDAV server, util-linux for runuser (the other-user permission checks), curl as the benchmark's download client. Runs apt
+# as a real WebDAV server, git (its http-backend CGI behind that Apache) as a real git host, util-linux for runuser (the other-user permission checks), curl as the benchmark's download client. Runs apt
 # only for what is missing.
 set -euo pipefail
-packages=(chromium gnome-keyring dbus dbus-x11 libsecret-tools zip unzip apache2 apache2-utils util-linux curl)
+packages=(chromium gnome-keyring dbus dbus-x11 libsecret-tools zip unzip apache2 apache2-utils git util-linux curl)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

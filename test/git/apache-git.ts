@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
  * ships) behind Debian's Apache httpd with mod_cgi, Basic auth from an htpasswd file, and
  * receive-pack enabled (http-backend enables it for an authenticated REMOTE_USER). Everything
  * (config, bare repositories, logs) lives in one temp dir; httpd runs in the foreground
- * (`-X`) as a child process, stopped by `stop()`. The access log has one line per request,
+ * (`-DFOREGROUND`, a few prefork workers) as a child process, stopped by `stop()`. The access log has one line per request,
  * so a test can count exactly what a push cost. CI needs the apt packages `apache2`,
  * `apache2-utils` and `git`.
  */
@@ -88,7 +88,8 @@ export async function startApacheGit(): Promise<ApacheGit> {
     const port = await freePort();
     const conf = path.join(dir, 'httpd.conf');
     await writeFile(conf, config({ dir, repos, port, asRoot }));
-    const child = spawn(APACHE, ['-X', '-d', dir, '-f', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // its own process group: on SIGTERM prefork's parent signals its whole group (ap_unixd_killpg), which must not include the test runner
+    const child = spawn(APACHE, ['-DFOREGROUND', '-d', dir, '-f', conf], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
@@ -131,7 +132,15 @@ export async function startApacheGit(): Promise<ApacheGit> {
           await rm(work, { recursive: true, force: true });
         },
         async takeRequests() {
-          const lines = (await readFile(path.join(dir, 'access.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
+          // httpd logs a request after answering it: wait until the log stops growing
+          const read = async () => (await readFile(path.join(dir, 'access.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
+          let lines = await read();
+          for (let settled = 0; settled < 3; ) {
+            await new Promise((r) => setTimeout(r, 50));
+            const again = await read();
+            settled = again.length === lines.length ? settled + 1 : 0;
+            lines = again;
+          }
           const fresh = lines.slice(logged);
           logged = lines.length;
           return fresh;
@@ -152,6 +161,7 @@ export async function startApacheGit(): Promise<ApacheGit> {
   throw lastError;
 }
 
+// several workers: a test may push from another client while Ferry's own push is in flight
 function config(o: { dir: string; repos: string; port: number; asRoot: boolean }): string {
   return [
     `ServerRoot "${o.dir}"`,
@@ -160,6 +170,9 @@ function config(o: { dir: string; repos: string; port: number; asRoot: boolean }
     `PidFile "${o.dir}/httpd.pid"`,
     `ErrorLog "${o.dir}/error.log"`,
     'LogLevel warn',
+    'StartServers 3',
+    'MinSpareServers 2',
+    'MaxSpareServers 4',
     `LoadModule mpm_prefork_module ${MODULES}/mod_mpm_prefork.so`,
     `LoadModule authn_core_module ${MODULES}/mod_authn_core.so`,
     `LoadModule authn_file_module ${MODULES}/mod_authn_file.so`,
@@ -208,6 +221,7 @@ async function waitForPort(port: number, child: ChildProcess, stderr: () => stri
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // SIGTERM to the parent stops its workers too
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
   await exited;

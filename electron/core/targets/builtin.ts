@@ -2,6 +2,7 @@ import type { FerryConfig } from '../config.js';
 import type { SecretStore } from '../keychain/port.js';
 import type { Target } from '../target.js';
 import { createFigshareTarget } from './figshare/index.js';
+import { createGitTarget } from './git/index.js';
 import { createGithubTarget } from './github/index.js';
 import { createGitlabTarget } from './gitlab/index.js';
 import { createLocalTarget } from './local/index.js';
@@ -21,5 +22,6 @@ export function builtinTargets(config: FerryConfig, secrets: SecretStore): Targe
     createZenodoTarget(config, secrets),
     createFigshareTarget(config, secrets),
     createWebdavTarget(config, secrets),
+    createGitTarget(config, secrets),
   ];
 }
