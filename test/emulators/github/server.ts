@@ -2,6 +2,7 @@ import http from 'node:http';
 import { closeServers, listenOnLoopback } from '../shared/http.js';
 import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
 import { GitStore, type FlatEntry, type Signature } from './git-objects.js';
+import { advertisement, receivePack, type PushRecord } from './receive-pack.js';
 
 /**
  * A GitHub REST v3 emulator (remote-targets.md §1), faithful in what Ferry relies on:
@@ -35,12 +36,27 @@ export interface GithubState {
   tokens: Map<string, GithubUser>;
   repos: GithubRepo[];
   rateLimit: { limit: number; remaining: number; reset: number };
+  /**
+   * GitHub's secondary limits on content-creating requests ("Rate limits for the REST API",
+   * https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits:
+   * "no more than 80 content-generating requests per minute and no more than 500
+   * content-generating requests per hour"); see also octokit/plugin-throttling.js#667 and
+   * octokit/octokit.js#1313. Every POST, PATCH, PUT and DELETE of the REST API counts; a git
+   * push is not a REST request and does not.
+   */
+  secondaryLimits: { perMinute: number; perHour: number };
+  /** when each content-creating REST request was accepted (epoch ms) */
+  contentCreations: number[];
   /** blob shas whose bytes are served altered (fixity tests) */
   corruptBlobs: Set<string>;
   /** recursive tree listings longer than this answer `truncated: true` (GitHub: 100,000) */
   treeTruncateAt: number;
   /** every request, for assertions: "METHOD /path" */
   requests: string[];
+  /** every git push the emulator took (objects and blobs in its pack) */
+  pushes: PushRecord[];
+  /** the Authorization header of every git request (Basic user:token), for assertions */
+  gitAuthorizations: string[];
   /** helpers for tests */
   addRepo(owner: GithubUser, name: string, files?: Record<string, string | Buffer>, options?: { private?: boolean }): GithubRepo;
   commitCount(repo: GithubRepo): number;
@@ -74,6 +90,10 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     tokens: new Map(),
     repos: [],
     rateLimit: { limit: 5000, remaining: 5000, reset: Math.floor(Date.now() / 1000) + 3600 },
+    secondaryLimits: { perMinute: 80, perHour: 500 },
+    contentCreations: [],
+    pushes: [],
+    gitAuthorizations: [],
     corruptBlobs: new Set(),
     treeTruncateAt: 100_000,
     requests: [],
@@ -168,7 +188,8 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       res.destroy();
       return;
     }
-    send(res, error.status, { message: error.message, documentation_url: DOCS, status: String(error.status), ...error.extra });
+    const { retryAfterSeconds, ...extra } = error.extra;
+    send(res, error.status, { message: error.message, documentation_url: DOCS, status: String(error.status), ...extra }, retryAfterSeconds ? { 'retry-after': String(retryAfterSeconds) } : {});
   }
 
   function repoJson(req: http.IncomingMessage, repo: GithubRepo) {
@@ -181,6 +202,8 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       private: repo.private,
       owner: { login: repo.owner.login, id: repo.owner.id, type: 'User', site_admin: false, url: `${baseUrl(req)}/users/${repo.owner.login}` },
       html_url: `https://github.example/${repo.owner.login}/${repo.name}`,
+      // GitHub serves git on its web host (github.com) and the API on api.github.com; here one host serves both
+      clone_url: `${baseUrl(req)}/${repo.owner.login}/${repo.name}.git`,
       description: repo.description,
       fork: false,
       url: api,
@@ -305,6 +328,72 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     return sha;
   }
 
+  /**
+   * The secondary limit as the docs describe the answer: 403 (or 429) with a message naming it,
+   * and `retry-after` in seconds; the primary x-ratelimit-remaining is not 0.
+   */
+  function secondaryLimit(): void {
+    const at = Date.now();
+    state.contentCreations = state.contentCreations.filter((t) => t > at - 3600_000);
+    const lastMinute = state.contentCreations.filter((t) => t > at - 60_000);
+    const { perMinute, perHour } = state.secondaryLimits;
+    let waitMs = 0;
+    if (lastMinute.length >= perMinute) waitMs = lastMinute[lastMinute.length - perMinute]! + 60_000 - at;
+    if (state.contentCreations.length >= perHour) waitMs = Math.max(waitMs, state.contentCreations[state.contentCreations.length - perHour]! + 3600_000 - at);
+    if (waitMs > 0) {
+      throw new HttpError(403, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.', {
+        documentation_url: 'https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+        retryAfterSeconds: Math.ceil(waitMs / 1000),
+      });
+    }
+    state.contentCreations.push(at);
+  }
+
+  /**
+   * git over HTTPS: Basic auth with the token as the password (GitHub documents
+   * `x-access-token:<token>`; any user name works with a personal access token), 401 with a
+   * Basic challenge otherwise; a repository the token cannot see is "Repository not found."
+   * Only receive-pack (push) is served: Ferry reads GitHub through the REST API.
+   */
+  function smartHttp(req: http.IncomingMessage, res: http.ServerResponse, url: URL, m: RegExpExecArray, body: Buffer): void {
+    const auth = String(req.headers.authorization ?? '');
+    state.gitAuthorizations.push(auth);
+    const basic = /^Basic (.+)$/i.exec(auth)?.[1];
+    const password = basic ? Buffer.from(basic, 'base64').toString('utf8').split(':').slice(1).join(':') : '';
+    const user = state.tokens.get(password);
+    if (!user) {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="GitHub"', 'content-type': 'text/plain' });
+      res.end('Invalid username or token. Password authentication is not supported for Git operations.\n');
+      return;
+    }
+    let repo: GithubRepo;
+    try {
+      repo = findRepo(user, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('Repository not found.\n');
+      return;
+    }
+    if (m[3] === 'info/refs') {
+      if (url.searchParams.get('service') !== 'git-receive-pack') {
+        res.writeHead(403, { 'content-type': 'text/plain' });
+        res.end('this emulator serves git-receive-pack only\n');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/x-git-receive-pack-advertisement', 'cache-control': 'no-cache' });
+      res.end(advertisement(repo));
+      return;
+    }
+    const result = receivePack(repo, body);
+    if (result.record) state.pushes.push(result.record);
+    if (result.updated) {
+      repo.pushed_at = now();
+      repo.updated_at = now();
+    }
+    res.writeHead(200, { 'content-type': 'application/x-git-receive-pack-result', 'cache-control': 'no-cache' });
+    res.end(result.report);
+  }
+
   function json(body: Buffer): Record<string, unknown> {
     if (body.length === 0) return {};
     try {
@@ -322,6 +411,8 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     const url = new URL(req.url ?? '/', baseUrl(req));
     const method = req.method ?? 'GET';
     state.requests.push(`${method} ${url.pathname}`);
+    const gitPath = /^\/([^/]+)\/([^/]+)\.git\/(info\/refs|git-receive-pack)$/.exec(url.pathname);
+    if (gitPath) return smartHttp(req, res, url, gitPath, body);
     if (!req.headers['user-agent']) {
       throw new HttpError(403, 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.');
     }
@@ -337,6 +428,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       throw new HttpError(403, `API rate limit exceeded for user ID ${user.id}.`, { documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' });
     }
     state.rateLimit.remaining -= 1;
+    if (method !== 'GET' && method !== 'HEAD') secondaryLimit();
 
     const path = url.pathname.replace(/\/+$/, '');
     let m: RegExpExecArray | null;

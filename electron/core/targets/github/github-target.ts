@@ -153,7 +153,8 @@ export class GithubTarget implements Target {
 
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const octokit = this.client(ctx);
-    if (containerId === null) return writeToGithub(octokit, null, entries, options, this.limits);
+    const github = { octokit, token: ctx.token, signal: ctx.signal, apiBaseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
+    if (containerId === null) return writeToGithub(github, null, entries, options, this.limits);
     const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitHub');
     const repo = await repoById(octokit, repoId);
     if (path) {
@@ -161,7 +162,7 @@ export class GithubTarget implements Target {
       if (!folder) throw notFound(NOT_FOUND_HINT);
       if (folder.type !== 'tree') throw badRequest(`"${path}" is a file in ${repo.fullName}; upload into a repository or a folder.`);
     }
-    return writeToGithub(octokit, { repo, prefix: path }, entries, options, this.limits);
+    return writeToGithub(github, { repo, prefix: path }, entries, options, this.limits);
   }
 }
 

@@ -147,20 +147,33 @@ describe('github target: upload', () => {
     expect(emu.state.commitCount(repo)).toBe(before + 1);
     expect(emu.state.files(repo)['keep.txt']!.toString()).toBe('old');
 
-    const blobPostsBefore = emu.state.requests.filter((r) => r.endsWith('/git/blobs') ).length;
+    const pushesBefore = emu.state.pushes.length;
     const second = await target.write(ctx(), `r${repo.id}`, iterate([fileEntry('keep.txt', 'changed'), fileEntry('same.txt', 'same')]), writeOptions('update'));
     expect(second.updated).toEqual(['keep.txt']);
     expect(second.ignored).toEqual(['same.txt']);
-    // identical bytes were recognised by their git blob id, not uploaded again
-    expect(emu.state.requests.filter((r) => r.endsWith('/git/blobs')).length).toBe(blobPostsBefore + 1);
+    // identical bytes were recognised by their git blob id, not uploaded again: one push with one blob
+    expect(emu.state.pushes.slice(pushesBefore).map((p) => p.blobs)).toEqual([1]);
     expect(emu.state.commitCount(repo)).toBe(before + 2);
     expect(emu.state.files(repo)['keep.txt']!.toString()).toBe('changed');
     const head = repo.git.commit(repo.refs.get('refs/heads/main')!)!;
-    expect(head.message).toBe('Ferry: Ferry upload 1b2c3d');
+    expect(head.message).toBe('Ferry: Ferry upload 1b2c3d\n');
+    expect(head.author.email).toBe('1+alice@users.noreply.github.com');
 
     // nothing to change → no commit at all
     await target.write(ctx(), `r${repo.id}`, iterate([fileEntry('same.txt', 'same')]), writeOptions('update'));
     expect(emu.state.commitCount(repo)).toBe(before + 2);
+  });
+
+  it('uploads 300 files as one commit without running into the secondary limits (80 content-creating requests a minute)', async () => {
+    const repo = emu.state.addRepo(alice, 'many', { 'README.md': 'many' });
+    const files = Array.from({ length: 300 }, (_, i) => fileEntry(`data/f${i}.txt`, `file ${i}`));
+    const outcome = await target.write(ctx(), `r${repo.id}`, iterate(files), writeOptions());
+    expect(outcome.fileErrors).toEqual([]);
+    expect(outcome.created).toHaveLength(300);
+    expect(emu.state.commitCount(repo)).toBe(2);
+    expect(Object.keys(emu.state.files(repo))).toHaveLength(301);
+    // no content-creating REST request at all: the bytes went in one git push
+    expect(emu.state.contentCreations).toEqual([]);
   });
 
   it('writes into a folder', async () => {
