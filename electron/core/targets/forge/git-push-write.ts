@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { conflict, throwIfAborted } from '../../errors.js';
+import { conflict, throwIfAborted, tooLarge } from '../../errors.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import { ZERO_OID, commitBody, objectId, type Person } from './git-objects.js';
 import type { GitHttp } from './git-http.js';
@@ -27,6 +27,8 @@ export interface GitWriteTarget {
   listTree(commitOid: string): Promise<FlatItem[]>;
   /** the host refuses larger files (GitHub: 100 MB); null: no per-file limit */
   maxFileBytes: number | null;
+  /** the host refuses a push larger than this (GitLab.com: 5 GB); undefined: no limit known */
+  maxPushBytes?: number;
   /** a warning (not a refusal) above this size */
   warnFileBytes: number | null;
   author: Person;
@@ -84,6 +86,10 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
     reportEmptyFolders(entries, context, target.http.endpoint.service, outcome);
     if (changes.size === 0) return outcome;
     throwIfAborted(options.signal);
+    const total = [...blobs.values()].reduce((n, b) => n + b.size, 0);
+    if (target.maxPushBytes !== undefined && total > target.maxPushBytes) {
+      throw tooLarge(`These files come to ${mb(total)} MB, more than ${target.http.endpoint.service} accepts in one push (${mb(target.maxPushBytes)} MB); nothing was uploaded. Upload the folder in parts.`);
+    }
 
     const { root, trees } = buildTrees(items, changes);
     const commit = commitBody(root, head ? [head] : [], `Ferry: ${options.jobLabel}`, target.author, new Date());

@@ -125,14 +125,15 @@ export class GitlabTarget implements Target {
 
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const api = this.api(ctx);
-    if (containerId === null) return writeToGitlab(api, null, entries, options);
+    const gitlab = { api, token: ctx.token, signal: ctx.signal, baseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
+    if (containerId === null) return writeToGitlab(gitlab, null, entries, options);
     const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitLab');
     const project = await projectById(api, repoId);
     if (path && !(await isFolder(api, project, path))) {
       if (await headFile(api, project, path)) throw badRequest(`"${path}" is a file in ${project.path_with_namespace}; upload into a project or a folder.`);
       throw notFound(NOT_FOUND_HINT);
     }
-    return writeToGitlab(api, { repo: project, prefix: path }, entries, options);
+    return writeToGitlab(gitlab, { repo: project, prefix: path }, entries, options);
   }
 }
 

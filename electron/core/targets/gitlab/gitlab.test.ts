@@ -115,7 +115,21 @@ describe('gitlab target: upload', () => {
     expect(emu.state.commitCount(p)).toBe(before + 2);
     expect(emu.state.files(p)['keep.txt']!.toString()).toBe('new');
     const head = p.git.commit(p.refs.get('main')!)!;
-    expect(head.message).toBe('Ferry: Ferry upload 9f8e7d');
+    expect(head.message).toBe('Ferry: Ferry upload 9f8e7d\n');
+    expect(head.author.email).toBe('7-alice@users.noreply.127.0.0.1');
+  });
+
+  it('sends no file bytes through the REST API: 5 MB in 200 files go in one git push, as one commit', async () => {
+    const p = emu.state.addProject(alice, 'bulk', { 'README.md': 'bulk' });
+    const files = Array.from({ length: 200 }, (_, i) => fileEntry(`data/f${i}.bin`, Buffer.alloc(25_000, i)));
+    const out = await target.write(ctx(), `p${p.id}`, iterate(files), opts());
+    expect(out.fileErrors).toEqual([]);
+    expect(out.created).toHaveLength(200);
+    expect(emu.state.commitCount(p)).toBe(2);
+    // a REST request on GitLab.com ends after 60 s and, as a POST, is not retried: none may carry the files
+    const largest = Math.max(...emu.state.apiBodies.map((b) => b.bytes));
+    expect(largest).toBeLessThan(64 * 1024);
+    expect(emu.state.requests.filter((r) => r.endsWith('/git-receive-pack'))).toHaveLength(1);
   });
 
   it('fills an empty project and creates a new private project for a top-level upload', async () => {

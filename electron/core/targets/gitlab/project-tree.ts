@@ -13,6 +13,8 @@ export interface Project {
   created_at?: string | null;
   last_activity_at?: string | null;
   web_url?: string;
+  /** the repository's git URL over HTTPS */
+  http_url_to_repo?: string;
   visibility?: string;
   description?: string | null;
 }
