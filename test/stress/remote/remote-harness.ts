@@ -116,8 +116,8 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
           return encodeForgeId('r', emu.state.addRepo(user, unique('dest'), { 'README.md': 'destination\n' }).id);
         },
         download: { request: { method: 'GET', path: '/git/blobs/' }, body: { method: 'GET', path: '/git/blobs/' } },
-        // a blob is content-addressed: sending it twice stores it once
-        upload: { request: { method: 'POST', path: '/git/blobs' }, idempotent: true },
+        // one git push carries every file; it is conditional on the old head, so it lands at most once
+        upload: { request: { method: 'POST', path: '/git-receive-pack' }, idempotent: true },
         landing: { request: { method: 'POST', path: '/user/repos' }, topLevel: true, idempotent: false },
         advertisesHash: true,
         close: () => emu.close(),
@@ -140,9 +140,9 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
           return encodeForgeId('p', emu.state.addProject(user, unique('dest'), { 'README.md': 'destination\n' }).id);
         },
         download: { request: { method: 'GET', path: /\/repository\/blobs\/[^/]+\/raw/ }, body: { method: 'GET', path: /\/repository\/blobs\/[^/]+\/raw/ } },
-        // one commit carries every file: a POST, which may have landed when its answer is lost
-        upload: { request: { method: 'POST', path: '/repository/commits' }, idempotent: false },
-        landing: { request: { method: 'POST', path: '/repository/commits' }, topLevel: false, idempotent: false },
+        // one git push carries every file; it is conditional on the old head, so it lands at most once
+        upload: { request: { method: 'POST', path: '/git-receive-pack' }, idempotent: true },
+        landing: { request: { method: 'POST', path: '/git-receive-pack' }, topLevel: false, idempotent: true },
         advertisesHash: true,
         close: () => emu.close(),
       };

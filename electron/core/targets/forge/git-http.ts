@@ -95,6 +95,11 @@ export class GitHttp {
       await response.body?.cancel();
       throw notFound(this.endpoint.notFoundHint ?? `${this.endpoint.service} has no repository at ${this.endpoint.url}, or the token cannot see it.`);
     }
+    if (response.status === 429 || response.status === 503) {
+      await response.body?.cancel();
+      const seconds = Number(response.headers.get('retry-after') ?? '') || undefined;
+      throw new FerryError(response.status, response.status === 429 ? 'rate_limited' : 'upstream_unavailable', `${this.endpoint.service} is busy (HTTP ${response.status}); try again${seconds ? ` in about ${seconds} s` : ' later'}.`, seconds);
+    }
     if (response.status >= 400) {
       const said = (await response.text().catch(() => '')).slice(0, 200).trim();
       throw new FerryError(502, 'upstream_error', `${this.endpoint.service} answered HTTP ${response.status}${said ? ` (${said})` : ''}; try again later.`);

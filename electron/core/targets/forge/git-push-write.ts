@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { conflict, throwIfAborted, tooLarge } from '../../errors.js';
+import { FerryError, conflict, throwIfAborted, tooLarge } from '../../errors.js';
+import { sleep } from './rate-limit.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import { ZERO_OID, commitBody, objectId, type Person } from './git-objects.js';
 import type { GitHttp } from './git-http.js';
 import type { PackObject } from './pack-stream.js';
-import { pushPack, receivePackRefs } from './receive-pack.js';
+import { pushPack, receivePackRefs, type PushResult } from './receive-pack.js';
 import { buildTrees, type FlatItem } from './tree-builder.js';
 import { filesToWrite, reportEmptyFolders, type ExistingItem } from './write-plan.js';
 
@@ -13,7 +14,8 @@ import { filesToWrite, reportEmptyFolders, type ExistingItem } from './write-pla
  * tree is read, every file is hashed (a first read), the changed files' blobs, the rebuilt
  * trees and one commit go out in one streamed packfile (a second read), and the branch moves
  * only if it still points at the head the commit was built on. Nothing becomes visible unless
- * all of it does. When someone else pushed in between, the write is planned again on their
+ * all of it does. A push that fails on the way (a 5xx, a broken connection, a timeout) is asked
+ * about and sent again: it is conditional on the old head, so it can land at most once. When someone else pushed in between, the write is planned again on their
  * commit (their files count as existing ones) up to `ATTEMPTS` times, then fails with a
  * sentence; it never overwrites their commit.
  */
@@ -36,7 +38,10 @@ export interface GitWriteTarget {
   refused(reason: string): Error;
 }
 
+/** how often someone else's push may move the branch before Ferry gives up */
 const ATTEMPTS = 3;
+/** how often a push that failed on the way is sent again */
+const TRANSIENT_RETRIES = 4;
 
 interface Existing extends ExistingItem {
   oid: string;
@@ -45,7 +50,9 @@ interface Existing extends ExistingItem {
 
 export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRepoPath: (path: string) => string, options: WriteOptions, base: WriteOutcome): Promise<WriteOutcome> {
   const hashed = new Map<Entry, { oid: string; size: number }>();
-  for (let attempt = 1; ; attempt++) {
+  let moved = 0;
+  let failed = 0;
+  for (;;) {
     throwIfAborted(options.signal);
     const advertised = await receivePackRefs(target.http);
     const ref = `refs/heads/${target.branch}`;
@@ -99,14 +106,38 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
       ...trees.map((t): PackObject => ({ type: 'tree', size: t.body.length, oid: t.oid, body: t.body, label: 'a folder' })),
       ...blobs.values(),
     ];
-    const result = await pushPack(target.http, advertised, { ref, oldOid: head ?? ZERO_OID, newOid: commitOid }, objects);
-    if (result.ok) return outcome;
+    let result: PushResult | null = null;
+    let failure: FerryError | null = null;
+    try {
+      result = await pushPack(target.http, advertised, { ref, oldOid: head ?? ZERO_OID, newOid: commitOid }, objects);
+    } catch (error) {
+      if (!isTransient(error)) throw error;
+      failure = error;
+    }
+    if (result?.ok) return outcome;
+    // A push is conditional on the old head, so asking again is always safe: the branch at
+    // Ferry's commit means it landed although the answer was lost; anything else means it did not.
+    if (failure) {
+      if (++failed > TRANSIENT_RETRIES) {
+        // the last answer was lost too: say what happened only once the branch says it
+        const landed = await receivePackRefs(target.http).then((a) => a.refs.get(ref) === commitOid, () => null);
+        if (landed) return outcome;
+        throw new FerryError(failure.status, failure.code, `${failure.message} ${landed === false ? 'Nothing was committed.' : 'Ferry could not check whether the upload landed; look at the repository before uploading again.'}`, failure.retryAfter);
+      }
+      await sleep(failure.retryAfter ? Math.min(failure.retryAfter, 60) * 1000 : 250 * 2 ** failed, options.signal);
+    }
     const now = (await receivePackRefs(target.http)).refs.get(ref) ?? null;
-    if (now === head) throw target.refused(result.reason);
-    if (attempt >= ATTEMPTS) {
+    if (now === commitOid) return outcome;
+    if (result && now === head) throw target.refused(result.reason);
+    if (result && ++moved >= ATTEMPTS) {
       throw conflict(`${target.where} kept changing while Ferry was uploading (someone else pushed ${ATTEMPTS} times); nothing was committed. Upload again when the pushes have stopped.`);
     }
   }
+}
+
+/** A push that failed on the way (busy, broken, timed out, a 5xx) rather than being refused. */
+function isTransient(error: unknown): error is FerryError {
+  return error instanceof FerryError && [429, 502, 503, 504].includes(error.status) && error.code !== 'conflict';
 }
 
 /** The git blob id and size of a file, read once; a file of unknown size is measured first. */
