@@ -57,6 +57,8 @@ export interface GithubState {
   pushes: PushRecord[];
   /** the Authorization header of every git request (Basic user:token), for assertions */
   gitAuthorizations: string[];
+  /** set to make `clone_url` name another origin (a test that the token never goes there) */
+  cloneOrigin: string | null;
   /** helpers for tests */
   addRepo(owner: GithubUser, name: string, files?: Record<string, string | Buffer>, options?: { private?: boolean }): GithubRepo;
   commitCount(repo: GithubRepo): number;
@@ -94,6 +96,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     contentCreations: [],
     pushes: [],
     gitAuthorizations: [],
+    cloneOrigin: null,
     corruptBlobs: new Set(),
     treeTruncateAt: 100_000,
     requests: [],
@@ -203,7 +206,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       owner: { login: repo.owner.login, id: repo.owner.id, type: 'User', site_admin: false, url: `${baseUrl(req)}/users/${repo.owner.login}` },
       html_url: `https://github.example/${repo.owner.login}/${repo.name}`,
       // GitHub serves git on its web host (github.com) and the API on api.github.com; here one host serves both
-      clone_url: `${baseUrl(req)}/${repo.owner.login}/${repo.name}.git`,
+      clone_url: `${state.cloneOrigin ?? baseUrl(req)}/${repo.owner.login}/${repo.name}.git`,
       description: repo.description,
       fork: false,
       url: api,

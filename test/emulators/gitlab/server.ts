@@ -52,6 +52,8 @@ export interface GitlabState {
   pushes: PushRecord[];
   /** the Authorization header of every git request, for assertions */
   gitAuthorizations: string[];
+  /** set to make `http_url_to_repo` name another origin (a test that the token never goes there) */
+  cloneOrigin: string | null;
   addProject(owner: GitlabUser, name: string, files?: Record<string, string | Buffer>, options?: { visibility?: GitlabProject['visibility'] }): GitlabProject;
   commitCount(project: GitlabProject): number;
   files(project: GitlabProject): Record<string, Buffer>;
@@ -91,6 +93,7 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     apiBodies: [],
     pushes: [],
     gitAuthorizations: [],
+    cloneOrigin: null,
     addProject(owner, name, files = {}, options = {}) {
       const project: GitlabProject = {
         id: nextId++,
@@ -184,7 +187,7 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
       tag_list: [],
       topics: [],
       ssh_url_to_repo: `git@gitlab.example:${p.owner.username}/${p.path}.git`,
-      http_url_to_repo: `${web}.git`,
+      http_url_to_repo: state.cloneOrigin ? `${state.cloneOrigin}/${p.owner.username}/${p.path}.git` : `${web}.git`,
       web_url: web,
       readme_url: null,
       avatar_url: null,
