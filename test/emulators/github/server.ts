@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { closeServers, listenOnLoopback } from '../shared/http.js';
 import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
@@ -59,6 +60,11 @@ export interface GithubState {
   gitAuthorizations: string[];
   /** set to make `clone_url` name another origin (a test that the token never goes there) */
   cloneOrigin: string | null;
+  /** Git LFS (on for every GitHub repository); false: the batch endpoint answers 404 */
+  lfsEnabled: boolean;
+  /** LFS objects stored, sha256 → bytes; and every request to the storage host with its Authorization */
+  lfsObjects: Map<string, Buffer>;
+  lfsStorageRequests: string[];
   /** helpers for tests */
   addRepo(owner: GithubUser, name: string, files?: Record<string, string | Buffer>, options?: { private?: boolean }): GithubRepo;
   commitCount(repo: GithubRepo): number;
@@ -97,6 +103,9 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     pushes: [],
     gitAuthorizations: [],
     cloneOrigin: null,
+    lfsEnabled: true,
+    lfsObjects: new Map(),
+    lfsStorageRequests: [],
     corruptBlobs: new Set(),
     treeTruncateAt: 100_000,
     requests: [],
@@ -377,6 +386,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       res.end('Repository not found.\n');
       return;
     }
+    if (m[3] === 'info/lfs/objects/batch') return lfsBatch(req, res, body);
     if (m[3] === 'info/refs') {
       if (url.searchParams.get('service') !== 'git-receive-pack') {
         res.writeHead(403, { 'content-type': 'text/plain' });
@@ -397,6 +407,39 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     res.end(result.report);
   }
 
+  /**
+   * The Git LFS batch API (git-lfs docs/api/batch.md): for each object not stored yet, an
+   * upload action whose href is on the storage "host" with its own one-off Authorization (on
+   * GitHub the storage is another host; the git token must not go there).
+   */
+  const storageToken = `RemoteAuth ${Math.random().toString(36).slice(2)}`;
+  function lfsBatch(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): void {
+    if (!state.lfsEnabled) {
+      res.writeHead(404, { 'content-type': 'application/vnd.git-lfs+json' });
+      res.end(JSON.stringify({ message: 'Not Found' }));
+      return;
+    }
+    const input = JSON.parse(body.toString('utf8')) as { operation: string; objects: { oid: string; size: number }[] };
+    const objects = input.objects.map(({ oid, size }) =>
+      state.lfsObjects.has(oid)
+        ? { oid, size }
+        : { oid, size, authenticated: true, actions: { upload: { href: `${baseUrl(req)}/lfs-storage/${oid}`, header: { Authorization: storageToken }, expires_in: 3600 } } },
+    );
+    res.writeHead(200, { 'content-type': 'application/vnd.git-lfs+json' });
+    res.end(JSON.stringify({ transfer: 'basic', objects, hash_algo: 'sha256' }));
+  }
+
+  function lfsStorage(req: http.IncomingMessage, res: http.ServerResponse, oid: string, body: Buffer): void {
+    state.lfsStorageRequests.push(`${req.method} ${String(req.headers.authorization ?? '')}`);
+    const sha = createHash('sha256').update(body).digest('hex');
+    if (req.method !== 'PUT' || req.headers.authorization !== storageToken || sha !== oid) {
+      res.writeHead(req.headers.authorization !== storageToken ? 403 : 400).end();
+      return;
+    }
+    state.lfsObjects.set(oid, body);
+    res.writeHead(200).end();
+  }
+
   function json(body: Buffer): Record<string, unknown> {
     if (body.length === 0) return {};
     try {
@@ -414,8 +457,10 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     const url = new URL(req.url ?? '/', baseUrl(req));
     const method = req.method ?? 'GET';
     state.requests.push(`${method} ${url.pathname}`);
-    const gitPath = /^\/([^/]+)\/([^/]+)\.git\/(info\/refs|git-receive-pack)$/.exec(url.pathname);
+    const gitPath = /^\/([^/]+)\/([^/]+)\.git\/(info\/refs|git-receive-pack|info\/lfs\/objects\/batch)$/.exec(url.pathname);
     if (gitPath) return smartHttp(req, res, url, gitPath, body);
+    const storage = /^\/lfs-storage\/([0-9a-f]{64})$/.exec(url.pathname);
+    if (storage) return lfsStorage(req, res, storage[1]!, body);
     if (!req.headers['user-agent']) {
       throw new HttpError(403, 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.');
     }

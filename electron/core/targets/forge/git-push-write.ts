@@ -5,6 +5,7 @@ import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import { ZERO_OID, commitBody, objectId, type Person } from './git-objects.js';
 import type { GitHttp } from './git-http.js';
 import type { PackObject } from './pack-stream.js';
+import { lfsAttributeLine, lfsPointer, lfsUpload, sha256Of, type LfsObject } from './lfs-upload.js';
 import { pushPack, receivePackRefs, type PushResult } from './receive-pack.js';
 import { buildTrees, type FlatItem } from './tree-builder.js';
 import { filesToWrite, reportEmptyFolders, type ExistingItem } from './write-plan.js';
@@ -36,6 +37,11 @@ export interface GitWriteTarget {
   author: Person;
   /** turns the host's refusal of the ref update into a sentence, when the head did not move */
   refused(reason: string): Error;
+  /**
+   * Set where files over `maxFileBytes` may go through Git LFS (lfs-upload.ts): the host's LFS
+   * limit per file, and how to read the current .gitattributes to extend it.
+   */
+  lfs?: { maxFileBytes: number; readBlob(oid: string): Promise<Buffer> };
 }
 
 /** how often someone else's push may move the branch before Ferry gives up */
@@ -50,6 +56,8 @@ interface Existing extends ExistingItem {
 
 export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRepoPath: (path: string) => string, options: WriteOptions, base: WriteOutcome): Promise<WriteOutcome> {
   const hashed = new Map<Entry, { oid: string; size: number }>();
+  /** LFS objects already uploaded (by sha256): a re-planned push does not send them again */
+  const lfsDone = new Map<Entry, { oid: string; size: number }>();
   let moved = 0;
   let failed = 0;
   for (;;) {
@@ -64,9 +72,11 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
 
     const changes = new Map<string, { mode: string; oid: string }>();
     const blobs = new Map<string, PackObject>();
+    const large: { entry: Entry; repoPath: string; current: Existing | undefined }[] = [];
     for (const { entry, repoPath, current } of filesToWrite(entries, context, options, outcome)) {
       if (tooBig(entry.size, target)) {
-        outcome.fileErrors.push({ path: entry.path, error: tooBigMessage(entry.size!, target) });
+        if (target.lfs) large.push({ entry, repoPath, current });
+        else outcome.fileErrors.push({ path: entry.path, error: tooBigMessage(entry.size!, target) });
         continue;
       }
       let blob = hashed.get(entry);
@@ -75,7 +85,8 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
         hashed.set(entry, blob);
       }
       if (tooBig(blob.size, target)) {
-        outcome.fileErrors.push({ path: entry.path, error: tooBigMessage(blob.size, target) });
+        if (target.lfs) large.push({ entry, repoPath, current });
+        else outcome.fileErrors.push({ path: entry.path, error: tooBigMessage(blob.size, target) });
         continue;
       }
       if (current?.oid === blob.oid) {
@@ -90,6 +101,7 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
       blobs.set(blob.oid, { type: 'blob', size: blob.size, oid: blob.oid, body: () => entry.open(), label: entry.path });
       (current ? outcome.updated : outcome.created).push(entry.path);
     }
+    if (large.length && target.lfs) await throughLfs(target, target.lfs, large, existing, ref, lfsDone, changes, blobs, outcome, options.signal);
     reportEmptyFolders(entries, context, target.http.endpoint.service, outcome);
     if (changes.size === 0) return outcome;
     throwIfAborted(options.signal);
@@ -138,6 +150,69 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
 /** A push that failed on the way (busy, broken, timed out, a 5xx) rather than being refused. */
 function isTransient(error: unknown): error is FerryError {
   return error instanceof FerryError && [429, 502, 503, 504].includes(error.status) && error.code !== 'conflict';
+}
+
+/**
+ * Files over the host's limit, through Git LFS: each one's sha256, one batch request, the bytes
+ * to the storage the server names, then a pointer file in the tree and a .gitattributes line
+ * so git clients fetch the content. A repository without LFS refuses them with a sentence,
+ * before anything is pushed; the other files still go.
+ */
+async function throughLfs(
+  target: GitWriteTarget,
+  lfs: NonNullable<GitWriteTarget['lfs']>,
+  large: { entry: Entry; repoPath: string; current: Existing | undefined }[],
+  existing: Map<string, Existing>,
+  ref: string,
+  done: Map<Entry, { oid: string; size: number }>,
+  changes: Map<string, { mode: string; oid: string }>,
+  blobs: Map<string, PackObject>,
+  outcome: WriteOutcome,
+  signal: AbortSignal,
+): Promise<void> {
+  const service = target.http.endpoint.service;
+  const pending: LfsObject[] = [];
+  const planned: { entry: Entry; repoPath: string; current: Existing | undefined; pointer: Buffer; pointerOid: string }[] = [];
+  for (const item of large) {
+    throwIfAborted(signal);
+    const content = done.get(item.entry) ?? (await sha256Of(item.entry));
+    if (content.size > lfs.maxFileBytes) {
+      outcome.fileErrors.push({ path: item.entry.path, error: `This file (${mb(content.size)} MB) is larger than ${service}'s Git LFS limit of ${mb(lfs.maxFileBytes)} MB per file, so it was not uploaded; the other files were.` });
+      continue;
+    }
+    const pointer = lfsPointer(content.oid, content.size);
+    const pointerOid = objectId('blob', pointer);
+    if (item.current?.oid === pointerOid) {
+      outcome.ignored.push(item.entry.path);
+      continue;
+    }
+    if (!done.has(item.entry)) pending.push({ ...content, entry: item.entry });
+    done.set(item.entry, content);
+    planned.push({ ...item, pointer, pointerOid });
+  }
+  if (pending.length && !(await lfsUpload(target.http, ref, pending, signal))) {
+    for (const item of planned) {
+      done.delete(item.entry);
+      outcome.fileErrors.push({ path: item.entry.path, error: `This file is larger than ${service}'s limit of ${mb(target.maxFileBytes ?? 0)} MB per file and ${target.where} has no Git LFS, so it was not uploaded; the other files were. Turn on Git LFS for the repository or store the file with another target.` });
+    }
+    return;
+  }
+  if (!planned.length) return;
+  const attributes = existing.get('.gitattributes');
+  let text = attributes?.type === 'blob' ? (await lfs.readBlob(attributes.oid)).toString('utf8') : '';
+  for (const item of planned) {
+    changes.set(item.repoPath, { mode: '100644', oid: item.pointerOid });
+    blobs.set(item.pointerOid, { type: 'blob', size: item.pointer.length, oid: item.pointerOid, body: item.pointer, label: item.entry.path });
+    (item.current ? outcome.updated : outcome.created).push(item.entry.path);
+    const line = lfsAttributeLine(item.repoPath);
+    if (!text.split('\n').includes(line)) text = `${text}${text && !text.endsWith('\n') ? '\n' : ''}${line}\n`;
+  }
+  const body = Buffer.from(text, 'utf8');
+  const oid = objectId('blob', body);
+  if (oid !== attributes?.oid) {
+    changes.set('.gitattributes', { mode: '100644', oid });
+    blobs.set(oid, { type: 'blob', size: body.length, oid, body, label: '.gitattributes' });
+  }
 }
 
 /** The git blob id and size of a file, read once; a file of unknown size is measured first. */

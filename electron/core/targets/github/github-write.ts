@@ -1,6 +1,7 @@
 import { FerryError, badRequest } from '../../errors.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import { gh, statusOf, type GithubOctokit } from './client.js';
+import { gitBlobSha } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
 import { pushEntries } from '../forge/git-push-write.js';
 import { startForgeWrite } from '../forge/write-plan.js';
@@ -8,11 +9,15 @@ import { toRepo, walkTree, type Repo } from './repo-tree.js';
 
 /** GitHub refuses files over 100 MB and warns above 50 MB (docs: "About large files on GitHub"). */
 export const GITHUB_MAX_FILE_BYTES = 100 * 1024 * 1024;
+/** Git LFS on GitHub takes files up to 2 GB on Free and Pro plans (docs: "About Git Large File Storage"). */
+export const GITHUB_LFS_MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024;
 export const GITHUB_WARN_FILE_BYTES = 50 * 1024 * 1024;
 
 export interface WriteLimits {
   maxFileBytes: number;
   warnFileBytes: number;
+  /** largest file Git LFS takes (default GitHub's 2 GB) */
+  lfsMaxFileBytes?: number;
 }
 
 export interface GithubWriteContext {
@@ -63,6 +68,7 @@ export async function writeToGithub(
       },
       maxFileBytes: limits.maxFileBytes,
       warnFileBytes: limits.warnFileBytes,
+      lfs: { maxFileBytes: limits.lfsMaxFileBytes ?? GITHUB_LFS_MAX_FILE_BYTES, readBlob: (oid) => blobBytes(octokit, repo, oid) },
       // GitHub's documented no-reply address links the commit to the token's account
       author: { name: me.login, email: `${me.id}+${me.login}@users.noreply.github.com` },
       refused: (reason) =>
@@ -73,6 +79,14 @@ export async function writeToGithub(
     options,
     outcome,
   );
+}
+
+/** A small blob's bytes (the .gitattributes Ferry extends), checked against its id. */
+async function blobBytes(octokit: GithubOctokit, repo: Repo, oid: string): Promise<Buffer> {
+  const { data } = await gh(() => octokit.rest.git.getBlob({ owner: repo.owner, repo: repo.name, file_sha: oid }));
+  const bytes = Buffer.from(data.content, 'base64');
+  if (gitBlobSha(bytes) !== oid) throw new FerryError(502, 'upstream_error', `GitHub sent .gitattributes bytes that do not match their id ${oid}; nothing was pushed. Try again.`);
+  return bytes;
 }
 
 /**

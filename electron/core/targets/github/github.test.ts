@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startGithubEmulator, type GithubEmulator, type GithubUser } from '../../../../test/emulators/github/server.js';
@@ -211,9 +212,35 @@ describe('github target: upload', () => {
     expect(emu.state.repos.length).toBe(before);
   });
 
-  it('reports files over the size limit as per-file errors and keeps going', async () => {
+  it('files over the size limit go through Git LFS: a pointer in the commit, the bytes in LFS storage, a .gitattributes line', async () => {
+    const small = createGithubTarget(makeConfig({ remotes: { ...makeConfig().remotes, githubApiUrl: emu.url } }), new MemorySecretStore(), {
+      writeSpacingMs: 0,
+      limits: { maxFileBytes: 1000, warnFileBytes: 900, lfsMaxFileBytes: 5000 },
+    });
+    const repo = emu.state.addRepo(alice, 'lfs', { '.gitattributes': '*.psd binary\n', 'x.txt': 'x' });
+    const big = Buffer.alloc(3000, 5);
+    const outcome = await small.write(ctx(), `r${repo.id}`, iterate([fileEntry('data/big scan.bin', big), fileEntry('too big.bin', Buffer.alloc(6000, 1)), fileEntry('ok.txt', 'ok')]), writeOptions());
+    expect(outcome.created.sort()).toEqual(['data/big scan.bin', 'ok.txt']);
+    expect(outcome.fileErrors).toEqual([{ path: 'too big.bin', error: expect.stringMatching(/Git LFS limit of 0 MB per file/) }]);
+    const oid = createHash('sha256').update(big).digest('hex');
+    expect(emu.state.lfsObjects.get(oid)?.equals(big)).toBe(true);
+    const files = emu.state.files(repo);
+    expect(files['data/big scan.bin']!.toString()).toBe(`version https://git-lfs.github.com/spec/v1\noid sha256:${oid}\nsize 3000\n`);
+    expect(files['.gitattributes']!.toString()).toBe('*.psd binary\n/data/big[[:space:]]scan.bin filter=lfs diff=lfs merge=lfs -text\n');
+    expect(emu.state.commitCount(repo)).toBe(2);
+    // the storage got its own one-off credentials, never the token
+    expect(emu.state.lfsStorageRequests).toHaveLength(1);
+    expect(emu.state.lfsStorageRequests.join(' ')).not.toContain(TOKEN);
+    // the same file again: already in LFS and in the tree, nothing to send
+    const again = await small.write(ctx(), `r${repo.id}`, iterate([fileEntry('data/big scan.bin', big)]), writeOptions('update'));
+    expect(again.ignored).toEqual(['data/big scan.bin']);
+    expect(emu.state.commitCount(repo)).toBe(2);
+  });
+
+  it('reports files over the size limit as per-file errors and keeps going, where the repository has no Git LFS', async () => {
+    emu.state.lfsEnabled = false;
     const repo = emu.state.addRepo(alice, 'sizes', { 'x.txt': 'x' });
-    const huge: Entry = { path: 'huge.bin', kind: 'file', size: 101 * 1024 * 1024, mtime: null, hashes: {}, open: () => Promise.reject(new Error('must not be read')) };
+    const huge: Entry = { path: 'huge.bin', kind: 'file', size: 101 * 1024 * 1024, mtime: null, hashes: {}, open: async () => Readable.from([Buffer.alloc(10)]) };
     const outcome = await target.write(ctx(), `r${repo.id}`, iterate([huge, fileEntry('ok.txt', 'ok')]), writeOptions());
     expect(outcome.created).toEqual(['ok.txt']);
     expect(outcome.fileErrors).toHaveLength(1);

@@ -24,6 +24,8 @@ const EVIDENCE: { row: string; method: string; path: RegExp; contentCreating?: t
   { row: 'create repository', method: 'POST', path: /^\/user\/repos$/, contentCreating: true },
   { row: 'ref advertisement (git)', method: 'GET', path: /^\/[^/]+\/[^/]+\.git\/info\/refs$/ },
   { row: 'push (git)', method: 'POST', path: /^\/[^/]+\/[^/]+\.git\/git-receive-pack$/ },
+  { row: 'Git LFS batch', method: 'POST', path: /^\/[^/]+\/[^/]+\.git\/info\/lfs\/objects\/batch$/ },
+  { row: 'Git LFS object upload (the action\'s href)', method: 'PUT', path: /^\/lfs-storage\/[0-9a-f]{64}$/ },
 ];
 
 const TOKEN = 'ghp_what_ferry_sends';
