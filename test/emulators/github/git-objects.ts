@@ -36,11 +36,21 @@ export interface FlatEntry {
 
 export class GitStore {
   readonly objects = new Map<string, GitObject>();
+  /** each object's body exactly as git stores it, for serving packs */
+  private readonly bodies = new Map<string, Buffer>();
 
   private put(type: string, body: Buffer, object: GitObject): string {
     const sha = createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex');
     this.objects.set(sha, object);
+    this.bodies.set(sha, body);
     return sha;
+  }
+
+  /** An object's type and body as git stores it, or null. */
+  raw(sha: string): { type: GitObject['type']; body: Buffer } | null {
+    const object = this.objects.get(sha);
+    const body = this.bodies.get(sha);
+    return object && body ? { type: object.type, body } : null;
   }
 
   writeBlob(data: Buffer): string {

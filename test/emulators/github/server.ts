@@ -4,6 +4,7 @@ import { closeServers, listenOnLoopback } from '../shared/http.js';
 import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
 import { GitStore, type FlatEntry, type Signature } from './git-objects.js';
 import { advertisement, receivePack, type PushRecord } from './receive-pack.js';
+import { uploadAdvertisement, uploadPack } from './upload-pack.js';
 
 /**
  * A GitHub REST v3 emulator (remote-targets.md §1), faithful in what Ferry relies on:
@@ -365,7 +366,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
    * git over HTTPS: Basic auth with the token as the password (GitHub documents
    * `x-access-token:<token>`; any user name works with a personal access token), 401 with a
    * Basic challenge otherwise; a repository the token cannot see is "Repository not found."
-   * Only receive-pack (push) is served: Ferry reads GitHub through the REST API.
+   * receive-pack (push) and a depth-1 upload-pack (a shallow fetch of a whole repository).
    */
   function smartHttp(req: http.IncomingMessage, res: http.ServerResponse, url: URL, m: RegExpExecArray, body: Buffer): void {
     const auth = String(req.headers.authorization ?? '');
@@ -387,10 +388,15 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       return;
     }
     if (m[3] === 'info/lfs/objects/batch') return lfsBatch(req, res, body);
+    if (m[3] === 'git-upload-pack') {
+      res.writeHead(200, { 'content-type': 'application/x-git-upload-pack-result', 'cache-control': 'no-cache' });
+      res.end(uploadPack(repo.git, body));
+      return;
+    }
     if (m[3] === 'info/refs') {
-      if (url.searchParams.get('service') !== 'git-receive-pack') {
-        res.writeHead(403, { 'content-type': 'text/plain' });
-        res.end('this emulator serves git-receive-pack only\n');
+      if (url.searchParams.get('service') === 'git-upload-pack') {
+        res.writeHead(200, { 'content-type': 'application/x-git-upload-pack-advertisement', 'cache-control': 'no-cache' });
+        res.end(uploadAdvertisement(repo, repo.default_branch));
         return;
       }
       res.writeHead(200, { 'content-type': 'application/x-git-receive-pack-advertisement', 'cache-control': 'no-cache' });
@@ -457,7 +463,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     const url = new URL(req.url ?? '/', baseUrl(req));
     const method = req.method ?? 'GET';
     state.requests.push(`${method} ${url.pathname}`);
-    const gitPath = /^\/([^/]+)\/([^/]+)\.git\/(info\/refs|git-receive-pack|info\/lfs\/objects\/batch)$/.exec(url.pathname);
+    const gitPath = /^\/([^/]+)\/([^/]+)\.git\/(info\/refs|git-receive-pack|git-upload-pack|info\/lfs\/objects\/batch)$/.exec(url.pathname);
     if (gitPath) return smartHttp(req, res, url, gitPath, body);
     const storage = /^\/lfs-storage\/([0-9a-f]{64})$/.exec(url.pathname);
     if (storage) return lfsStorage(req, res, storage[1]!, body);

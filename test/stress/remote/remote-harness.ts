@@ -108,7 +108,8 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
         service: /GitHub/,
         plan,
         token: 'ghp_faults',
-        target: createGithubTarget(config({ githubApiUrl: emu.url }), secrets, { writeSpacingMs: 0, maxRateWaitMs: 3000, timeoutMs: TIMEOUT_MS, retryBaseMs: 100 }),
+        // the download faults below aim at the per-file REST path; the shallow read has its own in github.test.ts
+        target: createGithubTarget(config({ githubApiUrl: emu.url }), secrets, { writeSpacingMs: 0, maxRateWaitMs: 3000, timeoutMs: TIMEOUT_MS, retryBaseMs: 100, shallowReadMaxBytes: -1 }),
         async source(files) {
           return encodeForgeId('r', emu.state.addRepo(user, unique('src'), files).id);
         },

@@ -35,7 +35,7 @@ export class GitHttp {
 
   constructor(
     readonly endpoint: GitEndpoint,
-    private readonly signal: AbortSignal,
+    readonly signal: AbortSignal,
     private readonly timeoutMs = 60_000,
   ) {
     this.origin = new URL(endpoint.url).origin;

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
 import { badRequest, notFound } from '../../errors.js';
 import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { collectEntries, splitTopFolder, validateRelativePath } from '../forge/entries.js';
 import { GIT_SHA1 } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
 import { pushEntries } from '../forge/git-push-write.js';
-import { basename, folderEntry, singleEntry } from '../forge/nodes.js';
+import { cloneEntries, cloneFileEntry } from '../forge/clone-entries.js';
+import { basename, singleEntry } from '../forge/nodes.js';
 import { ShallowClone } from '../forge/shallow-clone.js';
 import type { FlatItem } from '../forge/tree-builder.js';
 import { parseGitToken, type GitCredentials } from './credentials.js';
@@ -96,17 +96,8 @@ export class GitTarget implements Target {
     const item = snap.items.get(path);
     if (!item || item.type === 'commit') throw notFound(`There is no "${path}" in ${snap.creds.url}.`);
     const title = basename(path);
-    if (item.type === 'blob') return { title, root: node(item), entries: singleEntry(fileEntry(snap.clone, item, title)) };
-    const below = [...snap.items.values()].filter((i) => i.path.startsWith(`${path}/`));
-    async function* entries(): AsyncGenerator<Entry> {
-      yield folderEntry(title);
-      for (const i of below) {
-        const relative = `${title}/${i.path.slice(path.length + 1)}`;
-        if (i.type === 'tree') yield folderEntry(relative);
-        else if (i.type === 'blob') yield fileEntry(snap.clone, i, relative);
-      }
-    }
-    return { title, root: node(item), entries: entries() };
+    if (item.type === 'blob') return { title, root: node(item), entries: singleEntry(cloneFileEntry(snap.clone, item, title)) };
+    return { title, root: node(item), entries: cloneEntries(snap.clone, snap.items.values(), path, title) };
   }
 
   async write(ctx: TargetContext, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
@@ -170,10 +161,6 @@ function node(item: FlatItem): ResourceNode {
   const parent = parentOf(item.path);
   const folder = item.type === 'tree';
   return { kind: folder ? 'container' : 'item', kind_name: folder ? 'folder' : 'file', id: gitId(item.path), container: parent ? gitId(parent) : null, title: basename(item.path) };
-}
-
-function fileEntry(clone: ShallowClone, item: FlatItem, path: string): Entry {
-  return { path, kind: 'file', size: null, mtime: null, hashes: { [GIT_SHA1]: item.oid }, open: async () => Readable.from([await clone.blob(item.oid)]) };
 }
 
 /** `top`, or `top-2`, `top-3`, … when the root already has an entry of that name. */

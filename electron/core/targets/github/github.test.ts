@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startGithubEmulator, type GithubEmulator, type GithubUser } from '../../../../test/emulators/github/server.js';
-import { collect, readAll } from '../../../../test/target-suite/test-entries.js';
+import { FaultPlan } from '../../../../test/emulators/shared/faults.js';
+import { collect, drain, readAll } from '../../../../test/target-suite/test-entries.js';
 import { makeConfig } from '../../config.js';
 import { FerryError } from '../../errors.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
@@ -129,10 +130,48 @@ describe('github target: download', () => {
     expect((await collect(folderRead.entries)).map((e) => e.path).sort()).toEqual(['docs', 'docs/a.txt', 'docs/big.bin']);
   });
 
-  it('fails the stream with a fixity error when the bytes do not match', async () => {
+  it('downloads a repository of 3,000 files in one shallow fetch, within a primary budget of 100 requests', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 3000; i++) files[`d${i % 30}/f${i}.txt`] = `file ${i}\n`;
+    const repo = emu.state.addRepo(alice, 'many-files', files);
+    emu.state.rateLimit.remaining = 100;
+    const read = await target.read(ctx(), `r${repo.id}`);
+    const bytes = await drain(read.entries);
+    expect([...bytes.values()].filter((b) => b !== null)).toHaveLength(3000);
+    expect(bytes.get('many-files/d7/f2707.txt')!.toString()).toBe('file 2707\n');
+    expect(emu.state.rateLimit.remaining).toBeGreaterThan(90);
+    await target.close?.();
+  });
+
+  it('a shallow fetch that fails on the way (503, a corrupted pack, a reset mid-pack) is fetched again; one that never answers fails clearly', async () => {
+    const plan = new FaultPlan();
+    const faulty = await startGithubEmulator({ faults: plan });
+    try {
+      faulty.state.tokens.set(TOKEN, alice);
+      const repo = faulty.state.addRepo(alice, 'flaky', { 'a.txt': 'alpha', 'd/b.bin': Buffer.alloc(50_000, 3) });
+      const flaky = createGithubTarget(makeConfig({ remotes: { ...makeConfig().remotes, githubApiUrl: faulty.url } }), new MemorySecretStore(), { writeSpacingMs: 0, timeoutMs: 500 });
+      plan.add({ kind: 'status', method: 'POST', path: '/git-upload-pack', status: 503, retryAfter: 0 });
+      plan.add({ kind: 'corrupt', method: 'POST', path: '/git-upload-pack', afterBytes: 200 });
+      plan.add({ kind: 'reset-download', method: 'POST', path: '/git-upload-pack', afterBytes: 100 });
+      const bytes = await drain((await flaky.read(ctx(), `r${repo.id}`)).entries);
+      expect(plan.pending).toEqual([]);
+      expect(bytes.get('flaky/d/b.bin')!.equals(Buffer.alloc(50_000, 3))).toBe(true);
+      await flaky.close?.();
+      plan.add({ kind: 'stall', method: 'POST', path: '/git-upload-pack', times: Infinity });
+      const fresh = createGithubTarget(makeConfig({ remotes: { ...makeConfig().remotes, githubApiUrl: faulty.url } }), new MemorySecretStore(), { writeSpacingMs: 0, timeoutMs: 300 });
+      await expect(fresh.read(ctx(), `r${repo.id}`).then((r) => drain(r.entries))).rejects.toMatchObject({ message: expect.stringMatching(/did not answer within/) });
+      await fresh.close?.();
+    } finally {
+      plan.clear();
+      await faulty.close();
+    }
+  });
+
+  it('fails the stream with a fixity error when the bytes do not match (a repository read file by file)', async () => {
     const repo = emu.state.addRepo(alice, 'bad', { 'a.txt': 'genuine bytes' });
     emu.state.corruptBlobs.add(gitBlobSha(Buffer.from('genuine bytes')));
-    const read = await target.read(ctx(), `r${repo.id}`);
+    const restOnly = createGithubTarget(makeConfig({ remotes: { ...makeConfig().remotes, githubApiUrl: emu.url } }), new MemorySecretStore(), { writeSpacingMs: 0, shallowReadMaxBytes: -1 });
+    const read = await restOnly.read(ctx(), `r${repo.id}`);
     const file = (await collect(read.entries)).find((e) => e.kind === 'file')!;
     await expect(readAll(await file.open())).rejects.toThrow(/Fixity check failed for "bad\/a.txt"/);
   });

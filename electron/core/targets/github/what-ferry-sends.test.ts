@@ -24,6 +24,7 @@ const EVIDENCE: { row: string; method: string; path: RegExp; contentCreating?: t
   { row: 'create repository', method: 'POST', path: /^\/user\/repos$/, contentCreating: true },
   { row: 'ref advertisement (git)', method: 'GET', path: /^\/[^/]+\/[^/]+\.git\/info\/refs$/ },
   { row: 'push (git)', method: 'POST', path: /^\/[^/]+\/[^/]+\.git\/git-receive-pack$/ },
+  { row: 'shallow fetch (git)', method: 'POST', path: /^\/[^/]+\/[^/]+\.git\/git-upload-pack$/ },
   { row: 'Git LFS batch', method: 'POST', path: /^\/[^/]+\/[^/]+\.git\/info\/lfs\/objects\/batch$/ },
   { row: 'Git LFS object upload (the action\'s href)', method: 'PUT', path: /^\/lfs-storage\/[0-9a-f]{64}$/ },
 ];
@@ -69,6 +70,8 @@ describe('what Ferry sends to GitHub', () => {
       await step();
       seen[name] = rowsOf(emu.state.requests.slice(before));
     }
+    // a whole repository: one REST lookup and one shallow fetch, however many files
+    expect(seen.download).toEqual(['repository by id', 'ref advertisement (git)', 'shallow fetch (git)']);
     expect(seen['upload into a container']).toEqual(['repository by id', 'the token\'s user', 'ref advertisement (git)', 'tree (recursive)', 'push (git)']);
     expect(seen['new top-level upload']).toEqual(['create repository', 'the token\'s user', 'ref advertisement (git)', 'push (git)']);
     // 120 files and a new repository cost one content-creating REST request (the repository itself)
