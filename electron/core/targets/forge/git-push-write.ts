@@ -1,25 +1,16 @@
 import { createHash } from 'node:crypto';
 import { FerryError, conflict, throwIfAborted, tooLarge } from '../../errors.js';
-import { sleep } from './rate-limit.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import { ZERO_OID, commitBody, objectId, type Person } from './git-objects.js';
 import type { GitHttp } from './git-http.js';
 import type { PackObject } from './pack-stream.js';
 import { lfsAttributeLine, lfsPointer, lfsUpload, sha256Of, type LfsObject } from './lfs-upload.js';
+import { sleep } from './rate-limit.js';
 import { pushPack, receivePackRefs, type PushResult } from './receive-pack.js';
 import { buildTrees, type FlatItem } from './tree-builder.js';
 import { filesToWrite, reportEmptyFolders, type ExistingItem } from './write-plan.js';
 
-/**
- * A write to any git host as ONE commit in ONE `git push` (see receive-pack.ts): the head's
- * tree is read, every file is hashed (a first read), the changed files' blobs, the rebuilt
- * trees and one commit go out in one streamed packfile (a second read), and the branch moves
- * only if it still points at the head the commit was built on. Nothing becomes visible unless
- * all of it does. A push that fails on the way (a 5xx, a broken connection, a timeout) is asked
- * about and sent again: it is conditional on the old head, so it can land at most once. When someone else pushed in between, the write is planned again on their
- * commit (their files count as existing ones) up to `ATTEMPTS` times, then fails with a
- * sentence; it never overwrites their commit.
- */
+/** What a git host's writer needs to know of the repository and the host's rules. */
 export interface GitWriteTarget {
   http: GitHttp;
   /** the branch written to, e.g. "main" */
@@ -54,6 +45,21 @@ interface Existing extends ExistingItem {
   mode: string;
 }
 
+/**
+ * A write to any git host as ONE commit in ONE `git push` (see receive-pack.ts): the head's
+ * tree is read, every file is hashed (a first read), the changed files' blobs, the rebuilt
+ * trees and one commit go out in one streamed packfile (a second read), and the branch moves
+ * only if it still points at the head the commit was built on. Nothing becomes visible unless
+ * all of it does.
+ *
+ * - Someone else pushed in between: the write is planned again on their commit (their files
+ *   count as existing ones), up to `ATTEMPTS` times, then fails with a sentence; it never
+ *   overwrites their commit.
+ * - A push failed on the way (429/5xx, a broken connection, a timeout): the branch is asked and
+ *   the push sent again, up to `TRANSIENT_RETRIES` times. It is conditional on the old head, so
+ *   it lands at most once, and a branch at Ferry's commit means it landed though the answer
+ *   was lost.
+ */
 export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRepoPath: (path: string) => string, options: WriteOptions, base: WriteOutcome): Promise<WriteOutcome> {
   const hashed = new Map<Entry, { oid: string; size: number }>();
   /** LFS objects already uploaded (by sha256): a re-planned push does not send them again */
@@ -127,8 +133,6 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
       failure = error;
     }
     if (result?.ok) return outcome;
-    // A push is conditional on the old head, so asking again is always safe: the branch at
-    // Ferry's commit means it landed although the answer was lost; anything else means it did not.
     if (failure) {
       if (++failed > TRANSIENT_RETRIES) {
         // the last answer was lost too: say what happened only once the branch says it
