@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { GitStore, type FlatEntry, type Signature } from '../github/git-objects.js';
 import { advertisement, receivePack, type PushRecord } from '../github/receive-pack.js';
+import { uploadAdvertisement, uploadPack } from '../github/upload-pack.js';
 import { closeServers, listenOnLoopback } from '../shared/http.js';
 import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
 
@@ -173,6 +174,10 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     return `http://${req.headers.host}`;
   }
 
+  function repositorySize(p: GitlabProject): number {
+    return [...p.git.objects.values()].reduce((n, o) => n + (o.type === 'blob' ? o.data.length : 0), 0);
+  }
+
   function projectJson(req: http.IncomingMessage, p: GitlabProject) {
     const web = `${base(req)}/${p.owner.username}/${p.path}`;
     return {
@@ -287,7 +292,7 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
    * git over HTTPS (served by GitLab Workhorse + Gitaly, outside the REST API's limits): Basic
    * auth with the token as the password and any user name ("You can set the username to any
    * string value. You should use oauth2", doc/api/oauth2.md); 401 "HTTP Basic: Access denied"
-   * otherwise. Only receive-pack (push) is served. The first push into an empty project makes
+   * otherwise. receive-pack (push) and a depth-1 upload-pack are served. The first push into an empty project makes
    * its branch the default branch.
    */
   function smartHttp(req: http.IncomingMessage, res: http.ServerResponse, url: URL, m: RegExpExecArray, body: Buffer): void {
@@ -308,7 +313,17 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
       return;
     }
     const view = { git: p.git, refs: new Map([...p.refs].map(([branch, oid]) => [`refs/heads/${branch}`, oid])) };
+    if (m[3] === 'git-upload-pack') {
+      res.writeHead(200, { 'content-type': 'application/x-git-upload-pack-result', 'cache-control': 'no-cache' });
+      res.end(uploadPack(p.git, body));
+      return;
+    }
     if (m[3] === 'info/refs') {
+      if (url.searchParams.get('service') === 'git-upload-pack') {
+        res.writeHead(200, { 'content-type': 'application/x-git-upload-pack-advertisement', 'cache-control': 'no-cache' });
+        res.end(uploadAdvertisement(view, p.default_branch ?? 'main'));
+        return;
+      }
       if (url.searchParams.get('service') !== 'git-receive-pack') {
         res.writeHead(403, { 'content-type': 'text/plain' });
         res.end('this emulator serves git-receive-pack only\n');
@@ -333,7 +348,7 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     const url = new URL(req.url ?? '/', base(req));
     const method = req.method ?? 'GET';
     state.requests.push(`${method} ${url.pathname}`);
-    const gitPath = /^\/([^/]+)\/([^/]+)\.git\/(info\/refs|git-receive-pack)$/.exec(url.pathname);
+    const gitPath = /^\/([^/]+)\/([^/]+)\.git\/(info\/refs|git-receive-pack|git-upload-pack)$/.exec(url.pathname);
     if (gitPath) return smartHttp(req, res, url, gitPath, body);
     if (!url.pathname.startsWith('/api/v4/')) throw new HttpError(404, { error: '404 Not Found' });
     state.apiBodies.push({ request: `${method} ${url.pathname}`, bytes: body.length });
@@ -382,7 +397,11 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     const rest = segments.slice(2);
     const sub = rest.join('/');
 
-    if (method === 'GET' && sub === '') return send(req, res, 200, projectJson(req, p));
+    if (method === 'GET' && sub === '') {
+      // statistics=true adds repository_size (bytes) for members with Reporter access or more (doc/api/projects.md)
+      const statistics = url.searchParams.get('statistics') === 'true' ? { statistics: { repository_size: repositorySize(p) } } : {};
+      return send(req, res, 200, { ...projectJson(req, p), ...statistics });
+    }
 
     if (method === 'GET' && sub === 'repository/tree') {
       const head = headTree(p, url.searchParams.get('ref'));

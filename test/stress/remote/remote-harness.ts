@@ -133,7 +133,8 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
         service: /GitLab/,
         plan,
         token: 'glpat-faults',
-        target: createGitlabTarget(config({ gitlabUrl: emu.url }), secrets, { maxRateWaitMs: 3000, ratePerSecond: 500, timeoutMs: TIMEOUT_MS, retries: 3 }),
+        // the download faults below aim at the per-file REST path; the shallow read has its own in github.test.ts
+        target: createGitlabTarget(config({ gitlabUrl: emu.url }), secrets, { maxRateWaitMs: 3000, ratePerSecond: 500, timeoutMs: TIMEOUT_MS, retries: 3, shallowReadMaxBytes: -1 }),
         async source(files) {
           return encodeForgeId('p', emu.state.addProject(user, unique('src'), files).id);
         },

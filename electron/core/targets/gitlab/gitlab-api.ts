@@ -23,6 +23,8 @@ export interface GitlabApiOptions {
   timeoutMs?: number;
   /** retries of a failed request (default 4) */
   retries?: number;
+  /** whole projects up to this repository size are read with one shallow fetch (default 100 MB) */
+  shallowReadMaxBytes?: number;
 }
 
 export const NOT_FOUND_HINT =

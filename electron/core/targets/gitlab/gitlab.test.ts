@@ -92,10 +92,28 @@ describe('gitlab target: download', () => {
     expect((await readAll(await b.open())).equals(Buffer.alloc(70_000, 3))).toBe(true);
   });
 
-  it('stops a corrupted download with a fixity error', async () => {
+  it('downloads a project of 1,000 files in one shallow fetch, with sizes and SHA-256 as the REST path gives them', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1000; i++) files[`d${i % 10}/f${i}.txt`] = `file ${i}\n`;
+    const p = emu.state.addProject(alice, 'many', files);
+    const before = emu.state.requests.length;
+    const read = await target.read(ctx(), `p${p.id}`);
+    const entries = (await collect(read.entries)).filter((e) => e.kind === 'file');
+    expect(entries).toHaveLength(1000);
+    const one = entries.find((e) => e.path === 'many/d7/f417.txt')!;
+    expect(one.size).toBe(9);
+    expect(one.hashes).toEqual({ sha256: sha256('file 417\n') });
+    expect((await readAll(await one.open())).toString()).toBe('file 417\n');
+    // one REST lookup and one shallow fetch, not a HEAD and a raw request per file
+    expect(emu.state.requests.length - before).toBeLessThanOrEqual(4);
+    await target.close?.();
+  });
+
+  it('stops a corrupted download with a fixity error (a project read file by file)', async () => {
     const p = emu.state.addProject(alice, 'bad', { 'a.txt': 'genuine' });
     emu.state.corruptBlobs.add(gitBlobSha(Buffer.from('genuine')));
-    const entries = await collect((await target.read(ctx(), `p${p.id}`)).entries);
+    const restOnly = createGitlabTarget(makeConfig({ remotes: { ...makeConfig().remotes, gitlabUrl: emu.url } }), new MemorySecretStore(), { maxRateWaitMs: 5000, ratePerSecond: 100, shallowReadMaxBytes: -1 });
+    const entries = await collect((await restOnly.read(ctx(), `p${p.id}`)).entries);
     await expect(readAll(await entries.find((e) => e.kind === 'file')!.open())).rejects.toThrow(/Fixity check failed/);
   });
 });

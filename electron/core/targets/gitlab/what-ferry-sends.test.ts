@@ -24,6 +24,7 @@ const EVIDENCE: { row: string; method: string; path: RegExp }[] = [
   { row: 'create project', method: 'POST', path: /^\/api\/v4\/projects$/ },
   { row: 'ref advertisement (git)', method: 'GET', path: /^\/[^/]+\/[^/]+\.git\/info\/refs$/ },
   { row: 'push (git)', method: 'POST', path: /^\/[^/]+\/[^/]+\.git\/git-receive-pack$/ },
+  { row: 'shallow fetch (git)', method: 'POST', path: /^\/[^/]+\/[^/]+\.git\/git-upload-pack$/ },
 ];
 
 const TOKEN = 'glpat-what-ferry-sends';
@@ -68,6 +69,8 @@ describe('what Ferry sends to GitLab', () => {
       await step();
       seen[name] = [...new Set(rowsOf(emu.state.requests.slice(before)))];
     }
+    // a whole project: one REST lookup and one shallow fetch, however many files
+    expect(seen.download).toEqual(['project by id', 'ref advertisement (git)', 'shallow fetch (git)']);
     expect(seen['upload into a container']).toEqual(['project by id', 'the token\'s user', 'ref advertisement (git)', 'repository tree', 'push (git)']);
     expect(seen['new top-level upload']).toEqual(['create project', 'the token\'s user', 'ref advertisement (git)', 'push (git)']);
     expect(Math.max(...emu.state.apiBodies.map((b) => b.bytes))).toBeLessThan(4096);
