@@ -31,8 +31,17 @@ export class ShallowClone {
     return this.gitdir;
   }
 
+  /** fetches into this store run one at a time: two at once would write the same refs and shallow file */
+  private queue: Promise<unknown> = Promise.resolve();
+
   /** The branch's head commit, fetched; null for an empty repository (no commit on it yet). */
-  async fetchHead(http: GitHttp, branch: string | null): Promise<{ oid: string; branch: string } | null> {
+  fetchHead(http: GitHttp, branch: string | null): Promise<{ oid: string; branch: string } | null> {
+    const run = this.queue.then(() => this.fetchNow(http, branch));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async fetchNow(http: GitHttp, branch: string | null): Promise<{ oid: string; branch: string } | null> {
     let result: Awaited<ReturnType<typeof git.fetch>> | null = null;
     // a fetch changes nothing on the host: one that failed on the way (busy, broken, a bad pack) is sent again
     for (let attempt = 1; !result; attempt++) {

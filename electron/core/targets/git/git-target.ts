@@ -37,33 +37,29 @@ export class GitTarget implements Target {
   };
 
   /** one private object store per account, kept while Ferry runs so later reads fetch only what is new */
-  private readonly clones = new Map<string, { clone: ShallowClone; queue: Promise<unknown> }>();
+  private readonly clones = new Map<string, ShallowClone>();
 
   constructor(private readonly options: GitTargetOptions = {}) {}
 
-  private account(ctx: TargetContext): { creds: GitCredentials; http: GitHttp; store: { clone: ShallowClone; queue: Promise<unknown> } } {
+  private account(ctx: TargetContext): { creds: GitCredentials; http: GitHttp; clone: ShallowClone } {
     const creds = parseGitToken(ctx.token);
     const http = new GitHttp({ url: creds.url, username: creds.username, password: creds.password, service: SERVICE }, ctx.signal, this.options.timeoutMs);
     // keyed by a digest, so no token sits in a map key
     const key = createHash('sha256').update(ctx.token).digest('hex');
-    let store = this.clones.get(key);
-    if (!store) {
-      store = { clone: new ShallowClone(), queue: Promise.resolve() };
-      this.clones.set(key, store);
+    let clone = this.clones.get(key);
+    if (!clone) {
+      clone = new ShallowClone();
+      this.clones.set(key, clone);
     }
-    return { creds, http, store };
+    return { creds, http, clone };
   }
 
-  /** The branch head's flat tree, fetched now; fetches into one store run one at a time. */
+  /** The branch head's flat tree, fetched now. */
   private async snapshot(ctx: TargetContext): Promise<Snapshot> {
-    const { creds, http, store } = this.account(ctx);
-    const run = store.queue.then(async () => {
-      const head = await store.clone.fetchHead(http, creds.branch);
-      const items = head ? await store.clone.flat(head.oid) : [];
-      return { creds, http, clone: store.clone, branch: head?.branch ?? creds.branch ?? 'main', items: new Map(items.map((i) => [i.path, i])) };
-    });
-    store.queue = run.catch(() => undefined);
-    return run;
+    const { creds, http, clone } = this.account(ctx);
+    const head = await clone.fetchHead(http, creds.branch);
+    const items = head ? await clone.flat(head.oid) : [];
+    return { creds, http, clone, branch: head?.branch ?? creds.branch ?? 'main', items: new Map(items.map((i) => [i.path, i])) };
   }
 
   async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
@@ -120,14 +116,13 @@ export class GitTarget implements Target {
       if (folder.type !== 'tree') throw badRequest(`"${prefix}" is a file in ${snap.creds.url}; upload into a folder.`);
       for (const entry of entries) validateRelativePath(entry.path);
     }
-    const { store } = this.account(ctx);
     return pushEntries(
       {
         http: snap.http,
         branch: snap.branch,
         where: snap.creds.url,
         // the head being pushed onto is normally the one just fetched; if someone pushed since, fetch theirs
-        listTree: (commit) => store.clone.flat(commit).catch(async () => [...(await this.snapshot(ctx)).items.values()]),
+        listTree: (commit) => snap.clone.flat(commit).catch(async () => [...(await this.snapshot(ctx)).items.values()]),
         maxFileBytes: null,
         warnFileBytes: null,
         author: { name: 'Ferry', email: 'ferry@invalid' },
@@ -141,9 +136,9 @@ export class GitTarget implements Target {
   }
 
   async close(): Promise<void> {
-    const stores = [...this.clones.values()];
+    const clones = [...this.clones.values()];
     this.clones.clear();
-    await Promise.all(stores.map((s) => s.clone.dispose()));
+    await Promise.all(clones.map((c) => c.dispose()));
   }
 }
 
