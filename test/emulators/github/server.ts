@@ -61,6 +61,12 @@ export interface GithubState {
   gitAuthorizations: string[];
   /** set to make `clone_url` name another origin (a test that the token never goes there) */
   cloneOrigin: string | null;
+  /**
+   * How many git requests to a repository made by `POST /user/repos` answer 404 before its git
+   * endpoint appears (GitHub is eventually consistent there: hail-is/hail#4517,
+   * brucemcpherson/gasGit#2, cli/cli#7761); 0 by default.
+   */
+  newRepoGitDelay: number;
   /** Git LFS (on for every GitHub repository); false: the batch endpoint answers 404 */
   lfsEnabled: boolean;
   /** LFS objects stored, sha256 → bytes; and every request to the storage host with its Authorization */
@@ -104,6 +110,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     pushes: [],
     gitAuthorizations: [],
     cloneOrigin: null,
+    newRepoGitDelay: 0,
     lfsEnabled: true,
     lfsObjects: new Map(),
     lfsStorageRequests: [],
@@ -152,6 +159,9 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       );
     },
   };
+
+  /** repositories whose git endpoint still answers 404 a number of times */
+  const notYetVisible = new Map<GithubRepo, number>();
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -382,6 +392,11 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     let repo: GithubRepo;
     try {
       repo = findRepo(user, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
+      const pending = notYetVisible.get(repo) ?? 0;
+      if (pending > 0) {
+        notYetVisible.set(repo, pending - 1);
+        throw new Error('not yet visible to git');
+      }
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('Repository not found.\n');
@@ -507,6 +522,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
         });
       }
       const repo = state.addRepo(user, name, {}, { private: input.private === true });
+      if (state.newRepoGitDelay > 0) notYetVisible.set(repo, state.newRepoGitDelay);
       repo.description = typeof input.description === 'string' ? input.description : null;
       if (input.auto_init === true) commitOnBranch(repo, user, repo.git.applyChanges(null, [{ path: 'README.md', mode: '100644', sha: repo.git.writeBlob(Buffer.from(`# ${name}\n`)) }]), 'Initial commit');
       return send(res, 201, repoJson(req, repo), { location: `${baseUrl(req)}/repos/${user.login}/${name}` });

@@ -6,7 +6,7 @@ import type { GitHttp } from './git-http.js';
 import type { PackObject } from './pack-stream.js';
 import { lfsAttributeLine, lfsPointer, lfsUpload, sha256Of, type LfsObject } from './lfs-upload.js';
 import { sleep } from './rate-limit.js';
-import { pushPack, receivePackRefs, type PushResult } from './receive-pack.js';
+import { pushPack, receivePackRefs, type Advertisement, type PushResult } from './receive-pack.js';
 import { buildTrees, type FlatItem } from './tree-builder.js';
 import { filesToWrite, reportEmptyFolders, type ExistingItem } from './write-plan.js';
 
@@ -33,6 +33,12 @@ export interface GitWriteTarget {
    * limit per file, and how to read the current .gitattributes to extend it.
    */
   lfs?: { maxFileBytes: number; readBlob(oid: string): Promise<Buffer> };
+  /**
+   * Set for a repository created by this write: its git endpoint may answer 404 for a few
+   * seconds after the API made it (hail-is/hail#4517, brucemcpherson/gasGit#2, cli/cli#7761),
+   * so the first discovery is asked again before the 404 counts.
+   */
+  justCreated?: boolean;
 }
 
 /** how often someone else's push may move the branch before Ferry gives up */
@@ -66,9 +72,9 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
   const lfsDone = new Map<Entry, { oid: string; size: number }>();
   let moved = 0;
   let failed = 0;
-  for (;;) {
+  for (let first = true; ; first = false) {
     throwIfAborted(options.signal);
-    const advertised = await receivePackRefs(target.http);
+    const advertised = first && target.justCreated ? await discoverNewRepository(target.http, options.signal) : await receivePackRefs(target.http);
     const ref = `refs/heads/${target.branch}`;
     const head = advertised.refs.get(ref) ?? null;
     const items = head ? await target.listTree(head) : [];
@@ -147,6 +153,18 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
     if (result && now === head) throw target.refused(result.reason);
     if (result && ++moved >= ATTEMPTS) {
       throw conflict(`${target.where} kept changing while Ferry was uploading (someone else pushed ${ATTEMPTS} times); nothing was committed. Upload again when the pushes have stopped.`);
+    }
+  }
+}
+
+/** The ref advertisement of a repository just created: a 404 is asked again, 5 times over about 15 s. */
+async function discoverNewRepository(http: GitHttp, signal: AbortSignal): Promise<Advertisement> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await receivePackRefs(http);
+    } catch (error) {
+      if (!(error instanceof FerryError) || error.status !== 404 || attempt >= 5) throw error;
+      await sleep(500 * 2 ** attempt, signal);
     }
   }
 }

@@ -71,6 +71,7 @@ export async function writeToGithub(
       lfs: { maxFileBytes: limits.lfsMaxFileBytes ?? GITHUB_LFS_MAX_FILE_BYTES, readBlob: (oid) => blobBytes(octokit, repo, oid) },
       // GitHub's documented no-reply address links the commit to the token's account
       author: { name: me.login, email: `${me.id}+${me.login}@users.noreply.github.com` },
+      justCreated: dest === null,
       refused: (reason) =>
         new FerryError(403, 'forbidden', `GitHub refused to update branch "${repo.defaultBranch}" of ${repo.fullName} (it said: ${reason}); nothing was committed. The branch may be protected, or the token may lack write access.`),
     },

@@ -244,6 +244,14 @@ describe('github target: upload', () => {
     expect(sanitizeRepoName('Données 2024 (final)')).toBe('Donn-es-2024-final');
   });
 
+  it('a new repository whose git endpoint answers 404 for a moment after its creation still gets the upload', async () => {
+    emu.state.newRepoGitDelay = 2;
+    const outcome = await target.write(ctx(), null, iterate([folderEntry('Fresh'), fileEntry('Fresh/a.txt', 'a')]), writeOptions());
+    expect(outcome.created).toEqual(['a.txt']);
+    const repo = emu.state.repos.find((r) => r.name === 'Fresh')!;
+    expect(Object.keys(emu.state.files(repo))).toEqual(['a.txt']);
+  });
+
   it('refuses a bad path in a top-level upload before creating the repository', async () => {
     const before = emu.state.repos.length;
     const write = target.write(ctx(), null, iterate([folderEntry('Study'), fileEntry('Study/ok.txt', 'ok'), fileEntry('Study/.git/config', 'x')]), writeOptions());

@@ -59,6 +59,7 @@ export async function writeToGitlab(
       warnFileBytes: null,
       // GitLab's private commit email: <id>-<username>@users.noreply.<instance host>
       author: { name: me.name || me.username, email: `${me.id}-${me.username}@users.noreply.${new URL(gitlab.baseUrl).hostname}` },
+      justCreated: dest === null,
       refused: (reason) =>
         new FerryError(403, 'forbidden', `GitLab refused to update branch "${branchOf(project)}" of ${project.path_with_namespace} (it said: ${reason}); nothing was committed. The branch may be protected, or the token's role may not push to it.`),
     },
