@@ -7,12 +7,24 @@ import { decodeForgeId } from '../forge/ids.js';
 import { LFS_POINTER_MAX_BYTES, parseLfsPointer } from '../forge/lfs-pointer.js';
 import { basename, folderEntry, repositoryNode, singleEntry, treeItemNode } from '../forge/nodes.js';
 import { allRepos, findItem, listTree, openBlob, readSmallBlob, repoById, walkTree, type Repo, type TreeItem } from './repo-tree.js';
-import { GITHUB_MAX_FILE_BYTES, GITHUB_WARN_FILE_BYTES, writeToGithub, type WriteLimits } from './github-write.js';
+import { GITHUB_MAX_FILE_BYTES, GITHUB_WARN_FILE_BYTES, gitUrl, writeToGithub, type WriteLimits } from './github-write.js';
+import { cloneEntries } from '../forge/clone-entries.js';
+import { GitHttp } from '../forge/git-http.js';
+import { ShallowClone } from '../forge/shallow-clone.js';
+import { createHash } from 'node:crypto';
 
 export interface GithubTargetOptions extends GithubClientOptions {
   /** per-file limits (GitHub's own by default) */
   limits?: WriteLimits;
+  /** whole repositories up to this size (GitHub's `size`) are read with one shallow fetch */
+  shallowReadMaxBytes?: number;
 }
+
+/**
+ * isomorphic-git's fetch holds the packfile in memory while it stores it: above this size a
+ * repository is read file by file through the REST API instead (streamed, one request each).
+ */
+const SHALLOW_READ_MAX_BYTES = 100 * 1024 * 1024;
 
 const PREFIX = 'r';
 
@@ -29,6 +41,9 @@ export class GithubTarget implements Target {
     supported_hash_algorithms: [GIT_SHA1],
     credential: 'remote' as const,
   };
+
+  /** shallow clones of whole repositories read, by token digest and repository id */
+  private readonly clones = new Map<string, ShallowClone>();
 
   constructor(private readonly options: GithubTargetOptions) {}
 
@@ -128,7 +143,9 @@ export class GithubTarget implements Target {
     const { repoId, path } = decodeForgeId(PREFIX, id, 'GitHub');
     const repo = await repoById(octokit, repoId);
     if (!path) {
-      return { title: repo.name, root: repositoryNode(PREFIX, repo.id, repo.name), entries: this.treeEntries(octokit, repo, repo.defaultBranch, '', repo.name) };
+      const shallow = repo.sizeKb * 1024 <= (this.options.shallowReadMaxBytes ?? SHALLOW_READ_MAX_BYTES);
+      const entries = shallow ? this.cloneEntries(ctx, repo) : this.treeEntries(octokit, repo, repo.defaultBranch, '', repo.name);
+      return { title: repo.name, root: repositoryNode(PREFIX, repo.id, repo.name), entries };
     }
     const item = await findItem(octokit, repo, path);
     if (!item || item.type === 'commit') throw notFound(NOT_FOUND_HINT);
@@ -138,6 +155,30 @@ export class GithubTarget implements Target {
       return { title, root, entries: singleEntry(fileEntry(octokit, repo, item, title)) };
     }
     return { title, root, entries: this.treeEntries(octokit, repo, item.sha, `${path}/`, title) };
+  }
+
+  /**
+   * A whole repository through one shallow fetch (two git requests) instead of one REST request
+   * per file, which spends the 5,000-an-hour budget on a repository of a few thousand files. The
+   * object store stays until close(): entries may be opened after the listing has ended, and a
+   * later read of the same repository fetches only what is new.
+   */
+  private async *cloneEntries(ctx: TargetContext, repo: Repo): AsyncGenerator<Entry> {
+    const http = new GitHttp({ url: gitUrl(repo, this.options.baseUrl), username: 'x-access-token', password: ctx.token, service: 'GitHub', notFoundHint: NOT_FOUND_HINT }, ctx.signal, this.options.timeoutMs);
+    const key = `${createHash('sha256').update(ctx.token).digest('hex')}:${repo.id}`;
+    let clone = this.clones.get(key);
+    if (!clone) {
+      clone = new ShallowClone();
+      this.clones.set(key, clone);
+    }
+    const head = await clone.fetchHead(http, repo.defaultBranch);
+    yield* cloneEntries(clone, head ? await clone.flat(head.oid) : [], '', repo.name);
+  }
+
+  async close(): Promise<void> {
+    const clones = [...this.clones.values()];
+    this.clones.clear();
+    await Promise.all(clones.map((c) => c.dispose()));
   }
 
   /** The folder entry itself, then everything below it, paths starting with `title`. */
@@ -153,7 +194,8 @@ export class GithubTarget implements Target {
 
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const octokit = this.client(ctx);
-    if (containerId === null) return writeToGithub(octokit, null, entries, options, this.limits);
+    const github = { octokit, token: ctx.token, signal: ctx.signal, apiBaseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
+    if (containerId === null) return writeToGithub(github, null, entries, options, this.limits);
     const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitHub');
     const repo = await repoById(octokit, repoId);
     if (path) {
@@ -161,7 +203,7 @@ export class GithubTarget implements Target {
       if (!folder) throw notFound(NOT_FOUND_HINT);
       if (folder.type !== 'tree') throw badRequest(`"${path}" is a file in ${repo.fullName}; upload into a repository or a folder.`);
     }
-    return writeToGithub(octokit, { repo, prefix: path }, entries, options, this.limits);
+    return writeToGithub(github, { repo, prefix: path }, entries, options, this.limits);
   }
 }
 
