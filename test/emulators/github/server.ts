@@ -67,6 +67,14 @@ export interface GithubState {
    * brucemcpherson/gasGit#2, cli/cli#7761); 0 by default.
    */
   newRepoGitDelay: number;
+  /**
+   * Tokens that may delete repositories. GitHub's "Delete a repository"
+   * (https://docs.github.com/en/rest/repos/repos#delete-a-repository): admin rights, and a
+   * classic token needs the `delete_repo` scope; otherwise 403 "Must have admin rights to
+   * Repository." (as `gh repo delete` reports it, cli/cli#3015). Empty by default: most
+   * tokens people make for uploads lack that scope.
+   */
+  deleteRepoTokens: Set<string>;
   /** Git LFS (on for every GitHub repository); false: the batch endpoint answers 404 */
   lfsEnabled: boolean;
   /** LFS objects stored, sha256 → bytes; and every request to the storage host with its Authorization */
@@ -103,6 +111,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
   const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   const state: GithubState = {
     tokens: new Map(),
+    deleteRepoTokens: new Set(),
     repos: [],
     rateLimit: { limit: 5000, remaining: 5000, reset: Math.floor(Date.now() / 1000) + 3600 },
     secondaryLimits: { perMinute: 80, perHour: 500 },
@@ -539,6 +548,14 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     const rest = m[3] ?? '';
 
     if (method === 'GET' && rest === '') return send(res, 200, repoJson(req, repo));
+    if (method === 'DELETE' && rest === '') {
+      if (!state.deleteRepoTokens.has(token) || repo.owner.id !== user.id) {
+        throw new HttpError(403, 'Must have admin rights to Repository.', { documentation_url: 'https://docs.github.com/rest/repos/repos#delete-a-repository' });
+      }
+      state.repos.splice(state.repos.indexOf(repo), 1);
+      res.writeHead(204).end();
+      return;
+    }
 
     if (method === 'GET' && (m = /^\/git\/trees\/(.+)$/.exec(rest))) {
       const treeSha = resolveTreeish(repo, decodeURIComponent(m[1]!));

@@ -397,6 +397,14 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     const rest = segments.slice(2);
     const sub = rest.join('/');
 
+    if (method === 'DELETE' && sub === '') {
+      // doc/api/projects.md "Delete a project": Owner role (the creator of a personal project);
+      // answers 202 {"message":"202 Accepted"} (deletion runs in the background, or marks the
+      // project for delayed deletion where that is on); others get 403 "403 Forbidden"
+      if (p.owner.id !== user.id) throw new HttpError(403, { message: '403 Forbidden' });
+      state.projects.splice(state.projects.indexOf(p), 1);
+      return send(req, res, 202, { message: '202 Accepted' });
+    }
     if (method === 'GET' && sub === '') {
       // statistics=true adds repository_size (bytes) for members with Reporter access or more (doc/api/projects.md)
       const statistics = url.searchParams.get('statistics') === 'true' ? { statistics: { repository_size: repositorySize(p) } } : {};

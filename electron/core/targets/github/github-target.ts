@@ -1,6 +1,7 @@
 import { badRequest, notFound } from '../../errors.js';
 import { normalizeTimestamp } from '../../time.js';
 import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 import { createOctokit, gh, NOT_FOUND_HINT, type GithubClientOptions, type GithubOctokit } from './client.js';
 import { GIT_SHA1 } from '../forge/git-hash.js';
 import { decodeForgeId } from '../forge/ids.js';
@@ -192,10 +193,30 @@ export class GithubTarget implements Target {
     }
   }
 
+  /**
+   * How a repository a failed upload made is removed: `DELETE /repos/{owner}/{repo}` (docs:
+   * "Delete a repository" — admin rights, and a classic token needs the `delete_repo` scope,
+   * else 403 "Must have admin rights to Repository."), on a client of its own: the job's
+   * signal may have fired (a cancel).
+   */
+  private newRepositoryRecord(token: string, repo: Repo): NewRecord {
+    return {
+      label: `the new GitHub repository ${repo.fullName}`,
+      howToRemove: `delete it on GitHub at ${repo.htmlUrl}/settings (Danger Zone → Delete this repository)`,
+      remove: async () => {
+        const octokit = createOctokit(token, this.options, AbortSignal.timeout(30_000));
+        await gh(() => octokit.rest.repos.delete({ owner: repo.owner, repo: repo.name }));
+      },
+    };
+  }
+
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const octokit = this.client(ctx);
     const github = { octokit, token: ctx.token, signal: ctx.signal, apiBaseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
-    if (containerId === null) return writeToGithub(github, null, entries, options, this.limits);
+    if (containerId === null) {
+      // a new repository that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+      return removedOnFailure((made) => writeToGithub(github, null, entries, options, this.limits, (repo) => made(this.newRepositoryRecord(ctx.token, repo))));
+    }
     const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitHub');
     const repo = await repoById(octokit, repoId);
     if (path) {

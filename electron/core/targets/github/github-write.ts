@@ -44,10 +44,13 @@ export async function writeToGithub(
   source: AsyncIterable<Entry>,
   options: WriteOptions,
   limits: WriteLimits = { maxFileBytes: GITHUB_MAX_FILE_BYTES, warnFileBytes: GITHUB_WARN_FILE_BYTES },
+  /** told of a repository this write made, as soon as it exists (so a failure can remove it) */
+  onCreated: (repo: Repo) => void = () => {},
 ): Promise<WriteOutcome> {
   const { octokit } = github;
   const { entries, outcome, repo, toRepoPath } = await startForgeWrite(source, options, dest, async (title) => {
     const created = await createRepository(octokit, title, options.jobLabel);
+    onCreated(created);
     return { repo: created, newResource: { id: `r${created.id}`, title: created.name } };
   });
   const { data: me } = await gh(() => octokit.rest.users.getAuthenticated());

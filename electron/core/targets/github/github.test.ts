@@ -311,3 +311,21 @@ describe('github target: upload', () => {
     expect(emu.state.requests.length - requests).toBeLessThanOrEqual(1);
   });
 });
+
+describe('github target: a failed new top-level upload', () => {
+  const broken = (path: string): Entry => ({ path, kind: 'file', size: 3, mtime: null, hashes: {}, open: () => Promise.reject(new Error('the source disk went away')) });
+
+  it('deletes the repository it made, so nothing is left behind', async () => {
+    emu.state.deleteRepoTokens.add(TOKEN);
+    const failure = await target.write(ctx(), null, iterate([folderEntry('Study'), fileEntry('Study/a.txt', 'a'), broken('Study/b.bin')]), writeOptions()).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toContain("The new GitHub repository alice/Study was removed again, so nothing is left behind.");
+    expect(emu.state.repos.map((repo) => repo.name)).not.toContain('Study');
+  });
+
+  it('names the repository and how to delete it when the token may not delete repositories', async () => {
+    const failure = await target.write(ctx(), null, iterate([folderEntry('Study'), broken('Study/b.bin')]), writeOptions()).catch((error: unknown) => error);
+    expect((failure as Error).message).toMatch(/The new GitHub repository alice\/Study was left behind and could not be removed \(.*Must have admin rights to Repository.*\); delete it on GitHub at http.*\/alice\/Study\/settings/);
+    expect(emu.state.repos.map((repo) => repo.name)).toContain('Study');
+  });
+});

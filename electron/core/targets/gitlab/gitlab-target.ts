@@ -11,6 +11,7 @@ import { cloneEntries } from '../forge/clone-entries.js';
 import { GIT_SHA1 } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
 import { ShallowClone } from '../forge/shallow-clone.js';
+import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
 const PREFIX = 'p';
 
@@ -175,10 +176,29 @@ export class GitlabTarget implements Target {
     }
   }
 
+  /**
+   * How a project a failed upload made is removed: `DELETE /projects/:id` (doc/api/projects.md
+   * "Delete a project": the Owner role, which its creator has; 202 Accepted, the deletion runs
+   * in the background), on a client of its own: the job's signal may have fired (a cancel).
+   */
+  private newProjectRecord(token: string, project: Project): NewRecord {
+    return {
+      label: `the new GitLab project ${project.path_with_namespace}`,
+      howToRemove: `delete it in GitLab at ${project.web_url ?? `${this.options.baseUrl}/${project.path_with_namespace}`}/edit (Advanced → Delete project)`,
+      remove: async () => {
+        const api = new GitlabApi(this.options, token, AbortSignal.timeout(30_000));
+        await api.request(`projects/${project.id}`, { method: 'DELETE' });
+      },
+    };
+  }
+
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const api = this.api(ctx);
     const gitlab = { api, token: ctx.token, signal: ctx.signal, baseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
-    if (containerId === null) return writeToGitlab(gitlab, null, entries, options);
+    if (containerId === null) {
+      // a new project that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+      return removedOnFailure((made) => writeToGitlab(gitlab, null, entries, options, (project) => made(this.newProjectRecord(ctx.token, project))));
+    }
     const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitLab');
     const project = await projectById(api, repoId);
     if (path && !(await isFolder(api, project, path))) {

@@ -32,10 +32,13 @@ export async function writeToGitlab(
   dest: { repo: Project; prefix: string } | null,
   source: AsyncIterable<Entry>,
   options: WriteOptions,
+  /** told of a project this write made, as soon as it exists (so a failure can remove it) */
+  onCreated: (project: Project) => void = () => {},
 ): Promise<WriteOutcome> {
   const { api } = gitlab;
   const { entries, outcome, repo: project, toRepoPath } = await startForgeWrite(source, options, dest, async (title) => {
     const created = await createProject(api, title, options.jobLabel);
+    onCreated(created);
     return { repo: created, newResource: { id: `p${created.id}`, title: created.name } };
   });
   const me = await api.json<{ id: number; username: string; name?: string }>('user');

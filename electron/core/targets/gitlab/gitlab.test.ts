@@ -181,3 +181,13 @@ describe('gitlab target: upload', () => {
     expect(emu.state.requests.length - count).toBe(1);
   });
 });
+
+describe('gitlab target: a failed new top-level upload', () => {
+  it('deletes the project it made, so nothing is left behind', async () => {
+    const broken: Entry = { path: 'Study/b.bin', kind: 'file', size: 3, mtime: null, hashes: {}, open: () => Promise.reject(new Error('the source disk went away')) };
+    const failure = await target.write(ctx(), null, iterate([folderEntry('Study'), fileEntry('Study/a.txt', 'a'), broken]), opts()).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toContain('The new GitLab project alice/study was removed again, so nothing is left behind.');
+    expect(emu.state.projects.map((project) => project.name)).not.toContain('Study');
+  });
+});
