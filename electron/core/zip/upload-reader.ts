@@ -51,7 +51,16 @@ const IGNORED_NAMES = new Set(['.ds_store', 'thumbs.db', 'desktop.ini']);
 /** the fixed part of a local file header (APPNOTE 4.3.7) */
 const LOCAL_HEADER_BYTES = 30;
 
-export async function openUploadZip(zipPath: string, limits: Limits, options: ValidateBagOptions = {}): Promise<UploadArchive> {
+/**
+ * `payload` says when the payload's bytes are checked. 'check' (the default): before the
+ * archive is handed out — a bag's against its manifests, a plain ZIP's against their CRC-32s —
+ * so a destination that cannot stage (a remote one publishes each file as it goes) never
+ * starts on a damaged archive. 'defer': not here; the caller checks every byte as it writes
+ * (entries() streams are CRC-checked) and puts nothing in place unless all passed (a staged write).
+ */
+export type UploadReadOptions = ValidateBagOptions;
+
+export async function openUploadZip(zipPath: string, limits: Limits, options: UploadReadOptions = {}): Promise<UploadArchive> {
   const fileSize = (await stat(zipPath)).size;
   if (fileSize > limits.maxUploadBytes) {
     throw tooLarge(`The uploaded ZIP is ${formatBytes(fileSize)}; the limit is ${formatBytes(limits.maxUploadBytes)}.`);
@@ -75,7 +84,10 @@ export async function openUploadZip(zipPath: string, limits: Limits, options: Va
     handle = await open(zipPath, 'r');
     const source: ArchiveSource = { zip, handle, window: new ArchiveWindow(handle, fileSize) };
     const bagRoot = findBagRoot(records);
-    if (bagRoot === null) return plainArchive(source, records);
+    if (bagRoot === null) {
+      if (options.payload !== 'defer') await checkEveryCrc(source, records);
+      return plainArchive(source, records);
+    }
     const bagRecords = records.filter((r) => r.path.startsWith(bagRoot)).map((r) => ({ ...r, path: r.path.slice(bagRoot.length) }));
     const hashes = await validateBag(
       bagRecords
@@ -322,6 +334,23 @@ function findBagRoot(records: ZipRecord[]): string | null {
   if (roots.size !== 1) return null;
   const [root] = roots;
   return isFile(`${root}/bagit.txt`) ? `${root}/` : null;
+}
+
+/**
+ * Every file entry read and its CRC-32 checked, before a byte is written anywhere: a plain
+ * ZIP has no other fixity, and a destination that publishes as it goes cannot take back the
+ * files written before a damaged one. Throws the damaged entry's FerryError.
+ */
+async function checkEveryCrc({ zip, window }: ArchiveSource, records: ZipRecord[]): Promise<void> {
+  for (const record of records) {
+    if (record.kind !== 'file') continue;
+    if (canReadWhole(record.entry)) {
+      await readZipEntryWhole(window, record.entry, record.path, []);
+      continue;
+    }
+    const stream = await openZipEntry(zip, record.entry, record.path);
+    for await (const chunk of stream) void chunk;
+  }
 }
 
 /** The open archive: yauzl for streams, a window on the file for entries read whole. */
