@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import type yauzl from 'yauzl';
 import { crc32 } from '../../crc32.js';
-import { notFound, notSupported, throwIfAborted } from '../../errors.js';
+import { badRequest, notFound, notSupported, throwIfAborted } from '../../errors.js';
 import { hashStream, HashingPassThrough } from '../../hashing.js';
 import type { Limits } from '../../limits.js';
 import type {
@@ -219,6 +219,9 @@ export class OfflineTarget implements Target {
 
   async read(ctx: TargetContext, id: string): Promise<ReadResult> {
     const { archive, index, entryPath } = await this.resolve(id);
+    // An archive the policy refuses (entry-policy.ts) is never read out, whole or in part: a
+    // transfer or download of it is refused with the sentence an upload of it gets.
+    if (index.damage) throw badRequest(index.damage);
     const root = entryPath === '' ? this.archiveNode(archive, index) : this.entryNode(archive, index.find(entryPath)!);
     const title = root.title;
     const selected: IndexedEntry[] = [];

@@ -1,0 +1,256 @@
+import { formatBytes } from '../../../shared/format.js';
+import { badRequest, tooLarge } from '../errors.js';
+import type { DirectoryTable } from './central-directory.js';
+import { controlCharacterIn, hasInvalidUtf8Name, shownName } from './entry-name.js';
+
+// The one hostile-entry policy: which ZIP archives Ferry reads, and the sentence it gives for
+// every one it does not. An upload is refused with that sentence before anything is written;
+// an archive in the offline library is listed damaged with the same sentence and is neither
+// browsed, transferred nor downloaded. Judged from the central directory alone.
+
+export interface ArchiveLimits {
+  maxEntries: number;
+  maxCompressionRatio: number;
+  maxTotalUncompressedBytes: number;
+  /** every folder's id holds its whole path, so depth costs its square */
+  maxPathLength: number;
+}
+
+/** The records Ferry keeps, in directory order: desktop litter left out, paths normalised ('a//./b/' → 'a/b'). */
+export interface AdmittedEntries {
+  count: number;
+  /** the record's number in the DirectoryTable */
+  record: Int32Array;
+  /** '/'-separated, no empty or '.' segment, no trailing slash */
+  path: string[];
+  /** 1: a folder (its name ended in '/') */
+  folder: Uint8Array;
+}
+
+/** Per-entry ratio is only judged from this size up: tiny files can legitimately shrink a lot. */
+const RATIO_MIN_BYTES = 1024 * 1024;
+const S_IFMT = 0o170000;
+const S_IFLNK = 0o120000;
+const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+/** what most file systems allow for one name (ext4, APFS, NTFS in UTF-16 units ~ bytes here) */
+const MAX_SEGMENT_BYTES = 255;
+const IGNORED_NAMES = new Set(['.ds_store', 'thumbs.db', 'desktop.ini']);
+/** the fixed part of a local file header (APPNOTE 4.3.7) */
+const LOCAL_HEADER_BYTES = 30;
+
+/** Before the directory is read: its claimed number of entries. */
+export function checkEntryCount(entryCount: number, limits: ArchiveLimits): void {
+  if (entryCount > limits.maxEntries) throw tooLarge(`The ZIP holds ${entryCount} entries; the limit is ${limits.maxEntries}.`);
+}
+
+/**
+ * Every record of `table` judged; throws the FerryError (400 or 413) of the first problem,
+ * else returns the entries to keep. `archiveSize`: the archive's bytes (without data in front).
+ */
+export function admitEntries(table: DirectoryTable, archiveSize: number, limits: ArchiveLimits): AdmittedEntries {
+  checkEntryCount(table.count, limits);
+  const { names, plain, flags, method, externalAttributes, compressedSize, uncompressedSize, localHeaderOffset } = table;
+  const admitted: AdmittedEntries = { count: 0, record: new Int32Array(table.count), path: [], folder: new Uint8Array(table.count) };
+  // Every path and implied folder seen, by its folded spelling (see fold): one look-up per
+  // entry finds a repeat, a look-alike and a file-versus-folder clash alike.
+  const seen = new Map<string, number>();
+  const spelled: string[] = [];
+  const isFile: number[] = [];
+  const note = (path: string, folded: string, file: boolean) => {
+    seen.set(folded, spelled.length);
+    spelled.push(path);
+    isFile.push(file ? 1 : 0);
+  };
+  // the folder the previous entry was in, known good (its ancestors checked)
+  let lastParent = '';
+  let totalBytes = 0;
+  for (let i = 0; i < table.count; i++) {
+    const name = names[i]!;
+    if (!plain[i]) {
+      const entry = table.entry(i);
+      if (hasInvalidUtf8Name(entry.generalPurposeBitFlag, entry.fileNameRaw as Buffer, entry.extraFields)) {
+        throw badRequest(`The ZIP entry ${shownName(name)} says its name is UTF-8, but the name's bytes are not valid UTF-8 (overlong or broken); the ZIP is damaged or hostile.`);
+      }
+      const problem = hostileName(name);
+      if (problem !== null) throw badRequest(problem);
+    }
+    refuseByHeader(name, flags[i]!, method[i]!, externalAttributes[i]!, limits);
+    const uncompressed = uncompressedSize[i]!;
+    totalBytes += uncompressed;
+    if (totalBytes > limits.maxTotalUncompressedBytes) {
+      throw tooLarge(`The ZIP would unpack to more than ${formatBytes(limits.maxTotalUncompressedBytes)}, the limit.`);
+    }
+    const ratio = uncompressed / Math.max(compressedSize[i]!, 1);
+    if (uncompressed >= RATIO_MIN_BYTES && ratio > limits.maxCompressionRatio) {
+      throw tooLarge(`The ZIP entry ${shownName(name)} unpacks to ${Math.round(ratio)} times its packed size, over the limit of ${limits.maxCompressionRatio} (a "zip bomb" guard).`);
+    }
+
+    const isFolder = name.charCodeAt(name.length - 1) === 0x2f;
+    const path = plain[i] ? (isFolder ? name.slice(0, -1) : name) : normalise(name);
+    if (path === '' || isIgnored(path)) continue;
+    const folded = fold(path);
+    const earlier = seen.get(folded);
+    if (earlier !== undefined) {
+      if (spelled[earlier] !== path) throw lookAlikes(spelled[earlier]!, path);
+      if (!isFile[earlier] && isFolder) {
+        // a repeated folder entry changes nothing (kept: the last one dates the folder)
+        keep(admitted, i, path, true);
+        continue;
+      }
+      throw badRequest(`The ZIP holds ${shownName(path)} twice; each path may appear only once.`);
+    }
+    const slash = path.lastIndexOf('/');
+    // in the previous entry's folder (most are): compared in place, no slice
+    if (slash < 0 ? lastParent !== '' : slash !== lastParent.length || !path.startsWith(lastParent)) {
+      // a new folder: its ancestors, from the top, are folders and spelled one way
+      for (let at = path.indexOf('/'); at >= 0 && at <= slash; at = path.indexOf('/', at + 1)) {
+        const ancestor = path.slice(0, at);
+        const foldedAncestor = fold(ancestor);
+        const known = seen.get(foldedAncestor);
+        if (known === undefined) note(ancestor, foldedAncestor, false);
+        else if (spelled[known] !== ancestor) throw lookAlikes(spelled[known]!, ancestor);
+        else if (isFile[known]) throw badRequest(`The ZIP holds ${shownName(ancestor)} both as a file and as a folder.`);
+      }
+      lastParent = slash < 0 ? '' : path.slice(0, slash);
+    }
+    note(path, folded, !isFolder);
+    keep(admitted, i, path, isFolder);
+  }
+  refuseOverlaps(table, localHeaderOffset, compressedSize, archiveSize);
+  if (totalBytes >= RATIO_MIN_BYTES && totalBytes / Math.max(archiveSize, 1) > limits.maxCompressionRatio) {
+    throw tooLarge(`The ZIP unpacks to ${Math.round(totalBytes / archiveSize)} times its size, over the limit of ${limits.maxCompressionRatio} (a "zip bomb" guard).`);
+  }
+  return admitted;
+}
+
+function keep(admitted: AdmittedEntries, record: number, path: string, folder: boolean): void {
+  const k = admitted.count++;
+  admitted.record[k] = record;
+  admitted.path.push(path);
+  admitted.folder[k] = folder ? 1 : 0;
+}
+
+/** 'a//b', 'a/./b' and './a/' are 'a/b', 'a/b' and 'a'. */
+function normalise(name: string): string {
+  return name
+    .split('/')
+    .filter((segment) => segment !== '' && segment !== '.')
+    .join('/');
+}
+
+/** macOS and Windows desktop litter, never part of anyone's data. */
+function isIgnored(path: string): boolean {
+  if (path.charCodeAt(0) === 0x5f && (path === '__MACOSX' || path.startsWith('__MACOSX/'))) return true;
+  // '.DS_Store', 'Thumbs.db' (9 characters), 'desktop.ini' (11): no slice of most names
+  const length = path.length - path.lastIndexOf('/') - 1;
+  return (length === 9 || length === 11) && IGNORED_NAMES.has(path.slice(path.length - length).toLowerCase());
+}
+
+/** Why a (not plain) name could land outside its folder or cannot be written faithfully, or null. */
+function hostileName(name: string): string | null {
+  const shown = shownName(name);
+  const outside = 'would land outside its folder';
+  if (name.includes('\0')) return `The ZIP entry ${shown} has a NUL character in its name.`;
+  const control = controlCharacterIn(name);
+  if (control !== null) return `The ZIP entry ${shown} has a control character (${control}) in its name; Ferry does not write names that no listing can show. Rename it and zip it again.`;
+  if (name.includes('\\')) return `The ZIP entry ${shown} uses backslashes; ZIP paths must use "/" between folders.`;
+  if (name.startsWith('/')) return `The ZIP entry ${shown} has an absolute path and ${outside}.`;
+  if (/^[A-Za-z]:/.test(name)) return `The ZIP entry ${shown} starts with a drive letter and ${outside}.`;
+  if (name.split('/').includes('..')) return `The ZIP entry ${shown} contains ".." and ${outside}.`;
+  // what a file system may make of a segment: Unicode-normalised (NFKC maps fullwidth dots
+  // to '.'), trailing dots and spaces dropped (Windows) — none may come out as '..'
+  for (const segment of name.normalize('NFKC').split('/')) {
+    if (segment !== '.' && segment !== '' && /^[. ]+$/.test(segment)) {
+      return `The ZIP entry ${shown} has a folder name made only of dots and spaces, which some systems read as ".."; it ${outside}.`;
+    }
+  }
+  return null;
+}
+
+/** What the record's header says that Ferry will not write: long names, links, devices, encryption, other compression. */
+function refuseByHeader(name: string, flags: number, method: number, attributes: number, limits: ArchiveLimits): void {
+  // a UTF-16 unit is at most 3 bytes of UTF-8: a shorter name cannot hold a long segment
+  if (name.length * 3 > MAX_SEGMENT_BYTES) {
+    for (const segment of name.split('/')) {
+      if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) {
+        throw badRequest(`The ZIP entry ${shownName(name)} has a name longer than ${MAX_SEGMENT_BYTES} bytes, more than file systems allow.`);
+      }
+    }
+  }
+  const type = (attributes >>> 16) & S_IFMT;
+  if (type === S_IFLNK) {
+    throw badRequest(`The ZIP entry ${shownName(name)} is a symbolic link; Ferry does not follow links in ZIPs. Zip the files themselves instead.`);
+  }
+  if (type !== 0 && type !== S_IFREG && type !== S_IFDIR) {
+    throw badRequest(`The ZIP entry ${shownName(name)} is a device, pipe or socket, not a regular file or folder; Ferry reads only files and folders.`);
+  }
+  if (flags & 0x1) throw badRequest(`The ZIP entry ${shownName(name)} is encrypted (password-protected); Ferry cannot read it. Use an unencrypted ZIP.`);
+  if (method !== 0 && method !== 8) {
+    throw badRequest(`The ZIP entry ${shownName(name)} uses compression method ${method}; Ferry reads only stored and deflated entries.`);
+  }
+  if (name.length > limits.maxPathLength) {
+    throw tooLarge(`A ZIP entry's path is ${name.length} characters long; the limit is ${limits.maxPathLength}.`);
+  }
+}
+
+/**
+ * Names that differ only by case or Unicode normalisation are one name on macOS and
+ * Windows (and look the same to anyone): the second would silently replace or be merged
+ * into the first there, so the ZIP is refused wherever it is written.
+ */
+function lookAlikes(earlier: string, later: string): Error {
+  return badRequest(`The ZIP holds ${shownName(earlier)} and ${shownName(later)}, names that differ only in case or Unicode form; rename one of them.`);
+}
+
+/** One key for the spellings macOS and Windows take as one name: NFC, lower case. */
+function fold(path: string): string {
+  // NFC changes nothing in ASCII (most names), nor lower case in a name without capitals: no new string then
+  let capitals = false;
+  for (let i = 0; i < path.length; i++) {
+    const code = path.charCodeAt(i);
+    if (code > 0x7f) return path.normalize('NFC').toLowerCase();
+    if (code >= 0x41 && code <= 0x5a) capitals = true;
+  }
+  return capitals ? path.toLowerCase() : path;
+}
+
+/**
+ * Entries whose stored bytes overlap: one entry's local header inside another's data, or
+ * two records over one local header (the same bytes under two names). No tool writes that;
+ * it is how the "better zip bomb" makes thousands of entries out of one kernel (each entry
+ * covering all those after it) while every entry alone looks harmless, and under the ratio
+ * limit it would still be written out many times over. Also: an entry whose bytes would lie
+ * past the end, refused now, not after the files before it were written.
+ */
+function refuseOverlaps(table: DirectoryTable, starts: Float64Array, packed: Float64Array, archiveSize: number): void {
+  const count = table.count;
+  let order: Uint32Array | null = null;
+  for (let i = 1; i < count; i++) {
+    if (starts[i]! < starts[i - 1]!) {
+      // not in archive order (rare): sorted by where their bytes start
+      order = new Uint32Array(count).map((_, k) => k);
+      order.sort((a, b) => starts[a]! - starts[b]!);
+      break;
+    }
+  }
+  const at = (k: number) => (order === null ? k : order[k]!);
+  const end = (i: number) => starts[i]! + LOCAL_HEADER_BYTES + packed[i]!;
+  for (let k = 0; k < count; k++) {
+    const i = at(k);
+    if (!Number.isSafeInteger(starts[i]!) || end(i) > archiveSize) {
+      throw badRequest(`The ZIP entry ${shownName(table.names[i]!)} lies past the end of the file; the ZIP is truncated or corrupt.`);
+    }
+    if (k === 0) continue;
+    const before = at(k - 1);
+    if (starts[i] === starts[before]) {
+      throw badRequest(`The ZIP entries ${shownName(table.names[before]!)} and ${shownName(table.names[i]!)} share the same stored data; each entry must have its own.`);
+    }
+    if (starts[i]! < end(before)) {
+      throw badRequest(
+        `The ZIP entries ${shownName(table.names[before]!)} and ${shownName(table.names[i]!)} overlap in the archive (one is stored inside the other); each entry must have its own bytes.`,
+      );
+    }
+  }
+}
+
