@@ -208,3 +208,21 @@ describe('data in front of the archive (part 7)', () => {
     expect(await readFile(path.join(ferry.workspace, 'inbox', title, 'Data/sub/b.bin'))).toEqual(y);
   });
 });
+
+describe('a library archive with a damaged entry (CRC-32 or size)', () => {
+  it('is refused before anything is transferred or downloaded, with the sentence an upload gets', async () => {
+    const bytes = rawZip([{ name: 'Data/a.txt', data: x }, { name: 'Data/b.txt', data: y, crc: 1234 }, { name: 'Data/c.txt', data: x }]);
+    const refusal = await uploadRefusal(bytes);
+    expect(refusal?.message).toMatch(/"Data\/b\.txt" is damaged \(its CRC-32 does not match\)/);
+    await writeFile(path.join(library(), 'bad-crc.zip'), bytes);
+    const node = await libraryNode('bad-crc');
+    const before = await snapshotTree(ferry.workspace);
+    const moved = await transfer(node.id);
+    if (moved.job) expect(moved.job.status).toBe('failed');
+    expect(moved.error).toBe(refusal!.message);
+    expect(await snapshotTree(ferry.workspace)).toEqual(before);
+    const download = await ferry.fetch(`/api_v1/targets/offline/resources/${node.id}.zip/`, { headers: ferry.auth() });
+    expect(download.status).toBe(400);
+    expect(((await download.json()) as { error: string }).error).toBe(refusal!.message);
+  });
+});

@@ -38,6 +38,8 @@ export class DirectoryTable {
   readonly plain: Uint8Array;
   readonly flags: Uint16Array;
   readonly method: Uint16Array;
+  /** the low byte of "version needed to extract": 20 is 2.0 */
+  readonly versionNeeded: Uint8Array;
   readonly externalAttributes: Uint32Array;
   readonly compressedSize: Float64Array;
   readonly uncompressedSize: Float64Array;
@@ -47,6 +49,8 @@ export class DirectoryTable {
   readonly at: Uint32Array;
   /** records parsed whole so far (odd ones by the scanner, the rest on first use) */
   readonly parsed: (yauzl.Entry | undefined)[];
+  /** where the directory starts in the archive: every entry's bytes lie before it */
+  directoryOffset = 0;
 
   constructor(
     readonly count: number,
@@ -56,6 +60,7 @@ export class DirectoryTable {
     this.plain = new Uint8Array(count);
     this.flags = new Uint16Array(count);
     this.method = new Uint16Array(count);
+    this.versionNeeded = new Uint8Array(count);
     this.externalAttributes = new Uint32Array(count);
     this.compressedSize = new Float64Array(count);
     this.uncompressedSize = new Float64Array(count);
@@ -110,6 +115,7 @@ export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile, bas
   }
   const chunks: Buffer[] = [];
   const table = new DirectoryTable(entryCount, chunks);
+  table.directoryOffset = cursor;
   const handle = await open(file, 'r');
   try {
     const reader = new ChunkReader(handle, cursor + base, fileSize + base, chunks);
@@ -176,7 +182,7 @@ class ChunkReader {
  * when it does not fit whole).
  */
 function scanChunk(table: DirectoryTable, buffer: Buffer, chunk: number, at: number, i: number): { next: number; at: number } {
-  const { names, plain, flags, method: methods, externalAttributes, compressedSize, uncompressedSize, localHeaderOffset, chunkOf, parsed } = table;
+  const { names, plain, flags, method: methods, versionNeeded, externalAttributes, compressedSize, uncompressedSize, localHeaderOffset, chunkOf, parsed } = table;
   const atOf = table.at;
   const entryCount = table.count;
   const end = buffer.length;
@@ -201,6 +207,7 @@ function scanChunk(table: DirectoryTable, buffer: Buffer, chunk: number, at: num
     chunkOf[i] = chunk;
     atOf[i] = at;
     methods[i] = method;
+    versionNeeded[i] = b[at + 6]!;
     externalAttributes[i] = b.readUInt32LE(at + 38);
     if (simple) {
       names[i] = latin1Slice(b, nameStart, nameStart + nameLength);

@@ -36,6 +36,8 @@ const S_IFDIR = 0o040000;
 /** what most file systems allow for one name (ext4, APFS, NTFS in UTF-16 units ~ bytes here) */
 const MAX_SEGMENT_BYTES = 255;
 const IGNORED_NAMES = new Set(['.ds_store', 'thumbs.db', 'desktop.ini']);
+/** APPNOTE 6.3.10's newest "version needed to extract" (6.3) */
+const NEWEST_VERSION = 63;
 /** the fixed part of a local file header (APPNOTE 4.3.7) */
 const LOCAL_HEADER_BYTES = 30;
 
@@ -50,7 +52,7 @@ export function checkEntryCount(entryCount: number, limits: ArchiveLimits): void
  */
 export function admitEntries(table: DirectoryTable, archiveSize: number, limits: ArchiveLimits): AdmittedEntries {
   checkEntryCount(table.count, limits);
-  const { names, plain, flags, method, externalAttributes, compressedSize, uncompressedSize, localHeaderOffset } = table;
+  const { names, plain, flags, method, versionNeeded, externalAttributes, compressedSize, uncompressedSize, localHeaderOffset } = table;
   const admitted: AdmittedEntries = { count: 0, record: new Int32Array(table.count), path: [], folder: new Uint8Array(table.count) };
   // Every path and implied folder seen, by its folded spelling (see fold): one look-up per
   // entry finds a repeat, a look-alike and a file-versus-folder clash alike.
@@ -75,7 +77,7 @@ export function admitEntries(table: DirectoryTable, archiveSize: number, limits:
       const problem = hostileName(name);
       if (problem !== null) throw badRequest(problem);
     }
-    refuseByHeader(name, flags[i]!, method[i]!, externalAttributes[i]!, limits);
+    refuseByHeader(name, flags[i]!, method[i]!, versionNeeded[i]!, externalAttributes[i]!, limits);
     const uncompressed = uncompressedSize[i]!;
     totalBytes += uncompressed;
     if (totalBytes > limits.maxTotalUncompressedBytes) {
@@ -169,7 +171,7 @@ function hostileName(name: string): string | null {
 }
 
 /** What the record's header says that Ferry will not write: long names, links, devices, encryption, other compression. */
-function refuseByHeader(name: string, flags: number, method: number, attributes: number, limits: ArchiveLimits): void {
+function refuseByHeader(name: string, flags: number, method: number, versionNeeded: number, attributes: number, limits: ArchiveLimits): void {
   // a UTF-16 unit is at most 3 bytes of UTF-8: a shorter name cannot hold a long segment
   if (name.length * 3 > MAX_SEGMENT_BYTES) {
     for (const segment of name.split('/')) {
@@ -188,6 +190,12 @@ function refuseByHeader(name: string, flags: number, method: number, attributes:
   if (flags & 0x1) throw badRequest(`The ZIP entry ${shownName(name)} is encrypted (password-protected); Ferry cannot read it. Use an unencrypted ZIP.`);
   if (method !== 0 && method !== 8) {
     throw badRequest(`The ZIP entry ${shownName(name)} uses compression method ${method}; Ferry reads only stored and deflated entries.`);
+  }
+  // a version no published APPNOTE defines: a feature Ferry cannot know it reads right (unzip and Python refuse it too)
+  if (versionNeeded > NEWEST_VERSION) {
+    throw badRequest(
+      `The ZIP entry ${shownName(name)} needs ZIP version ${Math.floor(versionNeeded / 10)}.${versionNeeded % 10} to be read, newer than any published ZIP specification (${NEWEST_VERSION / 10}); Ferry cannot be sure it reads it right.`,
+    );
   }
   if (name.length > limits.maxPathLength) {
     throw tooLarge(`A ZIP entry's path is ${name.length} characters long; the limit is ${limits.maxPathLength}.`);
@@ -221,9 +229,12 @@ function fold(path: string): string {
  * it is how the "better zip bomb" makes thousands of entries out of one kernel (each entry
  * covering all those after it) while every entry alone looks harmless, and under the ratio
  * limit it would still be written out many times over. Also: an entry whose bytes would lie
- * past the end, refused now, not after the files before it were written.
+ * past the end, refused now, not after the files before it were written, or in the central
+ * directory or the archive comment after it (no writer puts them there; CPython refuses it
+ * as "overlapped entries").
  */
 function refuseOverlaps(table: DirectoryTable, starts: Float64Array, packed: Float64Array, archiveSize: number): void {
+  const directoryStart = Math.min(table.directoryOffset, archiveSize);
   const count = table.count;
   let order: Uint32Array | null = null;
   for (let i = 1; i < count; i++) {
@@ -238,8 +249,9 @@ function refuseOverlaps(table: DirectoryTable, starts: Float64Array, packed: Flo
   const end = (i: number) => starts[i]! + LOCAL_HEADER_BYTES + packed[i]!;
   for (let k = 0; k < count; k++) {
     const i = at(k);
-    if (!Number.isSafeInteger(starts[i]!) || end(i) > archiveSize) {
-      throw badRequest(`The ZIP entry ${shownName(table.names[i]!)} lies past the end of the file; the ZIP is truncated or corrupt.`);
+    if (!Number.isSafeInteger(starts[i]!) || end(i) > directoryStart) {
+      const where = !Number.isSafeInteger(starts[i]!) || end(i) > archiveSize ? 'lies past the end of the file' : "runs into the archive's central directory or comment";
+      throw badRequest(`The ZIP entry ${shownName(table.names[i]!)} ${where}; the ZIP is truncated or corrupt.`);
     }
     if (k === 0) continue;
     const before = at(k - 1);

@@ -65,6 +65,8 @@ export class OfflineTarget implements Target {
   readonly library: Library;
   private readonly fixity: FixityStore;
   private readonly listedBefore = new WeakSet<ArchiveIndex>();
+  /** entries whose bytes were read and found whole (checkBytes), by the index of their archive as it is now */
+  private readonly checkedEntries = new WeakMap<ArchiveIndex, Set<string>>();
   private readonly keptListings = new Map<string, { index: ArchiveIndex; archiveId: string; batches: readonly (readonly ResourceNode[])[]; rows: number }>();
   private readonly indexes = new Map<string, { size: number; mtimeMs: number; ino: number; index: Promise<ArchiveIndex> }>();
 
@@ -231,6 +233,7 @@ export class OfflineTarget implements Target {
       selected.push(entry);
       if (entry.kind === 'folder') for (const other of index.entries.values()) if (other.path.startsWith(`${entryPath}/`)) selected.push(other);
     }
+    await this.checkBytes(archive, index, selected, ctx.signal);
     const prefixLength = entryPath === '' ? 0 : entryPath.length - (entryPath.split('/').pop() as string).length;
     const pathOf = (entry: IndexedEntry) => (entryPath === '' ? `${title}/${entry.path}` : entry.path.slice(prefixLength));
     const manifestHashes = (entry: IndexedEntry) => this.sourceHashesFromManifests(index, entry.path);
@@ -248,7 +251,7 @@ export class OfflineTarget implements Target {
             size: entry.kind === 'file' ? entry.size : null,
             mtime: entry.mtime,
             hashes: entry.kind === 'file' ? manifestHashes(entry) : {},
-            open: () => (record ? zip.open(record) : Promise.reject(new Error('a folder has no bytes'))),
+            open: () => (record ? zip.open(record, record.fileName) : Promise.reject(new Error('a folder has no bytes'))),
           };
         }
       } finally {
@@ -256,6 +259,36 @@ export class OfflineTarget implements Target {
       }
     }
     return { title, root, entries: entries() };
+  }
+
+  /**
+   * Every selected file's bytes read and checked (size, CRC-32) before read() hands out the
+   * first entry: a transfer or download of a damaged archive is refused with the entry's
+   * sentence (a 400) before anything is written, as an upload of it is, instead of failing
+   * part-way with the files before it already written (a remote destination cannot take them
+   * back) or a ZIP cut off mid-stream. An archive's entries are checked once while it is
+   * unchanged (the set lives with its index, made anew when the file changes).
+   */
+  private async checkBytes(archive: LibraryArchive, index: ArchiveIndex, selected: IndexedEntry[], signal: AbortSignal): Promise<void> {
+    let checked = this.checkedEntries.get(index);
+    if (checked === undefined) {
+      checked = new Set();
+      this.checkedEntries.set(index, checked);
+    }
+    const unchecked = selected.filter((entry) => entry.kind === 'file' && !checked.has(entry.path));
+    if (unchecked.length === 0) return;
+    const zip = new SharedZip(archive.file);
+    try {
+      for (const entry of unchecked) {
+        throwIfAborted(signal);
+        const record = entry.record as yauzl.Entry;
+        // a FerryError (400) naming the entry, from openZipEntry, when its bytes are damaged
+        for await (const chunk of await zip.open(record, record.fileName)) void chunk;
+        checked.add(entry.path);
+      }
+    } finally {
+      zip.release();
+    }
   }
 
   async write(): Promise<never> {
