@@ -11,6 +11,11 @@ import { encodeLocalId } from '../../electron/core/targets/local/ids.js';
 import { openUploadZip } from '../../electron/core/zip/upload-reader.js';
 import { DEFAULT_LIMITS } from '../../electron/core/limits.js';
 import { snapshotTree, startFerry, uploadForm, waitForJob, writeTree, type Ferry } from '../api/harness.js';
+import { LocalTarget } from '../../electron/core/targets/local/local-target.js';
+import { createOsfTarget } from '../../electron/core/targets/osf/index.js';
+import { MemorySecretStore } from '../../electron/core/keychain/memory.js';
+import { tokenAccount } from '../../electron/core/keychain/port.js';
+import { startOsfEmulator } from '../emulators/osf/emulator.js';
 
 /** A stored ZIP of `files`; the stored bytes of `damaged` get one byte changed (its CRC then no longer matches). */
 async function zipWithDamagedEntry(files: Record<string, string>, damaged: string): Promise<Buffer> {
@@ -89,5 +94,32 @@ describe('the upload reader, for a destination that cannot stage', () => {
     // deferred: the writer stages, and the job checks while it writes
     const archive = await openUploadZip(file, DEFAULT_LIMITS, { payload: 'defer' });
     await archive.close();
+  });
+});
+
+describe('a plain ZIP with a damaged entry, uploaded to a remote target (OSF, on loopback: it publishes each file as it goes)', () => {
+  it('fails before the first write: no project, no file on OSF', async () => {
+    const osf = await startOsfEmulator();
+    try {
+      const user = osf.state.addUser('Integrity');
+      const secrets = new MemorySecretStore();
+      await secrets.set(tokenAccount('osf'), osf.state.addToken(user.id));
+      ferry = await startFerry({
+        secrets,
+        targets: (config, store) => [new LocalTarget({ root: config.workspace }), createOsfTarget({ ...config, remotes: { ...config.remotes, osfApiUrl: osf.apiUrl } }, store, { ratePerSecond: 200, retries: 2 })],
+      });
+      const zip = await zipWithDamagedEntry({ 'Survey/a.txt': 'a\n', 'Survey/b.txt': 'b\n', 'Survey/c.txt': 'the damaged one, last\n' }, 'Survey/c.txt');
+      const response = await ferry.fetch('/api_v1/targets/osf/resources/', { method: 'POST', headers: ferry.bearer({ 'duplicate-file-action': 'ignore' }), body: uploadForm(zip) });
+      expect(response.status, await response.clone().text()).toBe(202);
+      const { ticket_number: ticket } = (await response.json()) as { ticket_number: string };
+      const job = await waitForJob(ferry, ticket, 60_000);
+      expect(job.status).toBe('failed');
+      expect(job.error).toMatch(/"Survey\/c\.txt" is damaged \(its CRC-32 does not match\)/);
+      const listing = await ferry.fetch('/api_v1/targets/osf/resources/', { headers: ferry.bearer() });
+      expect(listing.status).toBe(200);
+      expect(await listing.json()).toEqual([]);
+    } finally {
+      await osf.close();
+    }
   });
 });
