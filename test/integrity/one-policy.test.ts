@@ -226,3 +226,22 @@ describe('a library archive with a damaged entry (CRC-32 or size)', () => {
     expect(((await download.json()) as { error: string }).error).toBe(refusal!.message);
   });
 });
+
+describe('data in front of a ZIP64 archive (part 7)', () => {
+  it('its ZIP64 end record found where it is, though the locator points where it would be without the stub', async () => {
+    const stub = Buffer.alloc(1000, 0x4d);
+    const bytes = rawZip([{ name: 'Data/a.txt', data: x }, { name: 'Data/b.txt', data: y }], { prefix: stub, zip64: {} });
+    const file = path.join(scratch, 'sfx64.zip');
+    await writeFile(file, bytes);
+    const archive = await openUploadZip(file, DEFAULT_LIMITS);
+    const read: Record<string, Buffer> = {};
+    for await (const entry of archive.entries()) {
+      if (entry.kind !== 'file') continue;
+      const chunks: Buffer[] = [];
+      for await (const chunk of await entry.open()) chunks.push(chunk as Buffer);
+      read[entry.path] = Buffer.concat(chunks);
+    }
+    await archive.close();
+    expect(read).toEqual({ 'Data/a.txt': x, 'Data/b.txt': y });
+  });
+});

@@ -88,18 +88,33 @@ export async function checkEndRecords(file: string, fileSize: number): Promise<n
     let directoryOffset = tail.readUInt32LE(at + 16);
     let directoryEnd = endOffset;
     if (at >= ZIP64_LOCATOR_BYTES && tail.readUInt32LE(at - ZIP64_LOCATOR_BYTES) === ZIP64_LOCATOR_SIGNATURE) {
-      const recordOffset = tail.readBigUInt64LE(at - ZIP64_LOCATOR_BYTES + 8);
-      if (recordOffset > BigInt(fileSize - ZIP64_END_RECORD_BYTES)) throw new Error('its ZIP64 end record is said to lie past the end of the file');
+      const statedOffset = tail.readBigUInt64LE(at - ZIP64_LOCATOR_BYTES + 8);
+      if (statedOffset > BigInt(fileSize - ZIP64_END_RECORD_BYTES)) throw new Error('its ZIP64 end record is said to lie past the end of the file');
+      let recordOffset = Number(statedOffset);
       const record = Buffer.alloc(ZIP64_END_RECORD_BYTES);
-      await handle.read(record, 0, ZIP64_END_RECORD_BYTES, Number(recordOffset));
-      if (record.readUInt32LE(0) !== ZIP64_END_RECORD_SIGNATURE) return 0; // yauzl says so itself
+      await handle.read(record, 0, ZIP64_END_RECORD_BYTES, recordOffset);
+      if (record.readUInt32LE(0) !== ZIP64_END_RECORD_SIGNATURE) {
+        // In front of an archive whose offsets were never adjusted, the locator's offset is
+        // short by the same bytes: the record is then found where writers put it, right
+        // before the locator (as Info-ZIP looks for it). Read through the shifted view,
+        // yauzl then finds it at the stated offset.
+        const before = endOffset - ZIP64_LOCATOR_BYTES - ZIP64_END_RECORD_BYTES;
+        if (before <= recordOffset || (await signatureAt(handle, before, fileSize)) !== ZIP64_END_RECORD_SIGNATURE) return 0; // yauzl says so itself
+        await handle.read(record, 0, ZIP64_END_RECORD_BYTES, before);
+        const base = before - recordOffset;
+        if (record.readBigUInt64LE(48) + BigInt(base) > BigInt(fileSize) || record.readBigUInt64LE(40) > BigInt(fileSize)) return 0;
+        if (record.readBigUInt64LE(32) > BigInt(Math.ceil(fileSize / 46))) throw new Error('it claims more entries than the file can hold');
+        const shifted = Number(record.readBigUInt64LE(48)) + base;
+        return (await signatureAt(handle, shifted, fileSize)) === DIRECTORY_SIGNATURE ? base : 0;
+      }
+      recordOffset = Number(statedOffset);
       if (record.readBigUInt64LE(48) > BigInt(fileSize)) throw new Error('its central directory is said to start past the end of the file');
       if (record.readBigUInt64LE(32) > BigInt(Math.ceil(fileSize / 46))) throw new Error('it claims more entries than the file can hold');
       // both under the file's size, checked above and just now
       if (record.readBigUInt64LE(40) > BigInt(fileSize)) return 0;
       directorySize = Number(record.readBigUInt64LE(40));
       directoryOffset = Number(record.readBigUInt64LE(48));
-      directoryEnd = Number(recordOffset);
+      directoryEnd = recordOffset;
     }
     const base = directoryEnd - directorySize - directoryOffset;
     if (base <= 0 || directorySize === 0) return 0;

@@ -4,7 +4,7 @@ import { isFerryError } from '../../errors.js';
 import { parseManifest } from '../../zip/bagit-format.js';
 import { PROVENANCE_FILE, type Provenance } from '../../zip/bag-writer.js';
 import { scanCentralDirectory, type DirectoryTable } from '../../zip/central-directory.js';
-import { admitEntries, type AdmittedEntries, type ArchiveLimits } from '../../zip/entry-policy.js';
+import { admitEntries, checkEntryCount, type AdmittedEntries, type ArchiveLimits } from '../../zip/entry-policy.js';
 import { openArchive } from '../../zip/open-archive.js';
 import type { ResourceNode } from '../../target.js';
 import { NodeColumns, ROOT_CONTAINER } from './node-columns.js';
@@ -114,6 +114,8 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
     const opened = await openArchive(file);
     zip = opened.zip;
     try {
+      // the count's limit before the directory is read (its table is as long as the count)
+      checkEntryCount(zip.entryCount, limits);
       table = await scanCentralDirectory(file, zip, opened.base);
       admitted = admitEntries(table, opened.size, limits);
     } catch (error) {
