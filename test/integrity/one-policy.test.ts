@@ -16,7 +16,7 @@ import { encodeLocalId } from '../../electron/core/targets/local/ids.js';
 import { createOfflineTarget } from '../../electron/core/targets/offline/index.js';
 import { openUploadZip } from '../../electron/core/zip/upload-reader.js';
 import { rawZip } from '../../electron/core/zip/testing/raw-zip.js';
-import { snapshotTree, startFerry, waitForJob, type Ferry } from '../api/harness.js';
+import { snapshotTree, startFerry, uploadForm, waitForJob, type Ferry } from '../api/harness.js';
 
 const x = Buffer.from('payload x\n');
 const y = Buffer.from('payload y\n');
@@ -197,6 +197,14 @@ describe('data in front of the archive (part 7)', () => {
     }
     await archive.close();
     expect(read).toEqual({ 'Data/a.txt': x, 'Data/sub/b.bin': y });
+
+    // through the API: the spool recognises it as a ZIP (its end record), the job writes it
+    await mkdir(path.join(ferry.workspace, 'sfx-upload'));
+    const response = await ferry.fetch(`/api_v1/targets/local/resources/${encodeLocalId('sfx-upload')}/`, { method: 'POST', headers: ferry.auth({ 'duplicate-file-action': 'ignore' }), body: uploadForm(bytes) });
+    expect(response.status, await response.clone().text()).toBe(202);
+    const uploaded = await waitForJob(ferry, ((await response.json()) as { ticket_number: string }).ticket_number);
+    expect(uploaded.status, uploaded.error ?? '').toBe('succeeded');
+    expect(await readFile(path.join(ferry.workspace, 'sfx-upload', 'Data/sub/b.bin'))).toEqual(y);
 
     await writeFile(path.join(library(), 'sfx.zip'), bytes);
     const node = await libraryNode('sfx');

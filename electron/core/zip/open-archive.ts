@@ -53,6 +53,32 @@ export async function openArchive(file: string): Promise<OpenedArchive> {
   }
 }
 
+/** A local file header, or the end record that is all an empty ZIP holds. */
+const ZIP_STARTS = [0x04034b50, END_RECORD_SIGNATURE];
+
+/**
+ * Whether `file` is recognisably a ZIP, cheaply, before it is kept (an upload's spool): it
+ * starts with a ZIP record, or, with other data in front (a self-extractor, padding), its
+ * tail holds an end-of-central-directory record, where every reader looks for one. Whether
+ * it is a readable ZIP is openArchive's to say.
+ */
+export async function looksLikeZip(file: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    const head = Buffer.alloc(4);
+    if ((await handle.read(head, 0, 4, 0)).bytesRead === 4 && ZIP_STARTS.includes(head.readUInt32LE(0))) return true;
+    const tailBytes = Math.min(size, END_RECORD_BYTES + 0xffff);
+    if (tailBytes < END_RECORD_BYTES) return false;
+    const tail = Buffer.alloc(tailBytes);
+    await handle.read(tail, 0, tailBytes, size - tailBytes);
+    for (let i = tailBytes - END_RECORD_BYTES; i >= 0; i--) if (tail.readUInt32LE(i) === END_RECORD_SIGNATURE) return true;
+    return false;
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * The end records checked before yauzl follows them, and the bytes in front of the archive
  * found. Returns `base` (see OpenedArchive). Throws a plain Error with a short reason.
