@@ -54,16 +54,9 @@ export function admitEntries(table: DirectoryTable, archiveSize: number, limits:
   checkEntryCount(table.count, limits);
   const { names, plain, flags, method, versionNeeded, externalAttributes, compressedSize, uncompressedSize, localHeaderOffset } = table;
   const admitted: AdmittedEntries = { count: 0, record: new Int32Array(table.count), path: [], folder: new Uint8Array(table.count) };
-  // Every path and implied folder seen, by its folded spelling (see fold): one look-up per
-  // entry finds a repeat, a look-alike and a file-versus-folder clash alike.
-  const seen = new Map<string, number>();
-  const spelled: string[] = [];
-  const isFile: number[] = [];
-  const note = (path: string, folded: string, file: boolean) => {
-    seen.set(folded, spelled.length);
-    spelled.push(path);
-    isFile.push(file ? 1 : 0);
-  };
+  // Every path and implied folder seen, by its folded spelling: one look-up per entry finds
+  // a repeat, a look-alike and a file-versus-folder clash alike.
+  const seen = new FoldedPaths(table.count);
   // the folder the previous entry was in, known good (its ancestors checked)
   let lastParent = '';
   let totalBytes = 0;
@@ -91,11 +84,10 @@ export function admitEntries(table: DirectoryTable, archiveSize: number, limits:
     const isFolder = name.charCodeAt(name.length - 1) === 0x2f;
     const path = plain[i] ? (isFolder ? name.slice(0, -1) : name) : normalise(name);
     if (path === '' || isIgnored(path)) continue;
-    const folded = fold(path);
-    const earlier = seen.get(folded);
-    if (earlier !== undefined) {
-      if (spelled[earlier] !== path) throw lookAlikes(spelled[earlier]!, path);
-      if (!isFile[earlier] && isFolder) {
+    const earlier = seen.intern(path, !isFolder);
+    if (earlier >= 0) {
+      if (seen.paths[earlier] !== path) throw lookAlikes(seen.paths[earlier]!, path);
+      if (!seen.isFile[earlier] && isFolder) {
         // a repeated folder entry changes nothing (kept: the last one dates the folder)
         keep(admitted, i, path, true);
         continue;
@@ -108,15 +100,13 @@ export function admitEntries(table: DirectoryTable, archiveSize: number, limits:
       // a new folder: its ancestors, from the top, are folders and spelled one way
       for (let at = path.indexOf('/'); at >= 0 && at <= slash; at = path.indexOf('/', at + 1)) {
         const ancestor = path.slice(0, at);
-        const foldedAncestor = fold(ancestor);
-        const known = seen.get(foldedAncestor);
-        if (known === undefined) note(ancestor, foldedAncestor, false);
-        else if (spelled[known] !== ancestor) throw lookAlikes(spelled[known]!, ancestor);
-        else if (isFile[known]) throw badRequest(`The ZIP holds ${shownName(ancestor)} both as a file and as a folder.`);
+        const known = seen.intern(ancestor, false);
+        if (known < 0) continue;
+        if (seen.paths[known] !== ancestor) throw lookAlikes(seen.paths[known]!, ancestor);
+        if (seen.isFile[known]) throw badRequest(`The ZIP holds ${shownName(ancestor)} both as a file and as a folder.`);
       }
       lastParent = slash < 0 ? '' : path.slice(0, slash);
     }
-    note(path, folded, !isFolder);
     keep(admitted, i, path, isFolder);
   }
   refuseOverlaps(table, localHeaderOffset, compressedSize, archiveSize);
@@ -211,16 +201,99 @@ function lookAlikes(earlier: string, later: string): Error {
   return badRequest(`The ZIP holds ${shownName(earlier)} and ${shownName(later)}, names that differ only in case or Unicode form; rename one of them.`);
 }
 
-/** One key for the spellings macOS and Windows take as one name: NFC, lower case. */
-function fold(path: string): string {
-  // NFC changes nothing in ASCII (most names), nor lower case in a name without capitals: no new string then
-  let capitals = false;
-  for (let i = 0; i < path.length; i++) {
-    const code = path.charCodeAt(i);
-    if (code > 0x7f) return path.normalize('NFC').toLowerCase();
-    if (code >= 0x41 && code <= 0x5a) capitals = true;
+/**
+ * Paths by their folded spelling (NFC, lower case: what macOS and Windows take as one name),
+ * in an open-addressing table of their numbers. An ASCII path (most) is hashed and compared
+ * through its lower-case character codes, without a folded copy: 100,000 entries are judged
+ * without 100,000 strings and Map entries (a Map here doubled the time to index an archive).
+ */
+class FoldedPaths {
+  readonly paths: string[] = [];
+  /** 1: the path is a file */
+  isFile: Uint8Array;
+  private hashes: Int32Array;
+  /** the folded spelling of each path that is not ASCII (few); an ASCII one is folded on the fly */
+  private readonly folded = new Map<number, string>();
+  private slots: Int32Array;
+
+  constructor(expected: number) {
+    let size = 1024;
+    while (size < expected * 2) size *= 2;
+    this.slots = new Int32Array(size).fill(-1);
+    this.isFile = new Uint8Array(size / 2);
+    this.hashes = new Int32Array(size / 2);
   }
-  return capitals ? path.toLowerCase() : path;
+
+  /** The number of the path seen under `path`'s folded spelling, or -1 when none was (then `path` is added). */
+  intern(path: string, file: boolean): number {
+    const folded = isAscii(path) ? null : path.normalize('NFC').toLowerCase();
+    const hash = hashFolded(folded ?? path);
+    const { slots, hashes } = this;
+    const mask = slots.length - 1;
+    let slot = hash & mask;
+    for (let k = slots[slot]!; k >= 0; slot = (slot + 1) & mask, k = slots[slot]!) {
+      if (hashes[k] === hash && this.sameFolded(k, path, folded)) return k;
+    }
+    const k = this.paths.length;
+    slots[slot] = k;
+    this.paths.push(path);
+    this.isFile[k] = file ? 1 : 0;
+    hashes[k] = hash;
+    if (folded !== null) this.folded.set(k, folded);
+    if ((k + 1) * 2 >= slots.length) this.grow();
+    return -1;
+  }
+
+  private sameFolded(k: number, path: string, folded: string | null): boolean {
+    const other = this.folded.get(k) ?? null;
+    if (folded === null && other === null) return equalIgnoringAsciiCase(this.paths[k]!, path);
+    return (other ?? this.paths[k]!.toLowerCase()) === (folded ?? path.toLowerCase());
+  }
+
+  /** Twice the slots (and room for as many paths), every path placed again. */
+  private grow(): void {
+    const slots = new Int32Array(this.slots.length * 2).fill(-1);
+    const mask = slots.length - 1;
+    const count = this.paths.length;
+    for (let k = 0; k < count; k++) {
+      let slot = this.hashes[k]! & mask;
+      while (slots[slot]! >= 0) slot = (slot + 1) & mask;
+      slots[slot] = k;
+    }
+    const isFile = new Uint8Array(slots.length / 2);
+    isFile.set(this.isFile);
+    const hashes = new Int32Array(slots.length / 2);
+    hashes.set(this.hashes);
+    this.slots = slots;
+    this.isFile = isFile;
+    this.hashes = hashes;
+  }
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** FNV-1a over the character codes, A–Z as a–z (the rest of a folded string is already lower case); a signed 32-bit value. */
+function hashFolded(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    hash = Math.imul(hash ^ (code >= 0x41 && code <= 0x5a ? code | 0x20 : code), 0x01000193);
+  }
+  return hash;
+}
+
+function equalIgnoringAsciiCase(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y && (x | 0x20) !== (y | 0x20)) return false;
+    if (x !== y && !((x | 0x20) >= 0x61 && (x | 0x20) <= 0x7a)) return false;
+  }
+  return true;
 }
 
 /**
