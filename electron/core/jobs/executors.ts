@@ -61,9 +61,10 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   const params = uploadParams(ctx.params);
   const destination = destinationOf(ctx, deps);
   const token = await tokenFor(ctx, deps, 'destination', destination);
-  // A target that stages its writes lets a bag's bytes be checked against its manifests in
-  // the pass that writes them (nothing is put in place unless all match): one inflate and
-  // one hash of every byte, instead of a whole validation pass before the write.
+  // A target that stages its writes lets the archive's bytes be checked (a bag's against its
+  // manifests, a plain ZIP's against their CRC-32s) in the pass that writes them, and nothing
+  // is put in place unless all match: one inflate of every byte, instead of a whole checking
+  // pass before the write (which a target that cannot stage gets: openUploadZip 'check').
   const staged = supportsStagedWrites(destination);
   const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
@@ -80,7 +81,7 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
       );
     }
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
-    return await writeWatched(ctx, destination, token, archive.entries(), params, staged && archive.kind === 'bag');
+    return await writeWatched(ctx, destination, token, archive.entries(), params, staged);
   } finally {
     await archive.close();
   }
@@ -173,7 +174,7 @@ async function writeWatched(
   token: string,
   entries: AsyncIterable<Entry>,
   params: { containerId: string | null; duplicateAction: DuplicateFileAction },
-  /** a bag not yet checked: every byte must match its manifests before any file is put in place */
+  /** an archive not yet checked: every byte must match (a bag's manifests, a ZIP's CRC-32s) before any file is put in place */
   verifyBag = false,
 ): Promise<JobReport> {
   const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done), trackUnread: verifyBag });
