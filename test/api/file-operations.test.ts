@@ -207,3 +207,21 @@ describe('POST …/folders/', () => {
     expect((await readdir(path.join(ferry.workspace, 'Data'))).sort()).toEqual(['a.txt', 'b.txt', 'raw']);
   });
 });
+
+describe('the desktop app (its own origin, through CORS)', () => {
+  it('may send PATCH and DELETE with the confirmation header', async () => {
+    const origin = 'app://ferry';
+    const app = await startFerry({ server: { allowedOrigins: [origin] } });
+    try {
+      const preflight = await app.fetch(`/api_v1/targets/local/resources/${id('x')}/`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'ferry-confirm, content-type' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-methods')?.split(/,\s*/)).toEqual(expect.arrayContaining(['PATCH', 'DELETE']));
+      expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('ferry-confirm');
+    } finally {
+      await app.close();
+    }
+  });
+});
