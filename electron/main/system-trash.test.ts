@@ -9,8 +9,10 @@ describe('systemTrash (the Electron adapter, with a fake shell)', () => {
     expect(calls).toEqual(['/home/u/Ferry/Data/a.txt']);
   });
 
-  it("passes the shell's failure on, so nothing counts as deleted that was not", async () => {
-    const trash = systemTrash({ trashItem: () => Promise.reject(Object.assign(new Error('no trash'), { code: 'EPERM' })) });
-    await expect(trash.put('/x', { target: 'local', path: 'x', kind: 'file' })).rejects.toMatchObject({ code: 'EPERM' });
+  it("turns the shell's refusal into a sentence naming the workspace path, never the machine's", async () => {
+    const trash = systemTrash({ trashItem: () => Promise.reject(new Error('Failed to move /home/u/Ferry/Data/a.txt to trash')) });
+    const error = await trash.put('/home/u/Ferry/Data/a.txt', { target: 'local', path: 'Data/a.txt', kind: 'file' }).catch((e: unknown) => e as Error);
+    expect(error.message).toMatch(/^The system's trash did not take 'Data\/a\.txt', so nothing was deleted\./);
+    expect(error.message).not.toContain('/home/u');
   });
 });
