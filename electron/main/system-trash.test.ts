@@ -11,7 +11,7 @@ describe('systemTrash (the Electron adapter, with a fake shell)', () => {
 
   it("turns the shell's refusal into a sentence naming the workspace path, never the machine's", async () => {
     const trash = systemTrash({ trashItem: () => Promise.reject(new Error('Failed to move /home/u/Ferry/Data/a.txt to trash')) });
-    const error = await trash.put('/home/u/Ferry/Data/a.txt', { target: 'local', path: 'Data/a.txt', kind: 'file' }).catch((e: unknown) => e as Error);
+    const error = (await trash.put('/home/u/Ferry/Data/a.txt', { target: 'local', path: 'Data/a.txt', kind: 'file' }).then(() => null, (e: unknown) => e)) as Error;
     expect(error.message).toMatch(/^The system's trash did not take 'Data\/a\.txt', so nothing was deleted\./);
     expect(error.message).not.toContain('/home/u');
   });
