@@ -63,7 +63,50 @@ function undoRequest(plan: UndoPlan, base: string, targetName: string): UndoRequ
   }
 }
 
-const openObject = { type: 'object', additionalProperties: true } as const;
+/** The answers' shapes, for openapi.json; open, so the serializer never drops a field. */
+const summary = { type: 'object', additionalProperties: true, description: 'a ResourceSummary' } as const;
+const undoSchema = {
+  type: ['object', 'null'],
+  additionalProperties: true,
+  description: 'the request that undoes the operation, to send as it is; null when Ferry cannot undo it',
+  properties: { method: { type: 'string' }, url: { type: 'string' }, body: { type: 'object', additionalProperties: true }, headers: { type: 'object', additionalProperties: { type: 'string' } }, description: { type: 'string' } },
+} as const;
+const deletedIntoSchema = { type: 'string', enum: ['ferry_trash', 'system_trash', 'deleted'] } as const;
+const answers = {
+  delete: {
+    type: 'object',
+    additionalProperties: true,
+    required: ['deleted', 'deleted_into', 'message', 'trash_id', 'undo'],
+    properties: { deleted: summary, deleted_into: deletedIntoSchema, message: { type: 'string' }, trash_id: { type: ['string', 'null'] }, undo: undoSchema },
+  },
+  move: {
+    type: 'object',
+    additionalProperties: true,
+    required: ['resource', 'previous', 'replaced', 'message', 'undo'],
+    properties: {
+      resource: summary,
+      previous: { type: 'object', additionalProperties: true, properties: { id: { type: 'string' }, title: { type: 'string' }, container: { type: 'string' } } },
+      replaced: { type: ['object', 'null'], additionalProperties: true, properties: { title: { type: 'string' }, deleted_into: deletedIntoSchema, trash_id: { type: ['string', 'null'] } } },
+      message: { type: 'string' },
+      undo: undoSchema,
+    },
+  },
+  folder: { type: 'object', additionalProperties: true, required: ['resource', 'message', 'undo'], properties: { resource: summary, message: { type: 'string' }, undo: undoSchema } },
+  trashItem: {
+    type: 'object',
+    additionalProperties: true,
+    properties: {
+      id: { type: 'string' },
+      target: { type: 'string' },
+      title: { type: 'string' },
+      kind_name: { type: 'string', enum: ['folder', 'file'] },
+      original_path: { type: 'string' },
+      trashed_at: { type: 'string' },
+      restore_url: { type: 'string' },
+    },
+  },
+  restore: { type: 'object', additionalProperties: true, required: ['resource', 'message'], properties: { resource: summary, message: { type: 'string' } } },
+} as const;
 const tokenHeaders = {
   type: 'object',
   properties: {
@@ -87,7 +130,7 @@ export function registerOperationRoutes(app: FastifyInstance, context: ServerCon
         tags: ['operations'],
         params: resourceParams,
         headers: { ...tokenHeaders, properties: { ...tokenHeaders.properties, [CONFIRM_HEADER]: { type: 'string', enum: ['delete'] } } },
-        response: { 200: openObject, ...errorResponses(400, 401, 403, 404, 405, 409, 428, 429, 502, 503) },
+        response: { 200: answers.delete, ...errorResponses(400, 401, 403, 404, 405, 409, 428, 429, 502, 503) },
       },
     },
     async (request, reply) => {
@@ -126,7 +169,7 @@ export function registerOperationRoutes(app: FastifyInstance, context: ServerCon
           additionalProperties: false,
           properties: { title: { type: 'string' }, container: { type: 'string' }, overwrite: { type: 'boolean' } },
         },
-        response: { 200: openObject, ...errorResponses(400, 401, 403, 404, 405, 409, 428, 429, 502, 503) },
+        response: { 200: answers.move, ...errorResponses(400, 401, 403, 404, 405, 409, 428, 429, 502, 503) },
       },
     },
     async (request, reply) => {
@@ -170,7 +213,7 @@ export function registerOperationRoutes(app: FastifyInstance, context: ServerCon
       params: withResource ? resourceParams : { type: 'object', required: ['target'], properties: { target: targetParam } },
       headers: tokenHeaders,
       body: { type: 'object', required: ['title'], additionalProperties: false, properties: { title: { type: 'string' } } },
-      response: { 201: openObject, ...errorResponses(400, 401, 403, 404, 405, 409, 429, 502, 503) },
+      response: { 201: answers.folder, ...errorResponses(400, 401, 403, 404, 405, 409, 429, 502, 503) },
     },
   });
   app.post<FolderRoute>('/api_v1/targets/:target/resources/:resource/folders/', folderSchema('Make a folder inside a folder (extension)', true), createFolder);
@@ -182,7 +225,7 @@ export function registerOperationRoutes(app: FastifyInstance, context: ServerCon
       schema: {
         summary: "What Ferry's trash holds, newest first (extension; access key only)",
         tags: ['operations'],
-        response: { 200: { type: 'array', items: openObject }, ...errorResponses(401) },
+        response: { 200: { type: 'array', items: answers.trashItem }, ...errorResponses(401) },
       },
     },
     async (request) => {
@@ -210,7 +253,7 @@ export function registerOperationRoutes(app: FastifyInstance, context: ServerCon
         description: 'Never over anything: 409 when its name is taken again or its folder is gone.',
         tags: ['operations'],
         params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
-        response: { 200: openObject, ...errorResponses(401, 404, 405, 409) },
+        response: { 200: answers.restore, ...errorResponses(401, 404, 405, 409) },
       },
     },
     async (request, reply) => {
