@@ -169,6 +169,17 @@ describe('PATCH …/resources/<id>/ (rename, move)', () => {
     expect(trashed).toMatchObject([{ id: body.replaced!.trash_id, original_path: 'Data/b.txt' }]);
   });
 
+  it('never replaces a folder with something inside it, even when asked (that would delete the source too)', async () => {
+    const response = await ferry.fetch(at('Data/raw'), {
+      method: 'PATCH',
+      headers: ferry.auth({ ...json, 'ferry-confirm': 'overwrite' }),
+      body: JSON.stringify({ container: 'None', title: 'Data', overwrite: true }),
+    });
+    expect((await expectApiError(response, 409, 'conflict')).error).toMatch(/'Data' holds 'Data\/raw'/);
+    expect(await files()).toEqual(['Data/a.txt', 'Data/b.txt', 'Data/raw/c.bin', 'Other/keep.txt', 'top.txt']);
+    expect(await trashIds()).toEqual([]);
+  });
+
   it('refuses a folder over a folder too, and moves into another folder and to the top level', async () => {
     await writeTree(ferry.workspace, { 'Other/raw/x.txt': 'x' });
     await expectApiError(await ferry.fetch(at('Data/raw'), { method: 'PATCH', headers: ferry.auth(json), body: JSON.stringify({ container: id('Other') }) }), 409, 'conflict');

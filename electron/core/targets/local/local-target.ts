@@ -272,6 +272,9 @@ export class LocalTarget implements Target {
     if (source.isFolder && destination.startsWith(`${source.relativePath}/`)) {
       throw badRequest(`'${source.relativePath}' cannot be moved into itself ('${parent}').`);
     }
+    if (source.relativePath.startsWith(`${destination}/`)) {
+      throw conflict(`'${destination}' holds '${source.relativePath}', so it cannot be replaced by it; choose another name.`);
+    }
     const root = (await this.realRoot())!;
     const destinationPath = joinInside(root, destination);
     let replaced: MoveOutcome['replaced'] = null;

@@ -76,6 +76,14 @@ describe('OSF file operations', () => {
     expect(into?.status).toBe(400);
   });
 
+  it('never replaces a folder with something inside it, even when asked', async () => {
+    const raw = f.emu.state.addFolder(project.id, '/Data/raw/');
+    const c = f.emu.state.addFile(project.id, '/Data/raw/c.bin', 'sea');
+    const refused = await fail(operations.move(f.target, f.ctx, fid(raw.id), { container: nodeId(project.id), title: 'Data', overwrite: true }));
+    expect(refused?.status).toBe(409);
+    expect(pathOf(c.id)).toBe('/Data/raw/c.bin');
+  });
+
   it('makes a folder (PUT ?kind=folder); a taken name is a 409', async () => {
     const data = f.emu.state.addFolder(project.id, '/Data/');
     const { node, undo } = await operations.createFolder(f.target, f.ctx, fid(data.id), 'New');

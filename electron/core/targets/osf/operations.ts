@@ -58,6 +58,12 @@ export class OsfOperations {
     if (place && file.attributes.kind === 'folder' && place.guid === parseOsfId(id).node && place.materialized.startsWith(materialized)) {
       throw badRequest(`'${before.title}' cannot be moved into itself.`);
     }
+    const parentMaterialized = place ? place.materialized : materialized.replace(/[^/]+\/?$/, '');
+    const sameNode = !place || place.guid === parseOsfId(id).node;
+    // replacing a folder that holds the source would delete the source with it
+    if (sameNode && materialized.startsWith(`${parentMaterialized}${title}/`)) {
+      throw conflict(`'${title}' holds '${before.title}', so it cannot be replaced by it; choose another name.`);
+    }
     const link = file.links?.move;
     if (!link) throw new FerryError(502, 'upstream_error', `OSF gave no move link for '${before.title}'.`);
     const body: Record<string, unknown> = place

@@ -76,6 +76,12 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       expect((await readdir(disk('Data'))).sort()).toEqual(['b.txt', 'raw']);
     });
 
+    it('never replaces a folder with something inside it, even when asked', async () => {
+      const refused = await fail(operations.move(target, ctx(token), webdavId('/Ops/Data/raw'), { container: webdavId('/Ops'), title: 'Data', overwrite: true }));
+      expect(refused?.status).toBe(409);
+      expect(await readFile(disk('Data/raw/c.bin'), 'utf8')).toBe('sea');
+    });
+
     it('moves a folder with its contents into another folder and back to the top level', async () => {
       const { outcome } = await operations.move(target, ctx(token), webdavId('/Ops/Data/raw'), { container: webdavId('/Ops/Other') });
       expect(outcome.after).toMatchObject({ id: webdavId('/Ops/Other/raw'), kind_name: 'folder' });

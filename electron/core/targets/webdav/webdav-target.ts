@@ -556,6 +556,9 @@ export class WebdavTarget implements Target {
     const destination = path.posix.join(parent, to.title ?? source.basename);
     if (destination === source.filename) return { before, after: before, replaced: null };
     if (source.type === 'directory' && destination.startsWith(`${source.filename}/`)) throw badRequest(`'${source.filename}' cannot be moved into itself.`);
+    if (source.filename.startsWith(`${destination}/`)) {
+      throw conflict(`'${destination}' holds '${source.filename}', so it cannot be replaced by it; choose another name.`);
+    }
     const existing = await this.statOrNull(ctx, dav, destination);
     if (existing && !to.overwrite) {
       throw conflict(`'${destination}' already exists on the WebDAV server; choose another name, or send "overwrite": true to replace it.`);
