@@ -8,7 +8,9 @@ import { ACCESS_KEY_ACCOUNT } from './keychain/port.js';
 import type { JobService } from './jobs/types.js';
 import { createJobService } from './jobs/service.js';
 import { registerTransferExecutors } from './jobs/executors.js';
-import type { Target } from './target.js';
+import type { Target, Trash } from './target.js';
+import { FileOperations } from './operations/service.js';
+import { FolderTrash } from './operations/folder-trash.js';
 import { builtinTargets } from './targets/builtin.js';
 import { startRcloneEngine, type RcloneEngine, type RcloneSettings } from './targets/rclone/index.js';
 import { Library } from './targets/offline/library.js';
@@ -25,6 +27,8 @@ export interface FerryCore {
   readonly jobs: JobService;
   /** where "keep offline" puts a copy of a download (the offline target lists it) */
   readonly library: Library;
+  /** delete, rename/move, new folder and the trash, over any target that offers them */
+  readonly operations: FileOperations;
   close(): Promise<void>;
 }
 
@@ -34,6 +38,8 @@ export interface CoreOptions {
   previousAccessKey?: string | null;
   /** the targets to serve; default: every built-in target (tests pass their own) */
   targets?: (config: FerryConfig, secrets: SecretStore) => Target[];
+  /** where local deletes go: the desktop app's system trash; default Ferry's trash folder (<dataDir>/trash) */
+  trash?: Trash;
 }
 
 export async function createCore(config: FerryConfig, options: CoreOptions): Promise<FerryCore> {
@@ -62,6 +68,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
     accessKey,
     jobs,
     library: new Library([defaultLibraryDir(config.dataDir), ...config.libraryDirs]),
+    operations: new FileOperations(targets, options.trash ?? new FolderTrash(path.join(config.dataDir, 'trash'))),
     async close() {
       await jobs.close();
       await targets.close();
