@@ -13,6 +13,13 @@ export interface TargetDescription {
   supported_hash_algorithms: string[];
   /** `{base}/api_v1/target/<name>/` */
   detail: string;
+  /** extension: optional features beyond the four actions (docs/api.md "Search") */
+  capabilities: TargetCapabilities;
+}
+
+export interface TargetCapabilities {
+  /** `GET resources/?q=` answers matches; false: it answers 405 */
+  search: boolean;
 }
 
 export interface ResourceSummary {

@@ -32,6 +32,12 @@ export const componentSchemas = [
       },
       supported_hash_algorithms: { type: 'array', items: { type: 'string' } },
       detail: { type: 'string', description: '{base}/api_v1/target/<name>/' },
+      capabilities: {
+        type: 'object',
+        description: 'extension: optional features beyond the four actions',
+        required: ['search'],
+        properties: { search: { type: 'boolean', description: 'GET resources/?q= searches; false: 405' } },
+      },
     },
   },
   {

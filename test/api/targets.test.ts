@@ -48,6 +48,7 @@ describe('GET /api_v1/targets/', () => {
           supported_actions: { resource_collection: true, resource_detail: true, resource_download: true, resource_upload: true },
           supported_hash_algorithms: ['md5', 'sha256'],
           detail: `${base}/api_v1/target/local/`,
+          capabilities: { search: true },
         },
         {
           name: 'shelf',
@@ -55,9 +56,10 @@ describe('GET /api_v1/targets/', () => {
           supported_actions: { resource_collection: true, resource_detail: true, resource_download: false, resource_upload: false },
           supported_hash_algorithms: ['sha1'],
           detail: `${base}/api_v1/target/shelf/`,
+          capabilities: { search: false },
         },
       ]);
-      for (const target of targets) expect(Object.keys(target).sort()).toEqual(['detail', 'name', 'readable_name', 'supported_actions', 'supported_hash_algorithms']);
+      for (const target of targets) expect(Object.keys(target).sort()).toEqual(['capabilities', 'detail', 'name', 'readable_name', 'supported_actions', 'supported_hash_algorithms']);
     }
   });
 

@@ -14,6 +14,8 @@ export function describeTarget(target: Target, base: string): TargetDescription 
     supported_actions: { ...supported_actions },
     supported_hash_algorithms: [...supported_hash_algorithms],
     detail: targetUrl(base, name),
+    // declared by the optional method itself (target.ts), so the flag and the route cannot disagree
+    capabilities: { search: typeof target.search === 'function' },
   };
 }
 
