@@ -73,6 +73,16 @@ describe('GET resources/?q=', () => {
     await expectApiError(await search('local', 'q=x&container=None'), 400, 'bad_request');
   });
 
+  it('is described in openapi.json: q and page on the listing route, capabilities on Target', async () => {
+    const spec = (await (await ferry.fetch('/api_v1/openapi.json')).json()) as {
+      paths: Record<string, { get?: { parameters?: { name: string; in: string }[] } }>;
+      components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+    };
+    const listing = spec.paths['/api_v1/targets/{target}/resources/']!.get!;
+    expect(listing.parameters!.filter((p) => p.in === 'query').map((p) => p.name).sort()).toEqual(['container', 'page', 'q']);
+    expect(spec.components.schemas.Target!.properties).toHaveProperty('capabilities');
+  });
+
   it('needs the token like the listing', async () => {
     await expectApiError(await ferry.fetch('/api_v1/targets/local/resources/?q=survey'), 401, 'unauthorized');
   });
