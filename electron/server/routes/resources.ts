@@ -270,7 +270,7 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
       const search = request.query.q === undefined ? null : searchQueryFrom(request.query);
       if (search) requireSearch(target);
       const ctx: TargetContext = { token: await resolveTargetToken(core, target, request, 'source'), signal: clientGone(request, reply) };
-      if (search) return sendSearch(request, reply, target, ctx, search);
+      if (search) return sendSearch(request, reply, target, ctx, search, toSummary);
       const container = request.query.container;
       const scope = container === undefined ? undefined : { container: container === 'None' ? null : container };
       const base = baseUrl(request);

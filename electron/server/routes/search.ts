@@ -2,9 +2,12 @@
 // ResourceSummary rows, the listing's shape, with the next page in a `Link` header.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, notSupported } from '../../core/errors.js';
-import type { SearchQuery, Target, TargetContext } from '../../core/target.js';
+import type { ResourceSummary } from '../../../shared/api.js';
+import type { ResourceNode, SearchQuery, Target, TargetContext } from '../../core/target.js';
 import { baseUrl } from '../urls.js';
-import { toSummary } from './resources.js';
+
+/** The listing's row maker (resources.ts toSummary), passed in so this module needs nothing of the listing's. */
+export type Summarize = (node: ResourceNode, base: string, targetName: string) => ResourceSummary;
 
 /** Past this a client is paging through noise; services cap deep paging too (Zenodo at 10,000 results). */
 export const MAX_SEARCH_PAGE = 1000;
@@ -26,7 +29,7 @@ export function requireSearch(target: Target): asserts target is Target & Requir
   if (!target.search) throw notSupported(`${target.info.readable_name} does not support search (its capabilities.search is false); list its resources instead.`);
 }
 
-export async function sendSearch(request: FastifyRequest, reply: FastifyReply, target: Target, ctx: TargetContext, query: SearchQuery): Promise<FastifyReply> {
+export async function sendSearch(request: FastifyRequest, reply: FastifyReply, target: Target, ctx: TargetContext, query: SearchQuery, toSummary: Summarize): Promise<FastifyReply> {
   requireSearch(target);
   const page = await target.search(ctx, query);
   const base = baseUrl(request);
