@@ -228,6 +228,8 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
   function userRecords(url: URL, owner: number, res: ServerResponse): void {
     const size = Number(url.searchParams.get('size') ?? 10) || 10;
     const page = Number(url.searchParams.get('page') ?? 1) || 1;
+    // the search's result window (records-resources params/pagination.py, default_max_results)
+    if (page * size > 10_000) return sendJson(res, 400, { status: 400, message: 'Invalid pagination parameters.' });
     const mine = [...state.records.values()].filter((r) => r.owner === owner);
     for (const r of mine) if (r.hiddenSearches > 0) r.hiddenSearches--;
     // `q`: search_drafts runs it as an OpenSearch query_string over every field, title and

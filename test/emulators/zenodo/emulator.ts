@@ -281,6 +281,9 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
     const size = Number(url.searchParams.get('size') ?? 10) || 10;
     if (size > 100) return sendJson(res, 400, { message: 'A validation error occurred.', status: 400, errors: [{ field: 'size', message: 'Must be between 1 and 100.' }] });
+    // the search's result window: page·size past 10,000 is refused (invenio-records-resources
+    // services/records/params/pagination.py, config.py default_max_results)
+    if (page * size > 10_000) return sendJson(res, 400, { message: 'Invalid pagination parameters.', status: 400 });
     const mine = [...state.depositions.values()].filter((d) => d.owner === owner).sort((a, b) => b.id - a.id);
     const status = url.searchParams.get('status');
     const byStatus = status === 'draft' ? mine.filter((d) => !d.submitted) : status === 'published' ? mine.filter((d) => d.submitted) : mine;

@@ -38,4 +38,10 @@ describe('InvenioRDM target: search', () => {
     expect(second.nodes).toHaveLength(1);
     expect(second.next).toBeNull();
   });
+
+  it('refuses a page past the 10,000-result window before sending it', async () => {
+    const before = emulator.state.requests.length;
+    await expect(target.search!(ctx('invenio-token'), { text: 'batch', page: 10_000 / SEARCH_PAGE_SIZE + 1 })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^InvenioRDM answers only the first 10000 results/) });
+    expect(emulator.state.requests.length).toBe(before);
+  });
 });

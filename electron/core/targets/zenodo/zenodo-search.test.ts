@@ -40,4 +40,10 @@ describe('zenodo target: search', () => {
     expect(second.nodes).toHaveLength(2);
     expect(second.next).toBeNull();
   });
+
+  it('refuses a page past the 10,000-result window before sending it', async () => {
+    const before = emulator.state.requests.length;
+    await expect(target.search!(ctx('zenodo-token'), { text: 'batch', page: 10_000 / SEARCH_PAGE_SIZE + 1 })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^Zenodo answers only the first 10000 results/) });
+    expect(emulator.state.requests.length).toBe(before);
+  });
 });
