@@ -28,7 +28,11 @@ export function matchesQueryString(q: string, texts: readonly string[]): boolean
   });
 }
 
-/** The standard analyzer, near enough: lowercase, split at anything not a letter or digit. */
+/**
+ * The standard analyzer, near enough: lowercase, split at anything not a letter or digit.
+ * (The real one, Unicode word segmentation, keeps `reef_notes` and `notes.csv` whole; here
+ * they split, so the emulator matches a little more than the service. No test relies on it.)
+ */
 function analyze(text: string): string[] {
   return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 }
