@@ -15,6 +15,8 @@ export interface TargetDescription {
   detail: string;
   /** extension (docs/api.md "File operations"): which file operations the target offers */
   supported_operations?: Record<FileOperation, boolean>;
+  /** extension: optional features beyond the four actions (docs/api.md "Search") */
+  capabilities: TargetCapabilities;
 }
 
 /** Extension: the file operations beside the contract's four actions. */
@@ -84,6 +86,11 @@ export interface TrashItem {
 export interface RestoreResult {
   resource: ResourceSummary;
   message: string;
+}
+
+export interface TargetCapabilities {
+  /** `GET resources/?q=` answers matches; false: it answers 405 */
+  search: boolean;
 }
 
 export interface ResourceSummary {

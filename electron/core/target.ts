@@ -33,6 +33,15 @@ export interface Target {
    * new resource's title; if taken, the target picks a distinct one and reports it).
    */
   write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome>;
+  /**
+   * Optional: one page of the resources whose names (or titles and metadata, where the
+   * service has an index) match `query.text`, within what the token can see — the service's
+   * own search where it has one, else a bounded name filter over list() (see core/search.ts).
+   * A target without it answers `?q=` with 405 and describes itself with `search: false`.
+   * Searching "survey" on Zenodo yields the depositions Zenodo's index finds for it; on a
+   * local folder, "survey.csv", "Survey 2024/" and the like below the workspace.
+   */
+  search?(ctx: TargetContext, query: SearchQuery): Promise<SearchPage>;
   /** Optional: re-check stored bytes against recorded hashes (the offline library). */
   verify?(ctx: TargetContext, id: string, options: VerifyOptions): Promise<VerifyOutcome>;
   /** Optional: release handles (file watchers, sockets) at shutdown. */
@@ -158,6 +167,27 @@ export interface TargetContext {
  */
 export interface ListScope {
   container?: string | null;
+}
+
+export interface SearchQuery {
+  /** what the user typed, trimmed, never empty */
+  text: string;
+  /** 1-based */
+  page: number;
+}
+
+export interface SearchPage {
+  /** the page's matches, in the service's order; a node's container may be outside the page */
+  nodes: ResourceNode[];
+  /** the next page's number, or null when this is the last */
+  next: number | null;
+  /**
+   * `index`: the service's own search (its query syntax, its ranking, may match metadata);
+   * `names`: a case-insensitive substring match on names, walked by Ferry, bounded.
+   */
+  method: 'index' | 'names';
+  /** set when a bounded walk stopped before seeing everything: later matches may exist */
+  truncated?: boolean;
 }
 
 /** A ResourceSummary without the URLs the HTTP layer adds. */

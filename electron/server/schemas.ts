@@ -43,6 +43,12 @@ export const componentSchemas = [
           create_folder: { type: 'boolean' },
         },
       },
+      capabilities: {
+        type: 'object',
+        description: 'extension: optional features beyond the four actions',
+        required: ['search'],
+        properties: { search: { type: 'boolean', description: 'GET resources/?q= searches; false: 405' } },
+      },
     },
   },
   {

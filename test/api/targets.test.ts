@@ -49,6 +49,7 @@ describe('GET /api_v1/targets/', () => {
           supported_hash_algorithms: ['md5', 'sha256'],
           detail: `${base}/api_v1/target/local/`,
           supported_operations: { delete: true, rename: true, move: true, create_folder: true },
+          capabilities: { search: true },
         },
         {
           name: 'shelf',
@@ -57,10 +58,11 @@ describe('GET /api_v1/targets/', () => {
           supported_hash_algorithms: ['sha1'],
           detail: `${base}/api_v1/target/shelf/`,
           supported_operations: { delete: false, rename: false, move: false, create_folder: false },
+          capabilities: { search: false },
         },
       ]);
-      // the contract's five fields, plus the additive supported_operations (docs/api.md "File operations")
-      for (const target of targets) expect(Object.keys(target).sort()).toEqual(['detail', 'name', 'readable_name', 'supported_actions', 'supported_hash_algorithms', 'supported_operations']);
+      // the contract's five fields, plus the additive supported_operations and capabilities (docs/api.md)
+      for (const target of targets) expect(Object.keys(target).sort()).toEqual(['capabilities', 'detail', 'name', 'readable_name', 'supported_actions', 'supported_hash_algorithms', 'supported_operations']);
     }
   });
 

@@ -14,6 +14,7 @@ import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
 import { inBatches, jsonArrayStream, NEEDS_ROOM, TAKE_TEXT, type RowSerializer } from '../stream-json.js';
 import { resolveTargetToken } from '../tokens.js';
+import { MAX_QUERY_LENGTH, requireSearch, searchQueryFrom, sendSearch } from './search.js';
 import { baseUrl, downloadUrl, encodeSegment, isPlainSegment, resourceFromPath, resourceUrl } from '../urls.js';
 
 const ACTION_WORDS: Record<TargetAction, string> = {
@@ -234,7 +235,7 @@ export function attachmentDisposition(filename: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
-type TargetParams = { Params: { target: string }; Querystring: { container?: string; fields?: string } };
+type TargetParams = { Params: { target: string }; Querystring: { container?: string; fields?: string; q?: string; page?: string } };
 
 export function registerResourceRoutes(app: FastifyInstance, context: ServerContext): void {
   const { core } = context;
@@ -244,10 +245,14 @@ export function registerResourceRoutes(app: FastifyInstance, context: ServerCont
     '/api_v1/targets/:target/resources/',
     {
       schema: {
-        summary: 'List resources (4.2): flat, nesting through `container`',
+        summary: 'List resources (4.2): flat, nesting through `container`; or search them with `q`',
         description:
           'Streams every resource the token can see. Extension: `?container=None` lists the top level only, ' +
-          '`?container=<id>` the direct children of that folder.',
+          '`?container=<id>` the direct children of that folder. Extension (docs/api.md "Search"): `?q=<text>&page=<n>` ' +
+          "answers one page (up to 50 rows) of the target's search, within what the token can see: the service's own " +
+          'index where it has one, else a bounded name match (header `ferry-search-method: index|names`; ' +
+          '`ferry-search-truncated: true` when a name walk stopped early). The next page is in `Link: <…>; rel="next"`. ' +
+          'A target whose `capabilities.search` is false answers 405.',
         tags: ['resources'],
         params: { type: 'object', required: ['target'], properties: { target: targetParam } },
         querystring: {
@@ -262,6 +267,8 @@ export function registerResourceRoutes(app: FastifyInstance, context: ServerCont
                 'or when unknown) and `date_modified` (contract timestamp or null) to every row, read for the whole level ' +
                 'before the answer starts, so a client can sort the level on complete data. Costs one look per row.',
             },
+            q: { type: 'string', maxLength: MAX_QUERY_LENGTH, description: 'search text; with it the answer is one page of matches' },
+            page: { type: 'string', pattern: '^[0-9]+$', description: 'with q: the page, from 1 (default 1)' },
           },
         },
         headers: sourceHeaders,
@@ -271,7 +278,10 @@ export function registerResourceRoutes(app: FastifyInstance, context: ServerCont
     async (request, reply) => {
       const target = core.targets.get(request.params.target);
       requireAction(target, 'resource_collection');
+      const search = request.query.q === undefined ? null : searchQueryFrom(request.query);
+      if (search) requireSearch(target);
       const ctx: TargetContext = { token: await resolveTargetToken(core, target, request, 'source'), signal: clientGone(request, reply) };
+      if (search) return sendSearch(request, reply, target, ctx, search, toSummary);
       const container = request.query.container;
       const scope = container === undefined ? undefined : { container: container === 'None' ? null : container };
       const base = baseUrl(request);

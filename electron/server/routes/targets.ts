@@ -16,6 +16,8 @@ export function describeTarget(target: Target, base: string): TargetDescription 
     supported_hash_algorithms: [...supported_hash_algorithms],
     detail: targetUrl(base, name),
     supported_operations: supportedOperations(target),
+    // declared by the optional method itself (target.ts), so the flag and the route cannot disagree
+    capabilities: { search: typeof target.search === 'function' },
   };
 }
 

@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import yauzl from 'yauzl';
 import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
 import { parseMultipart } from './multipart.js';
+import { matchesQueryString } from '../shared/query-string.js';
 
 /**
  * A loopback model of one Dataverse installation (IQSS/dataverse, read at commit b485249,
@@ -349,11 +350,18 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     if (roles.length === 0) return sendJson(res, 200, { success: false, error_message: 'No results. Please select at least one Role.' });
     const types = url.searchParams.getAll('dvobject_types');
     const states = url.searchParams.getAll('published_states');
-    const collections = [...state.collections.values()].filter((c) => c.members.has(user.id) && (types.length === 0 || types.includes('Dataverse')));
+    // `mydata_search_term` is the Solr query of the My Data search (DataRetrieverAPI →
+    // MyDataFilterParams.getSearchTerm → SolrSearchServiceBean.search), blank meaning `*:*`;
+    // Solr runs it with edismax over title, description, names… (conf/solr/solrconfig.xml
+    // `qf`), terms OR'ed: shared/query-string.ts
+    const term = url.searchParams.get('mydata_search_term')?.trim() || '*';
+    const collections = [...state.collections.values()].filter(
+      (c) => c.members.has(user.id) && (types.length === 0 || types.includes('Dataverse')) && matchesQueryString(term, [c.name, `${c.name} description`]),
+    );
     // IndexServiceBean.asyncIndexDataset: a new dataset reaches Solr, and My Data, a moment later
     for (const d of state.datasets.values()) if (d.hiddenSearches > 0 && d.members.has(user.id)) d.hiddenSearches--;
     const wanted = [...state.datasets.values()]
-      .filter((d) => d.members.has(user.id) && d.hiddenSearches === 0)
+      .filter((d) => d.members.has(user.id) && d.hiddenSearches === 0 && matchesQueryString(term, [d.title, `${d.title} description`]))
       .filter(() => types.length === 0 || types.includes('Dataset'))
       .filter((d) => states.length === 0 || (d.draft && !d.released ? states.includes('Unpublished') || states.includes('Draft') : d.draft ? states.includes('Draft') || states.includes('Published') : states.includes('Published')))
       .sort((a, b) => b.id - a.id);
@@ -423,7 +431,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       };
     });
     const items = [...collectionCards, ...datasetCards].slice((page - 1) * 10, page * 10);
-    sendJson(res, 200, { success: true, data: { pagination: pager(total, page), items, total_count: total, start: (page - 1) * 10, search_term: '*', dvobject_counts: { dataverses_count: collectionCards.length, datasets_count: datasetCards.length }, pubstatus_counts: {}, selected_filters: { role_names: ['Contributor'], publication_statuses: states } } });
+    sendJson(res, 200, { success: true, data: { pagination: pager(total, page), items, total_count: total, start: (page - 1) * 10, search_term: term, dvobject_counts: { dataverses_count: collectionCards.length, datasets_count: datasetCards.length }, pubstatus_counts: {}, selected_filters: { role_names: ['Contributor'], publication_statuses: states } } });
   }
 
   function pager(total: number, page: number): Record<string, unknown> {

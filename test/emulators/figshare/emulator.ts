@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
 import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
+import { matchesQueryString } from '../shared/query-string.js';
 
 /**
  * A loopback model of figshare's API v2 (remote-targets.md §4; shapes checked against the
@@ -336,6 +337,22 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
       // Includes articles that sit in projects (the client must not list them twice).
       const page = paginate(url, res, [...state.articles.values()].filter((a) => a.owner === owner).sort((a, b) => a.id - b.id));
       return void (page && sendJson(res, 200, page.map(serializeArticleSummary)));
+    }
+    if (path === '/account/articles/search' && method === 'POST') {
+      // "Search own articles" (user_documentation docs/api/articles.md): the token owner's
+      // items only; `search_for` at least 4 characters; `page` at most 100 and `page_size` at
+      // most 100; spaces are OR and a term matches any metadata field (docs/Search/search.md
+      // "Quick Search"; stemming is not modelled: shared/query-string.ts). A bare array.
+      const body = json() ?? {};
+      const searchFor = typeof body.search_for === 'string' ? body.search_for : '';
+      const page = Number(body.page ?? 1);
+      const size = Number(body.page_size ?? 10);
+      if (searchFor.trim().length < 4) return sendJson(res, 400, { message: 'search_for must have at least 4 characters', code: 'InvalidParams' });
+      if (!Number.isInteger(page) || page < 1 || page > 100 || !Number.isInteger(size) || size < 1 || size > 100) {
+        return sendJson(res, 400, { message: 'Max page reached. Please narrow down your search', code: 'InvalidParams' });
+      }
+      const mine = [...state.articles.values()].filter((a) => a.owner === owner && matchesQueryString(searchFor, [a.title, a.description])).sort((a, b) => b.modified.localeCompare(a.modified) || b.id - a.id);
+      return sendJson(res, 200, mine.slice((page - 1) * size, page * size).map(serializeArticleSummary));
     }
     if (path === '/account/articles' && method === 'POST') return createArticle(owner, null, json(), res);
     if ((m = /^\/account\/articles\/(\d+)$/.exec(path)) && (method === 'GET' || method === 'DELETE')) {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
+import { matchesQueryString } from '../shared/query-string.js';
 
 /**
  * A loopback model of an InvenioRDM instance's records API, built from docs/targets/invenio.md
@@ -227,12 +228,22 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
   function userRecords(url: URL, owner: number, res: ServerResponse): void {
     const size = Number(url.searchParams.get('size') ?? 10) || 10;
     const page = Number(url.searchParams.get('page') ?? 1) || 1;
+    // the search's result window (records-resources params/pagination.py, default_max_results)
+    if (page * size > 10_000) return sendJson(res, 400, { status: 400, message: 'Invalid pagination parameters.' });
     const mine = [...state.records.values()].filter((r) => r.owner === owner);
     for (const r of mine) if (r.hiddenSearches > 0) r.hiddenSearches--;
-    const visible = mine.filter((r) => r.hiddenSearches === 0 || r.published).sort((a, b) => b.created.localeCompare(a.created));
+    // `q`: search_drafts runs it as an OpenSearch query_string over every field, title and
+    // file keys included (invenio-records-resources args.py `q`, queryparser/query.py;
+    // shared/query-string.ts); `links` carry it on (the search links keep every argument)
+    const q = url.searchParams.get('q');
+    const visible = mine
+      .filter((r) => r.hiddenSearches === 0 || r.published)
+      .filter((r) => q === null || matchesQueryString(q, [r.title, ...r.files.map((f) => f.key)]))
+      .sort((a, b) => b.created.localeCompare(a.created));
     const hits = visible.slice((page - 1) * size, page * size).map((r) => serialize(r, r.draft));
-    const links: Record<string, string> = { self: `${base}/api/user/records?page=${page}&size=${size}&sort=newest` };
-    if (page * size < visible.length) links.next = `${base}/api/user/records?page=${page + 1}&size=${size}&sort=newest`;
+    const qArg = q === null ? '' : `&q=${encodeURIComponent(q)}`;
+    const links: Record<string, string> = { self: `${base}/api/user/records?page=${page}&size=${size}&sort=newest${qArg}` };
+    if (page * size < visible.length) links.next = `${base}/api/user/records?page=${page + 1}&size=${size}&sort=newest${qArg}`;
     sendJson(res, 200, { hits: { hits, total: visible.length }, links, sortBy: 'newest', aggregations: {} });
   }
 

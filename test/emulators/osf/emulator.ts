@@ -433,7 +433,12 @@ function compare(a: unknown, b: unknown): number {
   return String(a).localeCompare(String(b));
 }
 
-/** `filter[field]` (strings: case-insensitive substring) and `filter[field][op]`. */
+/**
+ * `filter[field]` (strings: case-insensitive substring) and `filter[field][op]`. As OSF:
+ * a CharField's default operator is `icontains` and its match operators `contains` and
+ * `icontains` (osf.io api/base/filters.py DEFAULT_OPERATOR_OVERRIDES, MATCH_OPERATORS) —
+ * what the target's search sends on `users/me/nodes/` (docs/targets/osf.md).
+ */
 function applyFilters<T>(items: T[], url: URL, field: (item: T, name: string) => unknown): T[] {
   let result = items;
   for (const [key, value] of url.searchParams) {

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
 import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
+import { matchesQueryString } from '../shared/query-string.js';
 
 /**
  * A loopback model of Zenodo's legacy deposit API as served since the 2023 move to
@@ -280,9 +281,16 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
     const size = Number(url.searchParams.get('size') ?? 10) || 10;
     if (size > 100) return sendJson(res, 400, { message: 'A validation error occurred.', status: 400, errors: [{ field: 'size', message: 'Must be between 1 and 100.' }] });
+    // the search's result window: page·size past 10,000 is refused (invenio-records-resources
+    // services/records/params/pagination.py, config.py default_max_results)
+    if (page * size > 10_000) return sendJson(res, 400, { message: 'Invalid pagination parameters.', status: 400 });
     const mine = [...state.depositions.values()].filter((d) => d.owner === owner).sort((a, b) => b.id - a.id);
     const status = url.searchParams.get('status');
-    const filtered = status === 'draft' ? mine.filter((d) => !d.submitted) : status === 'published' ? mine.filter((d) => d.submitted) : mine;
+    const byStatus = status === 'draft' ? mine.filter((d) => !d.submitted) : status === 'published' ? mine.filter((d) => d.submitted) : mine;
+    // `q`: the legacy list is zenodo-rdm's search_user_records over the user's drafts, its q a
+    // query_string over every field (legacy/resources.py; shared/query-string.ts)
+    const q = url.searchParams.get('q');
+    const filtered = q === null ? byStatus : byStatus.filter((d) => matchesQueryString(q, [...textsOf(d.metadata), ...d.files.map((f) => f.key)]));
     const slice = filtered.slice((page - 1) * size, page * size);
     if (state.options.linkHeader && page * size < filtered.length) {
       const next = new URL(url);
@@ -409,3 +417,11 @@ function isJson(req: IncomingMessage): boolean {
 const forbidden = (res: ServerResponse) => sendJson(res, 403, { message: "You don't have the permission to access the requested resource. It is either read-protected or not readable by the server.", status: 403 });
 const methodNotAllowed = (res: ServerResponse) => sendJson(res, 405, { message: 'The method is not allowed for the requested URL.', status: 405 });
 const unsupportedMediaType = (res: ServerResponse) => sendJson(res, 415, { message: 'Invalid Content-Type header. Expected application/json.', status: 415 });
+
+/** Every string in a metadata value, as the search engine indexes them. */
+function textsOf(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.flatMap(textsOf);
+  if (value !== null && typeof value === 'object') return Object.values(value).flatMap(textsOf);
+  return [];
+}

@@ -83,7 +83,7 @@ export interface DataverseApiOptions {
  */
 const ROLE_IDS = [1, 2, 3, 4, 5, 6, 7, 8];
 /** SearchConstants.NUM_SOLR_DOCS_TO_RETRIEVE: mydata pages are 10 cards, `per_page` is not read */
-const MYDATA_PAGE = 10;
+export const MYDATA_PAGE = 10;
 
 /**
  * One Dataverse account's API. The token goes in `X-Dataverse-key`, set as a header of this
@@ -130,24 +130,34 @@ export class DataverseApi {
    */
   async *myDatasets(signal?: AbortSignal): AsyncIterable<MyDataItem> {
     for (let page = 1; page < 100_000; page++) {
-      const params = new URLSearchParams();
-      for (const role of ROLE_IDS) params.append('role_ids', String(role));
-      params.append('dvobject_types', 'Dataset');
-      for (const state of ['Published', 'Unpublished', 'Draft', 'In Review']) params.append('published_states', state);
-      params.set('selected_page', String(page));
-      const body = await this.client.json<{ success?: boolean; error_message?: string; message?: string; data?: { items?: MyDataItem[]; pagination?: { hasNextPageNumber?: boolean }; total_count?: number } }>(
-        `mydata/retrieve?${params.toString()}`,
-        { signal },
-      );
-      if (body.success !== true) {
-        if (/no results/i.test(body.error_message ?? '') && !/select/i.test(body.error_message ?? '')) return;
-        throw new FerryError(502, 'upstream_error', `Dataverse could not list your datasets: ${body.error_message ?? 'no reason given'}.`);
-      }
-      const items = body.data?.items ?? [];
-      for (const item of items) if (item.type === 'dataset') yield item;
-      const more = body.data?.pagination?.hasNextPageNumber ?? items.length >= MYDATA_PAGE;
-      if (!more || items.length === 0) return;
+      const { items, more } = await this.myDataPage(page, signal);
+      yield* items;
+      if (!more) return;
     }
+  }
+
+  /**
+   * One My Data page (10 cards) of the user's datasets; with `searchTerm`, only those the
+   * Solr query `mydata_search_term` matches (DataRetrieverAPI; blank means every one).
+   */
+  async myDataPage(page: number, signal?: AbortSignal, searchTerm?: string): Promise<{ items: MyDataItem[]; more: boolean }> {
+    const params = new URLSearchParams();
+    for (const role of ROLE_IDS) params.append('role_ids', String(role));
+    params.append('dvobject_types', 'Dataset');
+    for (const state of ['Published', 'Unpublished', 'Draft', 'In Review']) params.append('published_states', state);
+    params.set('selected_page', String(page));
+    if (searchTerm !== undefined) params.set('mydata_search_term', searchTerm);
+    const body = await this.client.json<{ success?: boolean; error_message?: string; message?: string; data?: { items?: MyDataItem[]; pagination?: { hasNextPageNumber?: boolean }; total_count?: number } }>(
+      `mydata/retrieve?${params.toString()}`,
+      { signal },
+    );
+    if (body.success !== true) {
+      if (/no results/i.test(body.error_message ?? '') && !/select/i.test(body.error_message ?? '')) return { items: [], more: false };
+      throw new FerryError(502, 'upstream_error', `Dataverse could not list your datasets: ${body.error_message ?? 'no reason given'}.`);
+    }
+    const cards = body.data?.items ?? [];
+    const more = (body.data?.pagination?.hasNextPageNumber ?? cards.length >= MYDATA_PAGE) && cards.length > 0;
+    return { items: cards.filter((item) => item.type === 'dataset'), more };
   }
 
   /** The latest version the token may see: the draft when the user can edit one (`:latest`). */

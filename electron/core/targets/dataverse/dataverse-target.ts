@@ -7,6 +7,8 @@ import {
   type ReadResult,
   type ResourceInfo,
   type ResourceNode,
+  type SearchPage,
+  type SearchQuery,
   type Target,
   type TargetContext,
   type TargetInfo,
@@ -20,6 +22,7 @@ import { DataverseApi, type DataverseApiOptions, type DatasetVersion, type FileM
 import { parseDataverseToken } from './credentials.js';
 import { uploadDirect } from './direct-upload.js';
 import { datasetId, fileId, folderId, parseDataverseId } from './ids.js';
+import { searchMyData } from './search.js';
 import { stageEntry, type StagedBytes } from './staged.js';
 import { UploadJournal } from './upload-journal.js';
 import { isZipName, wrapInZip } from './zip-wrap.js';
@@ -97,6 +100,11 @@ export class DataverseTarget implements Target {
       const version = await api.latestVersion(item.entity_id, ctx.signal);
       for (const node of versionNodes(version)) yield node.node;
     }
+  }
+
+  /** The user's datasets found by the installation's Solr index, through My Data (search.ts). */
+  search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
+    return searchMyData(this.api(ctx), ctx, query);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {

@@ -8,6 +8,8 @@ import {
   type ReadResult,
   type ResourceInfo,
   type ResourceNode,
+  type SearchPage,
+  type SearchQuery,
   type Target,
   type TargetContext,
   type TargetInfo,
@@ -20,6 +22,7 @@ import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { removedOnFailure } from '../../remote/new-record.js';
 import { FigshareApi, type ArticleRef, type FigshareApiOptions, type FigshareArticle, type FigshareFile } from './api.js';
+import { searchOwnArticles } from './search.js';
 
 /**
  * Ids: project `p<id>`; item `a<id>`, or `p<project>_a<id>` for an item reached through its
@@ -105,6 +108,11 @@ export class FigshareTarget implements Target {
       yield articleNode(at, article);
       if (recursive) for await (const file of this.api.files(token, at, signal)) yield fileNode(at, file);
     }
+  }
+
+  /** figshare's own index of the account's items (search.ts); answers items, not files. */
+  search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
+    return searchOwnArticles(this.api, ctx, query, articleNode);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {

@@ -7,6 +7,8 @@ import {
   type ReadResult,
   type ResourceInfo,
   type ResourceNode,
+  type SearchPage,
+  type SearchQuery,
   type Target,
   type TargetContext,
   type TargetInfo,
@@ -20,6 +22,7 @@ import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { InvenioApi, md5Of, type InvenioApiOptions, type InvenioFile, type InvenioRecord } from './api.js';
 import { parseInvenioToken } from './credentials.js';
 import { fileId, parseInvenioId, recordId } from './ids.js';
+import { searchUserRecords } from './search.js';
 
 export interface InvenioTargetOptions extends InvenioApiOptions {
   /** the instance a bare token is for ('' when none is configured) */
@@ -79,6 +82,11 @@ export class InvenioTarget implements Target {
       if (scope !== undefined) continue;
       for (const file of await completedFiles(api, { record: hit, draft: hit.is_draft }, ctx.signal)) yield fileNode(hit.id, file);
     }
+  }
+
+  /** The instance's own index of the user's records (search.ts); answers records, not files. */
+  search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
+    return searchUserRecords(this.api(ctx), ctx, query, recordNode);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {

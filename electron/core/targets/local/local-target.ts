@@ -22,6 +22,8 @@ import type {
   ResourceInfo,
   ResourceNode,
   Target,
+  SearchPage,
+  SearchQuery,
   TargetContext,
   TargetInfo,
   WriteOptions,
@@ -29,6 +31,7 @@ import type {
 } from '../../target.js';
 import { fileOperations, fullActions } from '../../target.js';
 import { DestinationTaken, renameNoReplace } from '../../operations/no-replace.js';
+import { pageOfNameMatches } from '../../search.js';
 import { toFerryError } from './fs-errors.js';
 import { HashCache, type FileVersion } from './hash-cache.js';
 import { readRememberedDigests, writeRememberedDigests } from './remembered-digests-file.js';
@@ -168,6 +171,11 @@ export class LocalTarget implements Target {
     const resolved = await this.resolve(scope.container);
     if (!resolved.isFolder) throw notFound(`'${resolved.relativePath}' is a file, not a folder: it has no children to list.`);
     yield* await this.lister.children(resolved.absolutePath, resolved.relativePath);
+  }
+
+  /** Not an index: a bounded name match over the whole listing (core/search.ts). */
+  search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
+    return pageOfNameMatches(this.list(ctx), query);
   }
 
   async detail(_ctx: TargetContext, id: string): Promise<ResourceInfo> {

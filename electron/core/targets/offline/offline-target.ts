@@ -14,11 +14,14 @@ import type {
   ResourceInfo,
   ResourceNode,
   Target,
+  SearchPage,
+  SearchQuery,
   TargetContext,
   TargetInfo,
   VerifyOptions,
   VerifyOutcome,
 } from '../../target.js';
+import { pageOfNameMatches } from '../../search.js';
 import { formatDate, formatNanoseconds, normalizeTimestamp } from '../../time.js';
 import { byCodePoint, describeZipError, indexArchive, openEntryStream, openZip, payloadPathOf, type ArchiveIndex, type IndexedEntry } from './archive-index.js';
 import { FixityStore, type FileFixity, type FixityFailureRecord } from './fixity-store.js';
@@ -149,6 +152,11 @@ export class OfflineTarget implements Target {
       this.keptListings.delete(file);
       rows -= listing.rows;
     }
+  }
+
+  /** Not an index: a bounded name match over every archive's entries and the archives themselves (core/search.ts). */
+  search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
+    return pageOfNameMatches(this.list(ctx), query);
   }
 
   async detail(_ctx: TargetContext, id: string): Promise<ResourceInfo> {

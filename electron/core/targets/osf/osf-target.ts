@@ -11,6 +11,8 @@ import {
   type ReadResult,
   type ResourceInfo,
   type ResourceNode,
+  type SearchPage,
+  type SearchQuery,
   type Target,
   type TargetContext,
   type TargetInfo,
@@ -33,6 +35,7 @@ import {
 } from './mapping.js';
 import { OsfOperations } from './operations.js';
 import { OsfWriter } from './writer.js';
+import { searchOsfNodes } from './search.js';
 
 /**
  * OSF as a Ferry target. The tree: projects (top level) → components and storage
@@ -141,6 +144,11 @@ export class OsfTarget implements Target {
   async provider(ctx: TargetContext, guid: string, name: string): Promise<{ name: string; filesHref: string; record: JsonApiResource }> {
     for await (const provider of this.providers(ctx, guid)) if (provider.name === name) return provider;
     throw notFound(`The OSF node '${guid}' has no storage '${name}'.`);
+  }
+
+  /** Projects and components by title, filtered by OSF; files are not searched (see search.ts). */
+  search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
+    return searchOsfNodes(this.client, ctx, query);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { badRequest, CancelledError, conflict, FerryError, notFound, throwIfAborted } from '../../errors.js';
 import type { FileError } from '../../../../shared/api.js';
-import { fileOperations, fullActions, type DeleteOutcome, type MoveOutcome, type MoveTo, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type TargetInfo, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { fileOperations, fullActions, type DeleteOutcome, type MoveOutcome, type MoveTo, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type SearchPage, type SearchQuery, type Target, type TargetContext, type TargetInfo, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { pageOfNameMatches } from '../../search.js';
 import { formatDate } from '../../time.js';
 import { rcFailure, type RcClient, type RcItem } from './rc-client.js';
 
@@ -75,6 +76,11 @@ export class RcloneTarget implements Target {
     const folder = scope.container === null || scope.container === undefined ? '' : this.folderPathOf(scope.container);
     if (folder !== '') await this.requireFolder(folder, ctx);
     for (const item of await this.listFolder(folder, ctx, {})) yield this.node(item);
+  }
+
+  /** Not an index: a name match over one recursive operations/list, looked at up to the walk limit (core/search.ts). */
+  search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
+    return pageOfNameMatches(this.list(ctx), query);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {

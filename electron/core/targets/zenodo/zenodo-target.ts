@@ -8,6 +8,8 @@ import {
   type ReadResult,
   type ResourceInfo,
   type ResourceNode,
+  type SearchPage,
+  type SearchQuery,
   type Target,
   type TargetContext,
   type TargetInfo,
@@ -16,6 +18,7 @@ import {
 } from '../../target.js';
 import { ZenodoApi, normaliseMd5, type Deposition, type DepositionFile, type ZenodoApiOptions } from './api.js';
 import { depositionId, fileId, parseZenodoId } from './ids.js';
+import { searchDepositions } from './search.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
@@ -75,6 +78,11 @@ export class ZenodoTarget implements Target {
       yield depositionNode(deposition);
       if (scope === undefined) for (const file of deposition.files ?? []) yield fileNode(deposition, file);
     }
+  }
+
+  /** Zenodo's own index of the user's depositions (search.ts); answers depositions, not files. */
+  search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
+    return searchDepositions(this.api, ctx, query, depositionNode);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
