@@ -139,3 +139,16 @@ describe('a check after a transfer', () => {
     );
   });
 });
+
+it('is described in openapi.json: the route, the job kind and its report', async () => {
+  const spec = (await (await ferry.fetch('/api_v1/openapi.json')).json()) as {
+    paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>>;
+    components: { schemas: Record<string, { properties: Record<string, { enum?: string[]; properties?: Record<string, { required?: string[] }> }> }> };
+  };
+  const route = spec.paths['/api_v1/targets/{target}/resources/{resource}/check/']!.post!;
+  expect(Object.keys(route.responses)).toContain('202');
+  expect(Object.keys(route.requestBody!.content['application/json']!.schema.properties).sort()).toEqual(['read_bytes', 'source_resource_id', 'source_target_name']);
+  const job = spec.components.schemas.Job!;
+  expect(job.properties.kind!.enum).toContain('check');
+  expect(job.properties.report!.properties!.check!.required).toEqual(expect.arrayContaining(['missing', 'extra', 'different', 'compared_by']));
+});
