@@ -16,7 +16,9 @@ beforeAll(async () => {
   ferry = await startFerry({
     targets: (config) => {
       otherRoot = path.join(path.dirname(config.workspace), 'other');
-      return [new LocalTarget({ root: config.workspace }), renamed(new LocalTarget({ root: otherRoot }), 'other', 'Other folder')];
+      const sealed = renamed(new LocalTarget({ root: config.workspace }), 'sealed', 'Sealed folder');
+      sealed.info.supported_actions = { ...sealed.info.supported_actions, resource_download: false };
+      return [new LocalTarget({ root: config.workspace }), renamed(new LocalTarget({ root: otherRoot }), 'other', 'Other folder'), sealed];
     },
   });
   await writeTree(ferry.workspace, FILES);
@@ -137,6 +139,13 @@ describe('a check after a transfer', () => {
       401,
       'unauthorized',
     );
+    await expectApiError(await postCheck(destination.id, { source_target_name: 'sealed', source_resource_id: source.id }), 405, 'action_not_supported');
+  });
+
+  it('is not retried file by file: it is started again', async () => {
+    const { job } = await check('Inbox/Survey');
+    expect(job.report!.failed_files).toEqual([]);
+    await expectApiError(await ferry.fetch(`/api_v1/jobs/${job.ticket_number}/retry/`, { method: 'POST', headers: ferry.auth() }), 409, 'retry_nothing');
   });
 });
 
