@@ -85,6 +85,7 @@ describe('a check after a transfer', () => {
     expect(byHash.job.status, byHash.job.error ?? '').toBe('succeeded');
     expect(byHash.check).toMatchObject({ matched: 4, compared_by: { hash: 4, size: 0 }, algorithms: { sha256: 4 }, read_bytes: true });
     expect(byHash.check.read).toEqual({ files: 4, bytes: 6 + 8 + 300_000 });
+    expect(byHash.job.progress).toEqual({ files_done: 4, files_total: 4, bytes_done: 300_014, bytes_total: 300_014 });
   });
 
   it('reports a damaged, an added and a removed file exactly, and does not succeed', async () => {

@@ -43,7 +43,8 @@ async function runCheck(ctx: JobExecutionContext, deps: CheckExecutorDeps): Prom
   const algorithms = sharedAlgorithms(source.info.supported_hash_algorithms, destination.info.supported_hash_algorithms);
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
 
-  // 1. What the destination says of each path, named as the source names it (no bytes).
+  // 1. What the destination says of each path, named as the source names it (no bytes). The
+  // source is looked up first, so a source gone since the 202 fails the job before the walk.
   const sourceRead = await source.read(sourceCtx, params.source.resourceId);
   const top = sourceRead.title;
   const theirs = new Map<string, PathFacts>();
@@ -103,6 +104,7 @@ async function runCheck(ctx: JobExecutionContext, deps: CheckExecutorDeps): Prom
     }
     for (const path of waiting.keys()) findings.cannotCompare(path, 'The destination no longer lists this file, so its bytes could not be read.');
   }
+  findings.finish();
   return { ...emptyReport(), check: findings.report() };
 }
 
@@ -119,7 +121,7 @@ class Findings {
   private byHash = 0;
   private bySize = 0;
   private readonly algorithms: Record<string, number> = {};
-  private readonce = { files: 0, bytes: 0 };
+  private readonly bytesRead = { files: 0, bytes: 0 };
   private filesDone = 0;
 
   constructor(
@@ -156,9 +158,9 @@ class Findings {
   async digestOf(entry: Entry, algorithm: HashAlgorithm, side: CheckSide, path = entry.path): Promise<string | null> {
     try {
       const { hashes, bytes } = await hashStream(await entry.open(), [algorithm]);
-      this.readonce.files += 1;
-      this.readonce.bytes += bytes;
-      this.ctx.progress({ bytes_done: this.readonce.bytes });
+      this.bytesRead.files += 1;
+      this.bytesRead.bytes += bytes;
+      this.ctx.progress({ bytes_done: this.bytesRead.bytes });
       return hashes[algorithm]!;
     } catch (error) {
       throwIfAborted(this.ctx.signal);
@@ -172,6 +174,11 @@ class Findings {
     this.ctx.progress({ files_done: this.filesDone });
   }
 
+  /** The totals, known once the walk is over: the source's files, and the bytes read. */
+  finish(): void {
+    this.ctx.progress({ files_total: this.filesDone, bytes_total: this.bytesRead.bytes });
+  }
+
   report(): CheckReport {
     const byPath = <T extends { path: string }>(a: T, b: T) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
     return {
@@ -183,7 +190,7 @@ class Findings {
       compared_by: { hash: this.byHash, size: this.bySize },
       algorithms: { ...this.algorithms },
       read_bytes: this.readBytes,
-      read: { ...this.readonce },
+      read: { ...this.bytesRead },
     };
   }
 
