@@ -67,7 +67,7 @@ async function runCheck(ctx: JobExecutionContext, deps: CheckExecutorDeps): Prom
     const other = theirs.get(entry.path);
     if (!other) {
       // a folder is there when the destination lists it or anything in it (object stores list no folders)
-      if (mine.kind === 'file' || !theirFolders.has(entry.path)) findings.missing.push(entry.path);
+      if (mine.kind === 'file' || !theirFolders.has(entry.path)) findings.missingPath(entry.path);
       continue;
     }
     const judgement = judge(entry.path, mine, other, algorithms);
@@ -87,7 +87,7 @@ async function runCheck(ctx: JobExecutionContext, deps: CheckExecutorDeps): Prom
   }
   const ourFolders = foldersAbove(ours);
   for (const [path, facts] of theirs) {
-    if (!ours.has(path) && (facts.kind === 'file' || !ourFolders.has(path))) findings.extra.push(path);
+    if (!ours.has(path) && (facts.kind === 'file' || !ourFolders.has(path))) findings.extraPath(path);
   }
 
   // 3. The destination's bytes, for the files that need them: its listing once more.
@@ -113,8 +113,8 @@ const NO_SIZE_NOR_HASH =
 
 /** What a check collects, and the one place that counts it. */
 class Findings {
-  readonly missing: string[] = [];
-  readonly extra: string[] = [];
+  private readonly missing: string[] = [];
+  private readonly extra: string[] = [];
   private readonly different: CheckDifference[] = [];
   private readonly notComparable: { path: string; reason: string }[] = [];
   private matched = 0;
@@ -128,6 +128,14 @@ class Findings {
     private readonly readBytes: boolean,
     private readonly ctx: JobExecutionContext,
   ) {}
+
+  missingPath(path: string): void {
+    this.missing.push(path);
+  }
+
+  extraPath(path: string): void {
+    this.extra.push(path);
+  }
 
   matchedByHash(algorithm: string): void {
     this.matched += 1;

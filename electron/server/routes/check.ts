@@ -4,12 +4,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Acknowledgement, CheckRequest } from '../../../shared/api.js';
 import { ACKNOWLEDGEMENT_MESSAGE } from '../../../shared/api.js';
-import type { Target, TargetContext } from '../../core/target.js';
 import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
 import { resolveTargetToken } from '../tokens.js';
 import { jobPath } from '../urls.js';
 import { requireAction } from './resources.js';
+import { requireSource } from './uploads.js';
 
 const bodySchema = {
   type: 'object',
@@ -25,15 +25,6 @@ const bodySchema = {
     read_bytes: { type: 'boolean', default: false },
   },
 } as const;
-
-/**
- * The resource exists: looked up with `read` (which describes it, opening nothing) rather than
- * `detail`, which may hash a whole file first.
- */
-async function requireResource(target: Target, ctx: TargetContext, id: string): Promise<void> {
-  const read = await target.read(ctx, id);
-  await read.entries[Symbol.asyncIterator]().return?.();
-}
 
 export function registerCheckRoutes(app: FastifyInstance, { core }: ServerContext): void {
   app.post<{ Params: { target: string; resource: string }; Body: CheckRequest }>(
@@ -69,8 +60,9 @@ export function registerCheckRoutes(app: FastifyInstance, { core }: ServerContex
       const signal = clientGone(request, reply);
       const destinationId = request.params.resource;
       const sourceId = request.body.source_resource_id;
-      await requireResource(source, { token: sourceToken, signal }, sourceId);
-      await requireResource(destination, { token: destinationToken, signal }, destinationId);
+      // both looked up as a transfer's source is: described by read, nothing opened or hashed
+      await requireSource(source, { token: sourceToken, signal }, sourceId);
+      await requireSource(destination, { token: destinationToken, signal }, destinationId);
       const job = await core.jobs.submit({
         kind: 'check',
         target: destination.info.name,
