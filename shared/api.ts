@@ -131,7 +131,7 @@ export const ACKNOWLEDGEMENT_MESSAGE = 'The server is processing the request.';
 export type DuplicateFileAction = 'ignore' | 'update';
 export const DUPLICATE_FILE_ACTIONS: readonly DuplicateFileAction[] = ['ignore', 'update'];
 
-export type JobKind = 'upload' | 'transfer' | 'verify' | 'download';
+export type JobKind = 'upload' | 'transfer' | 'verify' | 'download' | 'check';
 /**
  * A job ends in exactly one of four states (docs/api.md "Job outcomes"; the core decides
  * which in electron/core/jobs/outcome.ts):
@@ -210,6 +210,53 @@ export interface JobReport {
   /** verify jobs: files whose bytes matched every recorded hash, and files with none to check */
   verified?: string[];
   unverified?: string[];
+  /** check jobs: what the comparison of the two resources found (docs/api.md "Check") */
+  check?: CheckReport;
+}
+
+/**
+ * A check's findings, like `rclone check`. Paths are as the source names them (starting with
+ * the source resource's title); a destination path is mapped onto the source's title, so a
+ * destination resource named differently (`Data (2)`) is compared file for file.
+ */
+export interface CheckReport {
+  /** files on both sides found equal, by a hash or by size (compared_by says how many of each) */
+  matched: number;
+  /** files and folders in the source and not in the destination */
+  missing: string[];
+  /** files and folders in the destination only */
+  extra: string[];
+  different: CheckDifference[];
+  /** files on both sides that could not be compared, each with the reason */
+  not_comparable: { path: string; reason: string }[];
+  /** files compared (matched or different) by a hash, and by size only */
+  compared_by: { hash: number; size: number };
+  /** of the files compared by a hash: how many by each algorithm */
+  algorithms: Record<string, number>;
+  /** whether the check was asked to read bytes where a side gives no common hash */
+  read_bytes: boolean;
+  /** what Ferry read to compute digests: files (a side of a file counts once) and bytes */
+  read: { files: number; bytes: number };
+}
+
+/**
+ * One file that differs. `hash`: both digests of one algorithm (lowercase hex); `read` names
+ * the sides whose digest Ferry computed from the bytes rather than took from the target.
+ * `size`: the byte counts differ (no hash needed). `kind`: a file on one side, a folder on the other.
+ */
+export type CheckDifference =
+  | { path: string; by: 'hash'; algorithm: string; source: string; destination: string; read?: CheckSide[] }
+  | { path: string; by: 'size'; source: number; destination: number }
+  | { path: string; by: 'kind'; source: 'file' | 'folder'; destination: 'file' | 'folder' };
+
+export type CheckSide = 'source' | 'destination';
+
+/** POST /api_v1/targets/<dest>/resources/<id>/check/: the resource to compare the destination one with. */
+export interface CheckRequest {
+  source_target_name: string;
+  source_resource_id: string;
+  /** compute digests from the bytes where the two sides give no common hash (may be slow) */
+  read_bytes?: boolean;
 }
 
 export interface Job {

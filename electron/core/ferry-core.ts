@@ -8,6 +8,7 @@ import { ACCESS_KEY_ACCOUNT } from './keychain/port.js';
 import type { JobService } from './jobs/types.js';
 import { createJobService } from './jobs/service.js';
 import { registerTransferExecutors } from './jobs/executors.js';
+import { registerCheckExecutor } from './jobs/check-job.js';
 import type { Target, Trash } from './target.js';
 import { FileOperations } from './operations/service.js';
 import { FolderTrash } from './operations/folder-trash.js';
@@ -59,6 +60,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
   });
   registerTransferExecutors(jobs, { targets, secrets: options.secrets, limits: config.limits, accessKey });
   registerVerifyExecutor(jobs, { targets, accessKey });
+  registerCheckExecutor(jobs, { targets, secrets: options.secrets, accessKey });
   await jobs.start();
 
   return {

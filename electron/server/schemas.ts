@@ -5,6 +5,47 @@ import type { FastifyInstance } from 'fastify';
 
 const nullableString = { type: ['string', 'null'] } as const;
 
+/** A check job's findings (shared/api.ts CheckReport; docs/api.md "Check"). */
+const checkReportSchema = {
+  type: 'object',
+  description:
+    'check jobs: paths as the source names them. A file is compared by size first, then by the strongest hash both ' +
+    'targets give; with read_bytes, a file with no shared hash is hashed from its bytes, otherwise it counts as compared by size.',
+  required: ['matched', 'missing', 'extra', 'different', 'not_comparable', 'compared_by', 'algorithms', 'read_bytes', 'read'],
+  properties: {
+    matched: { type: 'integer', description: 'files on both sides found equal' },
+    missing: { type: 'array', items: { type: 'string' }, description: 'files and folders in the source only' },
+    extra: { type: 'array', items: { type: 'string' }, description: 'files and folders in the destination only' },
+    different: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'by', 'source', 'destination'],
+        properties: {
+          path: { type: 'string' },
+          by: { type: 'string', enum: ['hash', 'size', 'kind'] },
+          algorithm: { type: 'string', description: 'by hash: the algorithm both digests are of' },
+          source: { type: ['string', 'integer'], description: 'the digest (lowercase hex), the size in bytes, or file|folder' },
+          destination: { type: ['string', 'integer'] },
+          read: { type: 'array', items: { type: 'string', enum: ['source', 'destination'] }, description: 'the sides whose digest Ferry computed from the bytes' },
+        },
+      },
+    },
+    not_comparable: {
+      type: 'array',
+      items: { type: 'object', required: ['path', 'reason'], properties: { path: { type: 'string' }, reason: { type: 'string' } } },
+    },
+    compared_by: {
+      type: 'object',
+      required: ['hash', 'size'],
+      properties: { hash: { type: 'integer' }, size: { type: 'integer', description: 'by size only: no shared hash, bytes not read' } },
+    },
+    algorithms: { type: 'object', additionalProperties: { type: 'integer' }, description: 'files compared by each algorithm' },
+    read_bytes: { type: 'boolean' },
+    read: { type: 'object', required: ['files', 'bytes'], properties: { files: { type: 'integer' }, bytes: { type: 'integer' } } },
+  },
+} as const;
+
 export const componentSchemas = [
   {
     $id: 'Error',
@@ -96,7 +137,7 @@ export const componentSchemas = [
     required: ['ticket_number', 'kind', 'status', 'target', 'resource_id', 'created', 'started', 'finished', 'progress', 'report', 'error'],
     properties: {
       ticket_number: { type: 'string' },
-      kind: { type: 'string', enum: ['upload', 'transfer', 'verify', 'download'] },
+      kind: { type: 'string', enum: ['upload', 'transfer', 'verify', 'download', 'check'] },
       status: {
         type: 'string',
         enum: ['queued', 'running', 'succeeded', 'completed_with_errors', 'failed', 'cancelled'],
@@ -161,6 +202,7 @@ export const componentSchemas = [
           },
           verified: { type: 'array', items: { type: 'string' } },
           unverified: { type: 'array', items: { type: 'string' } },
+          check: checkReportSchema,
           new_resource: {
             type: ['object', 'null'],
             properties: { id: { type: 'string' }, title: { type: 'string' } },

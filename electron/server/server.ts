@@ -11,6 +11,7 @@ import { answerClientError, answerConnect, answerExpectationFailed, registerErro
 import { registerGate } from './gate.js';
 import { registerRenderer } from './renderer.js';
 import { registerAppRoutes } from './routes/app.js';
+import { registerCheckRoutes } from './routes/check.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerOpenApiGenerator, registerOpenApiRoute } from './routes/openapi.js';
 import { registerOperationRoutes } from './routes/operations.js';
@@ -121,6 +122,7 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
   registerOperationRoutes(app, context);
   registerUploadRoutes(app, context);
   registerVerifyRoutes(app, context);
+  registerCheckRoutes(app, context);
   registerJobRoutes(app, context);
   registerAppRoutes(app, context);
   registerOpenApiRoute(app);

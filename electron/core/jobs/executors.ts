@@ -252,7 +252,7 @@ function destinationOf(ctx: JobExecutionContext, deps: TransferExecutorDeps): Ta
  * tokens were never written down — the one Ferry can find again: its own access key for
  * local targets, the keychain's for remote ones.
  */
-async function tokenFor(ctx: JobExecutionContext, deps: TransferExecutorDeps, role: string, target: Target): Promise<string> {
+export async function tokenFor(ctx: JobExecutionContext, deps: Pick<TransferExecutorDeps, 'secrets' | 'accessKey'>, role: string, target: Target): Promise<string> {
   const given = ctx.tokens[role];
   if (given) return given;
   if (target.info.credential === 'access-key') return deps.accessKey;

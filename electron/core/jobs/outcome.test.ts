@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JobReport } from '../../../shared/api.js';
+import type { CheckReport, JobReport } from '../../../shared/api.js';
 import { endingOf, failedFilesOfVerify, failedFilesOfWrite } from './outcome.js';
 import { emptyReport } from './types.js';
 
@@ -80,5 +80,54 @@ describe('failedFilesOfVerify', () => {
         error: "The stored bytes of 'x.bin' do not match its sha256 checksum (expected aa, got bb) and 1 more check.",
       },
     ]);
+  });
+});
+
+describe('endingOf a check: its findings decide, never an empty failed_files alone', () => {
+  const check = (fields: Partial<CheckReport>): JobReport =>
+    report({
+      check: {
+        matched: 2,
+        missing: [],
+        extra: [],
+        different: [],
+        not_comparable: [],
+        compared_by: { hash: 2, size: 0 },
+        algorithms: { sha256: 2 },
+        read_bytes: false,
+        read: { files: 0, bytes: 0 },
+        ...fields,
+      },
+    });
+
+  it.each([
+    ['every file matched', check({}), 'succeeded', null],
+    ['matched by size only (the report says so)', check({ compared_by: { hash: 0, size: 2 }, algorithms: {} }), 'succeeded', null],
+    ['nothing on either side', check({ matched: 0, compared_by: { hash: 0, size: 0 } }), 'succeeded', null],
+    ['a file missing', check({ missing: ['D/b.txt'] }), 'completed_with_errors', /^The resources differ: 1 missing \('D\/b.txt'\); 2 files matched\./],
+    ['a file only in the destination', check({ extra: ['D/new.txt'] }), 'completed_with_errors', /1 extra \('D\/new.txt'\)/],
+    [
+      'a file whose bytes differ',
+      check({ different: [{ path: 'D/a.txt', by: 'hash', algorithm: 'sha256', source: 'aa', destination: 'bb' }] }),
+      'completed_with_errors',
+      /1 different \('D\/a.txt'\)/,
+    ],
+    [
+      'a file that could not be compared',
+      check({ not_comparable: [{ path: 'D/a.txt', reason: 'no size' }] }),
+      'completed_with_errors',
+      /1 not comparable \('D\/a.txt'\)/,
+    ],
+    [
+      'every file missing: the check still completed',
+      check({ matched: 0, missing: ['D', 'D/a', 'D/b', 'D/c', 'D/d'] }),
+      'completed_with_errors',
+      /5 missing \('D', 'D\/a', 'D\/b' and 2 more\); 0 files matched/,
+    ],
+  ] as const)('%s → %s', (_name, outcome, status, sentence) => {
+    const ending = endingOf(outcome);
+    expect(ending.status).toBe(status);
+    if (sentence === null) expect(ending.error).toBeNull();
+    else expect(ending.error).toMatch(sentence);
   });
 });

@@ -1,4 +1,4 @@
-import type { FailedFile, FileError, FixityFailure, JobReport, JobStatus } from '../../../shared/api.js';
+import type { CheckReport, FailedFile, FileError, FixityFailure, JobReport, JobStatus } from '../../../shared/api.js';
 import { describeMismatch } from './source-check.js';
 
 // Which status a finished job's outcome gets: the one place that decides (docs/api.md
@@ -6,6 +6,7 @@ import { describeMismatch } from './source-check.js';
 // passed; a job some of whose files failed is `completed_with_errors` when anything else
 // arrived, `failed` when nothing did. A report with no failed file is a success whatever
 // else it says; a report is never read as a success when a file is missing from it.
+// A check (report.check) writes nothing: its findings decide instead (endingOfCheck).
 
 export type EndedStatus = Extract<JobStatus, 'succeeded' | 'completed_with_errors' | 'failed'>;
 
@@ -19,6 +20,7 @@ const NAMED_IN_SENTENCE = 3;
 
 /** The status and sentence for a job whose executor returned `report`. */
 export function endingOf(report: JobReport): Ending {
+  if (report.check) return endingOfCheck(report.check);
   const failed = report.failed_files ?? [];
   if (failed.length === 0) return { status: 'succeeded', error: null };
   const arrived = arrivedFiles(report, failed).length;
@@ -38,6 +40,32 @@ export function endingOf(report: JobReport): Ending {
     status: 'completed_with_errors',
     error: `${count} failed: ${named}${others}; ${arrived === 1 ? 'the other file arrived and passed its checks' : `the other ${arrived} files arrived and passed their checks`}. Retry the failed files, or see the report for each reason.`,
   };
+}
+
+/**
+ * A check succeeds only when every path is on both sides and every file compared equal (by
+ * hash, or by size where the report says so). One that ran to the end and found anything
+ * missing, extra or different, or a file it could not compare, is `completed_with_errors`:
+ * the check itself is complete, the resources are not shown to be the same. `failed` stays
+ * for a check that could not be made (a side could not be read): its executor throws.
+ */
+function endingOfCheck(check: CheckReport): Ending {
+  const parts = [
+    group(check.missing.length, 'missing', check.missing),
+    group(check.extra.length, 'extra', check.extra),
+    group(check.different.length, 'different', check.different.map((difference) => difference.path)),
+    group(check.not_comparable.length, 'not comparable', check.not_comparable.map((file) => file.path)),
+  ].filter((part): part is string => part !== null);
+  if (parts.length === 0) return { status: 'succeeded', error: null };
+  const matched = check.matched === 1 ? '1 file matched' : `${check.matched} files matched`;
+  return { status: 'completed_with_errors', error: `The resources differ: ${parts.join(', ')}; ${matched}. The report lists each path.` };
+}
+
+function group(count: number, word: string, paths: readonly string[]): string | null {
+  if (count === 0) return null;
+  const named = paths.slice(0, NAMED_IN_SENTENCE).map((path) => `'${path}'`).join(', ');
+  const others = count > NAMED_IN_SENTENCE ? ` and ${count - NAMED_IN_SENTENCE} more` : '';
+  return `${count} ${word} (${named}${others})`;
 }
 
 const STAGE_WORDS: Record<FailedFile['stage'], string> = {

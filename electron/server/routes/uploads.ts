@@ -38,7 +38,7 @@ async function requireContainer(target: Target, ctx: TargetContext, id: string):
  * `read` (which describes it, opening nothing) rather than `detail`, which may hash a whole
  * file first (the local target does: seconds for a large file, while the click waits).
  */
-async function requireSource(source: Target, ctx: TargetContext, id: string): Promise<void> {
+export async function requireSource(source: Target, ctx: TargetContext, id: string): Promise<void> {
   const read = await source.read(ctx, id);
   await read.entries[Symbol.asyncIterator]().return?.();
 }
