@@ -279,6 +279,17 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       return ok(res, versionJson(dataset, draft ? 'draft' : 'released', url.searchParams.get('excludeFiles') === 'true', url.searchParams.get('returnOwners') === 'true'));
     }
 
+    if ((match = /^\/api\/datasets\/(\d+)\/versions\/:draft$/.exec(path)) && method === 'DELETE') {
+      // Native API "Delete Dataset Draft" (Datasets.java deleteDraftVersion; the R `dataverse`
+      // client's delete_dataset uses it): the draft goes; a dataset never published goes whole
+      const dataset = visible(Number(match[1]), user, res);
+      if (!dataset) return;
+      if (!dataset.draft) return fail(res, 404, `Dataset version :draft of dataset ${dataset.id} not found`);
+      if (dataset.released) dataset.draft = null;
+      else state.datasets.delete(dataset.id);
+      return ok(res, { message: `Draft version of dataset ${dataset.id} deleted` });
+    }
+
     if ((match = /^\/api\/datasets\/(\d+)\/locks$/.exec(path)) && method === 'GET') {
       const dataset = visible(Number(match[1]), user, res);
       if (!dataset) return;

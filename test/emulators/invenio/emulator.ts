@@ -139,6 +139,18 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
       return sendJson(res, 200, serialize(record, wantDraft));
     }
 
+    if ((match = /^\/api\/records\/([a-z0-9-]+)\/draft$/.exec(path)) && method === 'DELETE') {
+      // invenio-drafts-resources "delete draft" (DELETE /records/{id}/draft → 204): a draft never
+      // published goes whole, its id with it; a published record's edit draft is discarded
+      const record = own(match[1] as string, owner, res);
+      if (!record) return;
+      if (!record.draft) return sendJson(res, 404, { status: 404, message: 'The persistent identifier is not registered.' });
+      if (record.published) record.draft = false;
+      else state.records.delete(record.id);
+      res.statusCode = 204;
+      return void res.end();
+    }
+
     if ((match = /^\/api\/records\/([a-z0-9-]+)\/versions$/.exec(path)) && method === 'POST') {
       const record = own(match[1] as string, owner, res);
       if (!record) return;

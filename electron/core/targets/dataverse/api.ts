@@ -166,6 +166,11 @@ export class DataverseApi {
   }
 
   /** Lock types now on a dataset (Ingest, EditInProgress, InReview, finalizePublication, …). */
+  /** Native API "Delete Dataset Draft": the draft version goes, and a dataset never published with it. */
+  async deleteDraft(datasetId: number, signal?: AbortSignal): Promise<void> {
+    await this.data(`datasets/${datasetId}/versions/:draft`, { method: 'DELETE', signal });
+  }
+
   async locks(datasetId: number, signal?: AbortSignal): Promise<string[]> {
     const locks = await this.data<{ lockType: string }[]>(`datasets/${datasetId}/locks`, { signal });
     return locks.map((lock) => lock.lockType);

@@ -273,3 +273,16 @@ function zipOf(files: Record<string, string>): Promise<Buffer> {
     return Buffer.from(await new Response(stream).arrayBuffer());
   });
 }
+
+describe('dataverse target: a failed new top-level upload', () => {
+  it('deletes the draft dataset it made, so nothing is left behind', async () => {
+    const before = emulator.state.datasets.size;
+    async function* entries() {
+      yield* entriesFrom({ 'Study/': null, 'Study/a.txt': 'a' });
+      yield { path: 'Study/b.bin', kind: 'file' as const, size: 3, mtime: null, hashes: {}, open: () => Promise.reject(new Error('the source disk went away')) };
+    }
+    const error = (await target.write(ctx(TOKEN), null, entries(), writeOptions()).catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(/The new draft dataset 'Study' \(.+\) was removed again, so nothing is left behind\.$/);
+    expect(emulator.state.datasets.size).toBe(before);
+  });
+});

@@ -26,6 +26,7 @@ import { searchMyData } from './search.js';
 import { stageEntry, type StagedBytes } from './staged.js';
 import { UploadJournal } from './upload-journal.js';
 import { isZipName, wrapInZip } from './zip-wrap.js';
+import { removedOnFailure } from '../../remote/new-record.js';
 
 export interface DataverseTargetOptions extends DataverseApiOptions {
   /** the installation a bare token is for */
@@ -193,17 +194,26 @@ export class DataverseTarget implements Target {
     const api = this.api(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
     if (containerId === null) {
-      await writeBelowOneTopFolder(
-        entries,
-        options,
-        outcome,
-        'A new Dataverse dataset',
-        async (top) => {
-          const made = await this.createDataset(api, top, options, ctx.signal);
-          outcome.newResource = { id: datasetId(made.id), title: made.title };
-          return this.session(api, made.id, '', options);
-        },
-        (s, entry, relativePath) => s.upload(entry, entry.path, relativePath, outcome),
+      // a new draft dataset that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+      await removedOnFailure((recordMade) =>
+        writeBelowOneTopFolder(
+          entries,
+          options,
+          outcome,
+          'A new Dataverse dataset',
+          async (top) => {
+            const made = await this.createDataset(api, top, options, ctx.signal);
+            recordMade({
+              label: `the new draft dataset '${made.title}' (${made.persistentId})`,
+              howToRemove: `delete it on its page, ${api.account.url}dataset.xhtml?persistentId=${encodeURIComponent(made.persistentId)}&version=DRAFT (Edit Dataset → Delete Dataset)`,
+              // its own deadline: the job's signal may have fired (a cancel)
+              remove: () => api.deleteDraft(made.id, AbortSignal.timeout(30_000)),
+            });
+            outcome.newResource = { id: datasetId(made.id), title: made.title };
+            return this.session(api, made.id, '', options);
+          },
+          (s, entry, relativePath) => s.upload(entry, entry.path, relativePath, outcome),
+        ),
       );
       if (!outcome.newResource) throw badRequest('The upload holds nothing to deposit: a new Dataverse dataset needs one top folder.');
       return outcome;
@@ -237,7 +247,7 @@ export class DataverseTarget implements Target {
    * subject "Other". An installation that requires more refuses with 400; its words are
    * passed on with what to do.
    */
-  private async createDataset(api: DataverseApi, wanted: string, options: WriteOptions, signal: AbortSignal): Promise<{ id: number; title: string }> {
+  private async createDataset(api: DataverseApi, wanted: string, options: WriteOptions, signal: AbortSignal): Promise<{ id: number; persistentId: string; title: string }> {
     const taken = new Set<string>();
     for await (const item of api.myDatasets(signal)) taken.add(item.name);
     let title = wanted;
@@ -269,7 +279,7 @@ export class DataverseTarget implements Target {
           'Create the dataset in Dataverse with those fields filled in, then upload into it.',
       );
     }
-    return { id: made.id, title };
+    return { id: made.id, persistentId: made.persistentId, title };
   }
 }
 

@@ -90,6 +90,11 @@ export class InvenioApi {
     return this.client.json<InvenioRecord>('records', { method: 'POST', json: body, token: this.account.token, signal });
   }
 
+  /** invenio-drafts-resources "delete draft": a draft never published goes whole. */
+  async deleteDraft(id: string, signal?: AbortSignal): Promise<void> {
+    await this.client.request(`records/${id}/draft`, { method: 'DELETE', token: this.account.token, signal, allow: [404] }).then((r) => r.body?.cancel());
+  }
+
   /** The next version's draft of a published record; the one already made if there is one. */
   newVersion(id: string, signal?: AbortSignal): Promise<InvenioRecord> {
     // safe to repeat: the service answers the existing next draft (drafts-resources new_version)

@@ -126,3 +126,16 @@ describe('invenio target', () => {
     expect(viaJson.map((n) => n.title)).toEqual(['Via JSON']);
   });
 });
+
+describe('invenio target: a failed new top-level upload', () => {
+  it('deletes the draft it made, so nothing is left behind', async () => {
+    const before = emulator.state.records.size;
+    async function* entries() {
+      yield* entriesFrom({ 'Study/': null, 'Study/a.txt': 'a' });
+      yield { path: 'Study/b.bin', kind: 'file' as const, size: 3, mtime: null, hashes: {}, open: () => Promise.reject(new Error('the source disk went away')) };
+    }
+    const error = (await target.write(ctx(TOKEN), null, entries(), writeOptions()).catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(/The new draft record 'Study' \(.+\) was removed again, so nothing is left behind\.$/);
+    expect(emulator.state.records.size).toBe(before);
+  });
+});

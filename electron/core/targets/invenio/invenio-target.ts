@@ -23,6 +23,7 @@ import { InvenioApi, md5Of, type InvenioApiOptions, type InvenioFile, type Inven
 import { parseInvenioToken } from './credentials.js';
 import { fileId, parseInvenioId, recordId } from './ids.js';
 import { searchUserRecords } from './search.js';
+import { removedOnFailure } from '../../remote/new-record.js';
 
 export interface InvenioTargetOptions extends InvenioApiOptions {
   /** the instance a bare token is for ('' when none is configured) */
@@ -151,17 +152,26 @@ export class InvenioTarget implements Target {
     const api = this.api(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
     if (containerId === null) {
-      await writeBelowOneTopFolder(
-        entries,
-        options,
-        outcome,
-        'A new InvenioRDM record',
-        async (top) => {
-          const draft = await this.createDraft(api, top, options, ctx.signal);
-          outcome.newResource = { id: recordId(draft.id), title: titleOf(draft) };
-          return new DraftWriter(api, draft.id, [], options);
-        },
-        (writer, entry, relativePath) => writer.upload(entry, relativePath, outcome),
+      // a new draft that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+      await removedOnFailure((made) =>
+        writeBelowOneTopFolder(
+          entries,
+          options,
+          outcome,
+          'A new InvenioRDM record',
+          async (top) => {
+            const draft = await this.createDraft(api, top, options, ctx.signal);
+            made({
+              label: `the new draft record '${titleOf(draft)}' (${draft.id})`,
+              howToRemove: `delete the draft on ${api.account.url}uploads/${draft.id}`,
+              // its own deadline: the job's signal may have fired (a cancel)
+              remove: () => api.deleteDraft(draft.id, AbortSignal.timeout(30_000)),
+            });
+            outcome.newResource = { id: recordId(draft.id), title: titleOf(draft) };
+            return new DraftWriter(api, draft.id, [], options);
+          },
+          (writer, entry, relativePath) => writer.upload(entry, relativePath, outcome),
+        ),
       );
       if (!outcome.newResource) throw badRequest('The upload holds nothing to deposit: a new InvenioRDM record needs one top folder.');
       return outcome;
