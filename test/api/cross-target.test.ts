@@ -113,7 +113,7 @@ describe('transfers between targets', () => {
     const out = path.join(ferry.root, 'unzipped');
     await unzipTo(zip, out);
     const bag = path.join(out, `osf_download_${project.id.replace(/[^A-Za-z0-9._-]/g, '_')}`);
-    const provenance = JSON.parse(await readFile(path.join(bag, 'ferry-provenance.json'), 'utf8')) as { files: { path: string; fixity: string }[] };
+    const provenance = (JSON.parse(await readFile(path.join(bag, 'ferry-provenance.json'), 'utf8')) as { entries: { files: { path: string; fixity: string }[] }[] }).entries[0]!;
     expect(provenance.files.map((file) => file.fixity)).toEqual(['ok', 'ok']);
     expect(await readFile(path.join(bag, 'data', 'Field Survey', 'raw', 'scan #1.bin'))).toEqual(files['Field Survey/raw/scan #1.bin']);
   });

@@ -130,7 +130,7 @@ if (skip) {
       const out = path.join(dir, 'unzipped');
       await unzipTo(zip, out);
       const [bagFolder] = await readdir(out);
-      const provenance = JSON.parse(await readFile(path.join(out, bagFolder!, 'ferry-provenance.json'), 'utf8')) as { files: { path: string; fixity: string }[] };
+      const provenance = (JSON.parse(await readFile(path.join(out, bagFolder!, 'ferry-provenance.json'), 'utf8')) as { entries: { files: { path: string; fixity: string }[] }[] }).entries[0]!;
       expect(provenance.files.map((file) => file.fixity)).toEqual(['ok', 'ok', 'ok']);
 
       let archive: ResourceSummary | undefined;

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import yauzl from 'yauzl';
 import { checkEndRecords } from '../../zip/upload-reader.js';
 import { parseManifest } from '../../zip/bagit-format.js';
-import { PROVENANCE_FILE, type Provenance } from '../../zip/bag-writer.js';
+import { bagDownloadView, PROVENANCE_FILE, type BagProvenanceV1 as Provenance } from '../../provenance/format.js';
 import { scanCentralDirectory, type DirectoryTable } from './central-directory.js';
 import type { ResourceNode } from '../../target.js';
 import { NodeColumns, ROOT_CONTAINER } from './node-columns.js';
@@ -261,11 +261,7 @@ async function readBag(zip: yauzl.ZipFile, table: DirectoryTable, root: string):
       }
       manifests.set(manifest[1] as string, hashes);
     } else if (name === PROVENANCE_FILE) {
-      try {
-        provenance = JSON.parse(await readSmallEntry(zip, table.entry(i))) as Provenance;
-      } catch {
-        provenance = null;
-      }
+      provenance = bagDownloadView(await readSmallEntry(zip, table.entry(i)));
     }
   }
   return { root, manifests, provenance };
