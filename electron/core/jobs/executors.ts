@@ -7,6 +7,7 @@ import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
 import type { Entry, Target, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
+import { completeProvenance, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { supportsStagedWrites, type StagedWriteOptions } from './staged-write.js';
 import type { JobExecutionContext, JobService } from './types.js';
@@ -68,7 +69,11 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
       );
     }
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
-    return await writeWatched(ctx, destination, token, archive.entries(), params, staged && archive.kind === 'bag');
+    // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
+    const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
+    const provenance = await startUploadProvenance({ ...common, spoolPath: params.spoolPath, kind: archive.kind, topLevel: archive.topLevel });
+    const report = await writeWatched(ctx, destination, token, watchedForProvenance(provenance, archive.entries()), params, staged && archive.kind === 'bag');
+    return await completeProvenance(provenance, { token, signal: ctx.signal }, report);
   } finally {
     await archive.close();
   }
@@ -100,7 +105,12 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
     );
   }
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
-  return writeWatched(ctx, destination, destinationToken, read.entries, params);
+  // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
+  const sourceCtx = { token: sourceToken, signal: ctx.signal };
+  const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
+  const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
+  const report = await writeWatched(ctx, destination, destinationToken, watchedForProvenance(provenance, read.entries), params);
+  return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
 }
 
 /** destination.write with every byte counted and checked against the source's hashes. */

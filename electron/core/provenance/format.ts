@@ -28,7 +28,11 @@ export interface ProvenanceResource {
   identifier?: string;
 }
 
-export type FixityStatus = 'ok' | 'mismatch' | 'no-source-hash';
+/**
+ * The source's hashes against the bytes read: `not-read` when the file's bytes were never
+ * read (a duplicate the destination kept), so nothing was checked.
+ */
+export type FixityStatus = 'ok' | 'mismatch' | 'no-source-hash' | 'not-read';
 
 export interface ProvenanceFile {
   /** where the file now is: in a bag relative to data/; otherwise as written (Entry.path) */
@@ -83,6 +87,22 @@ export function serializeProvenance(log: ProvenanceLog): Buffer {
 export function appendEntry(log: ProvenanceLog | null, entry: ProvenanceEntry): ProvenanceLog {
   const base = log ?? emptyLog();
   return { ...base, entries: [...base.entries, entry] };
+}
+
+/**
+ * Two records of the same data (the one that came with it, and one already at the
+ * destination) as one: every entry once (the same action, job and time is the same entry),
+ * oldest first. Neither record's history is lost.
+ */
+export function mergeLogs(a: ProvenanceLog | null, b: ProvenanceLog | null): ProvenanceLog | null {
+  if (!a || !b) return a ?? b;
+  const key = (entry: ProvenanceEntry) => `${entry.action}\u0000${entry.job ?? ''}\u0000${entry.at}`;
+  const seen = new Set(a.entries.map(key));
+  const entries = [...a.entries, ...b.entries.filter((entry) => !seen.has(key(entry)))];
+  // stable: entries of one time keep their order
+  entries.sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : 0));
+  const unreadable = [a.unreadable_earlier_record, b.unreadable_earlier_record].filter((text): text is string => text !== undefined);
+  return { format: PROVENANCE_FORMAT, entries, ...(unreadable.length > 0 ? { unreadable_earlier_record: unreadable.join('\n') } : {}) };
 }
 
 /**
