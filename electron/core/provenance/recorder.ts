@@ -118,6 +118,8 @@ export class ProvenanceRecorder {
         await this.writeRecord(ctx, place, log, notes);
       }
     } catch (error) {
+      // a cancelled job stays cancelled; any other failure leaves the written data a success
+      if (ctx.signal.aborted) throw error;
       notes.push(`The provenance record (${PROVENANCE_FILE}) could not be written: ${error instanceof Error ? error.message : String(error)}`);
     }
     return notes.length === 0 ? report : { ...report, notes: [...(report.notes ?? []), ...notes] };
