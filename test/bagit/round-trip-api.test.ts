@@ -34,8 +34,8 @@ describe('download → upload over /api_v1/', () => {
 
     const original = await snapshotTree(path.join(ferry.workspace, 'Odd'));
     // the upload adds its provenance record, extending the bag's (docs/provenance.md)
-    const { 'ferry-provenance.json': record, ...back } = await snapshotTree(path.join(ferry.workspace, 'Back', 'Odd'));
-    expect(back).toEqual(original);
+    const { 'ferry-provenance.json': record, ...arrived } = await snapshotTree(path.join(ferry.workspace, 'Back', 'Odd'));
+    expect(arrived).toEqual(original);
     expect(record).toMatch(/^file:/);
     const log = JSON.parse(await readFile(path.join(ferry.workspace, 'Back', 'Odd', 'ferry-provenance.json'), 'utf8')) as { entries: { action: string }[] };
     expect(log.entries.map((entry) => entry.action)).toEqual(['download', 'upload']);
