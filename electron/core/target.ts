@@ -32,6 +32,12 @@ export interface Target {
    * new resource's title; if taken, the target picks a distinct one and reports it).
    */
   write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome>;
+  /**
+   * Optional: what the resource says of itself beyond its files (title, description,
+   * creators …), in the common model below; null when it says nothing. A transfer to a new
+   * top-level resource passes it on in WriteOptions.metadata.
+   */
+  describe?(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null>;
   /** Optional: re-check stored bytes against recorded hashes (the offline library). */
   verify?(ctx: TargetContext, id: string, options: VerifyOptions): Promise<VerifyOutcome>;
   /** Optional: release handles (file watchers, sockets) at shutdown. */
@@ -54,6 +60,11 @@ export interface TargetInfo {
    * without checking each of 100,000 for characters to escape.
    */
   plainIds?: boolean;
+  /**
+   * Set when a top-level write keeps WriteOptions.metadata (what it can hold of it, naming
+   * the rest in its notes). Unset: the job reports that the metadata was not kept.
+   */
+  keepsMetadata?: boolean;
 }
 
 export interface TargetContext {
@@ -137,6 +148,30 @@ export interface WriteOptions {
   signal: AbortSignal;
   /** a short label naming the job, for commit messages and logs (e.g. "Ferry upload 1b2c…") */
   jobLabel: string;
+  /**
+   * For a top-level write: the source's descriptive metadata. A writer that keeps metadata
+   * puts on the new resource what it can hold, and names in WriteOutcome.notes each field
+   * it could not (never dropped silently). Others ignore it.
+   */
+  metadata?: DescriptiveMetadata;
+}
+
+/**
+ * Descriptive metadata in one model for every target (issue #21). A field left out is not
+ * known; nothing is filled in by guess.
+ */
+export interface DescriptiveMetadata {
+  title?: string;
+  /** plain text */
+  description?: string;
+  creators?: { name: string; orcid?: string; affiliation?: string }[];
+  keywords?: string[];
+  /** an SPDX identifier (e.g. "CC-BY-4.0") where known, else the licence's name */
+  license?: string;
+  /** YYYY-MM-DD */
+  publication_date?: string;
+  related_identifiers?: { identifier: string; relation: string }[];
+  funding?: { funder: string; award?: string }[];
 }
 
 export interface WriteOutcome {

@@ -5,9 +5,9 @@ import { badRequest, FerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
-import type { Entry, Target, WriteOutcome } from '../target.js';
+import type { DescriptiveMetadata, Entry, Target, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
-import { completeProvenance, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
+import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { supportsStagedWrites, type StagedWriteOptions } from './staged-write.js';
 import type { JobExecutionContext, JobService } from './types.js';
@@ -109,7 +109,10 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   const sourceCtx = { token: sourceToken, signal: ctx.signal };
   const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
   const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
-  const report = await writeWatched(ctx, destination, destinationToken, watchedForProvenance(provenance, read.entries), params);
+  // descriptive metadata (title, creators …) for a new top-level resource, and what could not be carried
+  const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId);
+  const written = await writeWatched(ctx, destination, destinationToken, watchedForProvenance(provenance, read.entries), { ...params, metadata: described.metadata });
+  const report = described.notes.length > 0 ? { ...written, notes: [...(written.notes ?? []), ...described.notes] } : written;
   return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
 }
 
@@ -119,7 +122,7 @@ async function writeWatched(
   destination: Target,
   token: string,
   entries: AsyncIterable<Entry>,
-  params: { containerId: string | null; duplicateAction: DuplicateFileAction },
+  params: { containerId: string | null; duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata },
   /** a bag not yet checked: every byte must match its manifests before any file is put in place */
   verifyBag = false,
 ): Promise<JobReport> {
@@ -128,6 +131,7 @@ async function writeWatched(
     duplicateAction: params.duplicateAction,
     signal: ctx.signal,
     jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
+    ...(params.metadata ? { metadata: params.metadata } : {}),
   };
   if (verifyBag) {
     options.beforeCommit = async () => {

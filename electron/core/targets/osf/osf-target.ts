@@ -2,6 +2,7 @@ import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { badRequest, notFound, throwIfAborted } from '../../errors.js';
 import {
   fullActions,
+  type DescriptiveMetadata,
   type Entry,
   type ListScope,
   type ReadResult,
@@ -28,6 +29,7 @@ import {
   storageToResource,
 } from './mapping.js';
 import { OsfWriter } from './writer.js';
+import { licenseIdOf, nodeMetadata } from './metadata.js';
 
 /**
  * OSF as a Ferry target. The tree: projects (top level) → components and storage
@@ -130,6 +132,16 @@ export class OsfTarget implements Target {
       return storageInfo(ref.node, ref.provider);
     }
     return fileInfo(await this.file(ctx, ref.fileId, ref.node, ref.provider), ref.node, ref.provider);
+  }
+
+  /** A project's or component's title, description, tags and licence (metadata.ts); null for files and folders. */
+  async describe(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null> {
+    const ref = parseOsfId(id);
+    if (ref.kind !== 'node') return null;
+    const node = await this.client.get(`nodes/${ref.node}/`, ctx.token, ctx.signal);
+    const licenseId = licenseIdOf(node);
+    const license = licenseId ? await this.client.get(`licenses/${licenseId}/`, ctx.token, ctx.signal) : null;
+    return nodeMetadata(node, typeof license?.attributes.name === 'string' ? license.attributes.name : null);
   }
 
   /** A file record, checked to belong to the node and provider its Ferry id names. */
