@@ -2,7 +2,7 @@
 // loopback with the OSF and Zenodo emulators: a transfer OSF → Zenodo creates a deposition
 // whose description and keywords are the OSF project's, with a provenance file listing every
 // file's source and destination hash; transferring that deposition on to a local folder
-// appends a second entry. (Creators and licence: the OSF emulator serves neither yet.)
+// appends a second entry. (Licence: the OSF emulator serves none yet.)
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,8 +26,11 @@ beforeAll(async () => {
   osf = await startOsfEmulator();
   zenodo = await startZenodoEmulator();
   const user = osf.state.addUser('Ada Lovelace');
+  user.orcid = '0000-0002-1825-0097';
+  const second = osf.state.addUser('Charles Babbage');
   const osfToken = osf.state.addToken(user.id);
   const node = osf.state.addNode({ title: 'Coastal Survey', owner: user.id, description: 'Salinity at two sites & monthly samples.', tags: ['coast', 'salinity'] });
+  osf.state.addContributor(node.id, second.id, 'write');
   osf.state.addFile(node.id, 'readings.csv', 'site,psu\nA,35\n');
   osf.state.addFile(node.id, 'raw/log.txt', 'calibrated\n');
   projectId = `n-${node.id}`;
@@ -79,6 +82,7 @@ describe('OSF → Zenodo → local', () => {
       title: 'Coastal Survey',
       description: '<p>Salinity at two sites &amp; monthly samples.</p>',
       keywords: ['coast', 'salinity'],
+      creators: [{ name: 'Ada Lovelace', orcid: '0000-0002-1825-0097' }, { name: 'Charles Babbage' }],
     });
     const record = deposition.files.find((file) => file.key === 'ferry-provenance.json')!;
     const first = (JSON.parse(record.bytes.toString('utf8')) as ProvenanceLog).entries[0]!;
@@ -104,6 +108,6 @@ describe('OSF → Zenodo → local', () => {
   it('a destination that keeps no metadata says so in the job instead of dropping it silently', async () => {
     const project = (await list('osf')).find((node) => node.title === 'Coastal Survey')!;
     const job = await transfer('local', null, 'osf', project.id);
-    expect(job.report!.notes).toEqual([expect.stringMatching(/^The destination \(Local folders\) keeps no descriptive metadata: the source's title, description, keywords were not carried/)]);
+    expect(job.report!.notes).toEqual([expect.stringMatching(/^The destination \(Local folders\) keeps no descriptive metadata: the source's title, description, creators, keywords were not carried/)]);
   });
 });

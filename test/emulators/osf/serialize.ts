@@ -166,7 +166,10 @@ export function serializeUser(user: EmuUser, urls: Urls) {
   return {
     id: user.id,
     type: 'users',
-    attributes: { full_name: user.fullName, given_name: '', middle_names: '', family_name: '', suffix: '', active: true, timezone: 'Etc/UTC', locale: 'en_US' },
+    attributes: {
+      full_name: user.fullName, given_name: '', middle_names: '', family_name: '', suffix: '', active: true, timezone: 'Etc/UTC', locale: 'en_US',
+      social: user.orcid ? { orcid: user.orcid } : {},
+    },
     relationships: { nodes: related(`${urls.api}users/${user.id}/nodes/`) },
     links: { html: `${urls.web}${user.id}/`, self: `${urls.api}users/${user.id}/` },
   };

@@ -13,6 +13,8 @@ export type Scope = 'osf.full_read' | 'osf.full_write';
 export interface EmuUser {
   id: string;
   fullName: string;
+  /** an ORCID iD (as OSF keeps it in `social.orcid`: the bare id), when the user linked one */
+  orcid?: string;
 }
 
 export interface EmuToken {

@@ -1,15 +1,30 @@
 import type { DescriptiveMetadata } from '../../target.js';
 import type { JsonApiResource } from './client.js';
 
-// An OSF node's descriptive metadata in the common model (target.ts DescriptiveMetadata):
-// title, description and tags from its attributes; the licence's name when the node links
-// one (the caller reads /licenses/<id>/). Contributors are not read yet (docs/provenance.md).
+type Creator = NonNullable<DescriptiveMetadata['creators']>[number];
 
-export function nodeMetadata(node: JsonApiResource, licenseName: string | null): DescriptiveMetadata {
+/** A bibliographic contributor (users embedded) as a creator; null for a non-bibliographic one. */
+export function creatorOf(contributor: JsonApiResource): Creator | null {
+  if (contributor.attributes.bibliographic === false) return null;
+  const user = (contributor as JsonApiResource & { embeds?: { users?: { data?: { attributes?: Record<string, unknown> } } } }).embeds?.users?.data?.attributes;
+  const name = typeof user?.full_name === 'string' ? user.full_name.trim() : '';
+  if (!name) return null;
+  const social = user?.social as { orcid?: unknown } | undefined;
+  const orcid = typeof social?.orcid === 'string' && social.orcid.trim() ? social.orcid.trim() : null;
+  return { name, ...(orcid ? { orcid } : {}) };
+}
+
+// An OSF node's descriptive metadata in the common model (target.ts DescriptiveMetadata):
+// title, description and tags from its attributes; creators from its bibliographic
+// contributors (name, ORCID iD); the licence's name when the node links one (the caller
+// reads /licenses/<id>/).
+
+export function nodeMetadata(node: JsonApiResource, licenseName: string | null, creators: Creator[]): DescriptiveMetadata {
   const a = node.attributes;
   const metadata: DescriptiveMetadata = {};
   if (typeof a.title === 'string' && a.title) metadata.title = unescapeHtml(a.title);
   if (typeof a.description === 'string' && a.description) metadata.description = unescapeHtml(a.description);
+  if (creators.length > 0) metadata.creators = creators;
   if (Array.isArray(a.tags) && a.tags.length > 0) metadata.keywords = a.tags.map(String);
   if (licenseName) metadata.license = licenseName;
   return metadata;

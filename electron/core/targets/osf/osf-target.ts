@@ -29,7 +29,7 @@ import {
   storageToResource,
 } from './mapping.js';
 import { OsfWriter } from './writer.js';
-import { licenseIdOf, nodeMetadata } from './metadata.js';
+import { creatorOf, licenseIdOf, nodeMetadata } from './metadata.js';
 
 /**
  * OSF as a Ferry target. The tree: projects (top level) → components and storage
@@ -141,7 +141,12 @@ export class OsfTarget implements Target {
     const node = await this.client.get(`nodes/${ref.node}/`, ctx.token, ctx.signal);
     const licenseId = licenseIdOf(node);
     const license = licenseId ? await this.client.get(`licenses/${licenseId}/`, ctx.token, ctx.signal) : null;
-    return nodeMetadata(node, typeof license?.attributes.name === 'string' ? license.attributes.name : null);
+    const creators = [];
+    for await (const contributor of this.client.contributors(ref.node, ctx.token, ctx.signal)) {
+      const creator = creatorOf(contributor);
+      if (creator) creators.push(creator);
+    }
+    return nodeMetadata(node, typeof license?.attributes.name === 'string' ? license.attributes.name : null, creators);
   }
 
   /** A file record, checked to belong to the node and provider its Ferry id names. */
