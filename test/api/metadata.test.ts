@@ -1,8 +1,8 @@
 // Issue #21 item 2 (first part) with the done-means of the issue, over real HTTP on
 // loopback with the OSF and Zenodo emulators: a transfer OSF → Zenodo creates a deposition
-// whose description and keywords are the OSF project's, with a provenance file listing every
+// whose creators, description, keywords and licence are the OSF project's, with a provenance file listing every
 // file's source and destination hash; transferring that deposition on to a local folder
-// appends a second entry. (Licence: the OSF emulator serves none yet.)
+// appends a second entry.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +31,7 @@ beforeAll(async () => {
   const osfToken = osf.state.addToken(user.id);
   const node = osf.state.addNode({ title: 'Coastal Survey', owner: user.id, description: 'Salinity at two sites & monthly samples.', tags: ['coast', 'salinity'] });
   osf.state.addContributor(node.id, second.id, 'write');
+  node.license = { id: '563c1cf88c5e4a3877f9e96a', name: 'CC-By Attribution 4.0 International' };
   osf.state.addFile(node.id, 'readings.csv', 'site,psu\nA,35\n');
   osf.state.addFile(node.id, 'raw/log.txt', 'calibrated\n');
   projectId = `n-${node.id}`;
@@ -73,7 +74,7 @@ async function transfer(to: string, into: string | null, from: string, sourceId:
 }
 
 describe('OSF → Zenodo → local', () => {
-  it('carries the project description and tags, and the provenance record, across two hops', async () => {
+  it('carries the project creators, description, keywords and licence, and the provenance record, across two hops', async () => {
     const project = (await list('osf')).find((node) => node.title === 'Coastal Survey')!;
     expect(project.id).toBe(projectId);
     const toZenodo = await transfer('zenodo', null, 'osf', project.id);
@@ -83,7 +84,9 @@ describe('OSF → Zenodo → local', () => {
       description: '<p>Salinity at two sites &amp; monthly samples.</p>',
       keywords: ['coast', 'salinity'],
       creators: [{ name: 'Ada Lovelace', orcid: '0000-0002-1825-0097' }, { name: 'Charles Babbage' }],
+      license: 'cc-by-4.0',
     });
+    expect(toZenodo.report!.notes ?? []).toEqual([]);
     const record = deposition.files.find((file) => file.key === 'ferry-provenance.json')!;
     const first = (JSON.parse(record.bytes.toString('utf8')) as ProvenanceLog).entries[0]!;
     expect(first.source).toMatchObject({ target: 'osf', resource_id: project.id, title: 'Coastal Survey' });
@@ -108,6 +111,6 @@ describe('OSF → Zenodo → local', () => {
   it('a destination that keeps no metadata says so in the job instead of dropping it silently', async () => {
     const project = (await list('osf')).find((node) => node.title === 'Coastal Survey')!;
     const job = await transfer('local', null, 'osf', project.id);
-    expect(job.report!.notes).toEqual([expect.stringMatching(/^The destination \(Local folders\) keeps no descriptive metadata: the source's title, description, creators, keywords were not carried/)]);
+    expect(job.report!.notes).toEqual([expect.stringMatching(/^The destination \(Local folders\) keeps no descriptive metadata: the source's title, description, creators, keywords, license were not carried/)]);
   });
 });

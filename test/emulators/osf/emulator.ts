@@ -247,6 +247,12 @@ class ApiServer {
         return [200, this.page(request, children, (file) => serializeFile(this.state, file, this.urls, request.version), (file, field) => fileField(this.state, file, field), unsorted)];
       }
     }
+    if (first === 'licenses' && second && segments.length === 2) {
+      allow(method, ['GET']);
+      const license = [...this.state.nodes.values()].find((node) => node.license?.id === second)?.license;
+      if (!license) throw notFound();
+      return [200, { data: { id: license.id, type: 'licenses', attributes: { name: license.name, text: '', url: '', required_fields: [] } } }];
+    }
     if (first === 'files' && second && segments.length === 2) {
       allow(method, ['GET']);
       const file = this.state.files.get(second) ?? [...this.state.files.values()].find((f) => f.guid === second);

@@ -41,6 +41,8 @@ export interface EmuNode {
   /** osfstorage quota in bytes (5 GB private by default on OSF) */
   quotaBytes: number;
   deleted: boolean;
+  /** the licence the node links (relationships.license, /v2/licenses/<id>/), if any */
+  license?: { id: string; name: string };
 }
 
 export interface EmuVersion {
