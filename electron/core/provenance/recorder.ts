@@ -128,10 +128,13 @@ export class ProvenanceRecorder {
   private watchFile(entry: Entry): Entry {
     const seen: Seen = { entry, passed: null, bytes: null };
     this.files.push(seen);
+    // An algorithm the source reports is already checked on every byte by the job's own
+    // watch (WatchedEntries): it is not computed twice; see computedOf.
+    const algorithms = this.algorithms.filter((a) => !sourceHash(entry, a));
     const watched: Entry = {
       ...entry,
       open: async () => {
-        const hasher = new HashingPassThrough(this.algorithms);
+        const hasher = new HashingPassThrough(algorithms);
         const raw = await entry.open();
         raw.on('error', (error) => hasher.destroy(error));
         hasher.once('end', () => {
@@ -144,8 +147,8 @@ export class ProvenanceRecorder {
     const readWhole = readWholeOf(entry);
     if (readWhole) {
       withReadWhole(watched, async (wanted) => {
-        const file = await readWhole([...new Set([...wanted, ...this.algorithms])]);
-        seen.passed = Object.fromEntries(this.algorithms.map((a) => [a, file.hashes[a]!]));
+        const file = await readWhole([...new Set([...wanted, ...algorithms])]);
+        seen.passed = Object.fromEntries(algorithms.map((a) => [a, file.hashes[a]!]));
         seen.bytes = file.bytes.length;
         return file;
       });
@@ -184,7 +187,7 @@ export class ProvenanceRecorder {
       path: entry.path,
       size: seen.bytes,
       source_hashes: { ...entry.hashes },
-      computed_hashes: seen.passed ?? {},
+      computed_hashes: computedOf(seen, fixity, this.algorithms),
       fixity,
       outcome,
       verified: false,
@@ -259,6 +262,22 @@ function fixityOfSeen(seen: Seen, report: JobReport): FixityStatus {
   if (!checkable) return 'no-source-hash';
   // the job's own watch (WatchedEntries) checks every byte read against these hashes
   return seen.passed ? 'ok' : 'not-read';
+}
+
+function sourceHash(entry: Entry, algorithm: string): string | undefined {
+  const found = Object.entries(entry.hashes).find(([name]) => name.toLowerCase() === algorithm);
+  return found?.[1].toLowerCase();
+}
+
+/**
+ * The digests of the bytes passed on, in the destination's algorithms: computed here, or,
+ * for an algorithm the source reports, the source's value once the job's watch found every
+ * byte read to match it (fixity ok); unknown otherwise.
+ */
+function computedOf(seen: Seen, fixity: FixityStatus, algorithms: readonly string[]): Record<string, string> {
+  if (!seen.passed) return {};
+  const checked = fixity === 'ok' ? algorithms.filter((a) => sourceHash(seen.entry, a) !== undefined) : [];
+  return { ...seen.passed, ...Object.fromEntries(checked.map((a) => [a, sourceHash(seen.entry, a)!])) };
 }
 
 function relativeTo(place: Place, entryPath: string): string | null {
