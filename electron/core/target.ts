@@ -42,6 +42,12 @@ export interface Target {
    * local folder, "survey.csv", "Survey 2024/" and the like below the workspace.
    */
   search?(ctx: TargetContext, query: SearchQuery): Promise<SearchPage>;
+  /**
+   * Optional: what the resource says of itself beyond its files (title, description,
+   * creators …), in the common model below; null when it says nothing. A transfer to a new
+   * top-level resource passes it on in WriteOptions.metadata.
+   */
+  describe?(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null>;
   /** Optional: re-check stored bytes against recorded hashes (the offline library). */
   verify?(ctx: TargetContext, id: string, options: VerifyOptions): Promise<VerifyOutcome>;
   /** Optional: release handles (file watchers, sockets) at shutdown. */
@@ -153,6 +159,11 @@ export interface TargetInfo {
    * without checking each of 100,000 for characters to escape.
    */
   plainIds?: boolean;
+  /**
+   * Set when a top-level write keeps WriteOptions.metadata (what it can hold of it, naming
+   * the rest in its notes). Unset: the job reports that the metadata was not kept.
+   */
+  keepsMetadata?: boolean;
 }
 
 export interface TargetContext {
@@ -257,6 +268,30 @@ export interface WriteOptions {
   signal: AbortSignal;
   /** a short label naming the job, for commit messages and logs (e.g. "Ferry upload 1b2c…") */
   jobLabel: string;
+  /**
+   * For a top-level write: the source's descriptive metadata. A writer that keeps metadata
+   * puts on the new resource what it can hold, and names in WriteOutcome.notes each field
+   * it could not (never dropped silently). Others ignore it.
+   */
+  metadata?: DescriptiveMetadata;
+}
+
+/**
+ * Descriptive metadata in one model for every target (issue #21). A field left out is not
+ * known; nothing is filled in by guess.
+ */
+export interface DescriptiveMetadata {
+  title?: string;
+  /** plain text */
+  description?: string;
+  creators?: { name: string; orcid?: string; affiliation?: string }[];
+  keywords?: string[];
+  /** an SPDX identifier (e.g. "CC-BY-4.0") where known, else the licence's name */
+  license?: string;
+  /** YYYY-MM-DD */
+  publication_date?: string;
+  related_identifiers?: { identifier: string; relation: string }[];
+  funding?: { funder: string; award?: string }[];
 }
 
 export interface WriteOutcome {

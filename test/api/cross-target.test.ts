@@ -98,8 +98,9 @@ describe('transfers between targets', () => {
     const byId = new Map(everything.map((node) => [node.id, node]));
     const project = everything.find((node) => node.container === 'None' && node.title === 'Field Survey')!;
     const osfFiles = everything.filter((node) => node.kind === 'item');
-    expect(osfFiles.map((node) => pathOf(node, byId)).sort()).toEqual(['Field Survey/osfstorage/answers.csv', 'Field Survey/osfstorage/raw/scan #1.bin']);
-    for (const node of osfFiles) {
+    // the data, and the transfer's provenance record at the top of the new project (docs/provenance.md)
+    expect(osfFiles.map((node) => pathOf(node, byId)).sort()).toEqual(['Field Survey/osfstorage/answers.csv', 'Field Survey/osfstorage/ferry-provenance.json', 'Field Survey/osfstorage/raw/scan #1.bin']);
+    for (const node of osfFiles.filter((file) => file.title !== 'ferry-provenance.json')) {
       const detail = (await (await ferry.fetch(`/api_v1/targets/osf/resources/${node.id}.json/`, { headers: ferry.bearer() })).json()) as ResourceDetail;
       const relative = pathOf(node, byId).replace('/osfstorage', '');
       expect(detail.hashes.md5).toBe(md5(files[relative]!));
@@ -113,8 +114,8 @@ describe('transfers between targets', () => {
     const out = path.join(ferry.root, 'unzipped');
     await unzipTo(zip, out);
     const bag = path.join(out, `osf_download_${project.id.replace(/[^A-Za-z0-9._-]/g, '_')}`);
-    const provenance = JSON.parse(await readFile(path.join(bag, 'ferry-provenance.json'), 'utf8')) as { files: { path: string; fixity: string }[] };
-    expect(provenance.files.map((file) => file.fixity)).toEqual(['ok', 'ok']);
+    const provenance = (JSON.parse(await readFile(path.join(bag, 'ferry-provenance.json'), 'utf8')) as { entries: { files: { path: string; fixity: string }[] }[] }).entries[0]!;
+    expect(provenance.files.map((file) => file.fixity)).toEqual(['ok', 'ok', 'ok']);
     expect(await readFile(path.join(bag, 'data', 'Field Survey', 'raw', 'scan #1.bin'))).toEqual(files['Field Survey/raw/scan #1.bin']);
   });
 
@@ -140,8 +141,10 @@ describe('transfers between targets', () => {
     const commitsBefore = github.state.commitCount(ghRepo);
     const job = await transfer('github', repo.id, 'osf', tables.id);
     expect(job.status, job.error ?? '').toBe('succeeded');
-    expect(github.state.commitCount(ghRepo)).toBe(commitsBefore + 1);
+    // one commit for the data, one for its provenance record (written once the data's hashes are known)
+    expect(github.state.commitCount(ghRepo)).toBe(commitsBefore + 2);
     const stored = github.state.files(ghRepo);
+    expect(stored['tables/ferry-provenance.json']).toBeDefined();
     expect(stored['tables/a.csv']?.toString()).toBe('a\n');
     expect(stored['tables/b.csv']?.toString()).toBe('b\n');
   });

@@ -131,9 +131,8 @@ describe('GET /api_v1/targets/<t>/resources/<id>.zip/ (4.4)', () => {
     }
 
     // the provenance file records the source and, per file, source vs computed hashes
-    const provenanceName = all.find((file) => !file.startsWith('data/') && file.endsWith('.json'))!;
-    const provenance = JSON.parse(await readFile(path.join(bag, provenanceName), 'utf8'));
-    expect(provenance).toMatchObject({ source_target: 'local', resource_id: data.id, resource_title: 'Data' });
+    const provenance = JSON.parse(await readFile(path.join(bag, 'ferry-provenance.json'), 'utf8')).entries[0];
+    expect(provenance).toMatchObject({ action: 'download', source: { target: 'local', resource_id: data.id, title: 'Data' } });
     expect(provenance.files).toHaveLength(payload.length);
     for (const file of provenance.files) {
       expect(file.computed_hashes.sha256).toBe(digest('sha256', Buffer.from(files[file.path]!)));

@@ -130,8 +130,9 @@ if (skip) {
       const out = path.join(dir, 'unzipped');
       await unzipTo(zip, out);
       const [bagFolder] = await readdir(out);
-      const provenance = JSON.parse(await readFile(path.join(out, bagFolder!, 'ferry-provenance.json'), 'utf8')) as { files: { path: string; fixity: string }[] };
-      expect(provenance.files.map((file) => file.fixity)).toEqual(['ok', 'ok', 'ok']);
+      const provenance = (JSON.parse(await readFile(path.join(out, bagFolder!, 'ferry-provenance.json'), 'utf8')) as { entries: { files: { path: string; fixity: string }[] }[] }).entries[0]!;
+      // the data, and the transfers' provenance record that came along with it
+      expect(provenance.files.map((file) => [file.path.split('/').pop(), file.fixity]).filter(([name]) => name !== 'ferry-provenance.json').map(([, fixity]) => fixity)).toEqual(['ok', 'ok', 'ok']);
 
       let archive: ResourceSummary | undefined;
       for (let attempt = 0; attempt < 50 && !archive; attempt++) {

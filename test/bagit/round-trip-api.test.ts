@@ -34,7 +34,12 @@ describe('download → upload over /api_v1/', () => {
     expect(job.status, job.error ?? '').toBe('succeeded');
 
     const original = await snapshotTree(path.join(ferry.workspace, 'Odd'));
-    expect(await snapshotTree(path.join(ferry.workspace, 'Back', 'Odd'))).toEqual(original);
+    // the upload adds its provenance record, extending the bag's (docs/provenance.md)
+    const { 'ferry-provenance.json': record, ...arrived } = await snapshotTree(path.join(ferry.workspace, 'Back', 'Odd'));
+    expect(arrived).toEqual(original);
+    expect(record).toMatch(/^file:/);
+    const log = JSON.parse(await readFile(path.join(ferry.workspace, 'Back', 'Odd', 'ferry-provenance.json'), 'utf8')) as { entries: { action: string }[] };
+    expect(log.entries.map((entry) => entry.action)).toEqual(['download', 'upload']);
     for (const [i, name] of NAMES.entries()) expect(await readFile(path.join(ferry.workspace, 'Back', 'Odd', name), 'utf8'), JSON.stringify(name)).toBe(`file ${i}\n`);
   });
 });

@@ -73,7 +73,8 @@ describe('crash recovery', () => {
     form.set('service-file', await openAsBlob(zipPath), 'upload.zip');
     const posted = await fetch(`${first.url}api_v1/targets/local/resources/${encodeURIComponent(root!.id)}/`, {
       method: 'POST',
-      headers: { 'service-destination-token': first.accessKey, 'duplicate-file-action': 'ignore' },
+      // exactly the ZIP's files: no provenance record (docs/provenance.md)
+      headers: { 'service-destination-token': first.accessKey, 'duplicate-file-action': 'ignore', 'ferry-provenance': 'off' },
       body: form,
     });
     expect(posted.status).toBe(202);

@@ -5,8 +5,9 @@ import { badRequest, FerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
-import type { Entry, Target, TargetContext, WriteOutcome } from '../target.js';
+import type { DescriptiveMetadata, Entry, Target, TargetContext, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
+import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
 import { supportsStagedWrites, type StagedWriteOptions } from './staged-write.js';
@@ -81,7 +82,11 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
       );
     }
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
-    return await writeWatched(ctx, destination, token, archive.entries(), params, staged);
+    // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
+    const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
+    const provenance = await startUploadProvenance({ ...common, spoolPath: params.spoolPath, kind: archive.kind, topLevel: archive.topLevel });
+    const report = await writeWatched(ctx, destination, token, watchedForProvenance(provenance, archive.entries()), params, staged);
+    return await completeProvenance(provenance, { token, signal: ctx.signal }, report);
   } finally {
     await archive.close();
   }
@@ -120,13 +125,25 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
     );
   }
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
-  let entries = params.only ? onlyThese(read.entries, params.only) : read.entries;
-  if (params.insideTop === undefined) return writeWatched(ctx, destination, destinationToken, entries, params);
-  entries = withoutTop(entries, params.insideTop);
-  const report = await writeWatched(ctx, destination, destinationToken, entries, params);
-  // failed files are named as the source names them, so a retry of this retry finds them
-  const top = params.insideTop;
-  return { ...report, failed_files: report.failed_files?.map((file) => ({ ...file, path: `${top}/${file.path}` })) };
+  if (params.only) {
+    // a retry of failed files: only those, into what the first run made; its provenance was written then
+    let entries = onlyThese(read.entries, params.only);
+    if (params.insideTop === undefined) return writeWatched(ctx, destination, destinationToken, entries, params);
+    entries = withoutTop(entries, params.insideTop);
+    const report = await writeWatched(ctx, destination, destinationToken, entries, params);
+    // failed files are named as the source names them, so a retry of this retry finds them
+    const top = params.insideTop;
+    return { ...report, failed_files: report.failed_files?.map((file) => ({ ...file, path: `${top}/${file.path}` })) };
+  }
+  // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
+  const sourceCtx = { token: sourceToken, signal: ctx.signal };
+  const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
+  const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
+  // descriptive metadata (title, creators …) for a new top-level resource, and what could not be carried
+  const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId);
+  const written = await writeWatched(ctx, destination, destinationToken, watchedForProvenance(provenance, read.entries), { ...params, metadata: described.metadata });
+  const report = described.notes.length > 0 ? { ...written, notes: [...(written.notes ?? []), ...described.notes] } : written;
+  return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
 }
 
 /**
@@ -173,7 +190,7 @@ async function writeWatched(
   destination: Target,
   token: string,
   entries: AsyncIterable<Entry>,
-  params: { containerId: string | null; duplicateAction: DuplicateFileAction },
+  params: { containerId: string | null; duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata },
   /** an archive not yet checked: every byte must match (a bag's manifests, a ZIP's CRC-32s) before any file is put in place */
   verifyBag = false,
 ): Promise<JobReport> {
@@ -182,6 +199,7 @@ async function writeWatched(
     duplicateAction: params.duplicateAction,
     signal: ctx.signal,
     jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
+    ...(params.metadata ? { metadata: params.metadata } : {}),
   };
   if (verifyBag) {
     options.beforeCommit = async () => {

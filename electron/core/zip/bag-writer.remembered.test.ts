@@ -8,7 +8,8 @@ import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Entry, RememberedDigests } from '../target.js';
-import { bagNameFor, writeBagZip, type Provenance } from './bag-writer.js';
+import { bagNameFor, writeBagZip} from './bag-writer.js';
+import type { ProvenanceEntry as Provenance, ProvenanceLog } from '../provenance/format.js';
 import { parseManifest } from './bagit-format.js';
 import { memoryReadResult } from './testing/folder-source.js';
 import { readZipText, run } from './testing/zip-inspect.js';
@@ -70,7 +71,7 @@ async function download(sources: Source[], name: string) {
   return {
     md5: await manifest('md5'),
     sha256: await manifest('sha256'),
-    provenance: JSON.parse(await readZipText(zipPath, `${bag}/ferry-provenance.json`)) as Provenance,
+    provenance: (JSON.parse(await readZipText(zipPath, `${bag}/ferry-provenance.json`)) as ProvenanceLog).entries[0]!,
   };
 }
 

@@ -71,7 +71,7 @@ it('writes the same bag: every file, its md5 in the manifest, random data stored
   const { stdout } = await run('unzip', ['-v', zipPath]);
   expect(stdout).toMatch(/Stored.*f00001\.dat/);
   expect(stdout).toMatch(/Defl.*f00000\.dat/);
-  const provenance = JSON.parse(await readZipText(zipPath, 'bag/ferry-provenance.json')) as { files: { fixity: string }[] };
+  const provenance = (JSON.parse(await readZipText(zipPath, 'bag/ferry-provenance.json')) as { entries: { files: { fixity: string }[] }[] }).entries[0]!;
   expect(provenance.files.every((file) => file.fixity === 'ok')).toBe(true);
 });
 
@@ -141,7 +141,7 @@ describe("small local files read by the workers themselves (the local target's d
     const files = order.filter((name) => !name.endsWith('/'));
     const manifest = (await readZipText(zipPath, 'bag/manifest-md5.txt')).trim().split('\n');
     expect(manifest).toEqual(files.map((name) => `${createHash('md5').update(contents.get(name)!).digest('hex')}  data/${name}`));
-    const provenance = JSON.parse(await readZipText(zipPath, 'bag/ferry-provenance.json')) as { files: { path: string; size: number }[] };
+    const provenance = (JSON.parse(await readZipText(zipPath, 'bag/ferry-provenance.json')) as { entries: { files: { path: string; size: number }[] }[] }).entries[0]!;
     expect(provenance.files.map((file) => file.path)).toEqual(files);
     expect(provenance.files.map((file) => file.size)).toEqual(files.map((name) => contents.get(name)!.length));
     const info = await readZipText(zipPath, 'bag/bag-info.txt');

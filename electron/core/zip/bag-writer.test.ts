@@ -7,7 +7,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../target.js';
-import { bagNameFor, writeBagZip, type Provenance } from './bag-writer.js';
+import { bagNameFor, writeBagZip} from './bag-writer.js';
+import type { ProvenanceLog } from '../provenance/format.js';
 import { parseManifest, parseTagFields } from './bagit-format.js';
 import { folderReadResult, memoryReadResult } from './testing/folder-source.js';
 import { listZip, readZipText, run } from './testing/zip-inspect.js';
@@ -119,14 +120,23 @@ describe('writeBagZip over a real folder', () => {
   it('has tag manifests covering every tag file, provenance included', async () => {
     for (const [algorithm, hash] of [['md5', md5], ['sha256', sha256]] as const) {
       const { lines } = parseManifest(await readFile(path.join(extracted, bag, `tagmanifest-${algorithm}.txt`), 'utf8'));
-      expect(lines.map((l) => l.path).sort()).toEqual(['bag-info.txt', 'bagit.txt', 'ferry-provenance.json', 'manifest-md5.txt', 'manifest-sha256.txt']);
+      expect(lines.map((l) => l.path).sort()).toEqual(['bag-info.txt', 'bagit.txt', 'ferry-provenance.json', 'manifest-md5.txt', 'manifest-sha256.txt', 'ro-crate-metadata.json']);
       for (const line of lines) expect(line.hex).toBe(hash(await readFile(path.join(extracted, bag, line.path))));
     }
   });
 
   it('records provenance with source and computed hashes and the fixity verdict', async () => {
-    const provenance = JSON.parse(await readFile(path.join(extracted, bag, 'ferry-provenance.json'), 'utf8')) as Provenance;
-    expect(provenance).toMatchObject({ source_target: 'local', resource_id: 'res-1', resource_title: title, downloaded_at: '2024-05-06T07:08:09.123000Z' });
+    const log = JSON.parse(await readFile(path.join(extracted, bag, 'ferry-provenance.json'), 'utf8')) as ProvenanceLog;
+    expect(log.format).toBe('ferry-provenance/1');
+    expect(log.entries).toHaveLength(1);
+    const provenance = log.entries[0]!;
+    expect(provenance).toMatchObject({
+      action: 'download',
+      at: '2024-05-06T07:08:09.123000Z',
+      job: null,
+      source: { target: 'local', resource_id: 'res-1', title },
+      destination: { target: 'bag', resource_id: bag, title },
+    });
     const byPath = new Map(provenance.files.map((f) => [f.path, f]));
     expect(byPath.get(`${title}/notes.csv`)).toEqual({
       path: `${title}/notes.csv`,
@@ -134,7 +144,11 @@ describe('writeBagZip over a real folder', () => {
       source_hashes: { md5: md5(text) },
       computed_hashes: { md5: md5(text), sha256: sha256(text) },
       fixity: 'ok',
+      verified: true,
+      verification: "The md5 of the bytes written into the bag matched the source's.",
     });
+    expect(byPath.get(`${title}/photo.jpg`)).toMatchObject({ verified: false, verification: expect.stringMatching(/^Not verified: the sha256/) });
+    expect(byPath.get(`${title}/sub/${odd}`)).toMatchObject({ verified: false, verification: 'Not verified: the source reports no hash Ferry could compare.' });
     expect(byPath.get(`${title}/photo.jpg`)?.fixity).toBe('mismatch');
     expect(byPath.get(`${title}/sub/noise.bin`)?.fixity).toBe('ok');
     expect(byPath.get(`${title}/sub/noise.bin`)?.computed_hashes.sha1).toBe(createHash('sha1').update(noise).digest('hex'));
@@ -180,7 +194,7 @@ describe('writeBagZip edge cases', () => {
     const zipPath = await writeZip(writeBagZip(read, { targetName: 'x', resourceId: 'y', bagName: 'b' }), 'backslash.zip');
     expect((await listZip(zipPath)).map((e) => e.name)).toContain('b/data/T/a_b.txt');
     expect(await readZipText(zipPath, 'b/manifest-md5.txt')).toContain('data/T/a_b.txt');
-    const provenance = JSON.parse(await readZipText(zipPath, 'b/ferry-provenance.json')) as Provenance;
+    const provenance = (JSON.parse(await readZipText(zipPath, 'b/ferry-provenance.json')) as ProvenanceLog).entries[0]!;
     expect(provenance.files[0]).toMatchObject({ path: 'T/a_b.txt', source_path: 'T/a\\b.txt' });
   });
 
@@ -242,7 +256,7 @@ describe('writeBagZip edge cases', () => {
   it('records the bytes actually read when the source announced another size', async () => {
     const entry = { ...memoryFile('T/a.txt', Buffer.from('four')), size: 10 };
     const zipPath = await writeZip(writeBagZip(memoryReadResult('T', [entry]), { targetName: 'x', resourceId: 'y', bagName: 'b' }), 'size.zip');
-    const provenance = JSON.parse(await readZipText(zipPath, 'b/ferry-provenance.json')) as Provenance;
+    const provenance = (JSON.parse(await readZipText(zipPath, 'b/ferry-provenance.json')) as ProvenanceLog).entries[0]!;
     expect(provenance.files[0]).toMatchObject({ path: 'T/a.txt', size: 4, source_size: 10 });
   });
 });

@@ -2,6 +2,8 @@ import { Readable } from 'node:stream';
 import type { Entry, ReadResult, RememberedDigests } from '../target.js';
 import { CancelledError, conflict } from '../errors.js';
 import { formatDate } from '../time.js';
+import { bagVerification, fixityOf, PROVENANCE_FILE, serializeProvenance, type ProvenanceFile, type ProvenanceLog } from '../provenance/format.js';
+import { ROCRATE_FILE, roCrateMetadata } from '../provenance/ro-crate.js';
 import { BAGIT_TXT, WRITTEN_ALGORITHMS, baggingDate, manifestLine } from './bagit-format.js';
 import { bagWorkers, type BatchFile, type BatchResult, type LargeFileJob, type StreamRole } from './bag-workers.js';
 import {
@@ -45,38 +47,20 @@ export interface BagWriterOptions {
    * (zip's default) for output ~10% larger.
    */
   compressionLevel?: number;
+  /** what the source says of the resource beyond its title, for the RO-Crate and provenance */
+  describe?: BagDescription;
 }
 
-export type FixityStatus = 'ok' | 'mismatch' | 'no-source-hash';
-
-export interface ProvenanceFile {
-  /** path inside the bag's data/ folder (= the Entry's path) */
-  path: string;
-  size: number;
-  /** present only when the name had to change in the bag (see BagPaths) */
-  source_path?: string;
-  /** present only when the source announced a size that differs from the bytes read */
-  source_size?: number;
-  source_hashes: Record<string, string>;
-  computed_hashes: Record<string, string>;
-  /**
-   * present when computed_hashes are the digests the source remembered of this version of
-   * the file, taken because the CRC-32 of the bytes read matched the one remembered with them
-   */
-  hashes_remembered?: true;
-  fixity: FixityStatus;
+export interface BagDescription {
+  /** a persistent identifier or landing URL (a DOI URL where there is one) */
+  identifier?: string;
+  description?: string;
 }
 
-export interface Provenance {
-  ferry_provenance_version: 1;
-  source_target: string;
-  resource_id: string;
-  resource_title: string;
-  downloaded_at: string;
-  files: ProvenanceFile[];
-}
+export { PROVENANCE_FILE };
 
-export const PROVENANCE_FILE = 'ferry-provenance.json';
+/** A bag's record of one file: the common provenance file record (provenance/format.ts). */
+export type { ProvenanceFile } from '../provenance/format.js';
 
 /** `<t>_download_<id-safe>`, the bag folder and (with `.zip`) the download's file name. */
 export function bagNameFor(targetName: string, resourceId: string): string {
@@ -287,6 +271,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     };
     await addTagFile('bagit.txt', Buffer.from(BAGIT_TXT));
     const files: ProvenanceFile[] = [];
+    const bagFolders: string[] = [];
     let payloadBytes = 0;
 
     for await (const entry of read.entries) {
@@ -294,6 +279,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       const path = `${payloadRoot}${bagPaths.claim(entry.path, entry.kind)}`;
       const mtime = entry.mtime ?? now;
       if (entry.kind === 'folder') {
+        bagFolders.push(path.slice(payloadRoot.length));
         await queueWhole({ name: zipEntryName(path, true), file: { name: `${path}/`, folder: true, bytes: EMPTY, ...dosDateTime(mtime), algorithms: [], level: 0, decide: false }, mode: FOLDER_MODE, mtime });
         continue;
       }
@@ -321,7 +307,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       } else {
         await queueLarge(entry, path, mtime, algorithms, known, (record) => {
           files.push(record);
-          payloadBytes += record.size;
+          payloadBytes += record.size ?? 0;
         });
         // A target whose files the workers open can have the next file open while this one
         // streams; another target's entries are taken one at a time, as they always were.
@@ -347,15 +333,14 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     for (const algorithm of WRITTEN_ALGORITHMS) {
       await addTagFile(`manifest-${algorithm}.txt`, Buffer.from(files.map((file) => manifestLine(file.computed_hashes[algorithm] ?? '', `data/${file.path}`)).join(''), 'utf8'));
     }
-    const provenance: Provenance = {
-      ferry_provenance_version: 1,
-      source_target: options.targetName,
-      resource_id: options.resourceId,
-      resource_title: read.title,
-      downloaded_at: formatDate(now),
-      files,
+    // One log entry: this download. A bag is one hop; later uploads and transfers append.
+    const source = { target: options.targetName, resource_id: options.resourceId, title: read.title, ...(options.describe?.identifier ? { identifier: options.describe.identifier } : {}) };
+    const provenance: ProvenanceLog = {
+      format: 'ferry-provenance/1',
+      entries: [{ action: 'download', at: formatDate(now), job: null, software: 'Ferry', source, destination: { target: 'bag', resource_id: bagRoot, title: read.title }, files }],
     };
-    await addTagFile(PROVENANCE_FILE, Buffer.from(`${JSON.stringify(provenance, null, 2)}\n`, 'utf8'));
+    await addTagFile(PROVENANCE_FILE, serializeProvenance(provenance));
+    await addTagFile(ROCRATE_FILE, roCrateMetadata({ title: read.title, source, describe: options.describe, published: now, files, folders: bagFolders }));
     await flushWhole();
     for (const algorithm of WRITTEN_ALGORITHMS) {
       const lines = tagFiles.map((tag) => manifestLine(tag.hashes?.[algorithm] ?? '', tag.name));
@@ -542,24 +527,19 @@ function pick(hashes: Record<string, string>, algorithms: readonly string[]): Re
 
 /** What the provenance file records of one file: the source's word against the bytes read. */
 function provenanceOf(entry: Entry, inBag: string, bytesRead: number, computed: Record<string, string>, remembered = false): ProvenanceFile {
+  const fixity = fixityOf(entry.hashes, computed);
   const file: ProvenanceFile = {
     path: inBag,
     size: bytesRead,
     source_hashes: { ...entry.hashes },
     computed_hashes: computed,
-    fixity: fixityOf(entry.hashes, computed),
+    fixity,
+    ...bagVerification(fixity, entry.hashes, computed),
   };
   if (remembered) file.hashes_remembered = true;
   if (entry.size !== null && entry.size !== bytesRead) file.source_size = entry.size;
   if (file.path !== entry.path) file.source_path = entry.path;
   return file;
-}
-
-/** Compares the algorithms both sides have; none in common means nothing to check. */
-function fixityOf(source: Record<string, string>, computed: Record<string, string>): FixityStatus {
-  const common = Object.keys(source).filter((algorithm) => computed[algorithm] !== undefined);
-  if (common.length === 0) return 'no-source-hash';
-  return common.every((algorithm) => source[algorithm]?.toLowerCase() === computed[algorithm]) ? 'ok' : 'mismatch';
 }
 
 /**

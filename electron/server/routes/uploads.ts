@@ -6,6 +6,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Acknowledgement, DuplicateFileAction, Job, TransferRequest } from '../../../shared/api.js';
 import { ACKNOWLEDGEMENT_MESSAGE, DUPLICATE_FILE_ACTIONS, MAX_RESOURCES_PER_REQUEST } from '../../../shared/api.js';
 import { badRequest, FerryError } from '../../core/errors.js';
+import { PROVENANCE_FILE } from '../../core/provenance/format.js';
+import { PROVENANCE_HEADER } from '../../core/provenance/job-hook.js';
 import type { Target, TargetContext } from '../../core/target.js';
 import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
@@ -23,6 +25,14 @@ export function parseDuplicateAction(value: string | string[] | undefined): Dupl
     );
   }
   return text as DuplicateFileAction;
+}
+
+/** `ferry-provenance: on | off` (absent: on): whether the job writes its provenance record. */
+export function parseProvenanceHeader(value: string | string[] | undefined): boolean {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim().toLowerCase();
+  if (text === undefined || text === '' || text === 'on') return true;
+  if (text === 'off') return false;
+  throw badRequest(`Send the header ${PROVENANCE_HEADER} as 'on' (the default: write ${PROVENANCE_FILE}) or 'off', not '${text.slice(0, 40)}'.`);
 }
 
 /** The destination folder must exist and be a folder, checked before any byte is spooled. */
@@ -63,6 +73,10 @@ const headerSchema = {
   properties: {
     // checked in the handler, to answer with its own code (invalid_duplicate_action)
     'duplicate-file-action': { type: 'string', description: 'required: ignore | update' },
+    [PROVENANCE_HEADER]: {
+      type: 'string',
+      description: `optional: on (default) | off. On, the job writes or extends ${PROVENANCE_FILE} at the top of what it wrote (docs/provenance.md).`,
+    },
     'service-destination-token': tokenHeader('destination'),
     'service-source-token': { ...tokenHeader('source'), description: 'transfer only: the source target’s token' },
   },
@@ -151,6 +165,7 @@ async function acceptPost(
   const target = core.targets.get(request.params.target);
   requireAction(target, 'resource_upload');
   const duplicateAction = parseDuplicateAction(request.headers['duplicate-file-action']);
+  const provenance = parseProvenanceHeader(request.headers[PROVENANCE_HEADER]);
   const signal = clientGone(request, reply);
 
   let job: Job;
@@ -170,7 +185,7 @@ async function acceptPost(
         kind: 'upload',
         target: target.info.name,
         resource_id: containerId,
-        params: { spoolPath, containerId, duplicateAction },
+        params: { spoolPath, containerId, duplicateAction, provenance },
         tokens: { destination },
         ownedFiles: [spoolPath],
       });
@@ -197,6 +212,7 @@ async function acceptPost(
         source: { target: source.info.name, resourceId: ids[0]!, ...(ids.length > 1 ? { resourceIds: ids } : {}) },
         containerId,
         duplicateAction,
+        provenance,
       },
       tokens: { source: sourceToken, destination },
     });

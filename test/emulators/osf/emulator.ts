@@ -207,6 +207,19 @@ class ApiServer {
         const children = [...this.state.nodes.values()].filter((child) => child.parent === node.id && !child.deleted && this.canRead(request, child));
         return [200, this.page(request, children, (child) => serializeNode(this.state, child, request.userId, this.urls, request.version), nodeField, (a, b) => +a.created - +b.created)];
       }
+      if (third === 'contributors' && segments.length === 3) {
+        // GET /v2/nodes/<id>/contributors/?embed=users: every contributor is bibliographic here
+        allow(method, ['GET']);
+        const contributors = [...node.contributors].map(([userId, permission], index) => ({ user: this.state.users.get(userId)!, permission, index }));
+        const embed = request.url.searchParams.getAll('embed').includes('users');
+        return [200, this.page(request, contributors, (c) => ({
+          id: `${node.id}-${c.user.id}`,
+          type: 'contributors',
+          attributes: { bibliographic: true, permission: c.permission, index: c.index, unregistered_contributor: null },
+          relationships: { users: { data: { id: c.user.id, type: 'users' } } },
+          ...(embed ? { embeds: { users: { data: serializeUser(c.user, this.urls) } } } : {}),
+        }), () => undefined, (a, b) => a.index - b.index)];
+      }
       if (third === 'files') {
         allow(method, ['GET']);
         if (segments.length === 3) {
@@ -233,6 +246,12 @@ class ApiServer {
         const unsorted = (a: EmuFileNode, b: EmuFileNode) => (hashOrder(a.id) + Math.random() * 1e9) - (hashOrder(b.id) + Math.random() * 1e9);
         return [200, this.page(request, children, (file) => serializeFile(this.state, file, this.urls, request.version), (file, field) => fileField(this.state, file, field), unsorted)];
       }
+    }
+    if (first === 'licenses' && second && segments.length === 2) {
+      allow(method, ['GET']);
+      const license = [...this.state.nodes.values()].find((node) => node.license?.id === second)?.license;
+      if (!license) throw notFound();
+      return [200, { data: { id: license.id, type: 'licenses', attributes: { name: license.name, text: '', url: '', required_fields: [] } } }];
     }
     if (first === 'files' && second && segments.length === 2) {
       allow(method, ['GET']);

@@ -60,6 +60,7 @@ export function serializeNode(state: OsfState, node: EmuNode, userId: string | n
       relationships.parent = { ...related(`${urls.api}nodes/${node.parent}/`), data: { id: node.parent, type: 'nodes' } };
     }
   }
+  if (node.license) relationships.license = { ...related(`${urls.api}licenses/${node.license.id}/`), data: { id: node.license.id, type: 'licenses' } };
   return {
     id: node.id,
     type: 'nodes',
@@ -76,7 +77,7 @@ export function serializeNode(state: OsfState, node: EmuNode, userId: string | n
       collection: false,
       tags: node.tags,
       access_requests_enabled: true,
-      node_license: null,
+      node_license: node.license ? { year: String(node.created.getUTCFullYear()), copyright_holders: [] } : null,
       current_user_can_comment: permission !== null,
       current_user_permissions: permissions,
       current_user_is_contributor: permission !== null,
@@ -166,7 +167,10 @@ export function serializeUser(user: EmuUser, urls: Urls) {
   return {
     id: user.id,
     type: 'users',
-    attributes: { full_name: user.fullName, given_name: '', middle_names: '', family_name: '', suffix: '', active: true, timezone: 'Etc/UTC', locale: 'en_US' },
+    attributes: {
+      full_name: user.fullName, given_name: '', middle_names: '', family_name: '', suffix: '', active: true, timezone: 'Etc/UTC', locale: 'en_US',
+      social: user.orcid ? { orcid: user.orcid } : {},
+    },
     relationships: { nodes: related(`${urls.api}users/${user.id}/nodes/`) },
     links: { html: `${urls.web}${user.id}/`, self: `${urls.api}users/${user.id}/` },
   };

@@ -13,6 +13,8 @@ export type Scope = 'osf.full_read' | 'osf.full_write';
 export interface EmuUser {
   id: string;
   fullName: string;
+  /** an ORCID iD (as OSF keeps it in `social.orcid`: the bare id), when the user linked one */
+  orcid?: string;
 }
 
 export interface EmuToken {
@@ -39,6 +41,8 @@ export interface EmuNode {
   /** osfstorage quota in bytes (5 GB private by default on OSF) */
   quotaBytes: number;
   deleted: boolean;
+  /** the licence the node links (relationships.license, /v2/licenses/<id>/), if any */
+  license?: { id: string; name: string };
 }
 
 export interface EmuVersion {

@@ -137,7 +137,8 @@ describe('hostile ZIP corpus', () => {
 
           const response = await ferry.fetch(target, {
             method: 'POST',
-            headers: ferry.auth({ 'duplicate-file-action': i % 2 === 0 ? 'ignore' : 'update' }),
+            // exactly the ZIP's files: no provenance record (docs/provenance.md)
+            headers: ferry.auth({ 'duplicate-file-action': i % 2 === 0 ? 'ignore' : 'update', 'ferry-provenance': 'off' }),
             body: uploadForm(archive.build()),
           });
           let outcome: Outcome;

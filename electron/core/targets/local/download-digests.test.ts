@@ -4,7 +4,8 @@ import { mkdir, open, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { expect, it } from 'vitest';
-import { bagNameFor, writeBagZip, type Provenance } from '../../zip/bag-writer.js';
+import { bagNameFor, writeBagZip} from '../../zip/bag-writer.js';
+import type { ProvenanceEntry as Provenance, ProvenanceLog } from '../../provenance/format.js';
 import { readZipText } from '../../zip/testing/zip-inspect.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
@@ -35,7 +36,7 @@ async function download(target: LocalTarget): Promise<Map<string, Provenance['fi
   const bag = bagNameFor('local', 'x');
   await pipeline(writeBagZip(await target.read(ctx(), encodeLocalId('Data')), { targetName: 'local', resourceId: 'x', bagName: bag }), createWriteStream(zipPath));
   try {
-    const provenance = JSON.parse(await readZipText(zipPath, `${bag}/ferry-provenance.json`)) as Provenance;
+    const provenance = (JSON.parse(await readZipText(zipPath, `${bag}/ferry-provenance.json`)) as ProvenanceLog).entries[0]!;
     return new Map(provenance.files.map((file) => [file.path, file]));
   } finally {
     await rm(zipPath, { force: true });

@@ -4,7 +4,8 @@ import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/pr
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-import { bagNameFor, writeBagZip, type Provenance } from '../../zip/bag-writer.js';
+import { bagNameFor, writeBagZip} from '../../zip/bag-writer.js';
+import type { ProvenanceLog } from '../../provenance/format.js';
 import { readZipText } from '../../zip/testing/zip-inspect.js';
 import { HashCache } from './hash-cache.js';
 import { encodeLocalId } from './ids.js';
@@ -39,7 +40,7 @@ async function remembered(target: LocalTarget): Promise<Record<string, boolean>>
   const zipPath = path.join(dir, `${downloads++}.zip`);
   const bag = bagNameFor('local', 'x');
   await pipeline(writeBagZip(await target.read(ctx(), encodeLocalId('Data')), { targetName: 'local', resourceId: 'x', bagName: bag }), createWriteStream(zipPath));
-  const provenance = JSON.parse(await readZipText(zipPath, `${bag}/ferry-provenance.json`)) as Provenance;
+  const provenance = (JSON.parse(await readZipText(zipPath, `${bag}/ferry-provenance.json`)) as ProvenanceLog).entries[0]!;
   await rm(zipPath);
   for (const file of provenance.files) expect(file.computed_hashes.md5).toBe(md5(await readFile(path.join(root, file.path))));
   return Object.fromEntries(provenance.files.map((file) => [file.path, file.hashes_remembered === true]));

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type yauzl from 'yauzl';
 import { isFerryError } from '../../errors.js';
 import { parseManifest } from '../../zip/bagit-format.js';
-import { PROVENANCE_FILE, type Provenance } from '../../zip/bag-writer.js';
+import { bagDownloadView, PROVENANCE_FILE, type BagProvenanceV1 as Provenance } from '../../provenance/format.js';
 import { scanCentralDirectory, type DirectoryTable } from '../../zip/central-directory.js';
 import { admitEntries, checkEntryCount, type AdmittedEntries, type ArchiveLimits } from '../../zip/entry-policy.js';
 import { openArchive } from '../../zip/open-archive.js';
@@ -206,11 +206,7 @@ async function readBag(zip: yauzl.ZipFile, table: DirectoryTable, root: string):
       }
       manifests.set(manifest[1] as string, hashes);
     } else if (name === PROVENANCE_FILE) {
-      try {
-        provenance = JSON.parse(await readSmallEntry(zip, table.entry(i))) as Provenance;
-      } catch {
-        provenance = null;
-      }
+      provenance = bagDownloadView(await readSmallEntry(zip, table.entry(i)));
     }
   }
   return { root, manifests, provenance };

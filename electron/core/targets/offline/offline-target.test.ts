@@ -126,7 +126,7 @@ describe('offline library', () => {
       const [hex, file] = line.split(/\s+(.+)/) as [string, string];
       expect(sha256(await readFile(path.join(bag, decodeURIComponent(file))))).toBe(hex);
     }
-    const provenance = JSON.parse(await readFile(path.join(bag, 'ferry-provenance.json'), 'utf8'));
+    const provenance = JSON.parse(await readFile(path.join(bag, 'ferry-provenance.json'), 'utf8')).entries[0];
     expect(provenance.files.every((file: { fixity: string }) => file.fixity === 'ok')).toBe(true);
   });
 

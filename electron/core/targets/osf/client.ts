@@ -95,6 +95,14 @@ export class OsfClient {
     return this.pages(`nodes/${guid}/files/`, token, {}, signal);
   }
 
+  /**
+   * A node's contributors with their users embedded (`GET /v2/nodes/<id>/contributors/?embed=users`),
+   * in the node's own order (OSF's default ordering of that list is the contributor index).
+   */
+  contributors(guid: string, token: string, signal?: AbortSignal): AsyncGenerator<JsonApiResource> {
+    return this.pages(`nodes/${guid}/contributors/`, token, { embed: 'users' }, signal);
+  }
+
   private async *pages(path: string, token: string, params: Record<string, string>, signal?: AbortSignal): AsyncGenerator<JsonApiResource> {
     const seen = new Set<string>();
     let next: string | null = canonical(path);

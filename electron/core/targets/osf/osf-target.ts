@@ -6,6 +6,7 @@ import {
   type DeleteOutcome,
   type MoveOutcome,
   type MoveTo,
+  type DescriptiveMetadata,
   type Entry,
   type ListScope,
   type ReadResult,
@@ -36,6 +37,7 @@ import {
 import { OsfOperations } from './operations.js';
 import { OsfWriter } from './writer.js';
 import { searchOsfNodes } from './search.js';
+import { creatorOf, licenseIdOf, nodeMetadata } from './metadata.js';
 
 /**
  * OSF as a Ferry target. The tree: projects (top level) → components and storage
@@ -159,6 +161,21 @@ export class OsfTarget implements Target {
       return storageInfo(ref.node, ref.provider);
     }
     return fileInfo(await this.fileRecord(ctx, ref.fileId, ref.node, ref.provider), ref.node, ref.provider);
+  }
+
+  /** A project's or component's title, description, tags and licence (metadata.ts); null for files and folders. */
+  async describe(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null> {
+    const ref = parseOsfId(id);
+    if (ref.kind !== 'node') return null;
+    const node = await this.client.get(`nodes/${ref.node}/`, ctx.token, ctx.signal);
+    const licenseId = licenseIdOf(node);
+    const license = licenseId ? await this.client.get(`licenses/${licenseId}/`, ctx.token, ctx.signal) : null;
+    const creators = [];
+    for await (const contributor of this.client.contributors(ref.node, ctx.token, ctx.signal)) {
+      const creator = creatorOf(contributor);
+      if (creator) creators.push(creator);
+    }
+    return nodeMetadata(node, typeof license?.attributes.name === 'string' ? license.attributes.name : null, creators);
   }
 
   /** A file record, checked to belong to the node and provider its Ferry id names. */

@@ -21,6 +21,7 @@ import { depositionId, fileId, parseZenodoId } from './ids.js';
 import { searchDepositions } from './search.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import { depositMetadata, escapeHtml } from './metadata.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { removedOnFailure } from '../../remote/new-record.js';
@@ -54,6 +55,7 @@ export class ZenodoTarget implements Target {
     supported_actions: fullActions(true),
     supported_hash_algorithms: ['md5'],
     credential: 'remote',
+    keepsMetadata: true,
   };
 
   private readonly api: ZenodoApi;
@@ -188,7 +190,7 @@ export class ZenodoTarget implements Target {
         outcome,
         'A new Zenodo deposition',
         async (top) => {
-          const created = await this.createDeposition(ctx, top, options);
+          const created = await this.createDeposition(ctx, top, options, outcome);
           made({
             label: `the new Zenodo deposition '${titleOf(created)}' (id ${created.id})`,
             howToRemove: `delete the draft at ${created.links.html ?? `the Zenodo upload page of deposition ${created.id}`}`,
@@ -204,16 +206,19 @@ export class ZenodoTarget implements Target {
     return outcome;
   }
 
-  private async createDeposition(ctx: TargetContext, wanted: string, options: WriteOptions): Promise<Deposition> {
+  private async createDeposition(ctx: TargetContext, wanted: string, options: WriteOptions, outcome: WriteOutcome): Promise<Deposition> {
     const taken = new Set<string>();
     for await (const existing of this.api.depositions(ctx.token, ctx.signal)) taken.add(titleOf(existing));
     let title = wanted;
     for (let n = 2; taken.has(title); n++) title = `${wanted} (${n})`;
     // A draft needs no metadata; these are the fields Zenodo will ask for first, so the
-    // draft reads sensibly in its web form. Creators and publishing are left to the owner.
+    // draft reads sensibly in its web form. The source's descriptive metadata (a transfer's)
+    // fills what it can (metadata.ts); publishing is left to the owner.
+    const { fields, notes } = depositMetadata(options.metadata);
+    if (notes.length > 0) outcome.notes = [...(outcome.notes ?? []), ...notes];
     return this.api.createDeposition(
       ctx.token,
-      { title, upload_type: 'dataset', description: `<p>Deposited with Ferry (${escapeHtml(options.jobLabel)}).</p>` },
+      { title, upload_type: 'dataset', description: `<p>Deposited with Ferry (${escapeHtml(options.jobLabel)}).</p>`, ...fields },
       ctx.signal,
     );
   }
@@ -312,6 +317,3 @@ async function* single(entry: Entry): AsyncIterable<Entry> {
   yield entry;
 }
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string);
-}

@@ -1,0 +1,94 @@
+import type { JobReport } from '../../../shared/api.js';
+import type { DescriptiveMetadata, Entry, Target, TargetContext } from '../target.js';
+import { carriedInBagZip } from './bag-record.js';
+import type { ProvenanceResource } from './format.js';
+import { ProvenanceRecorder } from './recorder.js';
+
+// The two calls the upload and transfer executors make (jobs/executors.ts): start a record
+// before the write, complete it after. Everything else about provenance stays in this folder.
+
+/** The request header that turns the record off for one job: `ferry-provenance: off`. */
+export const PROVENANCE_HEADER = 'ferry-provenance';
+
+/** The job parameter the header sets; absent (jobs submitted before it existed) means on. */
+export function provenanceOn(params: Record<string, unknown>): boolean {
+  return params.provenance !== false;
+}
+
+interface StartCommon {
+  params: Record<string, unknown>;
+  ticket: string;
+  destination: Target;
+  containerId: string | null;
+}
+
+/** Upload: the source is the ZIP; a bag's own record (its tag file) is extended. */
+export async function startUploadProvenance(
+  job: StartCommon & { spoolPath: string; kind: 'bag' | 'plain'; topLevel: string[] },
+): Promise<ProvenanceRecorder | null> {
+  if (!provenanceOn(job.params)) return null;
+  const source: ProvenanceResource = { target: job.kind === 'bag' ? 'bag' : 'zip', resource_id: null, title: job.topLevel.length === 1 ? job.topLevel[0]! : null };
+  const carried = job.kind === 'bag' ? await carriedInBagZip(job.spoolPath).catch(() => null) : null;
+  return new ProvenanceRecorder({ action: 'upload', ticket: job.ticket, source, destination: job.destination, containerId: job.containerId, carried });
+}
+
+/** Transfer: the source resource, with its persistent identifier where its detail gives one. */
+export async function startTransferProvenance(
+  job: StartCommon & { source: Target; sourceCtx: TargetContext; sourceId: string; title: string },
+): Promise<ProvenanceRecorder | null> {
+  if (!provenanceOn(job.params)) return null;
+  let identifier: string | null = null;
+  try {
+    identifier = identifierOf((await job.source.detail(job.sourceCtx, job.sourceId)).extra);
+  } catch {
+    identifier = null; // the identifier is a courtesy: the transfer does not depend on it
+  }
+  const source: ProvenanceResource = { target: job.source.info.name, resource_id: job.sourceId, title: job.title, ...(identifier ? { identifier } : {}) };
+  return new ProvenanceRecorder({ action: 'transfer', ticket: job.ticket, source, destination: job.destination, containerId: job.containerId });
+}
+
+export function watchedForProvenance(recorder: ProvenanceRecorder | null, entries: AsyncIterable<Entry>): AsyncIterable<Entry> {
+  return recorder ? recorder.watch(entries) : entries;
+}
+
+export async function completeProvenance(recorder: ProvenanceRecorder | null, ctx: TargetContext, report: JobReport): Promise<JobReport> {
+  return recorder ? recorder.complete(ctx, report) : report;
+}
+
+/**
+ * A resource's persistent identifier from its detail's `extra`, as targets name it: a DOI
+ * (`doi`, as a https://doi.org/ URL), else its landing page (`html_url`).
+ */
+export function identifierOf(extra: Record<string, unknown>): string | null {
+  const doi = typeof extra.doi === 'string' ? extra.doi.trim() : '';
+  if (doi) return /^https?:\/\//i.test(doi) ? doi : `https://doi.org/${doi.replace(/^doi:/i, '')}`;
+  const html = typeof extra.html_url === 'string' ? extra.html_url.trim() : '';
+  return html || null;
+}
+
+/**
+ * A transfer to a new top-level resource carries the source's descriptive metadata
+ * (Target.describe). Notes say what could not be carried: a source that could not say, or a
+ * destination that keeps none (the destination's writer names what it could not hold).
+ */
+export async function metadataForTransfer(
+  source: Target,
+  sourceCtx: TargetContext,
+  sourceId: string,
+  destination: Target,
+  containerId: string | null,
+): Promise<{ metadata?: DescriptiveMetadata; notes: string[] }> {
+  if (containerId !== null || !source.describe) return { notes: [] };
+  let metadata: DescriptiveMetadata | null;
+  try {
+    metadata = await source.describe(sourceCtx, sourceId);
+  } catch (error) {
+    return { notes: [`The ${source.info.readable_name} resource's descriptive metadata could not be read (${error instanceof Error ? error.message : String(error)}); none was carried.`] };
+  }
+  const fields = Object.keys(metadata ?? {});
+  if (!metadata || fields.length === 0) return { notes: [] };
+  if (!destination.info.keepsMetadata) {
+    return { notes: [`The destination (${destination.info.readable_name}) keeps no descriptive metadata: the source's ${fields.join(', ')} were not carried (ferry-provenance.json names the source).`] };
+  }
+  return { metadata, notes: [] };
+}

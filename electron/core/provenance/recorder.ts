@@ -1,0 +1,338 @@
+import { Readable } from 'node:stream';
+import type { JobReport } from '../../../shared/api.js';
+import { HashingPassThrough } from '../hashing.js';
+import { readWholeOf, withReadWhole } from '../jobs/whole-entry.js';
+import { FOLDER_SEPARATOR } from '../remote/flat-record.js';
+import type { Entry, Target, TargetContext } from '../target.js';
+import { formatDate } from '../time.js';
+import {
+  appendEntry,
+  mergeLogs,
+  parseProvenance,
+  PROVENANCE_FILE,
+  serializeProvenance,
+  type FixityStatus,
+  type ProvenanceAction,
+  type ProvenanceFile,
+  type ProvenanceLog,
+  type ProvenanceResource,
+} from './format.js';
+
+// The provenance record of an upload or transfer: entries are watched on their way to the
+// destination (what the source said of each file, and the digests of the bytes passed on,
+// in the algorithms the destination reports), then the destination is asked what it stored,
+// and `ferry-provenance.json` is written (or extended) at the top of what the job wrote.
+//
+// Where the record goes: a new top-level resource gets it at its top (a flat record — a
+// Zenodo deposition — as a top-level file); a write into a folder puts it in the one folder
+// it wrote (`T/ferry-provenance.json`), or at the folder's top when it wrote several things.
+// An earlier record is extended, never replaced: the one that came with the data (withheld
+// from the write, so this job's version is the only one written) and the one already there,
+// merged (format.ts mergeLogs).
+//
+// The record never fails the job: what could not be done is a note in the job's report.
+
+const COMPUTABLE: ReadonlySet<string> = new Set(['md5', 'sha1', 'sha256', 'sha512']);
+/** an earlier record bigger than this is not a provenance file Ferry wrote */
+const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
+export interface ProvenanceJob {
+  action: Exclude<ProvenanceAction, 'download'>;
+  ticket: string;
+  source: ProvenanceResource;
+  destination: Target;
+  /** null: a new top-level resource */
+  containerId: string | null;
+  /** a record that travels with an uploaded bag (its tag file), when there is one */
+  carried?: string | null;
+}
+
+interface Seen {
+  entry: Entry;
+  /** digests of the bytes passed on, once a read finished */
+  passed: Record<string, string> | null;
+  bytes: number | null;
+}
+
+export class ProvenanceRecorder {
+  private readonly files: Seen[] = [];
+  private readonly algorithms: string[];
+  private carried: string | null;
+  private carriedNote: string | null = null;
+  private tops = new Set<string>();
+  private topIsFolder = false;
+
+  constructor(private readonly job: ProvenanceJob) {
+    this.algorithms = job.destination.info.supported_hash_algorithms.map((a) => a.toLowerCase()).filter((a) => COMPUTABLE.has(a));
+    this.carried = job.carried ?? null;
+  }
+
+  /** The entries as the writer should get them: watched, and without the record that came with them. */
+  watch(entries: AsyncIterable<Entry>): AsyncIterable<Entry> {
+    return { [Symbol.asyncIterator]: () => this.pass(entries) };
+  }
+
+  private async *pass(entries: AsyncIterable<Entry>): AsyncGenerator<Entry> {
+    for await (const entry of entries) {
+      const [top, ...rest] = entry.path.split('/');
+      this.tops.add(top!);
+      if (rest.length === 0 && entry.kind === 'folder') this.topIsFolder = true;
+      if (entry.kind === 'file' && rest.length === 1 && rest[0] === PROVENANCE_FILE && this.tops.size === 1) {
+        await this.takeCarried(entry);
+        continue;
+      }
+      yield entry.kind === 'file' ? this.watchFile(entry) : entry;
+    }
+  }
+
+  /**
+   * After the write: reads what the destination stored, writes the record, and answers the
+   * report with a note for anything that could not be recorded.
+   */
+  async complete(ctx: TargetContext, report: JobReport): Promise<JobReport> {
+    const notes: string[] = [];
+    try {
+      const place = this.place(report);
+      if (!place) {
+        notes.push('No provenance record was written: the job wrote nothing to record it beside.');
+      } else {
+        const relative = this.files.map((seen) => relativeTo(place, seen.entry.path));
+        const stored = await storedHashes(this.job.destination, ctx, place.rootId, new Set(relative.filter((p): p is string => p !== null)));
+        const carried = this.carried !== null ? parseProvenance(this.carried) : null;
+        const earlier = mergeLogs(carried, await this.readExisting(ctx, place));
+        if (this.carriedNote) notes.push(this.carriedNote);
+        const log = appendEntry(earlier, {
+          action: this.job.action,
+          at: formatDate(new Date()),
+          job: this.job.ticket,
+          software: 'Ferry',
+          source: this.job.source,
+          destination: {
+            target: this.job.destination.info.name,
+            resource_id: report.new_resource?.id ?? this.job.containerId,
+            title: report.new_resource?.title ?? null,
+          },
+          files: this.files.map((seen, i) => this.fileRecord(seen, report, relative[i] ? stored.get(relative[i]!) : undefined)),
+          ...(report.notes?.length ? { notes: report.notes } : {}),
+        });
+        await this.writeRecord(ctx, place, log, notes);
+      }
+    } catch (error) {
+      // a cancelled job stays cancelled; any other failure leaves the written data a success
+      if (ctx.signal.aborted) throw error;
+      notes.push(`The provenance record (${PROVENANCE_FILE}) could not be written: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return notes.length === 0 ? report : { ...report, notes: [...(report.notes ?? []), ...notes] };
+  }
+
+  private watchFile(entry: Entry): Entry {
+    const seen: Seen = { entry, passed: null, bytes: null };
+    this.files.push(seen);
+    // An algorithm the source reports is already checked on every byte by the job's own
+    // watch (WatchedEntries): it is not computed twice; see computedOf.
+    const algorithms = this.algorithms.filter((a) => !sourceHash(entry, a));
+    const watched: Entry = {
+      ...entry,
+      open: async () => {
+        const hasher = new HashingPassThrough(algorithms);
+        const raw = await entry.open();
+        raw.on('error', (error) => hasher.destroy(error));
+        hasher.once('end', () => {
+          seen.passed = hasher.digests ?? {};
+          seen.bytes = hasher.bytes;
+        });
+        return raw.pipe(hasher);
+      },
+    };
+    const readWhole = readWholeOf(entry);
+    if (readWhole) {
+      withReadWhole(watched, async (wanted) => {
+        const file = await readWhole([...new Set([...wanted, ...algorithms])]);
+        seen.passed = Object.fromEntries(algorithms.map((a) => [a, file.hashes[a]!]));
+        seen.bytes = file.bytes.length;
+        return file;
+      });
+    }
+    return watched;
+  }
+
+  private async takeCarried(entry: Entry): Promise<void> {
+    if (entry.size !== null && entry.size > MAX_RECORD_BYTES) {
+      this.carriedNote = `The ${PROVENANCE_FILE} that came with the data is larger than ${MAX_RECORD_BYTES} bytes; it was not read, and this job's record replaces it.`;
+      return;
+    }
+    this.carried = (await collect(await entry.open())).toString('utf8');
+  }
+
+  /** Where the record goes: the resource it is written into, and its path there. */
+  private place(report: JobReport): Place | null {
+    if (report.new_resource) return { rootId: report.new_resource.id, strip: 1, prefix: '' };
+    if (this.job.containerId === null || this.tops.size === 0) return null;
+    const [only] = this.tops;
+    if (this.tops.size === 1 && this.topIsFolder) return { rootId: this.job.containerId, strip: 0, prefix: `${only}/` };
+    return { rootId: this.job.containerId, strip: 0, prefix: '' };
+  }
+
+  private fileRecord(seen: Seen, report: JobReport, destination: Record<string, string> | undefined): ProvenanceFile {
+    const { entry } = seen;
+    const outcome = report.resources_created.includes(entry.path)
+      ? 'created'
+      : report.resources_updated.includes(entry.path)
+        ? 'updated'
+        : report.resources_ignored.includes(entry.path)
+          ? 'ignored'
+          : 'failed';
+    const fixity = fixityOfSeen(seen, report);
+    const file: ProvenanceFile = {
+      path: entry.path,
+      size: seen.bytes,
+      source_hashes: { ...entry.hashes },
+      computed_hashes: computedOf(seen, fixity, this.algorithms),
+      fixity,
+      outcome,
+      verified: false,
+      verification: '',
+    };
+    if (entry.size !== null && seen.bytes !== null && entry.size !== seen.bytes) file.source_size = entry.size;
+    if (destination) file.destination_hashes = destination;
+    Object.assign(file, this.verification(file, report, destination));
+    return file;
+  }
+
+  private verification(file: ProvenanceFile, report: JobReport, destination: Record<string, string> | undefined): Pick<ProvenanceFile, 'verified' | 'verification'> {
+    const name = this.job.destination.info.readable_name;
+    if (file.outcome === 'ignored') return no(`${name} already had a file at this path and the job was set to ignore duplicates; it was not written.`);
+    if (file.outcome === 'failed') {
+      const error = report.file_errors.find((e) => e.path === file.path)?.error;
+      return no(error ? `it was not written: ${error}` : `${name} did not report writing it.`);
+    }
+    if (file.fixity === 'mismatch') return no("the bytes read from the source did not match the source's own hash (see the job's failed_fixity).");
+    if (!destination || Object.keys(destination).length === 0) return no(`${name} reports no hash for the stored file.`);
+    const common = Object.keys(destination).filter((a) => file.computed_hashes[a] !== undefined);
+    if (common.length === 0) return no(`${name} reports only ${Object.keys(destination).join(', ')}, which Ferry did not compute of the bytes it sent.`);
+    const differ = common.filter((a) => destination[a]!.toLowerCase() !== file.computed_hashes[a]);
+    if (differ.length > 0) return no(`${name}'s ${differ.join(' and ')} of the stored file differs from that of the bytes Ferry sent.`);
+    const sourceSays = file.fixity === 'ok' ? ", which matched the source's own hash" : ' (the source reports no hash of its own)';
+    return { verified: true, verification: `${name}'s ${common.join(' and ')} of the stored file matched that of the bytes read from the source${sourceSays}.` };
+  }
+
+  private async readExisting(ctx: TargetContext, place: Place): Promise<ProvenanceLog | null> {
+    if (place.strip === 1) return null; // a new resource holds no earlier record
+    const found = await findNode(this.job.destination, ctx, place.rootId, `${place.prefix}${PROVENANCE_FILE}`);
+    if (!found) return null;
+    const read = await this.job.destination.read(ctx, found);
+    for await (const entry of read.entries) {
+      if (entry.kind !== 'file') continue;
+      if (entry.size !== null && entry.size > MAX_RECORD_BYTES) return null;
+      return parseProvenance((await collect(await entry.open())).toString('utf8'));
+    }
+    return null;
+  }
+
+  private async writeRecord(ctx: TargetContext, place: Place, log: ProvenanceLog, notes: string[]): Promise<void> {
+    const bytes = serializeProvenance(log);
+    const path = `${place.prefix}${PROVENANCE_FILE}`;
+    const entry: Entry = { path, kind: 'file', size: bytes.length, mtime: new Date(), hashes: {}, open: async () => Readable.from([bytes]) };
+    // the record is this job's: it replaces an earlier version (which it extends) whatever the duplicate setting
+    const outcome = await this.job.destination.write(ctx, place.rootId, single(entry), {
+      duplicateAction: 'update',
+      signal: ctx.signal,
+      jobLabel: `Ferry ${this.job.action} ${this.job.ticket} (provenance)`,
+    });
+    for (const error of outcome.fileErrors) notes.push(`The provenance record (${PROVENANCE_FILE}) could not be written: ${error.error}`);
+  }
+}
+
+interface Place {
+  /** the resource the record is written into */
+  rootId: string;
+  /** leading path segments of an Entry.path that the resource's own name stands for (1 for a new resource) */
+  strip: 0 | 1;
+  /** the record's folder inside the resource ('' or 'T/') */
+  prefix: string;
+}
+
+function no(why: string): Pick<ProvenanceFile, 'verified' | 'verification'> {
+  return { verified: false, verification: `Not verified: ${why}` };
+}
+
+function fixityOfSeen(seen: Seen, report: JobReport): FixityStatus {
+  if (report.failed_fixity.some((failure) => failure.path === seen.entry.path)) return 'mismatch';
+  const checkable = Object.keys(seen.entry.hashes).some((a) => COMPUTABLE.has(a.toLowerCase()));
+  if (!checkable) return 'no-source-hash';
+  // the job's own watch (WatchedEntries) checks every byte read against these hashes
+  return seen.passed ? 'ok' : 'not-read';
+}
+
+function sourceHash(entry: Entry, algorithm: string): string | undefined {
+  const found = Object.entries(entry.hashes).find(([name]) => name.toLowerCase() === algorithm);
+  return found?.[1].toLowerCase();
+}
+
+/**
+ * The digests of the bytes passed on, in the destination's algorithms: computed here, or,
+ * for an algorithm the source reports, the source's value once the job's watch found every
+ * byte read to match it (fixity ok); unknown otherwise.
+ */
+function computedOf(seen: Seen, fixity: FixityStatus, algorithms: readonly string[]): Record<string, string> {
+  if (!seen.passed) return {};
+  const checked = fixity === 'ok' ? algorithms.filter((a) => sourceHash(seen.entry, a) !== undefined) : [];
+  return { ...seen.passed, ...Object.fromEntries(checked.map((a) => [a, sourceHash(seen.entry, a)!])) };
+}
+
+function relativeTo(place: Place, entryPath: string): string | null {
+  if (place.strip === 0) return entryPath;
+  const slash = entryPath.indexOf('/');
+  return slash < 0 ? null : entryPath.slice(slash + 1);
+}
+
+/**
+ * The hashes the destination reports (its detail) of each wanted path below `rootId`, found
+ * by listing folder by folder. A flat record names `a/b.txt` `a__b.txt` (flat-record.ts).
+ */
+async function storedHashes(target: Target, ctx: TargetContext, rootId: string, wanted: Set<string>): Promise<Map<string, Record<string, string>>> {
+  const found = new Map<string, Record<string, string>>();
+  const flat = new Map([...wanted].map((path) => [path.split('/').join(FOLDER_SEPARATOR), path]));
+  const folders = new Set([...wanted].flatMap((path) => path.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+  const queue: { id: string; prefix: string }[] = [{ id: rootId, prefix: '' }];
+  while (queue.length > 0) {
+    const { id, prefix } = queue.shift()!;
+    for await (const node of target.list(ctx, { container: id })) {
+      const path = `${prefix}${node.title}`;
+      if (node.kind === 'container') {
+        if (folders.has(path)) queue.push({ id: node.id, prefix: `${path}/` });
+        continue;
+      }
+      const match = wanted.has(path) ? path : prefix === '' ? flat.get(path) : undefined;
+      if (match !== undefined) found.set(match, (await target.detail(ctx, node.id)).hashes);
+    }
+  }
+  return found;
+}
+
+/** The id of the item at `path` below `rootId`, or null. */
+async function findNode(target: Target, ctx: TargetContext, rootId: string, path: string): Promise<string | null> {
+  const parts = path.split('/');
+  let id = rootId;
+  for (let i = 0; i < parts.length; i++) {
+    let next: string | null = null;
+    const last = i === parts.length - 1;
+    for await (const node of target.list(ctx, { container: id })) {
+      if (node.title === parts[i] && (node.kind === 'container') !== last) next = node.id;
+      else if (i === 0 && last === false && node.kind === 'item' && node.title === parts.join(FOLDER_SEPARATOR)) return node.id;
+    }
+    if (next === null) return null;
+    id = next;
+  }
+  return id;
+}
+
+async function* single(entry: Entry): AsyncIterable<Entry> {
+  yield entry;
+}
+
+async function collect(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
