@@ -140,6 +140,9 @@ describe('GET /api_v1/openapi.json', () => {
         'GET /api_v1/jobs/events/',
         'GET /api_v1/jobs/{ticket}/',
         'DELETE /api_v1/jobs/{ticket}/',
+        'POST /api_v1/jobs/{ticket}/retry/',
+        // a check job (docs/api.md "Check")
+        'POST /api_v1/targets/{target}/resources/{resource}/check/',
         'GET /api_v1/openapi.json',
         'GET /app/session',
         'PUT /app/tokens/{target}',
