@@ -48,3 +48,27 @@ export async function withoutSavePicker(page: Page): Promise<void> {
     delete (window as { showSaveFilePicker?: unknown }).showSaveFilePicker;
   });
 }
+
+/**
+ * The UI pass's screenshots (playwright-report/ui2-screenshots/): the page at the two sizes
+ * the desktop look is judged at, 1400×860 and 1024×700, and with `dark` once more in the
+ * dark scheme at 1400×860. The viewport is put back afterwards.
+ */
+export async function ui2Shots(page: Page, name: string, options: { dark?: boolean } = {}): Promise<void> {
+  const before = page.viewportSize();
+  const dir = 'playwright-report/ui2-screenshots';
+  for (const [width, height] of [
+    [1400, 860],
+    [1024, 700],
+  ] as const) {
+    await page.setViewportSize({ width, height });
+    await page.screenshot({ path: `${dir}/${name}-${width}x${height}.png` });
+  }
+  if (options.dark) {
+    await page.setViewportSize({ width: 1400, height: 860 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: `${dir}/${name}-dark-1400x860.png` });
+    await page.emulateMedia({ colorScheme: null });
+  }
+  if (before) await page.setViewportSize(before);
+}

@@ -117,8 +117,9 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     forgetToken: async (target: string) => {
       await request(`/app/tokens/${seg(target)}`, { method: 'DELETE' });
     },
-    testToken: async (target: string) => {
-      await request(`/app/tokens/${seg(target)}/test`, { method: 'POST', ...jsonBody({}) });
+    /** tries `token` (in the body, never stored), else the stored one; throws the service's sentence */
+    testToken: async (target: string, token?: string) => {
+      await request(`/app/tokens/${seg(target)}/test`, { method: 'POST', ...jsonBody(token === undefined ? {} : { token }) });
     },
     targets: () => json<TargetDescription[]>('/api_v1/targets/'),
     /** one level of a target: its top-level resources, or a container's children */

@@ -243,7 +243,7 @@ export function Pane({ side }: { side: PaneSide }) {
             Try again
           </button>
           {errorCode === 'unauthorized' || errorCode === 'forbidden' ? (
-            <button type="button" onClick={() => ui.setState({ accountsOpen: true })}>
+            <button type="button" onClick={() => ui.setState({ accountsOpen: true, accountsTarget: target })}>
               Open Accounts
             </button>
           ) : null}

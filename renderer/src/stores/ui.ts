@@ -25,6 +25,8 @@ export interface UiStoreState {
   active: PaneSide;
   detailOpen: boolean;
   accountsOpen: boolean;
+  /** the service Accounts opens on (e.g. from a pane that needs a token); null: the first */
+  accountsTarget: string | null;
   question: TextQuestion | null;
   notices: Record<PaneSide, Notice | null>;
 }
@@ -34,6 +36,7 @@ export function createUiStore() {
     active: 'left',
     detailOpen: false,
     accountsOpen: false,
+    accountsTarget: null,
     question: null,
     notices: { left: null, right: null },
   }));
