@@ -10,6 +10,8 @@ import { createJobService } from './jobs/service.js';
 import { registerTransferExecutors } from './jobs/executors.js';
 import type { Target } from './target.js';
 import { builtinTargets } from './targets/builtin.js';
+import { createLocalRootTarget } from './targets/local/index.js';
+import { LocalRoots } from './local-roots.js';
 import { startRcloneEngine, type RcloneEngine, type RcloneSettings } from './targets/rclone/index.js';
 import { Library } from './targets/offline/library.js';
 import { defaultLibraryDir } from './targets/offline/offline-target.js';
@@ -25,6 +27,8 @@ export interface FerryCore {
   readonly jobs: JobService;
   /** where "keep offline" puts a copy of a download (the offline target lists it) */
   readonly library: Library;
+  /** folders of the person's choosing, each a `local-<slug>` target (local-roots.ts) */
+  readonly localRoots: LocalRoots;
   close(): Promise<void>;
 }
 
@@ -43,6 +47,14 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
 
   const targets = new TargetRegistry();
   for (const target of (options.targets ?? builtinTargets)(config, options.secrets)) targets.register(target);
+  const localRoots = new LocalRoots({
+    dataDir: config.dataDir,
+    workspace: config.workspace,
+    registry: targets,
+    createTarget: (root) => createLocalRootTarget(config, root),
+  });
+  // only with the built-in targets: a test passing its own set gets exactly those
+  if (!options.targets) await localRoots.load();
   const rclone = config.rclone ? await startRclone(config.rclone, targets) : null;
 
   const jobs = createJobService({
@@ -62,6 +74,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
     accessKey,
     jobs,
     library: new Library([defaultLibraryDir(config.dataDir), ...config.libraryDirs]),
+    localRoots,
     async close() {
       await jobs.close();
       await targets.close();

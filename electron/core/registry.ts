@@ -10,6 +10,13 @@ export class TargetRegistry {
     this.targets.set(target.info.name, target);
   }
 
+  /** Takes a target out (a local folder the person removed); answers it so it can be closed. */
+  unregister(name: string): Target | undefined {
+    const target = this.targets.get(name);
+    this.targets.delete(name);
+    return target;
+  }
+
   all(): Target[] {
     return [...this.targets.values()];
   }
