@@ -6,7 +6,7 @@ import { expect, test as base, type Page } from '@playwright/test';
 import { startDataverseEmulator, type DataverseEmulator } from '../../test/emulators/dataverse/emulator.js';
 import { startOsfEmulator, type OsfEmulator } from '../../test/emulators/osf/emulator.js';
 import { startServer, type RunningServer } from '../support/ferry-server.js';
-import { pane, row, shot, ui2Shots } from '../support/ui.js';
+import { choosePlace, pane, row, shot, ui2Shots } from '../support/ui.js';
 
 const test = base.extend<{ osf: OsfEmulator; dataverse: DataverseEmulator; ferry: RunningServer }>({
   osf: async ({}, use) => {
@@ -78,7 +78,7 @@ test('a bad OSF token shows the service sentence next to the form and saves noth
   // browsing OSF with no token fails with a sentence and offers Accounts, opened on OSF
   await dialog.getByRole('button', { name: 'Close' }).click();
   const right = pane(page, 'Right');
-  await right.getByRole('combobox', { name: 'Target' }).selectOption('osf');
+  await choosePlace(right, 'OSF');
   await expect(right.getByRole('alert')).toContainText(/token/i);
   await right.getByRole('button', { name: 'Open Accounts' }).click();
   await expect(dialog.getByRole('tab', { name: 'OSF' })).toHaveAttribute('aria-selected', 'true');
@@ -112,6 +112,6 @@ test('Dataverse: installation, token and collection as fields; Save keeps only w
 
   await dialog.getByRole('button', { name: 'Close' }).click();
   const right = pane(page, 'Right');
-  await right.getByRole('combobox', { name: 'Target' }).selectOption('dataverse');
+  await choosePlace(right, 'Dataverse');
   await expect(row(right, 'Field survey')).toBeVisible();
 });

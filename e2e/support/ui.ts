@@ -72,3 +72,14 @@ export async function ui2Shots(page: Page, name: string, options: { dark?: boole
   }
   if (before) await page.setViewportSize(before);
 }
+
+export const places = (page: Page) => page.getByRole('navigation', { name: 'Places' });
+/** the name of the place a pane shows (its heading) */
+export const placeOf = (p: Locator) => p.locator('.pane-place');
+
+/** Opens a place in a pane as a person does: make the pane active, then pick the place. */
+export async function choosePlace(p: Locator, label: string): Promise<void> {
+  await grid(p).focus();
+  await places(p.page()).getByRole('button', { name: label, exact: true }).click();
+  await expect(placeOf(p)).toHaveText(label);
+}

@@ -98,3 +98,15 @@ describe('LocalRoots', () => {
     expect(registry.all()).toHaveLength(0);
   });
 });
+
+describe('TargetRegistry.generation', () => {
+  it('moves when a local folder comes or goes, so cached target lists are renewed', async () => {
+    const { roots: subject, registry } = roots();
+    const before = registry.generation;
+    const root = await subject.put(data);
+    expect(registry.generation).toBeGreaterThan(before);
+    const added = registry.generation;
+    await subject.remove(root.name);
+    expect(registry.generation).toBeGreaterThan(added);
+  });
+});

@@ -27,6 +27,8 @@ export interface UiStoreState {
   accountsOpen: boolean;
   /** the service Accounts opens on (e.g. from a pane that needs a token); null: the first */
   accountsTarget: string | null;
+  /** the manager of local folders (add, name, remove) */
+  localFoldersOpen: boolean;
   question: TextQuestion | null;
   notices: Record<PaneSide, Notice | null>;
 }
@@ -37,6 +39,7 @@ export function createUiStore() {
     detailOpen: false,
     accountsOpen: false,
     accountsTarget: null,
+    localFoldersOpen: false,
     question: null,
     notices: { left: null, right: null },
   }));

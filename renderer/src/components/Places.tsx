@@ -1,0 +1,67 @@
+// The places sidebar, shared by both panes as in Dolphin's or Finder's split view: a place
+// opens in the active pane (the header says which), and the place that pane shows is marked
+// as the current location. Every place is a button, so Tab reaches each and Enter opens it.
+import { useStore } from 'zustand';
+import { placeGroups } from '../places.js';
+import { useServices } from '../services.js';
+import { Icon } from './icons.js';
+import { focusPane } from './Pane.js';
+
+export function Places() {
+  const { ui, session, localRoots, panes } = useServices();
+  const active = useStore(ui, (s) => s.active);
+  const current = useStore(panes[active], (s) => s.target);
+  const targets = useStore(session.store, (s) => s.targets);
+  const sessionTargets = useStore(session.store, (s) => s.session?.targets);
+  const answer = useStore(localRoots.store, (s) => s.answer);
+  const paths: Record<string, string> = {};
+  if (answer) {
+    paths.local = answer.workspace;
+    for (const root of answer.roots) paths[root.name] = root.path;
+  }
+  const groups = placeGroups(targets, sessionTargets ?? [], paths);
+
+  return (
+    <nav className="places" aria-label="Places">
+      <p className="places-into hint" aria-live="polite">
+        Opens in the {active} pane
+      </p>
+      <span id="place-needs-account" hidden>
+        No account stored yet; browsing asks for one.
+      </span>
+      {groups.map((group) => (
+        <section key={group.title} aria-label={group.title}>
+          <h2>{group.title}</h2>
+          <ul>
+            {group.places.map((place) => (
+              <li key={place.target}>
+                <button
+                  type="button"
+                  className="place"
+                  aria-label={place.label}
+                  aria-current={place.target === current ? 'location' : undefined}
+                  aria-describedby={place.needsAccount ? 'place-needs-account' : undefined}
+                  title={place.path ? `${place.label} — ${place.path}` : place.label}
+                  onClick={() => {
+                    void panes[active].getState().setTarget(place.target);
+                    focusPane(active);
+                  }}
+                >
+                  <Icon name={place.icon} />
+                  <span className="place-label">{place.label}</span>
+                  {place.needsAccount ? <span className="place-badge" aria-hidden="true" title="No account stored yet" /> : null}
+                </button>
+              </li>
+            ))}
+          </ul>
+          {group.title === 'This computer' ? (
+            <button type="button" className="place place-action" onClick={() => ui.setState({ localFoldersOpen: true })}>
+              <Icon name="plus" />
+              <span className="place-label">Add or manage folders…</span>
+            </button>
+          ) : null}
+        </section>
+      ))}
+    </nav>
+  );
+}
