@@ -44,15 +44,26 @@ test('places replace the target picker: each is an icon and a name, opens in the
   await expect(page.getByRole('combobox', { name: 'Target' })).toHaveCount(0);
   await expect(sidebar.getByRole('button', { name: 'Local folders', exact: true })).toHaveAttribute('aria-current', 'location');
 
-  // keyboard: Tab from the header lands in Places; Enter opens the place in the active pane
+  // keyboard: Tab from the header lands on the active pane's place (one Tab stop), arrows
+  // move between places, Enter opens one in the active pane, and Tab leaves the sidebar
   await grid(right).focus();
   await expect(sidebar).toContainText('Opens in the right pane');
   await page.getByRole('button', { name: 'Accounts', exact: true }).focus();
   await page.keyboard.press('Tab');
+  await expect(sidebar.getByRole('button', { name: 'Downloaded ZIPs', exact: true })).toBeFocused();
+  await page.keyboard.press('ArrowDown');
+  await expect(sidebar.getByRole('button', { name: 'OSF', exact: true })).toBeFocused();
+  await page.keyboard.press('Home');
   await expect(sidebar.getByRole('button', { name: 'Local folders', exact: true })).toBeFocused();
+  await page.keyboard.press('ArrowDown');
+  await expect(sidebar.getByRole('button', { name: 'Add or manage folders…' })).toBeFocused();
+  await page.keyboard.press('End');
+  await expect(sidebar.getByRole('button', { name: 'InvenioRDM', exact: true })).toBeFocused();
+  await page.keyboard.press('Home');
   await page.keyboard.press('Enter');
   await expect(placeOf(right)).toHaveText('Local folders');
   await expect(row(right, 'project')).toBeVisible();
+  await expect(grid(right)).toBeFocused();
   await ui2Shots(page, 'places', { dark: true });
 
   // at 1024×700 the sidebar and both panes still fit side by side

@@ -1,6 +1,8 @@
 // The places sidebar, shared by both panes as in Dolphin's or Finder's split view: a place
 // opens in the active pane (the header says which), and the place that pane shows is marked
-// as the current location. Every place is a button, so Tab reaches each and Enter opens it.
+// as the current location. One Tab stop (the current place), arrows move between places and
+// Enter opens one, as in a desktop sidebar; nothing is reachable only by mouse.
+import type { KeyboardEvent } from 'react';
 import { useStore } from 'zustand';
 import { placeGroups } from '../places.js';
 import { useServices } from '../services.js';
@@ -20,9 +22,20 @@ export function Places() {
     for (const root of answer.roots) paths[root.name] = root.path;
   }
   const groups = placeGroups(targets, sessionTargets ?? [], paths);
+  const tabStop = groups.some((g) => g.places.some((p) => p.target === current)) ? current : groups[0]?.places[0]?.target;
+
+  function onKeyDown(event: KeyboardEvent<HTMLElement>) {
+    if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(event.key)) return;
+    const buttons = [...event.currentTarget.querySelectorAll<HTMLButtonElement>('button.place')];
+    const at = buttons.indexOf(document.activeElement as HTMLButtonElement);
+    if (at === -1) return;
+    event.preventDefault();
+    const next = event.key === 'Home' ? 0 : event.key === 'End' ? buttons.length - 1 : Math.min(buttons.length - 1, Math.max(0, at + (event.key === 'ArrowDown' ? 1 : -1)));
+    buttons[next]?.focus();
+  }
 
   return (
-    <nav className="places" aria-label="Places">
+    <nav className="places" aria-label="Places" onKeyDown={onKeyDown}>
       <p className="places-into hint" aria-live="polite">
         Opens in the {active} pane
       </p>
@@ -40,6 +53,7 @@ export function Places() {
                   className="place"
                   aria-label={place.label}
                   aria-current={place.target === current ? 'location' : undefined}
+                  tabIndex={place.target === tabStop ? 0 : -1}
                   aria-describedby={place.needsAccount ? 'place-needs-account' : undefined}
                   title={place.path ? `${place.label} — ${place.path}` : place.label}
                   onClick={() => {
@@ -55,7 +69,7 @@ export function Places() {
             ))}
           </ul>
           {group.title === 'This computer' ? (
-            <button type="button" className="place place-action" onClick={() => ui.setState({ localFoldersOpen: true })}>
+            <button type="button" className="place place-action" tabIndex={-1} onClick={() => ui.setState({ localFoldersOpen: true })}>
               <Icon name="plus" />
               <span className="place-label">Add or manage folders…</span>
             </button>
