@@ -68,6 +68,11 @@ export function Places() {
               </li>
             ))}
           </ul>
+          {group.places.some((p) => p.needsAccount) ? (
+            <p className="hint places-legend" aria-hidden="true">
+              <span className="place-badge" /> no account yet
+            </p>
+          ) : null}
           {group.title === 'This computer' ? (
             <button type="button" className="place place-action" tabIndex={-1} onClick={() => ui.setState({ localFoldersOpen: true })}>
               <Icon name="plus" />
