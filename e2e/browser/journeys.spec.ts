@@ -5,7 +5,7 @@ import { open, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test as base } from '@playwright/test';
 import { startServer, type RunningServer } from '../support/ferry-server.js';
-import { grid, jobs, openFolder, pane, row, shot, watchCsp } from '../support/ui.js';
+import { choosePlace, grid, jobs, openFolder, pane, placeOf, row, shot, watchCsp } from '../support/ui.js';
 
 const CSV = 'site,depth_m,temp_c\nA,10,4.2\nB,25,3.9\n';
 const WORKSPACE = {
@@ -40,7 +40,7 @@ test('browse into a folder and back; the key leaves the address bar and survives
   await openApp(page, ferry);
   expect(page.url()).not.toContain(ferry.accessKey);
   const left = pane(page, 'Left');
-  await expect(left.getByRole('combobox', { name: 'Target' })).toHaveValue('local');
+  await expect(placeOf(left)).toHaveText('Local folders');
   await openFolder(left, 'project');
   await expect(row(left, 'data.csv')).toBeVisible();
   await expect(row(left, 'notes')).toBeVisible();
@@ -78,7 +78,7 @@ test('detail shows the real hashes of a file', async ({ page, ferry }) => {
 test('files dropped from the desktop onto a pane are uploaded and listed', async ({ page, ferry }) => {
   await openApp(page, ferry);
   const right = pane(page, 'Right');
-  await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
+  await choosePlace(right, 'Local folders');
   await openFolder(right, 'dest');
   await expect(right.getByText(/This folder is empty/)).toBeVisible();
   await right.locator('.pane-foot').drop({
@@ -99,7 +99,7 @@ test('dragging an item to the other pane runs a transfer job', async ({ page, fe
   const left = pane(page, 'Left');
   const right = pane(page, 'Right');
   await openFolder(left, 'project');
-  await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
+  await choosePlace(right, 'Local folders');
   await openFolder(right, 'dest');
   await row(left, 'data.csv').dragTo(grid(right));
   const job = jobs(page).getByRole('listitem').filter({ hasText: 'data.csv' });
@@ -128,7 +128,7 @@ test('a running job can be cancelled, leaving nothing half-written', async ({ pa
   const left = pane(page, 'Left');
   const right = pane(page, 'Right');
   await openFolder(left, 'project');
-  await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
+  await choosePlace(right, 'Local folders');
   await openFolder(right, 'dest');
   await row(left, 'big.bin').click();
   await left.getByRole('button', { name: 'Transfer' }).click();

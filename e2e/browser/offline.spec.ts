@@ -6,7 +6,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test as base, type Locator } from '@playwright/test';
 import { startServer, type RunningServer } from '../support/ferry-server.js';
-import { grid, jobs, openFolder, pane, row, shot, watchCsp, withoutSavePicker } from '../support/ui.js';
+import { choosePlace, grid, jobs, openFolder, pane, placeOf, row, shot, watchCsp, withoutSavePicker } from '../support/ui.js';
 
 const CSV = 'site,depth_m,temp_c\nA,10,4.2\nB,25,3.9\n';
 
@@ -43,11 +43,11 @@ test('keep a download offline, browse it, verify it', async ({ page, ferry }, te
   const right = pane(page, 'Right');
   await expect(row(left, 'survey')).toBeVisible();
   // the right pane opens on the library, empty at first, saying how to fill it
-  await expect(right.getByRole('combobox', { name: 'Target' })).toHaveValue('offline');
+  await expect(placeOf(right)).toHaveText('Downloaded ZIPs');
   await expect(right.getByText(/No downloaded ZIPs yet/)).toBeVisible();
   await shot(page, 'offline-01-empty-library');
   // look at the local folders on the right meanwhile (switched back to the library below)
-  await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
+  await choosePlace(right, 'Local folders');
   await expect(row(right, 'survey')).toBeVisible();
 
   // download with Keep offline: the browser gets the ZIP, the library keeps a copy
@@ -64,7 +64,7 @@ test('keep a download offline, browse it, verify it', async ({ page, ferry }, te
   await expect(left.getByText(/^survey\.zip was handed to the browser: .* A copy is kept in Downloaded ZIPs\.$/)).toBeVisible();
 
   // switch the other pane to the library: the kept archive is there
-  await right.getByRole('combobox', { name: 'Target' }).selectOption({ label: 'Downloaded ZIPs' });
+  await choosePlace(right, 'Downloaded ZIPs');
   await expect(right.getByRole('navigation', { name: 'Location' }).getByRole('button', { name: 'Downloaded ZIPs' })).toBeVisible();
   await expect(row(right, 'survey')).toBeVisible();
   await shot(page, 'offline-02-kept-in-library');
@@ -114,7 +114,7 @@ test('a damaged archive in the library says so in its detail', async ({ page, fe
   await writeFile(path.join(ferry.dataDir, 'library', 'broken.zip'), Buffer.from('PK\u0003\u0004 this is not really a zip'));
   await page.goto(ferry.appUrl);
   const right = pane(page, 'Right');
-  await expect(right.getByRole('combobox', { name: 'Target' })).toHaveValue('offline');
+  await expect(placeOf(right)).toHaveText('Downloaded ZIPs');
   await expect(row(right, 'broken')).toBeVisible();
   await row(right, 'broken').click();
   await grid(right).press('F3');

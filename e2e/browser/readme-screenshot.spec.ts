@@ -3,7 +3,7 @@
 import { expect, test as base } from '@playwright/test';
 import path from 'node:path';
 import { ROOT, startServer, type RunningServer } from '../support/ferry-server.js';
-import { grid, jobs, openFolder, pane, row, withoutSavePicker } from '../support/ui.js';
+import { grid, jobs, openFolder, pane, placeOf, row, withoutSavePicker } from '../support/ui.js';
 
 const wanted = process.env.FERRY_README_SCREENSHOT === '1';
 if (!wanted) console.log('[readme-screenshot] skipped: set FERRY_README_SCREENSHOT=1 to regenerate docs/screenshot.png');
@@ -57,7 +57,7 @@ test('README screenshot of the two panes', async ({ page, ferry }) => {
   await (await downloading).cancel();
   await left.getByRole('button', { name: 'Dismiss' }).click();
   await left.getByRole('checkbox', { name: 'Keep offline' }).uncheck();
-  await expect(right.getByRole('combobox', { name: 'Target' })).toHaveValue('offline');
+  await expect(placeOf(right)).toHaveText('Downloaded ZIPs');
 
   // verify the kept archive
   await row(right, 'coral-survey-2026').click();

@@ -7,7 +7,7 @@ import { open, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test as base, type Locator, type Page } from '@playwright/test';
 import { startServer, type RunningServer } from '../support/ferry-server.js';
-import { grid, jobs, openFolder, pane, row, watchCsp, withoutSavePicker } from '../support/ui.js';
+import { choosePlace, grid, jobs, openFolder, pane, row, watchCsp, withoutSavePicker } from '../support/ui.js';
 
 const pad = (n: number) => String(n).padStart(3, '0');
 
@@ -185,7 +185,7 @@ test('select all then Transfer is one job for the whole selection', async ({ pag
   const left = pane(page, 'Left');
   const right = pane(page, 'Right');
   await openFolder(left, 'many');
-  await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
+  await choosePlace(right, 'Local folders');
   await openFolder(right, 'dest');
   await grid(left).focus();
   await grid(left).press('Control+a');
@@ -255,7 +255,7 @@ test('Cancel all stops every unfinished job in one click and says how many', asy
   const left = pane(page, 'Left');
   const right = pane(page, 'Right');
   await openFolder(left, 'project');
-  await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
+  await choosePlace(right, 'Local folders');
   await openFolder(right, 'dest');
   for (const name of ['one.bin', 'two.bin', 'three.bin']) {
     await row(left, name).click();

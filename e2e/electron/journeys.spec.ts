@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { _electron as electron, expect, test, type ElectronApplication, type Page } from '@playwright/test';
 import { ROOT, seed } from '../support/ferry-server.js';
-import { grid, jobs, openFolder, pane, row, shot } from '../support/ui.js';
+import { choosePlace, grid, jobs, openFolder, pane, row, shot } from '../support/ui.js';
 
 const binaryPath = path.join(ROOT, 'node_modules/electron/path.txt');
 const hasElectron = existsSync(binaryPath) || !!process.env.ELECTRON_EXEC_PATH;
@@ -63,7 +63,7 @@ test.describe('Electron app', () => {
     const right = pane(window, 'Right');
     await expect(row(left, 'project')).toBeVisible();
     await openFolder(left, 'project');
-    await right.getByRole('combobox', { name: 'Target' }).selectOption('local');
+    await choosePlace(right, 'Local folders');
     await openFolder(right, 'dest');
     await row(left, 'data.csv').dragTo(grid(right));
     await expect(jobs(window).getByRole('listitem').filter({ hasText: 'data.csv' })).toContainText('Done');

@@ -48,3 +48,38 @@ export async function withoutSavePicker(page: Page): Promise<void> {
     delete (window as { showSaveFilePicker?: unknown }).showSaveFilePicker;
   });
 }
+
+/**
+ * The UI pass's screenshots (playwright-report/ui2-screenshots/): the page at the two sizes
+ * the desktop look is judged at, 1400×860 and 1024×700, and with `dark` once more in the
+ * dark scheme at 1400×860. The viewport is put back afterwards.
+ */
+export async function ui2Shots(page: Page, name: string, options: { dark?: boolean } = {}): Promise<void> {
+  const before = page.viewportSize();
+  const dir = 'playwright-report/ui2-screenshots';
+  for (const [width, height] of [
+    [1400, 860],
+    [1024, 700],
+  ] as const) {
+    await page.setViewportSize({ width, height });
+    await page.screenshot({ path: `${dir}/${name}-${width}x${height}.png` });
+  }
+  if (options.dark) {
+    await page.setViewportSize({ width: 1400, height: 860 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: `${dir}/${name}-dark-1400x860.png` });
+    await page.emulateMedia({ colorScheme: null });
+  }
+  if (before) await page.setViewportSize(before);
+}
+
+export const places = (page: Page) => page.getByRole('navigation', { name: 'Places' });
+/** the name of the place a pane shows (its heading) */
+export const placeOf = (p: Locator) => p.locator('.pane-place');
+
+/** Opens a place in a pane as a person does: make the pane active, then pick the place. */
+export async function choosePlace(p: Locator, label: string): Promise<void> {
+  await grid(p).focus();
+  await places(p.page()).getByRole('button', { name: label, exact: true }).click();
+  await expect(placeOf(p)).toHaveText(label);
+}

@@ -13,6 +13,8 @@ import type { Target, Trash } from './target.js';
 import { FileOperations } from './operations/service.js';
 import { FolderTrash } from './operations/folder-trash.js';
 import { builtinTargets } from './targets/builtin.js';
+import { createLocalRootTarget } from './targets/local/index.js';
+import { LocalRoots } from './local-roots.js';
 import { startRcloneEngine, type RcloneEngine, type RcloneSettings } from './targets/rclone/index.js';
 import { Library } from './targets/offline/library.js';
 import { defaultLibraryDir } from './targets/offline/offline-target.js';
@@ -30,6 +32,8 @@ export interface FerryCore {
   readonly library: Library;
   /** delete, rename/move, new folder and the trash, over any target that offers them */
   readonly operations: FileOperations;
+  /** folders of the person's choosing, each a `local-<slug>` target (local-roots.ts) */
+  readonly localRoots: LocalRoots;
   close(): Promise<void>;
 }
 
@@ -50,6 +54,14 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
 
   const targets = new TargetRegistry();
   for (const target of (options.targets ?? builtinTargets)(config, options.secrets)) targets.register(target);
+  const localRoots = new LocalRoots({
+    dataDir: config.dataDir,
+    workspace: config.workspace,
+    registry: targets,
+    createTarget: (root) => createLocalRootTarget(config, root),
+  });
+  // only with the built-in targets: a test passing its own set gets exactly those
+  if (!options.targets) await localRoots.load();
   const rclone = config.rclone ? await startRclone(config.rclone, targets) : null;
 
   const jobs = createJobService({
@@ -71,6 +83,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
     jobs,
     library: new Library([defaultLibraryDir(config.dataDir), ...config.libraryDirs]),
     operations: new FileOperations(targets, options.trash ?? new FolderTrash(path.join(config.dataDir, 'trash'))),
+    localRoots,
     async close() {
       await jobs.close();
       await targets.close();

@@ -4,10 +4,24 @@ import { notFound } from './errors.js';
 /** The targets this core serves, in the order the UI lists them. */
 export class TargetRegistry {
   private readonly targets = new Map<string, Target>();
+  private changes = 0;
+
+  /** Moves on whenever a target comes or goes (local folders change at run time), so a cached list can tell it is stale. */
+  get generation(): number {
+    return this.changes;
+  }
 
   register(target: Target): void {
     if (this.targets.has(target.info.name)) throw new Error(`target ${target.info.name} registered twice`);
     this.targets.set(target.info.name, target);
+    this.changes++;
+  }
+
+  /** Takes a target out (a local folder the person removed); answers it so it can be closed. */
+  unregister(name: string): Target | undefined {
+    const target = this.targets.get(name);
+    if (this.targets.delete(name)) this.changes++;
+    return target;
   }
 
   all(): Target[] {

@@ -6,6 +6,7 @@ import type { ApiClient } from './api/client.js';
 import { createDetailCache } from './stores/details.js';
 import { createDuplicatePrompt } from './stores/duplicates.js';
 import { createJobsStore } from './stores/jobs.js';
+import { createLocalRootsStore } from './stores/local-roots.js';
 import { createPaneStore, type PaneSide, type PaneStore } from './stores/pane.js';
 import { createSessionStore } from './stores/session.js';
 import { createUiStore } from './stores/ui.js';
@@ -29,6 +30,7 @@ function createBaseServices({ api, bridge, storage = safeLocalStorage() }: Servi
     jobs: createJobsStore(storage),
     duplicates: createDuplicatePrompt(storage),
     session: createSessionStore(api),
+    localRoots: createLocalRootsStore(api),
     ui: createUiStore(),
     uiState: createUiStatePersistence(bridge, storage),
   };

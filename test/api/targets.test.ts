@@ -148,6 +148,9 @@ describe('GET /api_v1/openapi.json', () => {
         'PUT /app/tokens/{target}',
         'DELETE /app/tokens/{target}',
         'POST /app/tokens/{target}/test',
+        'GET /app/local-roots',
+        'PUT /app/local-roots',
+        'DELETE /app/local-roots/{name}',
       ].sort(),
     );
     for (const name of ['Target', 'ResourceSummary', 'ResourceDetail', 'Job', 'Error', 'Acknowledgement']) {

@@ -1,5 +1,6 @@
-// /app/*: what only the desktop UI (holding the access key) needs — the session, and the
-// remote tokens kept in the keychain. A stored token is never sent back.
+// /app/*: what only the desktop UI (holding the access key) needs — the session, the
+// remote tokens kept in the keychain, and the local folders of the person's choosing.
+// A stored token is never sent back.
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../../core/errors.js';
 import { tokenAccount } from '../../core/keychain/port.js';
@@ -17,7 +18,92 @@ function requireRemote(target: Target): void {
   }
 }
 
-export function registerAppRoutes(app: FastifyInstance, { core, version }: ServerContext): void {
+const localRoot = {
+  type: 'object',
+  required: ['name', 'label', 'path'],
+  properties: {
+    name: { type: 'string', description: 'the target serving it, e.g. local-data' },
+    label: { type: 'string' },
+    path: { type: 'string', description: 'absolute, symbolic links resolved' },
+  },
+};
+
+export function registerAppRoutes(app: FastifyInstance, context: ServerContext): void {
+  registerTokenRoutes(app, context);
+  registerLocalRootRoutes(app, context);
+}
+
+/**
+ * Local folders of the person's choosing (core/local-roots.ts): each is a target of its
+ * own, `local-<slug>`, listed and browsed like `local`. PUT is keyed by the path, so
+ * repeating it renames instead of adding twice; DELETE forgets the folder, never its files.
+ */
+function registerLocalRootRoutes(app: FastifyInstance, { core }: ServerContext): void {
+  app.get(
+    '/app/local-roots',
+    {
+      schema: {
+        summary: 'The local folders chosen besides the workspace (access key)',
+        tags: ['app'],
+        headers: authHeaders,
+        response: {
+          200: {
+            type: 'object',
+            required: ['workspace', 'roots'],
+            properties: { workspace: { type: 'string', description: "the `local` target's folder" }, roots: { type: 'array', items: localRoot } },
+          },
+          ...errorResponses(401),
+        },
+      },
+    },
+    async (request) => {
+      requireAccessKey(core, request);
+      return { workspace: core.config.workspace, roots: core.localRoots.list() };
+    },
+  );
+
+  app.put<{ Body: { path: string; label?: string } }>(
+    '/app/local-roots',
+    {
+      schema: {
+        summary: 'Add a local folder as a target of its own, or rename it (access key)',
+        tags: ['app'],
+        headers: authHeaders,
+        body: {
+          type: 'object',
+          required: ['path'],
+          additionalProperties: false,
+          properties: { path: { type: 'string', maxLength: 4096 }, label: { type: 'string', maxLength: 200 } },
+        },
+        response: { 200: localRoot, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      requireAccessKey(core, request);
+      return core.localRoots.put(request.body.path, request.body.label);
+    },
+  );
+
+  app.delete<{ Params: { name: string } }>(
+    '/app/local-roots/:name',
+    {
+      schema: {
+        summary: 'Forget a chosen local folder; its files stay where they are (access key)',
+        tags: ['app'],
+        params: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+        headers: authHeaders,
+        response: { 204: { description: 'forgotten', type: 'null' }, ...errorResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      requireAccessKey(core, request);
+      await core.localRoots.remove(request.params.name);
+      return reply.code(204).send();
+    },
+  );
+}
+
+function registerTokenRoutes(app: FastifyInstance, { core, version }: ServerContext): void {
   app.get(
     '/app/session',
     {

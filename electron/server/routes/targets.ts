@@ -22,9 +22,11 @@ export function describeTarget(target: Target, base: string): TargetDescription 
 }
 
 export function registerTargetRoutes(app: FastifyInstance, { core }: ServerContext): void {
-  // The targets never change while the server runs: one serialized list per base URL, so the
-  // most frequent request (every client starts with it) costs no serialization at all.
+  // One serialized list per base URL, so the most frequent request (every client starts
+  // with it) costs no serialization; dropped when the registry's generation moves (a local
+  // folder added or removed).
   const serialized = new Map<string, string>();
+  let generation = core.targets.generation;
   app.get(
     '/api_v1/targets/',
     {
@@ -36,6 +38,10 @@ export function registerTargetRoutes(app: FastifyInstance, { core }: ServerConte
     },
     (request, reply) => {
       const base = baseUrl(request);
+      if (generation !== core.targets.generation) {
+        serialized.clear();
+        generation = core.targets.generation;
+      }
       let body = serialized.get(base);
       if (body === undefined) {
         body = JSON.stringify(core.targets.all().map((target) => describeTarget(target, base)));

@@ -16,3 +16,15 @@ export interface Session {
   keychain: { persistent: boolean; description: string };
   targets: SessionTarget[];
 }
+
+/** GET /app/local-roots: folders chosen besides the workspace, each a target `local-<slug>` */
+export interface LocalRoot {
+  name: string;
+  label: string;
+  path: string;
+}
+
+export interface LocalRootsAnswer {
+  workspace: string;
+  roots: LocalRoot[];
+}

@@ -11,7 +11,7 @@ import type {
   TargetDescription,
 } from '../../../shared/api.js';
 import type { Connection } from '../../../shared/ipc.js';
-import type { Session } from './app-types.js';
+import type { LocalRoot, LocalRootsAnswer, Session } from './app-types.js';
 
 /** An API failure, carrying the server's sentence. */
 export class ApiRequestError extends Error {
@@ -117,8 +117,16 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     forgetToken: async (target: string) => {
       await request(`/app/tokens/${seg(target)}`, { method: 'DELETE' });
     },
-    testToken: async (target: string) => {
-      await request(`/app/tokens/${seg(target)}/test`, { method: 'POST', ...jsonBody({}) });
+    /** tries `token` (in the body, never stored), else the stored one; throws the service's sentence */
+    testToken: async (target: string, token?: string) => {
+      await request(`/app/tokens/${seg(target)}/test`, { method: 'POST', ...jsonBody(token === undefined ? {} : { token }) });
+    },
+    localRoots: () => json<LocalRootsAnswer>('/app/local-roots'),
+    /** adds a folder (or renames it: keyed by its path); throws the core's sentence when refused */
+    putLocalRoot: (path: string, label?: string) =>
+      json<LocalRoot>('/app/local-roots', { method: 'PUT', ...jsonBody(label ? { path, label } : { path }) }),
+    removeLocalRoot: async (name: string) => {
+      await request(`/app/local-roots/${seg(name)}`, { method: 'DELETE' });
     },
     targets: () => json<TargetDescription[]>('/api_v1/targets/'),
     /** one level of a target: its top-level resources, or a container's children */

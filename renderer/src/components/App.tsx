@@ -10,7 +10,9 @@ import { AccountsDialog } from './AccountsDialog.js';
 import { DetailPanel } from './DetailPanel.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
 import { JobsPanel } from './JobsPanel.js';
+import { LocalFoldersDialog } from './LocalFoldersDialog.js';
 import { focusPane, Pane } from './Pane.js';
+import { Places } from './Places.js';
 import { TextDialog } from './TextDialog.js';
 
 /** Picks sensible first locations: the remembered ones, else local | offline. */
@@ -104,7 +106,7 @@ export function useStartup(services: Services): void {
   useEffect(() => {
     const controller = new AbortController();
     void (async () => {
-      await services.session.load();
+      await Promise.all([services.session.load(), services.localRoots.load()]);
       await restorePanes(services);
       focusPane('left');
     })();
@@ -164,13 +166,17 @@ export function App() {
           ) : null}
         </div>
       ) : null}
-      <main className={`panes${detailOpen ? ' with-detail' : ''}`}>
-        <Pane side="left" />
-        <Pane side="right" />
-        {detailOpen ? <DetailPanel /> : null}
-      </main>
+      <div className="app-body">
+        <Places />
+        <main className={`panes${detailOpen ? ' with-detail' : ''}`}>
+          <Pane side="left" />
+          <Pane side="right" />
+          {detailOpen ? <DetailPanel /> : null}
+        </main>
+      </div>
       <JobsPanel />
       <AccountsDialog />
+      <LocalFoldersDialog />
       <DuplicateDialog prompt={duplicates} />
       <TextDialog ui={ui} />
     </div>

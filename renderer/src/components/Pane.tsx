@@ -1,4 +1,4 @@
-// One side of the browser: target picker, breadcrumbs, toolbar, filter, the grid, and the
+// One side of the browser (what it shows is chosen in Places): breadcrumbs, toolbar, filter, the grid, and the
 // drop zone (files from the desktop → upload; items from the other pane → transfer).
 import { useRef, useState, type DragEvent } from 'react';
 import { useStore } from 'zustand';
@@ -44,6 +44,7 @@ export function Pane({ side }: { side: PaneSide }) {
   const sizing = useStore(pane, (s) => s.sizing);
   const sizingError = useStore(pane, (s) => s.sizingError);
   const targets = useStore(session.store, (s) => s.targets);
+  const placeName = targets.find((t) => t.name === target)?.readable_name;
   const verifies = useStore(session.store, (s) => s.session?.targets.find((t) => t.name === target)?.can_verify === true);
   const hasCursor = useStore(pane, (s) => s.cursor !== null);
   const active = useStore(ui, (s) => s.active === side);
@@ -95,7 +96,7 @@ export function Pane({ side }: { side: PaneSide }) {
   const canDownload = targetInfo ? targetInfo.supported_actions.resource_download : false;
   const readOnly = targetInfo !== undefined && !canUpload;
   const emptyMessage = !target
-    ? 'Choose a target above to browse it.'
+    ? 'Choose a place on the left to browse it.'
     : status === 'loading'
       ? 'Loading…'
       : status === 'error'
@@ -127,18 +128,9 @@ export function Pane({ side }: { side: PaneSide }) {
       onDrop={(event) => handleDrop(event)}
     >
       <div className="pane-head">
-        <select
-          aria-label="Target"
-          value={target ?? ''}
-          onChange={(event) => void pane.getState().setTarget(event.target.value || null)}
-        >
-          <option value="">Choose a target…</option>
-          {targets.map((t) => (
-            <option key={t.name} value={t.name}>
-              {t.readable_name}
-            </option>
-          ))}
-        </select>
+        <h2 className="pane-place" title={placeName}>
+          {placeName ?? 'No place chosen'}
+        </h2>
         <input
           type="search"
           className="filter"
@@ -243,7 +235,7 @@ export function Pane({ side }: { side: PaneSide }) {
             Try again
           </button>
           {errorCode === 'unauthorized' || errorCode === 'forbidden' ? (
-            <button type="button" onClick={() => ui.setState({ accountsOpen: true })}>
+            <button type="button" onClick={() => ui.setState({ accountsOpen: true, accountsTarget: target })}>
               Open Accounts
             </button>
           ) : null}

@@ -3,7 +3,7 @@ import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-libra
 import { MemoryStorage } from '../test-support.js';
 import { createDuplicatePrompt } from '../stores/duplicates.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
-import { TokenForm } from './AccountsDialog.js';
+import { AccountForm } from './AccountForm.js';
 import { ServicesContext, type Services } from '../services.js';
 
 afterEach(cleanup);
@@ -47,35 +47,72 @@ describe('duplicate prompt', () => {
   });
 });
 
-describe('token form', () => {
-  it('sends the token to the core only, clears the field, and never writes it to web storage', async () => {
+describe('account form', () => {
+  const osf = { name: 'osf', readable_name: 'OSF', credential: 'remote', has_stored_token: false };
+  function renderForm(api: Record<string, unknown>, target: typeof osf = osf) {
+    const services = { api, session: { load: vi.fn(async () => undefined) } } as unknown as Services;
+    render(
+      <ServicesContext.Provider value={services}>
+        <AccountForm target={target} />
+      </ServicesContext.Provider>,
+    );
+  }
+
+  it('a failed test shows the service sentence, saves nothing, and never writes the token to web storage', async () => {
     const setItem = vi.spyOn(Storage.prototype, 'setItem');
     const log = vi.spyOn(console, 'log');
     const saveToken = vi.fn(async () => undefined);
     const testToken = vi.fn(async () => {
       throw Object.assign(new Error('The OSF token is invalid or expired.'), { status: 401 });
     });
-    const services = {
-      api: { saveToken, testToken, forgetToken: vi.fn() },
-      session: { load: vi.fn(async () => undefined) },
-    } as unknown as Services;
-    render(
-      <ServicesContext.Provider value={services}>
-        <TokenForm target={{ name: 'osf', readable_name: 'OSF', credential: 'remote', has_stored_token: false }} />
-      </ServicesContext.Provider>,
-    );
+    renderForm({ saveToken, testToken, forgetToken: vi.fn() });
     const field = screen.getByLabelText('Token') as HTMLInputElement;
     expect(field.type).toBe('password');
     fireEvent.change(field, { target: { value: 'secret-token-123' } });
-    fireEvent.click(screen.getByRole('button', { name: 'Test token' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Test' }));
     await waitFor(() => expect(screen.getByRole('alert').textContent).toBe('The OSF token is invalid or expired.'));
-    expect(saveToken).toHaveBeenCalledWith('osf', 'secret-token-123');
-    expect(field.value).toBe('');
+    expect(testToken).toHaveBeenCalledWith('osf', 'secret-token-123');
+    // a failed test saves nothing
+    expect(saveToken).not.toHaveBeenCalled();
+    expect((screen.getByRole('button', { name: 'Save' }) as HTMLButtonElement).disabled).toBe(true);
     const written = setItem.mock.calls.map((call) => call.join('=')).join('\n');
     expect(written).not.toContain('secret-token-123');
     expect(localStorage.length + sessionStorage.length).toBe(0);
     expect(JSON.stringify(log.mock.calls)).not.toContain('secret-token-123');
     setItem.mockRestore();
     log.mockRestore();
+  });
+
+  it('saves exactly what passed, only when asked, and an edit after the test takes the offer back', async () => {
+    const saveToken = vi.fn(async () => undefined);
+    const testToken = vi.fn(async () => undefined);
+    renderForm({ saveToken, testToken, forgetToken: vi.fn() }, { ...osf, name: 'webdav', readable_name: 'WebDAV' });
+    const save = screen.getByRole('button', { name: 'Save' }) as HTMLButtonElement;
+    fireEvent.change(screen.getByLabelText('Server URL'), { target: { value: 'https://cloud.example.org/dav/' } });
+    fireEvent.change(screen.getByLabelText('User'), { target: { value: 'alice' } });
+    fireEvent.change(screen.getByLabelText('App password'), { target: { value: 'pw-1' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Test' }));
+    await waitFor(() => expect(save.disabled).toBe(false));
+    expect(saveToken).not.toHaveBeenCalled();
+    // an edit after the test: Save is taken back until the new values pass
+    fireEvent.change(screen.getByLabelText('App password'), { target: { value: 'pw-2' } });
+    expect(save.disabled).toBe(true);
+    fireEvent.click(screen.getByRole('button', { name: 'Test' }));
+    await waitFor(() => expect(save.disabled).toBe(false));
+    fireEvent.click(save);
+    await waitFor(() => expect(saveToken).toHaveBeenCalledTimes(1));
+    expect(saveToken).toHaveBeenCalledWith('webdav', JSON.stringify({ url: 'https://cloud.example.org/dav/', username: 'alice', password: 'pw-2' }));
+    // after saving, no secret stays in the DOM
+    await waitFor(() => expect((screen.getByLabelText('App password') as HTMLInputElement).value).toBe(''));
+    expect(document.body.innerHTML).not.toContain('pw-2');
+  });
+
+  it('a missing field is said before anything is sent', async () => {
+    const testToken = vi.fn(async () => undefined);
+    renderForm({ saveToken: vi.fn(), testToken, forgetToken: vi.fn() }, { ...osf, name: 'dataverse', readable_name: 'Dataverse' });
+    fireEvent.change(screen.getByLabelText('API token'), { target: { value: 'abc' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Test' }));
+    await waitFor(() => expect(screen.getByRole('alert').textContent).toBe('Enter the installation url for Dataverse.'));
+    expect(testToken).not.toHaveBeenCalled();
   });
 });

@@ -25,6 +25,10 @@ export interface UiStoreState {
   active: PaneSide;
   detailOpen: boolean;
   accountsOpen: boolean;
+  /** the service Accounts opens on (e.g. from a pane that needs a token); null: the first */
+  accountsTarget: string | null;
+  /** the manager of local folders (add, name, remove) */
+  localFoldersOpen: boolean;
   question: TextQuestion | null;
   notices: Record<PaneSide, Notice | null>;
 }
@@ -34,6 +38,8 @@ export function createUiStore() {
     active: 'left',
     detailOpen: false,
     accountsOpen: false,
+    accountsTarget: null,
+    localFoldersOpen: false,
     question: null,
     notices: { left: null, right: null },
   }));

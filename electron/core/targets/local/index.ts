@@ -11,3 +11,13 @@ export { encodeLocalId, decodeLocalId } from './ids.js';
 export function createLocalTarget(config: FerryConfig, _secrets: SecretStore): Target {
   return new LocalTarget({ root: config.workspace, digestsFile: path.join(config.dataDir, 'remembered-digests.json') });
 }
+
+/** A folder the person chose (electron/core/local-roots.ts), served as a target of its own. */
+export function createLocalRootTarget(config: FerryConfig, root: { name: string; label: string; path: string }): Target {
+  return new LocalTarget({
+    root: root.path,
+    name: root.name,
+    readableName: root.label,
+    digestsFile: path.join(config.dataDir, `remembered-digests-${root.name}.json`),
+  });
+}

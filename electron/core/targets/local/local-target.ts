@@ -91,6 +91,10 @@ const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 export interface LocalTargetOptions {
   /** the workspace folder; its immediate children are the top-level resources */
   root: string;
+  /** another folder of the person's choosing is another target: `local-<slug>` (default `local`) */
+  name?: string;
+  /** default 'Local folders' */
+  readableName?: string;
   /** how many files' hashes to remember (LRU) */
   hashCacheSize?: number;
   /**
@@ -115,15 +119,7 @@ interface ResolvedNode {
 }
 
 export class LocalTarget implements Target {
-  readonly info: TargetInfo = {
-    name: 'local',
-    readable_name: 'Local folders',
-    supported_actions: fullActions(true),
-    supported_hash_algorithms: [...LOCAL_HASH_ALGORITHMS],
-    credential: 'access-key',
-    plainIds: true,
-    supported_operations: fileOperations(),
-  };
+  readonly info: TargetInfo;
   /** write() honours StagedWriteOptions.beforeCommit: everything in temporaries until it passes */
   readonly [STAGED_WRITES] = true;
   /** exposed so tests (and a future verify) can see what is cached and how often bytes were read */
@@ -137,6 +133,15 @@ export class LocalTarget implements Target {
   private saving: Promise<void> = Promise.resolve();
 
   constructor(options: LocalTargetOptions) {
+    this.info = {
+      name: options.name ?? 'local',
+      readable_name: options.readableName ?? 'Local folders',
+      supported_actions: fullActions(true),
+      supported_hash_algorithms: [...LOCAL_HASH_ALGORITHMS],
+      credential: 'access-key',
+      plainIds: true,
+      supported_operations: fileOperations(),
+    };
     this.root = options.root;
     this.hashCache = new HashCache(options.hashCacheSize);
     this.settledAfterMs = options.settledAfterMs ?? 2000;
