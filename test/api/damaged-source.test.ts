@@ -39,15 +39,15 @@ async function zipWithBadCrc(dir: string, name: string, files: Record<string, st
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** A stored BagIt ZIP whose manifest records `Study/b.txt` as it was before one byte flipped (its CRC-32 is right). */
-async function bagWithFlippedByte(dir: string): Promise<string> {
+async function bagWithFlippedByte(dir: string, name = 'Study', repaired = false): Promise<string> {
   const flipped = Buffer.from(BAD);
-  flipped[10]! ^= 0x01;
-  return zipFrom(dir, 'Study', {
+  if (!repaired) flipped[10]! ^= 0x01;
+  return zipFrom(dir, name, {
     'bagit.txt': 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n',
     'bag-info.txt': 'Bagging-Date: 2026-11-24\n',
-    'manifest-sha256.txt': `${sha256(GOOD)}  data/Study/a.txt\n${sha256(BAD)}  data/Study/b.txt\n`,
-    'data/Study/a.txt': GOOD,
-    'data/Study/b.txt': flipped.toString('latin1'),
+    'manifest-sha256.txt': `${sha256(GOOD)}  data/${name}/a.txt\n${sha256(BAD)}  data/${name}/b.txt\n`,
+    [`data/${name}/a.txt`]: GOOD,
+    [`data/${name}/b.txt`]: flipped.toString('latin1'),
   });
 }
 
@@ -79,6 +79,17 @@ async function transfer(ferry: Ferry, destination: string, sourceId: string, des
   return waitForJob(ferry, ((await response.json()) as Acknowledgement).ticket_number);
 }
 
+/** A transfer the library refuses before a job starts: 400 with the sentence an upload of that archive gets. */
+async function refusedTransfer(ferry: Ferry, destination: string, sourceId: string, destinationToken: string): Promise<string> {
+  const response = await ferry.fetch(`/api_v1/targets/${destination}/resources/`, {
+    method: 'POST',
+    body: JSON.stringify({ source_target_name: 'offline', source_resource_id: sourceId }),
+    headers: { 'service-source-token': ferry.key, 'service-destination-token': destinationToken, 'duplicate-file-action': 'update', 'content-type': 'application/json' },
+  });
+  expect(response.status).toBe(400);
+  return ((await response.json()) as { error: string }).error;
+}
+
 function expectOneFailedFile(job: Job, failedPath: string, algorithm: string): void {
   expect(job.status, job.error ?? '').toBe('completed_with_errors');
   expect(job.error).toMatch(/1 file failed/);
@@ -97,14 +108,14 @@ describe('a transfer out of the offline library to the local target', () => {
   });
   afterAll(async () => ferry?.close());
 
-  it('does not write a file whose CRC-32 fails; the rest arrives; the job is completed_with_errors', async () => {
+  // One policy for the library (zip/entry-policy.ts, offline-target.ts): an archive with an
+  // entry whose bytes fail their CRC-32 is refused whole, before anything is written, with the
+  // sentence its upload would get; a bag file that fails its manifest is one failed file.
+  it('refuses to transfer an archive whose entry fails its CRC-32, naming it, and writes nothing', async () => {
     await zipWithBadCrc(path.join(ferry.dataDir, 'library'), 'Damaged', { 'Damaged/good.txt': GOOD, 'Damaged/bad.txt': BAD }, 'Damaged/bad.txt');
     const archive = await topOfLibrary(ferry, 'Damaged');
-    const job = await transfer(ferry, 'local', archive.id, ferry.key);
-    expectOneFailedFile(job, 'Damaged/Damaged/bad.txt', 'crc32');
-    const tree = await snapshotTree(ferry.workspace);
-    expect(Object.keys(tree).sort()).toEqual(['Damaged', 'Damaged/Damaged', 'Damaged/Damaged/good.txt']);
-    expect(await readFile(path.join(ferry.workspace, 'Damaged/Damaged/good.txt'), 'utf8')).toBe(GOOD);
+    expect(await refusedTransfer(ferry, 'local', archive.id, ferry.key)).toMatch(/"Damaged\/bad\.txt" is damaged \(its CRC-32 does not match\)/);
+    expect(await readdir(ferry.workspace)).toEqual([]);
   });
 
   it('does not write a kept bag\'s file with a flipped byte (its manifest checksum fails)', async () => {
@@ -113,17 +124,8 @@ describe('a transfer out of the offline library to the local target', () => {
     const job = await transfer(ferry, 'local', archive.id, ferry.key);
     expectOneFailedFile(job, 'Study/b.txt', 'sha256');
     expect(await readFile(path.join(ferry.workspace, 'Study/a.txt'), 'utf8')).toBe(GOOD);
-    expect((await readdir(path.join(ferry.workspace, 'Study'))).sort()).toEqual(['a.txt']);
-  });
-
-  it('a job all of whose files fail its checks is failed, and its report says nothing was written', async () => {
-    await zipWithBadCrc(path.join(ferry.dataDir, 'library'), 'Lost', { 'Lost/only.txt': BAD }, 'Lost/only.txt');
-    const archive = await topOfLibrary(ferry, 'Lost');
-    const job = await transfer(ferry, 'local', archive.id, ferry.key);
-    expect(job.status, job.error ?? '').toBe('failed');
-    expect(job.error).toMatch(/^Nothing arrived/);
-    expect(job.report!.failed_files!.map((file) => file.path)).toEqual(['Lost/Lost/only.txt']);
-    expect(await readdir(path.join(ferry.workspace, 'Lost/Lost'))).toEqual([]);
+    // the good file and the job's provenance record, nothing of the damaged one
+    expect((await readdir(path.join(ferry.workspace, 'Study'))).sort()).toEqual(['a.txt', 'ferry-provenance.json']);
   });
 });
 
@@ -140,12 +142,12 @@ describe('POST /api_v1/jobs/<ticket>/retry/', () => {
 
   it('runs the failed files again, into the resource the first run made, and nothing else', async () => {
     const library = path.join(ferry.dataDir, 'library');
-    const zip = await zipWithBadCrc(library, 'Redo', { 'Redo/good.txt': GOOD, 'Redo/bad.txt': BAD }, 'Redo/bad.txt');
+    const zip = await bagWithFlippedByte(library, 'Redo');
     const archive = await topOfLibrary(ferry, 'Redo');
     const first = await transfer(ferry, 'local', archive.id, ferry.key);
     expect(first.status).toBe('completed_with_errors');
     expect(first.report!.new_resource!.title).toBe('Redo');
-    await writeFile(path.join(ferry.workspace, 'Redo/Redo/good.txt'), 'changed since, must stay');
+    await writeFile(path.join(ferry.workspace, 'Redo/a.txt'), 'changed since, must stay');
 
     // still damaged: the retry fails that one file again, and touches nothing else
     const answer = await retry(first.ticket_number, { 'service-source-token': ferry.key, 'service-destination-token': ferry.key });
@@ -154,16 +156,16 @@ describe('POST /api_v1/jobs/<ticket>/retry/', () => {
     expect(answer.headers.get('location')).toBe(`/api_v1/jobs/${ack.ticket_number}/`);
     const second = await waitForJob(ferry, ack.ticket_number);
     expect(second).toMatchObject({ kind: 'transfer', status: 'failed', retry_of: first.ticket_number });
-    expect(second.report!.failed_files!.map((file) => file.path)).toEqual(['Redo/Redo/bad.txt']);
+    expect(second.report!.failed_files!.map((file) => file.path)).toEqual(['Redo/b.txt']);
 
     // repaired: the retry of the retry writes it where the first run would have, nothing else
     await rm(zip);
-    await zipFrom(library, 'Redo', { 'Redo/good.txt': GOOD, 'Redo/bad.txt': BAD });
+    await bagWithFlippedByte(library, 'Redo', true);
     const third = await waitForJob(ferry, ((await (await retry(second.ticket_number, ferry.bearer())).json()) as Acknowledgement).ticket_number);
     expect(third.status, third.error ?? '').toBe('succeeded');
-    expect(third.report!.resources_created).toEqual(['Redo/bad.txt']);
-    expect(await readFile(path.join(ferry.workspace, 'Redo/Redo/bad.txt'), 'utf8')).toBe(BAD);
-    expect(await readFile(path.join(ferry.workspace, 'Redo/Redo/good.txt'), 'utf8')).toBe('changed since, must stay');
+    expect(third.report!.resources_created).toEqual(['b.txt']);
+    expect(await readFile(path.join(ferry.workspace, 'Redo/b.txt'), 'utf8')).toBe(BAD);
+    expect(await readFile(path.join(ferry.workspace, 'Redo/a.txt'), 'utf8')).toBe('changed since, must stay');
     expect(await readdir(ferry.workspace)).toEqual(['Redo']);
   });
 
@@ -218,13 +220,11 @@ describe.skipIf(noApache !== null)('a transfer out of the offline library to a r
     await dav?.stop();
   });
 
-  it('does not put a file whose CRC-32 fails, leaves no temporary, and is completed_with_errors', async () => {
+  it('refuses to transfer an archive whose entry fails its CRC-32, and puts nothing on the server', async () => {
     await zipWithBadCrc(path.join(ferry.dataDir, 'library'), 'Damaged', { 'Damaged/good.txt': GOOD, 'Damaged/bad.txt': BAD }, 'Damaged/bad.txt');
     const archive = await topOfLibrary(ferry, 'Damaged');
-    const job = await transfer(ferry, 'webdav', archive.id, token);
-    expectOneFailedFile(job, 'Damaged/Damaged/bad.txt', 'crc32');
-    const served = await snapshotTree(dav.dataDir);
-    expect(Object.keys(served).filter((name) => name.startsWith('Damaged')).sort()).toEqual(['Damaged', 'Damaged/Damaged', 'Damaged/Damaged/good.txt']);
+    expect(await refusedTransfer(ferry, 'webdav', archive.id, token)).toMatch(/is damaged \(its CRC-32 does not match\)/);
+    expect(Object.keys(await snapshotTree(dav.dataDir)).filter((name) => name.startsWith('Damaged'))).toEqual([]);
   });
 
   it('does not put a kept bag\'s file with a flipped byte', async () => {
@@ -232,6 +232,6 @@ describe.skipIf(noApache !== null)('a transfer out of the offline library to a r
     const archive = await topOfLibrary(ferry, 'Study');
     const job = await transfer(ferry, 'webdav', archive.id, token);
     expectOneFailedFile(job, 'Study/b.txt', 'sha256');
-    expect((await readdir(path.join(dav.dataDir, 'Study'))).sort()).toEqual(['a.txt']);
+    expect((await readdir(path.join(dav.dataDir, 'Study'))).sort()).toEqual(['a.txt', 'ferry-provenance.json']);
   });
 });

@@ -195,7 +195,7 @@ describe.skipIf(!present)('the public hostile ZIP corpus', () => {
       await writeFile(zipPath, file.bytes);
       const response = await ferry.fetch(`/api_v1/targets/local/resources/${encodeLocalId(container)}/`, {
         method: 'POST',
-        headers: ferry.auth({ 'duplicate-file-action': 'ignore' }),
+        headers: ferry.auth({ 'duplicate-file-action': 'ignore', 'ferry-provenance': 'off' }),
         body: uploadForm(file.bytes),
       });
       let outcome: 'refused' | 'succeeded';
@@ -261,7 +261,7 @@ describe.skipIf(!present)('the public hostile ZIP corpus', () => {
       const response = await ferry.fetch(`/api_v1/targets/local/resources/${encodeLocalId(container)}/`, {
         method: 'POST',
         body: JSON.stringify({ source_target_name: 'offline', source_resource_id: node.id }),
-        headers: ferry.auth({ 'duplicate-file-action': 'ignore', 'content-type': 'application/json' }),
+        headers: ferry.auth({ 'duplicate-file-action': 'ignore', 'content-type': 'application/json', 'ferry-provenance': 'off' }),
       });
       let job: Job | null = null;
       let sentence: string | null;

@@ -35,6 +35,13 @@ describe('endingOf: which status an outcome gets', () => {
     else expect(ending.error).toMatch(/^(Nothing arrived: )?1 file failed: '[^']+' \(/);
   });
 
+  it('says, when nothing arrived, why the first file failed (the service, the name …)', () => {
+    const failed_files = ['a', 'b'].map((name) => ({ path: `D/${name}`, stage: 'write' as const, error: 'OSF did not answer within 60 s; try again later' }));
+    expect(endingOf(report({ failed_files })).error).toBe(
+      "Nothing arrived: 2 files failed: 'D/a' (could not be written), 'D/b' (could not be written). OSF did not answer within 60 s; try again later. The report lists each file with its reason.",
+    );
+  });
+
   it('names at most three files and counts the rest', () => {
     const failed_files = ['a', 'b', 'c', 'd', 'e'].map((name) => ({ path: `D/${name}`, stage: 'write' as const, error: 'x' }));
     const ending = endingOf(report({ resources_created: ['D/z'], failed_files }));

@@ -33,7 +33,8 @@ export function endingOf(report: JobReport): Ending {
   if (arrived === 0) {
     return {
       status: 'failed',
-      error: `Nothing arrived: ${count} failed: ${named}${others}. The report lists each file with the reason.`,
+      // the first file's own sentence (the service not answering, a refused name …) says what to do
+      error: `Nothing arrived: ${count} failed: ${named}${others}. ${sentence(failed[0]!.error)}${failed.length > 1 ? ' The report lists each file with its reason.' : ''}`,
     };
   }
   return {
@@ -167,4 +168,10 @@ export class StoppedWithReport extends Error {
     super(cause instanceof Error ? cause.message : String(cause));
     this.name = 'StoppedWithReport';
   }
+}
+
+/** `text` as a sentence: ends in a full stop. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
