@@ -72,6 +72,7 @@ const BYTE_EXACTNESS_TESTS = [
   'electron/core/zip/zip64.test.ts',
   'electron/core/targets/local/local-write.test.ts',
   'electron/core/targets/offline/offline-target.test.ts',
+  'electron/core/targets/webdav/parallel-write.test.ts',
 ].filter((file) => existsSync(file));
 step('Byte-exactness with every fast path off (FERRY_FAST_PATHS=off)', 'npx', ['vitest', 'run', '--project', 'node', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest-fast-paths-off.json', ...BYTE_EXACTNESS_TESTS], { FERRY_FAST_PATHS: 'off' });
 const slowPaths = readJson('test-results/vitest-fast-paths-off.json');

@@ -27,6 +27,8 @@ export const FAST_PATHS = [
   'staged-bag-check',
   /** the offline library's listing goes to the HTTP layer as columns, not row objects */
   'columnar-listing',
+  /** a WebDAV write keeps several files' PUT and MOVE in flight (WEBDAV_IN_FLIGHT), results in entry order */
+  'webdav-parallel',
 ] as const;
 
 export type FastPath = (typeof FAST_PATHS)[number];

@@ -46,8 +46,11 @@ export interface RemoteClientOptions {
   baseUrl: string;
   /** the service's name in messages: "OSF", "Zenodo" */
   serviceName: string;
-  /** requests per second (default 5) */
-  ratePerSecond?: number;
+  /**
+   * requests per second (default 5); null: none, for a server whose caller bounds the
+   * requests it has in flight instead (WebDAV: the account's own server)
+   */
+  ratePerSecond?: number | null;
   /** per request, ms (default 60 s): see "Timeouts" above */
   timeoutMs?: number;
   /** retries on 408/429/5xx and network errors (default 4) */
@@ -114,9 +117,13 @@ export class RemoteClient {
       // retry options are given whole per request (kyRetry): ky would concatenate merged arrays
       hooks: { afterResponse: [(_request, _options, response) => void options.onResponse?.(response)] },
     });
-    // strict: no window of a second ever sees more than the rate (the windowed default can burst 2×)
-    const throttle = pThrottle({ limit: Math.max(1, options.ratePerSecond ?? 5), interval: 1000, strict: true });
-    this.throttled = throttle(<T>(fn: () => Promise<T>) => fn()) as <T>(fn: () => Promise<T>) => Promise<T>;
+    if (options.ratePerSecond === null) {
+      this.throttled = (fn) => fn();
+    } else {
+      // strict: no window of a second ever sees more than the rate (the windowed default can burst 2×)
+      const throttle = pThrottle({ limit: Math.max(1, options.ratePerSecond ?? 5), interval: 1000, strict: true });
+      this.throttled = throttle(<T>(fn: () => Promise<T>) => fn()) as <T>(fn: () => Promise<T>) => Promise<T>;
+    }
   }
 
   resolve(url: string, searchParams?: RequestOptions['searchParams']): URL {

@@ -26,9 +26,12 @@ import { isPerFileFailure } from '../../remote/file-failure.js';
 import { RemoteClient } from '../../remote/http.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
+import { fastPathOn } from '../../fast-paths.js';
+import { opensIndependently, WHOLE_FILE_MAX_BYTES } from '../../jobs/whole-entry.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
 import { isAbandoned, isFerryTempName, tempNameFor } from './temp-names.js';
+import { OrderedPipeline, type PipelineLimits } from './ordered-pipeline.js';
 
 export interface WebdavTargetOptions {
   /** retries of idempotent requests on 429/5xx and network errors (default 3) */
@@ -40,8 +43,11 @@ export interface WebdavTargetOptions {
    * the longest pause, so a big file is never cut off for its size
    */
   timeoutMs?: number;
-  /** requests per second (default 20) */
-  ratePerSecond?: number;
+  /**
+   * requests per second (default: none; a write or read bounds its requests in flight
+   * instead, WEBDAV_IN_FLIGHT)
+   */
+  ratePerSecond?: number | null;
 }
 
 /** A connection to one account: the `webdav` client for PROPFIND/MKCOL/MOVE, RemoteClient for bytes. */
@@ -52,6 +58,14 @@ interface Dav {
 }
 
 const DAV_MESSAGES = { unauthorized: UNAUTHORIZED };
+/**
+ * What this target keeps in flight in one write: files (each a PUT and a MOVE) and the sum of
+ * their sizes. A server is the account's own, as with rclone (4 transfers, no rate) or the
+ * Nextcloud desktop client (6 parallel jobs): its load is bounded by what is in flight, not
+ * by a rate per second. Measured in docs/performance.md (`webdav-parallel`).
+ */
+export const WEBDAV_IN_FLIGHT: PipelineLimits = { files: 8, bytes: 8 * 1024 * 1024 };
+
 /** statuses of a GET/PUT the target words itself (toFerryError); the rest are RemoteClient's */
 const WORDED_STATUSES = [400, 401, 403, 404, 405, 409, 412, 413, 423, 507];
 
@@ -136,7 +150,7 @@ export class WebdavTarget implements Target {
       http = new RemoteClient({
         baseUrl: credentials.url,
         serviceName: 'The WebDAV server',
-        ratePerSecond: this.options.ratePerSecond ?? 20,
+        ratePerSecond: this.options.ratePerSecond ?? null,
         timeoutMs: this.options.timeoutMs,
         retries: this.options.retries ?? 3,
         maxRetryAfterMs: this.options.maxRetryAfterMs ?? 60_000,
@@ -266,7 +280,8 @@ export class WebdavTarget implements Target {
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const dav = this.connect(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-    const session: WriteSession = { folders: new Map(), dirs: new Set(['/']), setMtime: 'untried', lostMtimes: [] };
+    const session: WriteSession = { folders: new Map(), dirs: new Set(['/']), setMtime: 'untried', lostMtimes: new Set() };
+    const lostMtimes: string[] = [];
     let base: string;
     let top: { original: string; actual: string } | null = null;
     if (containerId === null) {
@@ -278,36 +293,73 @@ export class WebdavTarget implements Target {
       session.dirs.add(base);
     }
 
-    for await (const entry of entries) {
-      throwIfAborted(options.signal);
-      const segments = entry.path.split('/');
-      if (segments.some((s) => s === '' || s === '.' || s === '..')) {
-        outcome.fileErrors.push({ path: entry.path, error: 'The path has an empty, "." or ".." part.' });
-        continue;
-      }
-      if (containerId === null) {
-        if (!top) top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
-        if (segments[0] !== top.original) throw badRequest(`A new top-level folder is made from one top folder; '${entry.path}' is outside '${top.original}'.`);
-        segments[0] = top.actual;
-      }
-      const destination = path.posix.join(base, ...segments);
-      try {
-        if (entry.kind === 'folder') {
-          await this.ensureDir(ctx, dav, destination, session);
+    // Folders, listings and names are settled here, in entry order (a folder exists before any
+    // file in it starts); the files' bytes go through the pipeline, several at a time.
+    const parallel = fastPathOn('webdav-parallel');
+    const pipeline = new OrderedPipeline<FileResult>(parallel ? WEBDAV_IN_FLIGHT : { files: 1, bytes: 0 }, (result) => {
+      if (result.error !== undefined) outcome.fileErrors.push({ path: result.path, error: result.error });
+      else outcome[result.list].push(result.path);
+      if (result.entry && session.lostMtimes.has(result.entry)) lostMtimes.push(result.path);
+    });
+    const perFile = (entryPath: string, error: unknown): FileResult => {
+      if (!isPerFileFailure(error, options.signal)) throw error;
+      return { path: entryPath, error: error.message };
+    };
+    try {
+      for await (const entry of entries) {
+        if (pipeline.stopped) break;
+        throwIfAborted(options.signal);
+        const segments = entry.path.split('/');
+        if (segments.some((s) => s === '' || s === '.' || s === '..')) {
+          pipeline.done({ path: entry.path, error: 'The path has an empty, "." or ".." part.' });
           continue;
         }
-        await this.ensureDir(ctx, dav, path.posix.dirname(destination), session);
-        await this.writeFile(ctx, dav, entry, destination, options, outcome, session);
-      } catch (error) {
-        if (!isPerFileFailure(error, options.signal)) throw error;
-        outcome.fileErrors.push({ path: entry.path, error: error.message });
+        if (containerId === null) {
+          if (!top) top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
+          if (segments[0] !== top.original) throw badRequest(`A new top-level folder is made from one top folder; '${entry.path}' is outside '${top.original}'.`);
+          segments[0] = top.actual;
+        }
+        const destination = path.posix.join(base, ...segments);
+        let existing: FileStat | undefined;
+        try {
+          if (entry.kind === 'folder') {
+            await this.ensureDir(ctx, dav, destination, session);
+            continue;
+          }
+          await this.ensureDir(ctx, dav, path.posix.dirname(destination), session);
+          existing = (await this.folder(ctx, dav, path.posix.dirname(destination), session)).get(path.posix.basename(destination));
+        } catch (error) {
+          pipeline.done(perFile(entry.path, error));
+          continue;
+        }
+        const task = async (): Promise<FileResult> => {
+          try {
+            return { path: entry.path, entry, list: await this.writeFile(ctx, dav, entry, destination, existing, options, session) };
+          } catch (error) {
+            return { ...perFile(entry.path, error), entry };
+          }
+        };
+        const size = entry.size ?? 0;
+        if (entry.size === null || (entry.size > WHOLE_FILE_MAX_BYTES && !opensIndependently(entry))) {
+          // a source that may need this stream read to its end before its next entry: alone
+          await pipeline.drain();
+          await pipeline.start(destination.toLowerCase(), size, task);
+          await pipeline.drain();
+        } else {
+          // the same name twice (or two spellings a server may take for one) never at once
+          await pipeline.start(destination.toLowerCase(), size, task);
+        }
       }
+    } finally {
+      // never return (or throw) while a request is under way
+      await pipeline.drain();
     }
+    await pipeline.finish();
     if (containerId === null) {
       if (!top) throw badRequest('The upload holds nothing: a new top-level folder needs one top folder.');
       outcome.newResource = { id: webdavId(`/${top.actual}`), title: top.actual };
     }
-    if (session.lostMtimes.length > 0) outcome.notes = [lostMtimesNote(session.lostMtimes)];
+    if (lostMtimes.length > 0) outcome.notes = [lostMtimesNote(lostMtimes)];
     return outcome;
   }
 
@@ -353,17 +405,13 @@ export class WebdavTarget implements Target {
     session.folders.set(dir, new Map());
   }
 
-  private async writeFile(ctx: TargetContext, dav: Dav, entry: Entry, destination: string, options: WriteOptions, outcome: WriteOutcome, session: WriteSession): Promise<void> {
-    const existing = (await this.folder(ctx, dav, path.posix.dirname(destination), session)).get(path.posix.basename(destination));
+  /** One file, `existing` being what its folder's listing holds under its name; says which list it goes to. */
+  private async writeFile(ctx: TargetContext, dav: Dav, entry: Entry, destination: string, existing: FileStat | undefined, options: WriteOptions, session: WriteSession): Promise<'created' | 'updated' | 'ignored'> {
     if (existing?.type === 'directory') throw conflict(`'${entry.path}' exists on the server as a folder.`);
-    if (existing && options.duplicateAction === 'ignore') {
-      outcome.ignored.push(entry.path);
-      return;
-    }
+    if (existing && options.duplicateAction === 'ignore') return 'ignored';
     if (!existing) {
       await this.putThenMove(ctx, dav, { destination, entry, open: () => entry.open(), size: entry.size, overwrite: false }, session);
-      outcome.created.push(entry.path);
-      return;
+      return 'created';
     }
     // update: replace only when the bytes differ — by the server's stored MD5 if it has
     // one, else by downloading and hashing the file that is there.
@@ -371,15 +419,12 @@ export class WebdavTarget implements Target {
     try {
       const stored = hashesFromChecksums((existing.props as Record<string, unknown> | undefined)?.checksums).md5
         ?? (existing.size === incoming.size ? await this.md5Of(ctx, dav, destination) : null);
-      if (stored === incoming.md5) {
-        outcome.ignored.push(entry.path);
-        return;
-      }
+      if (stored === incoming.md5) return 'ignored';
       const upload: Upload = { destination, entry, open: incoming.open, size: incoming.size, overwrite: true };
       const fileId = (existing.props as Record<string, unknown> | undefined)?.fileid;
       if (fileId !== undefined && fileId !== null && fileId !== '') await this.putInPlace(ctx, dav, upload, session);
       else await this.putThenMove(ctx, dav, upload, session);
-      outcome.updated.push(entry.path);
+      return 'updated';
     } finally {
       await incoming.dispose();
     }
@@ -475,7 +520,7 @@ export class WebdavTarget implements Target {
   private async keepMtime(dav: Dav, upload: Upload, wanted: Date | null, mtime: Date | null, accepted: boolean, session: WriteSession): Promise<void> {
     if (!wanted || accepted) return;
     if (mtime && (await this.proppatchMtime(dav, upload.destination, mtime, session))) return;
-    session.lostMtimes.push(upload.entry.path);
+    session.lostMtimes.add(upload.entry);
   }
 
   /**
@@ -509,21 +554,28 @@ export class WebdavTarget implements Target {
    * propstat is 403 or 409), so this only helps a server that allows it.
    */
   private async proppatchMtime(dav: Dav, destination: string, mtime: Date, session: WriteSession): Promise<boolean> {
+    // files written alongside each other wait for the first try's answer: still one refusal per write
+    if (session.setMtime instanceof Promise && !(await session.setMtime)) return false;
     if (session.setMtime === 'refused') return false;
+    const first = session.setMtime === 'untried';
+    const attempt = this.proppatchOnce(dav, destination, mtime);
+    if (first) session.setMtime = attempt;
+    const set = await attempt;
+    if (first || !set) session.setMtime = set ? 'works' : 'refused';
+    return set;
+  }
+
+  private async proppatchOnce(dav: Dav, destination: string, mtime: Date): Promise<boolean> {
     const body = `<?xml version="1.0" encoding="utf-8"?><d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><d:getlastmodified>${mtime.toUTCString()}</d:getlastmodified></d:prop></d:set></d:propertyupdate>`;
     try {
       const response = await dav.client.customRequest(destination, { method: 'PROPPATCH', headers: { 'content-type': 'application/xml; charset=utf-8' }, data: body, signal: AbortSignal.timeout(this.options.timeoutMs ?? 60_000) } as Parameters<WebDAVClient['customRequest']>[1]);
       const text = await response.text();
       const statuses = [...text.matchAll(/<(?:[a-z]+:)?status>\s*HTTP\/[\d.]+\s+(\d{3})/gi)].map((m) => Number(m[1]));
-      if (response.status === 207 && statuses.length > 0 && statuses.every((s) => s >= 200 && s < 300)) {
-        session.setMtime = 'works';
-        return true;
-      }
+      return response.status === 207 && statuses.length > 0 && statuses.every((s) => s >= 200 && s < 300);
     } catch {
       // a refusal of the method itself (405, 403, 501) is the same answer: not settable here
+      return false;
     }
-    session.setMtime = 'refused';
-    return false;
   }
 
   /**
@@ -646,10 +698,14 @@ interface WriteSession {
   folders: Map<string, Map<string, FileStat>>;
   /** folders known to exist: the destination, and each one found or made */
   dirs: Set<string>;
-  setMtime: 'untried' | 'works' | 'refused';
-  /** entry paths whose modification time the server did not keep */
-  lostMtimes: string[];
+  /** a PROPPATCH's answer for this write: its first try, while under way, decides for the others */
+  setMtime: 'untried' | 'works' | 'refused' | Promise<boolean>;
+  /** entries whose modification time the server did not keep (reported in entry order) */
+  lostMtimes: Set<Entry>;
 }
+
+/** One entry's place in the outcome: its list, or its error. */
+type FileResult = { path: string; entry?: Entry } & ({ list: 'created' | 'updated' | 'ignored'; error?: undefined } | { error: string });
 
 interface Upload {
   destination: string;

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { OrderedPipeline } from './ordered-pipeline.js';
+
+/** A task that ends when the test says so, and notes how many ran at once. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('OrderedPipeline', () => {
+  it('reports results in entry order, whatever order the work ends in', async () => {
+    const reported: string[] = [];
+    const pipeline = new OrderedPipeline<string>({ files: 4, bytes: 1000 }, (r) => reported.push(r));
+    const gates = [gate(), gate(), gate()];
+    await pipeline.start('a', 1, async () => (await gates[0]!.opened, 'a'));
+    pipeline.done('folder');
+    await pipeline.start('b', 1, async () => (await gates[1]!.opened, 'b'));
+    await pipeline.start('c', 1, async () => (await gates[2]!.opened, 'c'));
+    gates[2]!.open();
+    gates[1]!.open();
+    await tick();
+    expect(reported).toEqual([]);
+    gates[0]!.open();
+    await pipeline.finish();
+    expect(reported).toEqual(['a', 'folder', 'b', 'c']);
+  });
+
+  it('keeps at most `files` tasks, and at most `bytes` of sizes, running at once; a larger one runs alone', async () => {
+    let running = 0;
+    let most = 0;
+    const task = async () => {
+      running++;
+      most = Math.max(most, running);
+      await tick();
+      running--;
+      return null;
+    };
+    const byCount = new OrderedPipeline<null>({ files: 3, bytes: 1e9 }, () => undefined);
+    for (let i = 0; i < 20; i++) await byCount.start(String(i), 1, task);
+    await byCount.finish();
+    expect(most).toBe(3);
+
+    most = 0;
+    const byBytes = new OrderedPipeline<null>({ files: 10, bytes: 100 }, () => undefined);
+    for (let i = 0; i < 20; i++) await byBytes.start(String(i), 40, task);
+    await byBytes.finish();
+    expect(most).toBe(2);
+
+    most = 0;
+    const large = new OrderedPipeline<null>({ files: 10, bytes: 100 }, () => undefined);
+    await large.start('small', 10, task);
+    await large.start('large', 500, task);
+    await large.start('after', 10, task);
+    await large.finish();
+    expect(most).toBe(1);
+  });
+
+  it('never runs two tasks of the same key at once', async () => {
+    const events: string[] = [];
+    const pipeline = new OrderedPipeline<null>({ files: 8, bytes: 1e9 }, () => undefined);
+    for (const name of ['first', 'second']) {
+      await pipeline.start('same', 1, async () => {
+        events.push(`${name} starts`);
+        await tick();
+        await tick();
+        events.push(`${name} ends`);
+        return null;
+      });
+    }
+    await pipeline.finish();
+    expect(events).toEqual(['first starts', 'first ends', 'second starts', 'second ends']);
+  });
+
+  it('stops on the first hard failure, and throws it only once everything started has ended', async () => {
+    const reported: string[] = [];
+    const pipeline = new OrderedPipeline<string>({ files: 4, bytes: 1e9 }, (r) => reported.push(r));
+    const slow = gate();
+    let slowEnded = false;
+    await pipeline.start('slow', 1, async () => {
+      await slow.opened;
+      slowEnded = true;
+      return 'slow';
+    });
+    await pipeline.start('bad', 1, async () => {
+      throw new Error('the server is gone');
+    });
+    await tick();
+    expect(pipeline.stopped).toBe(true);
+    let started = false;
+    await pipeline.start('later', 1, async () => ((started = true), 'later'));
+    const finished = pipeline.finish().then(
+      () => 'resolved',
+      (error: Error) => error.message,
+    );
+    await tick();
+    expect(slowEnded).toBe(false);
+    slow.open();
+    expect(await finished).toBe('the server is gone');
+    expect(slowEnded).toBe(true);
+    expect(started).toBe(false);
+    expect(reported).toEqual(['slow']);
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * Work on up to `files` entries at once, within `bytes` of their sizes, each entry's result
+ * reported in the order the entries came (issue #18): a write of thousands of small files to
+ * a server is otherwise one round trip after another, and the server's latency, not the
+ * bytes, sets its pace. Invariants:
+ * - results reach `report` in entry order, whatever order the work ends in, so an outcome
+ *   reads exactly as a one-at-a-time write's would;
+ * - two entries with the same key (one destination) never run at once: the second starts
+ *   when the first has ended;
+ * - a task that throws is a hard failure: nothing new starts, and `finish` throws it once
+ *   everything already started has ended (never while a request is still under way).
+ * Per-entry failures are the task's own result, not a throw.
+ */
+export interface PipelineLimits {
+  /** entries worked on at once (1: one after another) */
+  files: number;
+  /** the sum of the sizes of the entries worked on at once; one larger entry still runs, alone */
+  bytes: number;
+}
+
+export class OrderedPipeline<R> {
+  private readonly results: ({ result: R } | null)[] = [];
+  private reported = 0;
+  private readonly running = new Set<Promise<void>>();
+  private readonly lastOfKey = new Map<string, Promise<void>>();
+  private runningBytes = 0;
+  private failure: { error: unknown } | null = null;
+
+  constructor(
+    private readonly limits: PipelineLimits,
+    private readonly report: (result: R) => void,
+  ) {}
+
+  /** True once a task has failed hard: take no more entries. */
+  get stopped(): boolean {
+    return this.failure !== null;
+  }
+
+  /** An entry whose result is known without any work (a folder, a refused path). */
+  done(result: R): void {
+    this.results.push({ result });
+    this.flush();
+  }
+
+  /** Starts `task` once there is room for it; returns when it has started. */
+  async start(key: string, bytes: number, task: () => Promise<R>): Promise<void> {
+    while (this.running.size > 0 && (this.running.size >= this.limits.files || this.runningBytes + bytes > this.limits.bytes)) {
+      await Promise.race(this.running);
+    }
+    if (this.failure) return;
+    const index = this.results.push(null) - 1;
+    const before = this.lastOfKey.get(key);
+    this.runningBytes += bytes;
+    const run: Promise<void> = (before ?? Promise.resolve())
+      .then(task)
+      .then(
+        (result) => {
+          this.results[index] = { result };
+          this.flush();
+        },
+        (error: unknown) => {
+          this.failure ??= { error };
+        },
+      )
+      .finally(() => {
+        this.runningBytes -= bytes;
+        this.running.delete(run);
+        if (this.lastOfKey.get(key) === run) this.lastOfKey.delete(key);
+      });
+    this.running.add(run);
+    this.lastOfKey.set(key, run);
+  }
+
+  /** Waits until nothing is running (a task that must not overlap the next entries). */
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  /** Waits for everything started; throws the first hard failure. */
+  async finish(): Promise<void> {
+    await this.drain();
+    if (this.failure) throw this.failure.error;
+  }
+
+  private flush(): void {
+    while (this.reported < this.results.length && this.results[this.reported] !== null) {
+      const { result } = this.results[this.reported]!;
+      this.results[this.reported] = null;
+      this.reported++;
+      this.report(result);
+    }
+  }
+}

@@ -1,0 +1,84 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeConfig } from '../../config.js';
+import { fastPathOn } from '../../fast-paths.js';
+import { MemorySecretStore } from '../../keychain/memory.js';
+import type { Entry, Target } from '../../target.js';
+import type { RealWebdav } from '../../../../test/webdav/process.js';
+import { REAL_WEBDAV_SERVERS } from '../../../../test/webdav/servers.js';
+import { ctx, writeOptions } from '../../../../test/target-suite/test-entries.js';
+import { createWebdavTarget, webdavId } from './index.js';
+
+/**
+ * `webdav-parallel`: a write keeps several files in flight, and its outcome reads exactly as
+ * a one-at-a-time write's would — every list in entry order, per-file failures in place, the
+ * note of lost modification times in entry order, the bytes on the server the same. With the
+ * fast path off (FERRY_FAST_PATHS=-webdav-parallel) one file is opened at a time.
+ */
+const FILES = 16;
+const content = (i: number) => `file ${i}\n`.repeat(50 + i * 7);
+
+for (const kind of REAL_WEBDAV_SERVERS) {
+  describe.skipIf(kind.unavailable !== null)(`a parallel write to ${kind.name}`, () => {
+    let server: RealWebdav;
+    let target: Target;
+    let token: string;
+
+    beforeAll(async () => {
+      server = await kind.start();
+      // a folder where the write has a file: that file's per-file failure keeps its place
+      await mkdir(path.join(server.dataDir, 'Into/Run/f04.txt'), { recursive: true });
+      if (kind.ownerOfFiles) execFileSync('chown', ['-R', kind.ownerOfFiles, server.dataDir]);
+      token = JSON.stringify({ url: server.url, username: server.username, password: server.password });
+      target = createWebdavTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { retries: 0 });
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it('keeps several files in flight, and reports them in entry order', async () => {
+      let opening = 0;
+      let most = 0;
+      async function* entries(): AsyncIterable<Entry> {
+        yield { path: 'Run', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+        for (let i = 0; i < FILES; i++) {
+          const bytes = Buffer.from(content(i));
+          const name = `Run/${i % 2 ? 'odd/' : ''}f${String(i).padStart(2, '0')}.txt`;
+          if (i === 1) yield { path: 'Run/odd', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+          yield {
+            path: name,
+            kind: 'file',
+            size: bytes.length,
+            mtime: new Date('2021-03-04T05:06:07Z'),
+            hashes: {},
+            open: async () => {
+              // a slow source: the next files are opened meanwhile only when several are in flight
+              opening++;
+              most = Math.max(most, opening);
+              await new Promise((resolve) => setTimeout(resolve, 150));
+              opening--;
+              return Readable.from([bytes]);
+            },
+          };
+        }
+      }
+      const outcome = await target.write(ctx(token), webdavId('/Into'), entries(), writeOptions());
+      const written = Array.from({ length: FILES }, (_, i) => `Run/${i % 2 ? 'odd/' : ''}f${String(i).padStart(2, '0')}.txt`);
+      const created = written.filter((p) => p !== 'Run/f04.txt');
+      expect(outcome.created).toEqual(created);
+      expect(outcome.fileErrors).toEqual([{ path: 'Run/f04.txt', error: expect.stringMatching(/exists on the server as a folder/) }]);
+      if (fastPathOn('webdav-parallel')) expect(most).toBeGreaterThan(1);
+      else expect(most).toBe(1);
+      expect(most).toBeLessThanOrEqual(8);
+      for (const [i, p] of written.entries()) if (p !== 'Run/f04.txt') expect(await readFile(path.join(server.dataDir, 'Into', p), 'utf8')).toBe(content(i));
+      expect((await readdir(path.join(server.dataDir, 'Into/Run'))).filter((n) => n.startsWith('.ferry-'))).toEqual([]);
+      if (kind.keepsMtime === 'no') {
+        // the note names files in entry order (the first five, then a count)
+        expect(outcome.notes).toEqual([expect.stringContaining(`: ${created.slice(0, 5).map((p) => `'${p}'`).join(', ')} and ${created.length - 5} more.`)]);
+      }
+    });
+  });
+}
