@@ -1,9 +1,10 @@
 // Job outcomes end to end, in browser mode against a real `ferry serve`: a transfer out of the
-// offline library of an archive with a bad CRC-32 ends amber ("Done with errors") with the
+// offline library of a bag with a file that fails its manifest ends amber ("Done with errors") with the
 // damaged file listed and not written; "Retry failed files" on it, still damaged, ends red
 // ("Failed": nothing arrived); the archive repaired, "Retry failed files" writes the file and
 // ends green. Green is only ever shown for a job in which every file arrived and checked.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,22 +26,27 @@ const test = base.extend<{ ferry: RunningServer }>({
   },
 });
 
-/** A stored ZIP of results/good.csv and results/bad.csv in the library; `damaged`: one byte of bad.csv flipped (its CRC-32 fails). */
+/**
+ * A zipped bag of results/good.csv and results/bad.csv in the library; `damaged`: one byte of
+ * bad.csv flipped after its manifest was written (its CRC-32 is right, its sha256 is not). An
+ * archive whose CRC-32 fails is refused whole before a job starts (offline-target.ts); a bag
+ * file that fails its manifest is one failed file of the job.
+ */
 async function putArchive(libraryDir: string, damaged: boolean): Promise<void> {
   const work = await mkdtemp(path.join(os.tmpdir(), 'ferry-e2e-zip-'));
-  await mkdir(path.join(work, 'results'));
-  await writeFile(path.join(work, 'results/good.csv'), GOOD);
-  await writeFile(path.join(work, 'results/bad.csv'), BAD);
+  const bag = path.join(work, 'damaged');
+  await mkdir(path.join(bag, 'data/results'), { recursive: true });
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+  await writeFile(path.join(bag, 'bagit.txt'), 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n');
+  await writeFile(path.join(bag, 'manifest-sha256.txt'), `${sha256(GOOD)}  data/results/good.csv\n${sha256(BAD)}  data/results/bad.csv\n`);
+  await writeFile(path.join(bag, 'data/results/good.csv'), GOOD);
+  const stored = Buffer.from(BAD);
+  if (damaged) stored[5] = stored[5]! ^ 0x01;
+  await writeFile(path.join(bag, 'data/results/bad.csv'), stored);
   const zip = path.join(work, 'damaged.zip');
-  execFileSync('zip', ['-q', '-0', '-X', '-r', zip, 'results'], { cwd: work });
-  const bytes = await readFile(zip);
-  if (damaged) {
-    const at = bytes.indexOf(Buffer.from(BAD));
-    expect(at).toBeGreaterThan(0);
-    bytes[at + 5] = bytes[at + 5]! ^ 0x01;
-  }
+  execFileSync('zip', ['-q', '-0', '-X', '-r', zip, 'damaged'], { cwd: work });
   await mkdir(libraryDir, { recursive: true });
-  await writeFile(path.join(libraryDir, 'damaged.zip'), bytes);
+  await writeFile(path.join(libraryDir, 'damaged.zip'), await readFile(zip));
   await rm(work, { recursive: true, force: true });
 }
 
@@ -62,33 +68,34 @@ test('a transfer with a damaged file is amber and lists it; Retry failed files r
   const first = jobs(page).getByRole('listitem').filter({ hasText: 'damaged' }).first();
   await expect(first).toContainText('Done with errors');
   const amber = await colorOf(first.locator('.job-status'));
-  await expect(first.getByRole('list', { name: 'Failed files' })).toContainText('damaged/results/bad.csv');
-  await expect(first.getByRole('list', { name: 'Failed files' })).toContainText('does not match its CRC-32 in the ZIP');
+  await expect(first.getByRole('list', { name: 'Failed files' })).toContainText('damaged/bad.csv');
+  await expect(first.getByRole('list', { name: 'Failed files' })).toContainText('sha256');
   await expect(first).toContainText('1 file failed');
   await expect(first).not.toContainText('Nothing needed to change');
   await shot(page, 'outcomes-01-completed-with-errors');
-  expect((await readdir(path.join(ferry.workspace, 'dest/damaged/results'))).sort()).toEqual(['good.csv']);
+  // the good file and the job's provenance record, nothing of the damaged one
+  expect((await readdir(path.join(ferry.workspace, 'dest/damaged'))).sort()).toEqual(['ferry-provenance.json', 'good.csv']);
 
   // retried while still damaged: nothing arrives, so the retry is red
   await first.getByRole('button', { name: 'Retry failed files' }).click();
   const retry = jobs(page).getByRole('listitem').filter({ hasText: 'Retry failed files:' }).first();
   await expect(retry).toContainText('Failed');
   await expect(retry).toContainText('Nothing arrived');
-  await expect(retry.getByRole('list', { name: 'Failed files' })).toContainText('damaged/results/bad.csv');
+  await expect(retry.getByRole('list', { name: 'Failed files' })).toContainText('damaged/bad.csv');
   const red = await colorOf(retry.locator('.job-status'));
   await shot(page, 'outcomes-02-retry-failed');
 
   // repaired: the retry writes that one file where it belongs, and only it
   await putArchive(libraryDir, false);
-  await writeFile(path.join(ferry.workspace, 'dest/damaged/results/good.csv'), 'edited since the first run\n');
+  await writeFile(path.join(ferry.workspace, 'dest/damaged/good.csv'), 'edited since the first run\n');
   await retry.getByRole('button', { name: 'Retry failed files' }).click();
   const done = jobs(page).getByRole('listitem').filter({ hasText: 'Retry failed files:' }).filter({ hasText: '1 created' });
   await expect(done).toContainText('Done');
   await expect(done).not.toContainText('with errors');
   const green = await colorOf(done.locator('.job-status'));
   await shot(page, 'outcomes-03-retry-succeeded');
-  expect(await readFile(path.join(ferry.workspace, 'dest/damaged/results/bad.csv'), 'utf8')).toBe(BAD);
-  expect(await readFile(path.join(ferry.workspace, 'dest/damaged/results/good.csv'), 'utf8')).toBe('edited since the first run\n');
+  expect(await readFile(path.join(ferry.workspace, 'dest/damaged/bad.csv'), 'utf8')).toBe(BAD);
+  expect(await readFile(path.join(ferry.workspace, 'dest/damaged/good.csv'), 'utf8')).toBe('edited since the first run\n');
 
   // three distinct tones: amber, red, green
   expect(new Set([amber, red, green]).size).toBe(3);
