@@ -117,11 +117,14 @@ export function parseProvenance(text: string): ProvenanceLog {
   } catch {
     return { ...emptyLog(), unreadable_earlier_record: text };
   }
+  // a record comes from an archive or a service: anyone may have written it, so it is read as
+  // far as it is well-formed (a file record lacking its hashes is left out), never trusted whole
   if (isObject(value) && value.format === PROVENANCE_FORMAT && Array.isArray(value.entries)) {
-    return value as unknown as ProvenanceLog;
+    const entries = value.entries.filter(isObject).map((entry) => ({ ...entry, files: wellFormedFiles(entry.files) }));
+    return { ...(value as unknown as ProvenanceLog), entries: entries as unknown as ProvenanceEntry[] };
   }
   if (isObject(value) && value.ferry_provenance_version === 1 && Array.isArray(value.files)) {
-    return { format: PROVENANCE_FORMAT, entries: [fromBagVersion1(value as unknown as BagProvenanceV1)] };
+    return { format: PROVENANCE_FORMAT, entries: [fromBagVersion1({ ...(value as unknown as BagProvenanceV1), files: wellFormedFiles(value.files) })] };
   }
   return { ...emptyLog(), unreadable_earlier_record: text };
 }
@@ -191,6 +194,13 @@ export function bagDownloadView(text: string): BagProvenanceV1 | null {
     downloaded_at: download.at,
     files: download.files,
   };
+}
+
+/** The file records with a path and both hash maps (strings by algorithm); the others dropped. */
+function wellFormedFiles<T extends { path: string; source_hashes: Record<string, string>; computed_hashes: Record<string, string> }>(files: unknown): T[] {
+  if (!Array.isArray(files)) return [];
+  const hashMap = (map: unknown) => isObject(map) && Object.values(map).every((hash) => typeof hash === 'string');
+  return files.filter((file): file is T => isObject(file) && typeof file.path === 'string' && hashMap(file.source_hashes) && hashMap(file.computed_hashes));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
