@@ -79,7 +79,7 @@ describe('GET resources/?q=', () => {
       components: { schemas: Record<string, { properties: Record<string, unknown> }> };
     };
     const listing = spec.paths['/api_v1/targets/{target}/resources/']!.get!;
-    expect(listing.parameters!.filter((p) => p.in === 'query').map((p) => p.name).sort()).toEqual(['container', 'page', 'q']);
+    expect(listing.parameters!.filter((p) => p.in === 'query').map((p) => p.name).sort()).toEqual(['container', 'fields', 'page', 'q']);
     expect(spec.components.schemas.Target!.properties).toHaveProperty('capabilities');
   });
 

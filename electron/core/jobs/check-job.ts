@@ -7,6 +7,7 @@ import type { Entry, Target, TargetContext } from '../target.js';
 import { judge, readPlan, sameDigest, sharedAlgorithms, type PathFacts } from './check-compare.js';
 import { tokenFor } from './executors.js';
 import { emptyReport, type JobExecutionContext, type JobService } from './types.js';
+import { PROVENANCE_FILE } from '../provenance/format.js';
 
 /** What a `check` job is submitted with (persisted; no token). The job's target and resource_id are the destination. */
 export interface CheckParams {
@@ -49,9 +50,13 @@ async function runCheck(ctx: JobExecutionContext, deps: CheckExecutorDeps): Prom
   const top = sourceRead.title;
   const theirs = new Map<string, PathFacts>();
   const destinationRead = await destination.read(destinationCtx, params.destinationId);
+  // Ferry's provenance record at the top describes the transfer itself and differs by design
+  // (a destination's is extended with each hop): neither side's is compared
+  const record = `${top}/${PROVENANCE_FILE}`;
   for await (const entry of destinationRead.entries) {
     throwIfAborted(ctx.signal);
-    theirs.set(underTitle(entry.path, destinationRead.title, top), factsOf(entry));
+    const named = underTitle(entry.path, destinationRead.title, top);
+    if (named !== record) theirs.set(named, factsOf(entry));
   }
   const theirFolders = foldersAbove(theirs.keys());
 
@@ -61,6 +66,7 @@ async function runCheck(ctx: JobExecutionContext, deps: CheckExecutorDeps): Prom
   const waiting = new Map<string, { algorithm: HashAlgorithm; source: string; read: CheckSide[] }>();
   for await (const entry of sourceRead.entries) {
     throwIfAborted(ctx.signal);
+    if (entry.path === record) continue;
     ours.add(entry.path);
     if (entry.kind === 'file') findings.fileSeen();
     const mine = factsOf(entry);

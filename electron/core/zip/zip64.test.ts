@@ -41,8 +41,8 @@ it('writes and reads back a bag with more than 65,535 entries (ZIP64 entry count
   expect(bytes.subarray(-200).includes(Buffer.from([0x50, 0x4b, 0x06, 0x07]))).toBe(true);
 
   const { stdout } = await run('unzip', ['-l', zipPath], { maxBuffer: 64 * 1024 * 1024 });
-  // payload files + the Many folder + 7 tag files (bagit, bag-info, 2 manifests, provenance, 2 tag manifests)
-  expect(stdout.trim().split('\n').at(-1)).toMatch(new RegExp(`\\s${FILES + 1 + 7} files$`));
+  // payload files + the Many folder + 8 tag files (bagit, bag-info, 2 manifests, provenance, RO-Crate metadata, 2 tag manifests)
+  expect(stdout.trim().split('\n').at(-1)).toMatch(new RegExp(`\\s${FILES + 1 + 8} files$`));
 
   const archive = await openUploadZip(zipPath, DEFAULT_LIMITS);
   try {
