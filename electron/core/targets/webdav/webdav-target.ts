@@ -32,6 +32,7 @@ import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
 import { isAbandoned, isFerryTempName, tempNameFor } from './temp-names.js';
 import { OrderedPipeline, type PipelineLimits } from './ordered-pipeline.js';
+import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
 export interface WebdavTargetOptions {
   /** retries of idempotent requests on 429/5xx and network errors (default 3) */
@@ -278,6 +279,12 @@ export class WebdavTarget implements Target {
   }
 
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    // a new top folder that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+    if (containerId === null) return removedOnFailure((made) => this.writeInto(ctx, null, entries, options, made));
+    return this.writeInto(ctx, containerId, entries, options, () => {});
+  }
+
+  private async writeInto(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions, made: (record: NewRecord) => void): Promise<WriteOutcome> {
     const dav = this.connect(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
     const session: WriteSession = { folders: new Map(), dirs: new Set(['/']), setMtime: 'untried', lostMtimes: new Set() };
@@ -315,7 +322,16 @@ export class WebdavTarget implements Target {
           continue;
         }
         if (containerId === null) {
-          if (!top) top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
+          if (!top) {
+            top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
+            const folder = `/${top.actual}`;
+            made({
+              label: `the new folder '${top.actual}'`,
+              howToRemove: `delete the folder '${top.actual}' at the top of the WebDAV account`,
+              // DELETE of a collection removes what is in it (RFC 4918 §9.6.1); its own deadline: the job's signal may have fired
+              remove: () => dav.client.deleteFile(folder, { signal: AbortSignal.timeout(30_000) }),
+            });
+          }
           if (segments[0] !== top.original) throw badRequest(`A new top-level folder is made from one top folder; '${entry.path}' is outside '${top.original}'.`);
           segments[0] = top.actual;
         }

@@ -1,0 +1,42 @@
+import { execFileSync } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeConfig } from '../../config.js';
+import { MemorySecretStore } from '../../keychain/memory.js';
+import type { Entry } from '../../target.js';
+import type { RealWebdav } from '../../../../test/webdav/process.js';
+import { REAL_WEBDAV_SERVERS } from '../../../../test/webdav/servers.js';
+import { ctx, writeOptions } from '../../../../test/target-suite/test-entries.js';
+import { createWebdavTarget } from './index.js';
+
+// A new top-level upload that fails after its folder was made leaves nothing behind: the
+// folder (and what went into it) is deleted again, on every real server.
+
+const file = (entryPath: string, text: string): Entry => ({ path: entryPath, kind: 'file', size: text.length, mtime: null, hashes: {}, open: async () => Readable.from([Buffer.from(text)]) });
+const folder = (entryPath: string): Entry => ({ path: entryPath, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) });
+
+for (const kind of REAL_WEBDAV_SERVERS) {
+  describe.skipIf(kind.unavailable !== null)(`a failed new top-level upload to ${kind.name}`, () => {
+    let server: RealWebdav;
+    beforeAll(async () => {
+      server = await kind.start();
+      if (kind.ownerOfFiles) execFileSync('chown', ['-R', kind.ownerOfFiles, server.dataDir]);
+    });
+    afterAll(async () => server?.stop());
+
+    it('deletes the folder it made, with what went into it', async () => {
+      const target = createWebdavTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { retries: 0 });
+      const token = JSON.stringify({ url: server.url, username: server.username, password: server.password });
+      async function* entries(): AsyncGenerator<Entry> {
+        yield folder('Study');
+        yield file('Study/a.txt', 'a');
+        // a hard failure of the job itself (not one file's): the source is gone
+        throw new Error('the source disk went away');
+      }
+      const error = (await target.write(ctx(token), null, entries(), writeOptions()).catch((e: unknown) => e)) as Error;
+      expect(error.message).toMatch(/The new folder 'Study' was removed again, so nothing is left behind\.$/);
+      expect((await readdir(server.dataDir)).filter((name) => name.startsWith('Study'))).toEqual([]);
+    });
+  });
+}
