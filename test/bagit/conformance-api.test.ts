@@ -29,7 +29,8 @@ describe.skipIf(missing !== null)('LoC BagIt conformance bags over /api_v1/', ()
     const response = await ferry.fetch(`/api_v1/targets/local/resources/${encodeURIComponent(into.id)}/`, {
       method: 'POST',
       body: uploadForm(await readFile(zipPath)),
-      headers: { ...ferry.auth(), 'duplicate-file-action': 'ignore' },
+      // the payload exactly: no provenance record beside it
+      headers: { ...ferry.auth(), 'duplicate-file-action': 'ignore', 'ferry-provenance': 'off' },
     });
     expect(response.status).toBe(202);
     return waitForJob(ferry, ((await response.json()) as Acknowledgement).ticket_number);

@@ -99,11 +99,12 @@ function send(c: PathCase, tally: ReturnType<typeof newTally>) {
 
 /**
  * The workspace as it was, but for what a legitimate upload (a fuzzed path that still named
- * the folder, or the top level) added: `fuzz-upload.txt` in Data, `fuzz-upload (n).txt` on top.
+ * the folder, or the top level) added: `fuzz-upload.txt` in Data, `fuzz-upload (n).txt` on top,
+ * and the provenance record (`ferry-provenance.json`) such an upload writes or extends there.
  */
 async function expectWorkspaceKept(before: Record<string, string>): Promise<void> {
   const after = await snapshotTree(fixture.ferry.workspace);
-  for (const [name, kind] of Object.entries(after)) if (!/^(Data\/)?fuzz-upload( \(\d+\))?\.txt$/.test(name)) expect(kind, name).toBe(before[name]);
+  for (const [name, kind] of Object.entries(after)) if (!/^(Data\/)?(fuzz-upload( \(\d+\))?\.txt|ferry-provenance\.json)$/.test(name)) expect(kind, name).toBe(before[name]);
   for (const name of Object.keys(before)) expect(after[name], name).toBeDefined();
 }
 
