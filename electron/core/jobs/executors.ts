@@ -5,7 +5,7 @@ import { badRequest, FerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
-import type { Entry, Target, WriteOutcome } from '../target.js';
+import type { Entry, Target, WriteOptions, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
 import { WatchedEntries } from './entry-stream.js';
 import { supportsStagedWrites, type StagedWriteOptions } from './staged-write.js';
@@ -100,7 +100,18 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
     );
   }
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
+  // A destination that copies from this source itself (target.ts, copyFrom) gets the whole job; the unread entries are dropped.
+  const direct = destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
+    ...writeOptionsOf(ctx, params),
+    sourceToken,
+    onProgress: (done, total) => ctx.progress({ files_done: done.files, bytes_done: done.bytes, files_total: total.files, bytes_total: total.bytes }),
+  });
+  if (direct) return reportOf(await direct, []);
   return writeWatched(ctx, destination, destinationToken, read.entries, params);
+}
+
+function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: DuplicateFileAction }): WriteOptions {
+  return { duplicateAction: params.duplicateAction, signal: ctx.signal, jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}` };
 }
 
 /** destination.write with every byte counted and checked against the source's hashes. */
@@ -114,11 +125,7 @@ async function writeWatched(
   verifyBag = false,
 ): Promise<JobReport> {
   const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done), trackUnread: verifyBag });
-  const options: StagedWriteOptions = {
-    duplicateAction: params.duplicateAction,
-    signal: ctx.signal,
-    jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
-  };
+  const options: StagedWriteOptions = writeOptionsOf(ctx, params);
   if (verifyBag) {
     options.beforeCommit = async () => {
       // files the writer never read (ignored duplicates, per-file errors) are checked too
@@ -139,11 +146,15 @@ async function writeWatched(
     bytes_done: Math.max(watched.bytesDone, watched.bytesSeen),
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
+  return reportOf(outcome, watched.fixityFailures);
+}
+
+function reportOf(outcome: WriteOutcome, fixityFailures: FixityFailure[]): JobReport {
   return {
     resources_created: outcome.created,
     resources_updated: outcome.updated,
     resources_ignored: outcome.ignored,
-    failed_fixity: watched.fixityFailures,
+    failed_fixity: fixityFailures,
     file_errors: outcome.fileErrors,
     ...(outcome.notes?.length ? { notes: outcome.notes } : {}),
     new_resource: outcome.newResource ?? null,

@@ -143,8 +143,15 @@ export function isRcNotFound(error: unknown): boolean {
 export function rcFailure(error: unknown, doing: string, remoteName: string, root: string | null): unknown {
   if (!(error instanceof RcError)) return error;
   if (isRcNotFound(error)) return notFound(`Nothing is at that place on the rclone remote '${remoteName}' any more (${doing}); refresh the listing.`);
-  let said = error.rcloneMessage;
-  if (root) said = said.split(root).join(`${remoteName}:`);
-  said = said.replace(/(^|[\s"'(])\/(?:[^\s"')]+\/)+/g, '$1…/');
-  return new FerryError(502, 'upstream_error', `rclone could not ${doing} on the remote '${remoteName}': ${said}`);
+  return new FerryError(502, 'upstream_error', `rclone could not ${doing} on the remote '${remoteName}': ${scrubPaths(error.rcloneMessage, [{ name: remoteName, root }])}`);
+}
+
+/**
+ * rclone's text with each remote's root (a path of this machine, for the local backend)
+ * shown as `<remote>:`, and any other absolute path cut to its last segment.
+ */
+export function scrubPaths(text: string, remotes: { name: string; root: string | null }[]): string {
+  let said = text;
+  for (const { name, root } of remotes) if (root) said = said.split(`${root}/`).join(`${name}:`).split(root).join(`${name}:`);
+  return said.replace(/(^|[\s"'(])\/(?:[^\s"')]+\/)+/g, '$1…/');
 }

@@ -1,9 +1,10 @@
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { badRequest, CancelledError, FerryError, notFound, throwIfAborted } from '../../errors.js';
 import type { FileError } from '../../../../shared/api.js';
-import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type TargetInfo, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { fullActions, type CopyFromOptions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type TargetInfo, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { formatDate } from '../../time.js';
 import { rcFailure, type RcClient, type RcItem } from './rc-client.js';
+import { serverSideCopy } from './server-copy.js';
 
 // One rclone remote (an S3 bucket, an SFTP login, a Google Drive ...) as a Ferry target,
 // every action through rclone's remote control (rc-client.ts). The remote's own secrets stay
@@ -124,7 +125,64 @@ export class RcloneTarget implements Target {
     return writer.outcome();
   }
 
-  // ---- used by RcloneWrite ----
+  /**
+   * A copy between two remotes of the same rclone engine is rclone's own job (server-copy.ts):
+   * the bytes go from one remote to the other inside rclone, never through Ferry.
+   */
+  copyFrom(ctx: TargetContext, source: Target, sourceId: string, containerId: string | null, options: CopyFromOptions): Promise<WriteOutcome> | null {
+    if (!(source instanceof RcloneTarget) || source.client.endpoint.url !== this.client.endpoint.url) return null;
+    return serverSideCopy(source, this, pathOf(sourceId), containerId === null ? null : this.folderPathOf(containerId), ctx, options);
+  }
+
+  // ---- used by RcloneWrite and server-copy.ts ----
+
+  /** "<remote>:" as rclone's fs parameters take it, followed by a path below the root */
+  fsOf(remotePath: string): string {
+    return `${this.fs}${remotePath}`;
+  }
+
+  /** the remote's hashes of rclone's standard names, and whether reading one costs the whole object */
+  get hashNames(): { names: readonly string[]; slow: boolean } {
+    return { names: this.hashes, slow: this.remote.slowHash };
+  }
+
+  /** Everything below `folder` (Path relative to `folder`); empty when the folder is not there. */
+  async tree(folder: string, signal: AbortSignal, hashTypes: readonly string[]): Promise<RcItem[]> {
+    const opt: Record<string, unknown> = { recurse: true };
+    if (hashTypes.length > 0) Object.assign(opt, { showHash: true, hashTypes });
+    try {
+      const answer = await this.rc<{ list: RcItem[] }>('operations/list', { fs: this.fs, remote: folder, opt }, `list '${folder || '/'}'`, signal);
+      // rclone's paths are relative to `fs`: below a folder they start with it
+      const prefix = folder === '' ? '' : `${folder}/`;
+      return answer.list.map((item) => ({ ...item, Path: item.Path.startsWith(prefix) ? item.Path.slice(prefix.length) : item.Path }));
+    } catch (error) {
+      if (error instanceof FerryError && error.status === 404) return [];
+      throw error;
+    }
+  }
+
+  /** for scrubPaths: the remote's name and its root as rclone prints it */
+  get rootShown(): { name: string; root: string | null } {
+    return { name: this.remote.remote, root: this.remote.root };
+  }
+
+  /** `wanted`, or `wanted-2` ... when that name is taken in `folder` (a new top-level resource). */
+  async distinctName(folder: string, wanted: string, signal: AbortSignal): Promise<string> {
+    const taken = await this.folderItems(folder, signal, false);
+    if (!taken.has(wanted)) return wanted;
+    for (let n = 2; n <= 1000; n++) if (!taken.has(`${wanted}-${n}`)) return `${wanted}-${n}`;
+    throw badRequest(`Every name from '${wanted}' to '${wanted}-1000' is taken on the rclone remote '${this.remoteName}'; rename the folder and upload again.`);
+  }
+
+  async requireFolder(folder: string, ctx: { signal: AbortSignal }): Promise<void> {
+    const item = await this.stat(folder, ctx, []);
+    if (!item) throw notFound(`The folder '${folder}' is not on the rclone remote '${this.remote.remote}' any more; refresh the listing.`);
+    if (!item.IsDir) throw badRequest(`'${folder}' is a file on the rclone remote '${this.remote.remote}'; files can only be written into a folder.`);
+  }
+
+  get rcClient(): RcClient {
+    return this.client;
+  }
 
   /** The folder's items by name (an empty map for a folder that does not exist yet). */
   async folderItems(folder: string, signal: AbortSignal, withHashes: boolean): Promise<Map<string, RcItem>> {
@@ -199,12 +257,6 @@ export class RcloneTarget implements Target {
     return options.keepTemporaries ? items : items.filter((item) => !item.Path.split('/').some((segment) => segment.startsWith(TEMP_PREFIX)));
   }
 
-  private async requireFolder(folder: string, ctx: { signal: AbortSignal }): Promise<void> {
-    const item = await this.stat(folder, ctx, []);
-    if (!item) throw notFound(`The folder '${folder}' is not on the rclone remote '${this.remote.remote}' any more; refresh the listing.`);
-    if (!item.IsDir) throw badRequest(`'${folder}' is a file on the rclone remote '${this.remote.remote}'; files can only be written into a folder.`);
-  }
-
   private folderPathOf(id: string): string {
     return pathOf(id);
   }
@@ -248,7 +300,7 @@ export class RcloneTarget implements Target {
     };
   }
 
-  private async rc<T>(command: string, params: Record<string, unknown>, doing: string, signal: AbortSignal): Promise<T> {
+  async rc<T>(command: string, params: Record<string, unknown>, doing: string, signal: AbortSignal): Promise<T> {
     try {
       return await this.client.call<T>(command, params, signal);
     } catch (error) {
@@ -326,8 +378,7 @@ class RcloneWrite {
   private async distinctName(wanted: string): Promise<string> {
     const taken = await this.itemsOf(this.base);
     if (!taken.has(wanted)) return wanted;
-    for (let n = 2; n <= 1000; n++) if (!taken.has(`${wanted}-${n}`)) return `${wanted}-${n}`;
-    throw badRequest(`Every name from '${wanted}' to '${wanted}-1000' is taken on the rclone remote '${this.target.remoteName}'; rename the folder and upload again.`);
+    return this.target.distinctName(this.base, wanted, this.options.signal);
   }
 
   private async itemsOf(folder: string): Promise<Map<string, RcItem>> {
@@ -410,7 +461,7 @@ function modTime(item: RcItem): string | null {
   return Number.isNaN(date.getTime()) ? null : formatDate(date);
 }
 
-function joinPath(folder: string, name: string): string {
+export function joinPath(folder: string, name: string): string {
   return folder === '' ? name : `${folder}/${name}`;
 }
 
@@ -419,7 +470,7 @@ export function idOf(remotePath: string): string {
   return Buffer.from(remotePath, 'utf8').toString('base64url');
 }
 
-function pathOf(id: string): string {
+export function pathOf(id: string): string {
   if (!/^[A-Za-z0-9_-]+$/.test(id)) throw notFound('That id is not one this rclone remote gave out; refresh the listing.');
   const remotePath = Buffer.from(id, 'base64url').toString('utf8');
   if (remotePath === '' || remotePath.startsWith('/') || remotePath.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
