@@ -10,7 +10,7 @@ import { createJobService } from './jobs/service.js';
 import { registerTransferExecutors } from './jobs/executors.js';
 import type { Target } from './target.js';
 import { builtinTargets } from './targets/builtin.js';
-import { startRcloneEngine, type RcloneEngine, type RcloneSettings } from './targets/rclone/index.js';
+import { startRcloneService, type RcloneAccounts } from './targets/rclone/index.js';
 import { Library } from './targets/offline/library.js';
 import { defaultLibraryDir } from './targets/offline/offline-target.js';
 import { registerVerifyExecutor } from './verify-job.js';
@@ -25,6 +25,8 @@ export interface FerryCore {
   readonly jobs: JobService;
   /** where "keep offline" puts a copy of a download (the offline target lists it) */
   readonly library: Library;
+  /** rclone remotes added in Ferry; null without rclone */
+  readonly rcloneAccounts: RcloneAccounts | null;
   close(): Promise<void>;
 }
 
@@ -43,7 +45,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
 
   const targets = new TargetRegistry();
   for (const target of (options.targets ?? builtinTargets)(config, options.secrets)) targets.register(target);
-  const rclone = config.rclone ? await startRclone(config.rclone, targets) : null;
+  const rclone = config.rclone ? await startRcloneService(config.rclone, targets, options.secrets) : null;
 
   const jobs = createJobService({
     dir: path.join(config.dataDir, 'jobs'),
@@ -62,29 +64,13 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
     accessKey,
     jobs,
     library: new Library([defaultLibraryDir(config.dataDir), ...config.libraryDirs]),
+    rcloneAccounts: rclone?.accounts ?? null,
     async close() {
       await jobs.close();
       await targets.close();
       await rclone?.stop();
     },
   };
-}
-
-/**
- * Starts the rclone engine and registers one target per remote. A failure costs the rclone
- * remotes only, never the start: it is said once (no secret is in rclone's start-up text).
- */
-async function startRclone(settings: RcloneSettings, targets: TargetRegistry): Promise<RcloneEngine | null> {
-  let engine: RcloneEngine | null = null;
-  try {
-    engine = await startRcloneEngine(settings);
-    for (const target of await engine.targets()) targets.register(target);
-    return engine;
-  } catch (error) {
-    console.warn(`rclone remotes are not shown: ${(error as Error).message}`);
-    await engine?.stop();
-    return null;
-  }
 }
 
 async function loadAccessKey(secrets: SecretStore, previous: string | null): Promise<string> {

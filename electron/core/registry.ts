@@ -10,6 +10,11 @@ export class TargetRegistry {
     this.targets.set(target.info.name, target);
   }
 
+  /** Removes a target added at run time (an rclone remote the user removed); its jobs then fail to find it. */
+  unregister(name: string): boolean {
+    return this.targets.delete(name);
+  }
+
   all(): Target[] {
     return [...this.targets.values()];
   }

@@ -12,6 +12,7 @@ import { registerRenderer } from './renderer.js';
 import { registerAppRoutes } from './routes/app.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerOpenApiGenerator, registerOpenApiRoute } from './routes/openapi.js';
+import { registerRcloneRemoteRoutes } from './routes/rclone-remotes.js';
 import { registerResourceRoutes } from './routes/resources.js';
 import { registerTargetRoutes } from './routes/targets.js';
 import { registerUploadRoutes } from './routes/uploads.js';
@@ -100,6 +101,7 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
   registerVerifyRoutes(app, context);
   registerJobRoutes(app, context);
   registerAppRoutes(app, context);
+  registerRcloneRemoteRoutes(app, context);
   registerOpenApiRoute(app);
   await registerRenderer(app, options.rendererDir);
   return app;

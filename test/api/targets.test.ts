@@ -131,6 +131,9 @@ describe('GET /api_v1/openapi.json', () => {
         'PUT /app/tokens/{target}',
         'DELETE /app/tokens/{target}',
         'POST /app/tokens/{target}/test',
+        'GET /app/rclone-remotes',
+        'PUT /app/rclone-remotes/{name}',
+        'DELETE /app/rclone-remotes/{name}',
       ].sort(),
     );
     for (const name of ['Target', 'ResourceSummary', 'ResourceDetail', 'Job', 'Error', 'Acknowledgement']) {

@@ -1,13 +1,17 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { SecretStore } from '../../keychain/port.js';
+import type { TargetRegistry } from '../../registry.js';
 import type { Target } from '../../target.js';
+import { rcloneAccounts, type RcloneAccounts } from './accounts.js';
 import { RcClient, type RcEndpoint } from './rc-client.js';
 import { findRclone, RCLONE_MISSING, startRcd } from './rcd-process.js';
 import { RcloneTarget } from './rclone-target.js';
 
 export { RCLONE_MISSING, findRclone } from './rcd-process.js';
 export { RcloneTarget, idOf as rcloneId } from './rclone-target.js';
+export type { RcloneAccounts, RcloneAccountInfo } from './accounts.js';
 
 /**
  * Where Ferry's rclone engine runs. `local`: Ferry starts `rclone rcd` itself, on loopback,
@@ -23,7 +27,7 @@ export type RcloneSettings =
  * The settings from the environment, or why there are none:
  * FERRY_RCLONE=off turns rclone off; FERRY_RCLONE_URL (+ FERRY_RCLONE_USER, FERRY_RCLONE_PASSWORD)
  * names a remote engine; otherwise the rclone program (FERRY_RCLONE or PATH) with
- * FERRY_RCLONE_CONFIG or rclone's own default config.
+ * FERRY_RCLONE_CONFIG or rclone's own default config (none: only the remotes added in Ferry).
  */
 export function rcloneSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): { settings: RcloneSettings | null; note: string | null } {
   if (env.FERRY_RCLONE === 'off') return { settings: null, note: null };
@@ -39,9 +43,8 @@ export function rcloneSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): { s
   }
   const binary = findRclone(env);
   if (!binary) return { settings: null, note: RCLONE_MISSING };
-  const configPath = rcloneConfigFile(env);
-  // no config, no remotes: nothing to show, and no engine to start
-  if (!configPath) return { settings: null, note: null };
+  // no config file: no remotes of its own, and no engine started until one is added in Ferry
+  const configPath = rcloneConfigFile(env) ?? undefined;
   return { settings: { engine: 'local', binary, configPath }, note: null };
 }
 
@@ -116,4 +119,36 @@ async function discoverTargets(client: RcClient, where: string): Promise<Target[
     );
   }
   return targets;
+}
+
+export interface RcloneService {
+  /** the remotes added in Ferry (keychain, connection strings) */
+  accounts: RcloneAccounts;
+  stop(): Promise<void>;
+}
+
+/**
+ * rclone for the core: the config's remotes registered as targets at once (the engine starts
+ * when there is a config file or a remote engine), the remotes added in Ferry restored from
+ * the keychain, and the engine otherwise started when the first one is added. A failure costs
+ * the rclone remotes only, never Ferry's start: it is said once (no secret is in rclone's
+ * start-up text).
+ */
+export async function startRcloneService(settings: RcloneSettings, targets: TargetRegistry, secrets: SecretStore): Promise<RcloneService> {
+  let starting: Promise<RcloneEngine> | null = null;
+  const engine = () => (starting ??= startRcloneEngine(settings));
+  const where = settings.engine === 'local' ? 'this computer' : new URL(settings.endpoint.url).host;
+  const accounts = rcloneAccounts({ secrets, targets, where, client: async () => (await engine()).client });
+  try {
+    if (settings.engine === 'remote' || settings.configPath) for (const target of await (await engine()).targets()) targets.register(target);
+    await accounts.restore();
+  } catch (error) {
+    console.warn(`rclone remotes are not shown: ${(error as Error).message}`);
+  }
+  return {
+    accounts,
+    stop: async () => {
+      if (starting) await (await starting.catch(() => null))?.stop();
+    },
+  };
 }

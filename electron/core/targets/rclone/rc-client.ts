@@ -137,13 +137,13 @@ export function isRcNotFound(error: unknown): boolean {
 /**
  * An RcError as a sentence a person can act on. rclone's own text names paths on the
  * remote; for a remote on this machine (the local backend) those are paths of this
- * machine, so `root` (the remote's root as rclone prints it) is replaced by the remote's
- * name before the text goes anywhere.
+ * machine, so each of `roots` (the remote's root as rclone prints it, its connection
+ * string) is replaced by the remote's name before the text goes anywhere.
  */
-export function rcFailure(error: unknown, doing: string, remoteName: string, root: string | null): unknown {
+export function rcFailure(error: unknown, doing: string, remoteName: string, roots: { name: string; root: string | null }[]): unknown {
   if (!(error instanceof RcError)) return error;
   if (isRcNotFound(error)) return notFound(`Nothing is at that place on the rclone remote '${remoteName}' any more (${doing}); refresh the listing.`);
-  return new FerryError(502, 'upstream_error', `rclone could not ${doing} on the remote '${remoteName}': ${scrubPaths(error.rcloneMessage, [{ name: remoteName, root }])}`);
+  return new FerryError(502, 'upstream_error', `rclone could not ${doing} on the remote '${remoteName}': ${scrubPaths(error.rcloneMessage, roots)}`);
 }
 
 /**

@@ -37,6 +37,12 @@ export interface RemoteDescription {
   root: string | null;
   /** who runs rclone: "this computer" or the remote engine's host */
   engine: string;
+  /**
+   * what rclone's `fs` parameters start with: "<remote>:" (the default), or for a remote
+   * added in Ferry its connection string (accounts.ts), which holds its obscured password and
+   * is scrubbed from every message
+   */
+  fs?: string;
 }
 
 export class RcloneTarget implements Target {
@@ -50,7 +56,7 @@ export class RcloneTarget implements Target {
     private readonly client: RcClient,
     private readonly remote: RemoteDescription,
   ) {
-    this.fs = `${remote.remote}:`;
+    this.fs = remote.fs ?? `${remote.remote}:`;
     this.hashes = STANDARD_HASHES.filter((hash) => remote.hashes.includes(hash));
     this.info = {
       name,
@@ -162,8 +168,11 @@ export class RcloneTarget implements Target {
   }
 
   /** for scrubPaths: the remote's name and its root as rclone prints it */
-  get rootShown(): { name: string; root: string | null } {
-    return { name: this.remote.remote, root: this.remote.root };
+  get rootShown(): { name: string; root: string | null }[] {
+    return [
+      { name: this.remote.remote, root: this.fs },
+      { name: this.remote.remote, root: this.remote.root },
+    ];
   }
 
   /** `wanted`, or `wanted-2` ... when that name is taken in `folder` (a new top-level resource). */
@@ -205,7 +214,7 @@ export class RcloneTarget implements Target {
       await this.client.uploadFile(this.fs, folder, name, bytes, signal);
     } catch (error) {
       if (signal.aborted) throw new CancelledError();
-      throw rcFailure(error, `write '${joinPath(folder, name)}'`, this.remote.remote, this.remote.root);
+      throw rcFailure(error, `write '${joinPath(folder, name)}'`, this.remote.remote, this.rootShown);
     }
   }
 
@@ -231,7 +240,7 @@ export class RcloneTarget implements Target {
       for await (const chunk of await this.client.openObject(this.fs, remotePath, signal)) digest.update(chunk as Buffer);
     } catch (error) {
       if (signal.aborted) throw new CancelledError();
-      throw rcFailure(error, `read '${remotePath}'`, this.remote.remote, this.remote.root);
+      throw rcFailure(error, `read '${remotePath}'`, this.remote.remote, this.rootShown);
     }
     return digest.digest('hex');
   }
@@ -294,7 +303,7 @@ export class RcloneTarget implements Target {
         try {
           return await this.client.openObject(this.fs, remotePath, ctx.signal);
         } catch (error) {
-          throw rcFailure(error, `read '${remotePath}'`, this.remote.remote, this.remote.root);
+          throw rcFailure(error, `read '${remotePath}'`, this.remote.remote, this.rootShown);
         }
       },
     };
@@ -305,7 +314,7 @@ export class RcloneTarget implements Target {
       return await this.client.call<T>(command, params, signal);
     } catch (error) {
       if (signal.aborted) throw new CancelledError();
-      throw rcFailure(error, doing, this.remote.remote, this.remote.root);
+      throw rcFailure(error, doing, this.remote.remote, this.rootShown);
     }
   }
 }

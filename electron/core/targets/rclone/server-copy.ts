@@ -228,7 +228,7 @@ function changed(was: RcItem, now: RcItem, hashes: readonly string[]): boolean {
 
 /** rclone's text with no path of this machine in it (either remote may be a local folder) */
 function scrubBoth(source: RcloneTarget, destination: RcloneTarget, text: string): string {
-  return scrubPaths(text, [source.rootShown, destination.rootShown]);
+  return scrubPaths(text, [...source.rootShown, ...destination.rootShown]);
 }
 
 function joinPath(folder: string, name: string): string {
