@@ -23,6 +23,8 @@ const STANDARD_HASHES = ['md5', 'sha1', 'sha256', 'sha512', 'crc32'] as const;
 const COMPUTABLE = new Set(['md5', 'sha1', 'sha256', 'sha512']);
 /** Ferry's temporary names: a prefix no listing shows, no extension any server reserves (not `.part`). */
 const TEMP_PREFIX = '.ferry-upload-';
+/** nodes per batch handed to the HTTP listing */
+const LIST_BATCH = 1000;
 
 export interface RemoteDescription {
   /** the rclone remote's name, as in its config ("hpc") */
@@ -69,13 +71,31 @@ export class RcloneTarget implements Target {
   }
 
   async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
-    if (scope === undefined) {
-      for (const item of await this.listFolder('', ctx, { recurse: true })) yield this.node(item);
-      return;
-    }
-    const folder = scope.container === null || scope.container === undefined ? '' : this.folderPathOf(scope.container);
+    for await (const batch of this.listBatches(ctx, scope)) yield* batch;
+  }
+
+  /**
+   * rclone answers a listing as one JSON array (`operations/list` has no paging): Ferry parses
+   * it once and hands it on LIST_BATCH nodes at a time, made as they are sent, so the whole
+   * listing is never held a second time as nodes (or as the HTTP answer's JSON).
+   */
+  async *listBatches(ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[]> {
+    const folder = scope === undefined || scope.container === null || scope.container === undefined ? '' : this.folderPathOf(scope.container);
     if (folder !== '') await this.requireFolder(folder, ctx);
-    for (const item of await this.listFolder(folder, ctx, {})) yield this.node(item);
+    const opt = scope === undefined ? { recurse: true } : {};
+    const answer = await this.rc<{ list: RcItem[] }>('operations/list', { fs: this.fs, remote: folder, opt }, `list '${folder || '/'}'`, ctx.signal);
+    const items = answer.list;
+    for (let start = 0; start < items.length; start += LIST_BATCH) {
+      throwIfAborted(ctx.signal);
+      const batch: ResourceNode[] = [];
+      for (let index = start; index < Math.min(items.length, start + LIST_BATCH); index++) {
+        const item = items[index]!;
+        // rclone lists paths relative to `fs`; below a folder they start with it
+        if (folder !== '' && !item.Path.startsWith(`${folder}/`)) item.Path = joinPath(folder, item.Path);
+        if (!isTemporary(item.Path)) batch.push(this.node(item));
+      }
+      yield batch;
+    }
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
@@ -263,7 +283,7 @@ export class RcloneTarget implements Target {
     const answer = await this.rc<{ list: RcItem[] }>('operations/list', { fs: this.fs, remote: folder, opt }, `list '${folder || '/'}'`, ctx.signal);
     // rclone lists paths relative to `fs`; below a folder they start with it
     const items = answer.list.map((item) => ({ ...item, Path: folder === '' || item.Path.startsWith(`${folder}/`) ? item.Path : joinPath(folder, item.Path) }));
-    return options.keepTemporaries ? items : items.filter((item) => !item.Path.split('/').some((segment) => segment.startsWith(TEMP_PREFIX)));
+    return options.keepTemporaries ? items : items.filter((item) => !isTemporary(item.Path));
   }
 
   private folderPathOf(id: string): string {
@@ -449,6 +469,11 @@ class RcloneWrite {
 }
 
 class Mismatch extends Error {}
+
+/** a path at or below one of Ferry's temporaries (never listed) */
+function isTemporary(remotePath: string): boolean {
+  return remotePath.includes(TEMP_PREFIX) && remotePath.split('/').some((segment) => segment.startsWith(TEMP_PREFIX));
+}
 
 /** True when the source's own hash and the remote's agree: the bytes are there already. */
 function sameBytesKnown(entry: Entry, existing: RcItem): boolean {

@@ -68,6 +68,7 @@ export async function serverSideCopy(
   const listed = source.hashNames.slow || destination.hashNames.slow ? [] : common;
   const sources = root.IsDir ? await source.tree(sourcePath, signal, listed) : [{ ...root, Path: '' }];
   const before = await itemsAt(destination, destinationPath, root.IsDir, signal, listed);
+  const rootExisted = root.IsDir && (before.size > 0 || (await destination.stat(destinationPath, { signal }, [])) !== null);
   const files = sources.filter((item) => !item.IsDir);
   const totalBytes = files.reduce((sum, item) => sum + Math.max(0, item.Size), 0);
   options.onProgress({ files: 0, bytes: 0 }, { files: files.length, bytes: totalBytes });
@@ -75,18 +76,21 @@ export async function serverSideCopy(
   const group = `ferry-${randomBytes(8).toString('hex')}`;
   const config = { IgnoreExisting: options.duplicateAction === 'ignore', CheckSum: options.duplicateAction === 'update' && common.length > 0 };
   const client = destination.rcClient;
+  // `_async` answers at once; a cancel meanwhile is seen by the loop below, which stops the
+  // job: aborting this request could leave a job running that Ferry never heard of
+  const startSignal = AbortSignal.timeout(60_000);
   const started = root.IsDir
     ? await destination.rc<{ jobid: number }>(
         'sync/copy',
         { srcFs: source.fsOf(sourcePath), dstFs: destination.fsOf(destinationPath), createEmptySrcDirs: true, _async: true, _group: group, _config: config },
         `copy '${sourcePath}' to '${destinationPath}'`,
-        signal,
+        startSignal,
       )
     : await destination.rc<{ jobid: number }>(
         'operations/copyfile',
         { srcFs: source.fsOf(''), srcRemote: sourcePath, dstFs: destination.fsOf(''), dstRemote: destinationPath, _async: true, _group: group, _config: config },
         `copy '${sourcePath}' to '${destinationPath}'`,
-        signal,
+        startSignal,
       );
   const jobid = started.jobid;
   try {
@@ -110,7 +114,8 @@ export async function serverSideCopy(
     // the last 100 finished transfers with their errors (rclone keeps no more)
     const { transferred } = await client.call<{ transferred?: Transferred[] }>('core/transferred', { group });
     const after = await itemsAt(destination, destinationPath, root.IsDir, signal, listed);
-    const outcome = judge({ sources, before, after, name, rootIsDir: root.IsDir, listed, ignoreExisting: options.duplicateAction === 'ignore' });
+    const rootMade = root.IsDir && !rootExisted && (after.size > 0 || (await destination.stat(destinationPath, { signal }, [])) !== null);
+    const outcome = judge({ sources, before, after, name, rootMade, listed, ignoreExisting: options.duplicateAction === 'ignore' });
     const said = new Map((transferred ?? []).filter((item) => item.error).map((item) => [item.name, item.error!]));
     const jobError = status.success ? '' : status.error || stats.lastError || '';
     for (const failed of outcome.failed) {
@@ -173,13 +178,14 @@ export function judge(input: {
   before: Map<string, RcItem>;
   after: Map<string, RcItem>;
   name: string;
-  rootIsDir: boolean;
+  /** the copy made the destination folder (it was not there before, it is now) */
+  rootMade: boolean;
   listed: readonly string[];
   ignoreExisting: boolean;
 }): Judged {
   const judged: Judged = { created: [], updated: [], ignored: [], fileErrors: [], failed: [] };
   const reported = (relative: string) => (relative === '' ? input.name : `${input.name}/${relative}`);
-  if (input.rootIsDir && input.before.size === 0 && input.after.size > 0) judged.created.push(input.name);
+  if (input.rootMade) judged.created.push(input.name);
   const ordered = [...input.sources].sort((a, b) => (a.Path < b.Path ? -1 : a.Path > b.Path ? 1 : 0));
   for (const item of ordered) {
     const was = input.before.get(item.Path);
@@ -189,7 +195,8 @@ export function judge(input: {
       if (!was && now?.IsDir) judged.created.push(report);
       continue;
     }
-    if (was && !was.IsDir && input.ignoreExisting) {
+    // `ignore`: rclone was told to leave it alone; reported so only if it did
+    if (was && !was.IsDir && input.ignoreExisting && now && !now.IsDir && !changed(was, now, input.listed)) {
       judged.ignored.push(report);
       continue;
     }
