@@ -135,6 +135,19 @@ if (skip) {
       }
     });
 
+    it('option values with commas, colons and quotes reach rclone intact (connection-string quoting)', async () => {
+      for (const [index, hostile] of ['a,b', 'c:d', 'say "hi"', "it's", 'all ,:"\' mixed'].entries()) {
+        const folder = path.join(dir, 'hostile', hostile);
+        await mkdir(folder, { recursive: true });
+        await writeFile(path.join(folder, `marker-${index}.txt`), 'here\n');
+        const added = await call(`/app/rclone-remotes/odd-${index}`, { method: 'PUT', body: JSON.stringify({ type: 'alias', options: { remote: folder } }) });
+        expect(added.status, `${hostile}: ${await added.clone().text()}`).toBe(200);
+        const listed = (await (await call(`/api_v1/targets/rclone-odd-${index}/resources/?container=None`)).json()) as ResourceSummary[];
+        expect(listed.map((node) => node.title), hostile).toEqual([`marker-${index}.txt`]);
+        expect((await call(`/app/rclone-remotes/odd-${index}`, { method: 'DELETE' })).status).toBe(204);
+      }
+    });
+
     it('comes back when Ferry starts again, and is gone with its secrets when removed', async () => {
       await ferry.close();
       ferry = await start();
