@@ -10,7 +10,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import type { Job, ResourceSummary } from '../shared/api.js';
+import { isFinishedStatus, type Job, type ResourceSummary } from '../shared/api.js';
 import { startFerryProcess, type FerryProcess } from '../test/support/ferry-process.js';
 import { writeManyEntriesZip } from '../test/support/many-entries-zip.js';
 import { makeIncompressibleFolder, makeManyFiles, makeMixedFolder, writeIncompressible } from './data.js';
@@ -278,7 +278,8 @@ async function uploadAndWait(server: FerryProcess, containerId: string, zip: str
       if (report.file_errors.length > 0) throw new Error(`upload: ${report.file_errors.length} per-file errors, e.g. ${JSON.stringify(report.file_errors[0])}`);
       return job;
     }
-    if (job.status === 'failed' || job.status === 'cancelled') throw new Error(`upload job ${job.status}: ${job.error}`);
+    // completed_with_errors, failed, cancelled: some file did not arrive
+    if (isFinishedStatus(job.status)) throw new Error(`upload job ${job.status}: ${job.error}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

@@ -2,11 +2,11 @@
 # System packages the tests use (Debian): Chromium for the UI tests, gnome-keyring and
 # D-Bus for the keychain tests, zip/unzip as independent ZIP checkers, Apache with mod_dav,
 # rclone (serve webdav) and SabreDAV under PHP's built-in server as real WebDAV servers,
-# rclone and OpenSSH's sshd for the rclone remotes (SFTP), util-linux for runuser (the
-# other-user permission checks), curl as the benchmark's download client. Runs apt
-# only for what is missing.
+# git (its http-backend CGI behind that Apache) as a real git host, rclone and OpenSSH's
+# sshd for the rclone remotes (SFTP), util-linux for runuser (the other-user permission
+# checks), curl as the benchmark's download client. Runs apt only for what is missing.
 set -euo pipefail
-packages=(chromium gnome-keyring dbus dbus-x11 libsecret-tools zip unzip apache2 apache2-utils rclone php-cli php-xml php-sabre-dav openssh-server openssh-client util-linux curl)
+packages=(chromium gnome-keyring dbus dbus-x11 libsecret-tools zip unzip apache2 apache2-utils git rclone php-cli php-xml php-sabre-dav openssh-server openssh-client util-linux curl)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -24,6 +24,10 @@ export interface ResourceSummary {
   title: string;
   /** `{base}/api_v1/targets/<t>/resources/<id>` */
   detail: string;
+  /** only in a listing asked for with `fields=size,date_modified`: bytes, null for a folder or when unknown */
+  size?: number | null;
+  /** only with `fields=size,date_modified`: contract timestamp, or null when unknown */
+  date_modified?: string | null;
 }
 
 export interface ResourceDetail {
@@ -50,7 +54,22 @@ export type DuplicateFileAction = 'ignore' | 'update';
 export const DUPLICATE_FILE_ACTIONS: readonly DuplicateFileAction[] = ['ignore', 'update'];
 
 export type JobKind = 'upload' | 'transfer' | 'verify' | 'download';
-export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+/**
+ * A job ends in exactly one of four states (docs/api.md "Job outcomes"; the core decides
+ * which in electron/core/jobs/outcome.ts):
+ * `succeeded` — every file arrived and every available check passed;
+ * `completed_with_errors` — some files failed (report.failed_files), the rest arrived and checked;
+ * `failed` — nothing arrived, or the job stopped (error says why, report what changed);
+ * `cancelled` — stopped on request: incomplete, report says what changed before it stopped.
+ */
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'completed_with_errors' | 'failed' | 'cancelled';
+
+export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['succeeded', 'completed_with_errors', 'failed', 'cancelled'];
+
+/** True once a job has ended (it will not change again). */
+export function isFinishedStatus(status: JobStatus): boolean {
+  return FINISHED_JOB_STATUSES.includes(status);
+}
 
 export interface JobProgress {
   files_done: number;
@@ -71,6 +90,22 @@ export interface FixityFailure {
   actual: string;
 }
 
+/** What went wrong with one file: reading the source, writing the destination, the source's own check, or a verification. */
+export type FileFailureStage = 'read' | 'write' | 'fixity' | 'verify';
+
+/** One file that did not arrive, or did not pass a check. */
+export interface FailedFile {
+  /** as the source names it (Entry.path: starts with the read resource's title); verify: relative to the bag's data/ */
+  path: string;
+  stage: FileFailureStage;
+  /** a sentence a person can act on */
+  error: string;
+  /** fixity and verify: the check that failed, what it should be and what the bytes gave (lowercase hex) */
+  algorithm?: string;
+  expected?: string;
+  actual?: string;
+}
+
 export interface JobReport {
   /** paths (relative to the destination container) of what the job created */
   resources_created: string[];
@@ -83,6 +118,17 @@ export interface JobReport {
   notes?: string[];
   /** for a top-level upload: the new resource (its title may differ from the folder's if taken) */
   new_resource?: { id: string; title: string } | null;
+  /**
+   * Every file that did not arrive or did not pass a check, once per file: what decides
+   * between succeeded, completed_with_errors and failed. (failed_fixity and file_errors are
+   * the older, narrower lists, kept for existing clients.)
+   */
+  failed_files?: FailedFile[];
+  /**
+   * A job that stopped early (failed or cancelled): files handed to the destination in full
+   * whose writing was not confirmed before it stopped; each may or may not be there.
+   */
+  unconfirmed?: string[];
   /** verify jobs: files whose bytes matched every recorded hash, and files with none to check */
   verified?: string[];
   unverified?: string[];
@@ -102,12 +148,19 @@ export interface Job {
   error: string | null;
   /** transfer jobs: where the entries come from */
   source?: { target: string; resource_id: string } | null;
+  /** a job made by POST /api_v1/jobs/<ticket>/retry/: the ticket whose failed files it retries */
+  retry_of?: string | null;
 }
 
+/** One of `source_resource_id` (one resource) and `source_resource_ids` (a selection: one job). */
 export interface TransferRequest {
   source_target_name: string;
-  source_resource_id: string;
+  source_resource_id?: string;
+  source_resource_ids?: string[];
 }
+
+/** The most resources one transfer or download request may name (its JSON body must also stay under 1 MiB). */
+export const MAX_RESOURCES_PER_REQUEST = 20_000;
 
 export type ErrorCode =
   | 'bad_request'
@@ -126,6 +179,8 @@ export type ErrorCode =
   | 'too_large'
   | 'unsupported_media_type'
   | 'conflict'
+  | 'fixity_failed'
+  | 'retry_nothing'
   | 'rate_limited'
   | 'upstream_error'
   | 'upstream_unavailable'

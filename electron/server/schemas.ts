@@ -45,6 +45,8 @@ export const componentSchemas = [
       container: { type: 'string', description: 'the parent id, or "None" at the top level' },
       title: { type: 'string' },
       detail: { type: 'string', description: '{base}/api_v1/targets/<t>/resources/<id>' },
+      size: { type: ['integer', 'null'], description: 'only with `fields=size,date_modified`: bytes; null for a folder or when unknown' },
+      date_modified: { type: ['string', 'null'], description: 'only with `fields=size,date_modified`: contract timestamp, or null' },
     },
   },
   {
@@ -78,7 +80,14 @@ export const componentSchemas = [
     properties: {
       ticket_number: { type: 'string' },
       kind: { type: 'string', enum: ['upload', 'transfer', 'verify', 'download'] },
-      status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] },
+      status: {
+        type: 'string',
+        enum: ['queued', 'running', 'succeeded', 'completed_with_errors', 'failed', 'cancelled'],
+        description:
+          'succeeded: every file arrived and every available check passed; completed_with_errors: some files failed ' +
+          '(report.failed_files), the rest arrived and checked; failed: nothing arrived, or the job stopped (error says why); ' +
+          'cancelled: stopped on request, incomplete. A finished job\'s report says what changed.',
+      },
       target: { type: 'string' },
       resource_id: nullableString,
       created: { type: 'string' },
@@ -112,6 +121,29 @@ export const componentSchemas = [
             type: 'array',
             items: { type: 'object', properties: { path: { type: 'string' }, error: { type: 'string' } } },
           },
+          failed_files: {
+            type: 'array',
+            description: 'every file that did not arrive or did not pass a check, once per file',
+            items: {
+              type: 'object',
+              required: ['path', 'stage', 'error'],
+              properties: {
+                path: { type: 'string' },
+                stage: { type: 'string', enum: ['read', 'write', 'fixity', 'verify'] },
+                error: { type: 'string' },
+                algorithm: { type: 'string' },
+                expected: { type: 'string' },
+                actual: { type: 'string' },
+              },
+            },
+          },
+          unconfirmed: {
+            type: 'array',
+            description: 'a job that stopped early: files handed to the destination whose writing was not confirmed',
+            items: { type: 'string' },
+          },
+          verified: { type: 'array', items: { type: 'string' } },
+          unverified: { type: 'array', items: { type: 'string' } },
           new_resource: {
             type: ['object', 'null'],
             properties: { id: { type: 'string' }, title: { type: 'string' } },
@@ -123,6 +155,7 @@ export const componentSchemas = [
         type: ['object', 'null'],
         properties: { target: { type: 'string' }, resource_id: { type: 'string' } },
       },
+      retry_of: { ...nullableString, description: 'a job made by POST /api_v1/jobs/<ticket>/retry/: the ticket it retries' },
     },
   },
 ] as const;

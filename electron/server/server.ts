@@ -1,6 +1,7 @@
 // The HTTP listener: builds the Fastify app for /api_v1/ (+ /app/ and the renderer) over a
 // FerryCore. Imports core and shared only; every target is served through the Target
 // interface without naming any target.
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -37,11 +38,27 @@ export interface ServerOptions {
   version?: string;
   /** a socket with no bytes either way for this long is closed (default 5 min; event streams send heartbeats) */
   idleTimeoutMs?: number;
+  /** an idle keep-alive connection is kept this long (default 72 s); clients are told far less (see advertisedKeepAlive) */
+  keepAliveTimeoutMs?: number;
 }
 
 /** all headers of a request must arrive within this (Node's default is 60 s): slowloris */
 const HEADERS_TIMEOUT_MS = 20_000;
 const IDLE_TIMEOUT_MS = 5 * 60_000;
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+/**
+ * The Keep-Alive timeout told to clients, in whole seconds: far below the time the server
+ * really keeps an idle connection. A client closes a pooled connection a little before the
+ * time it was told (undici: 1-2 s, on a coarse timer) and may send its next request on it
+ * up to then; told almost exactly the server's own time (Node's default, timeout=72 for a
+ * 73 s close), a client whose event loop was busy at that moment sent its request on a
+ * socket the server was closing and got "other side closed" (issue #17.8). Told 5 s, it
+ * would have to be stalled for over a minute.
+ */
+export function advertisedKeepAlive(keepAliveTimeoutMs: number): number {
+  return Math.max(1, Math.min(5, Math.floor(keepAliveTimeoutMs / 4000)));
+}
 
 const REDACTED_HEADERS = [
   'req.headers.authorization',
@@ -75,7 +92,11 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
     // closing means quitting: do not wait for open event streams, downloads, or sockets a
     // client opened without a request yet (those would hold close() for headersTimeout)
     forceCloseConnections: true,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
   });
+  // A Keep-Alive header of our own replaces Node's (which would state the full time).
+  const keepAliveHeader = `timeout=${advertisedKeepAlive(options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS)}`;
+  app.server.prependListener('request', (_request, response: ServerResponse) => response.setHeader('keep-alive', keepAliveHeader));
   // what Node answers itself (or not at all) before any hook runs: in the contract's shape
   app.server.on('checkExpectation', answerExpectationFailed);
   app.server.on('connect', answerConnect);

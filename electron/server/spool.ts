@@ -3,11 +3,12 @@
 // the size limit and recognisably a ZIP; anything else removes the partial file.
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { badRequest, FerryError, tooLarge } from '../core/errors.js';
+import { looksLikeZip } from '../core/zip/open-archive.js';
 import { formatBytes } from '../../shared/format.js';
 
 export const FILE_FIELD = 'service-file';
@@ -15,21 +16,6 @@ export const FILE_FIELD = 'service-file';
 export function spoolDir(dataDir: string): string {
   return path.join(dataDir, 'spool');
 }
-
-/** Local file header, or the end-of-central-directory record that is all an empty ZIP holds. */
-const ZIP_SIGNATURES = [Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.from([0x50, 0x4b, 0x05, 0x06])];
-
-export async function startsLikeZip(file: string): Promise<boolean> {
-  const handle = await open(file, 'r');
-  try {
-    const head = Buffer.alloc(4);
-    const { bytesRead } = await handle.read(head, 0, 4, 0);
-    return bytesRead === 4 && ZIP_SIGNATURES.some((signature) => signature.equals(head));
-  } finally {
-    await handle.close();
-  }
-}
-
 
 /** a `boundary` parameter with a value (quoted or not), as busboy requires */
 const MULTIPART_BOUNDARY = /;\s*boundary\s*=\s*(?:"[^"]+"|[^\s;"]+)/i;
@@ -100,7 +86,7 @@ export async function spoolUpload(request: FastifyRequest, dataDir: string, maxB
       spooled = true;
     }
     if (!spooled) throw badRequest(`Send the ZIP in the multipart field '${FILE_FIELD}'.`, 'missing_file');
-    if (!(await startsLikeZip(partial))) {
+    if (!(await looksLikeZip(partial))) {
       throw badRequest(`The file in '${FILE_FIELD}' is not a ZIP archive.`, 'not_a_zip');
     }
     await rename(partial, final);

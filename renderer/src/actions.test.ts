@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ResourceSummary } from '../../shared/api.js';
 import type { ApiClient } from './api/client.js';
+import { requestSizedGroups } from './actions.js';
 import { createServices } from './services.js';
 import { job, MemoryStorage, summary } from './test-support.js';
 
@@ -69,5 +70,34 @@ describe('keep offline', () => {
     await services.actions.showKeptCopies([0, 1, 1, 1, 1]);
     expect(services.panes.right.getState().items.map((i) => i.title)).toEqual(['project']);
     expect(children).toHaveBeenCalledTimes(3); // stopped as soon as it appeared
+  });
+});
+
+describe('transfer of a selection', () => {
+  it('sends a whole selection into a folder as one request, and a retry resends all of it', async () => {
+    const files = Array.from({ length: 300 }, (_, i) => summary(`f${i}`, `part_${i}.csv`, 'item', 'src'));
+    const { services } = setup(() => files);
+    const transfer = vi.fn(async () => ({ ticket_number: 't1', message: 'The server is processing the request.' }));
+    Object.assign(services.api, { transfer, job: async () => ({ ...job('t1', 'running'), kind: 'transfer' as const }) });
+    await services.session.load();
+    await services.panes.left.getState().setTarget('local', [{ id: 'src', title: 'src' }]);
+    await services.panes.right.getState().setTarget('local', [{ id: 'dest', title: 'dest' }]);
+    services.panes.left.getState().selectAll(files.map((f) => f.id));
+    services.duplicates.ask = async () => 'ignore';
+    await services.actions.transferSelection('left', 'right');
+    expect(transfer).toHaveBeenCalledTimes(1);
+    expect(transfer).toHaveBeenCalledWith('local', 'dest', { target: 'local', id: 'f0', ids: files.map((f) => f.id) }, 'ignore');
+    expect(services.jobs.store.getState().submissions.t1?.label).toBe('300 items from Local folders › src → Local folders › dest');
+    expect(await services.actions.retryJob('t1')).toBeNull();
+    expect(transfer).toHaveBeenLastCalledWith('local', 'dest', expect.objectContaining({ ids: files.map((f) => f.id) }), 'ignore');
+  });
+
+  it('cuts a selection into as few groups as fit a request body', () => {
+    const ids = Array.from({ length: 30_000 }, (_, i) => ({ id: `loc_${'x'.repeat(40)}${i}` }));
+    const groups = requestSizedGroups(ids);
+    expect(groups.flat()).toEqual(ids);
+    expect(groups.length).toBe(2);
+    for (const group of groups) expect(JSON.stringify(group.map((g) => g.id)).length).toBeLessThan(1024 * 1024);
+    expect(requestSizedGroups([{ id: 'a' }])).toEqual([[{ id: 'a' }]]);
   });
 });

@@ -1,10 +1,11 @@
 // What the buttons, keys and drops do: they combine the stores with the API.
-import type { DuplicateFileAction, ResourceSummary } from '../../shared/api.js';
+import { MAX_RESOURCES_PER_REQUEST, type DuplicateFileAction, type ResourceSummary } from '../../shared/api.js';
 import { ApiRequestError, downloadPath, messageOf } from './api/client.js';
 import { streamSse } from './api/sse.js';
 import type { BaseServices } from './services.js';
-import { isFinished, type Submission } from './stores/jobs.js';
+import { isFinished, retryLabel, type Submission } from './stores/jobs.js';
 import { containerOf, type Crumb, type PaneSide } from './stores/pane.js';
+import { formatBytes } from './format.js';
 import { askText, setNotice } from './stores/ui.js';
 import { planUploads, topLevelNames, type Picked } from './upload/collect.js';
 import { newFolderPlan, zipBlob } from './upload/zip.js';
@@ -16,6 +17,49 @@ export const otherSide = (side: PaneSide): PaneSide => (side === 'left' ? 'right
 export const LIBRARY_TARGET = 'offline';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Bytes of request body a group of ids may take: the server refuses JSON bodies over 1 MiB. */
+const MAX_IDS_BODY = 900 * 1024;
+
+/** A selection cut into as few groups as fit one request each (almost always one). */
+export function requestSizedGroups<T extends { id: string }>(items: readonly T[]): T[][] {
+  const groups: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const cost = JSON.stringify(item.id).length + 1;
+    if (current.length > 0 && (bytes + cost > MAX_IDS_BODY || current.length >= MAX_RESOURCES_PER_REQUEST)) {
+      groups.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += cost;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
+}
+
+/** A response's body, reporting bytes as they pass (at most every 100 ms) and the total when the server sent one. */
+function counted(response: Response, report: (done: number, total: number | null) => void): ReadableStream<Uint8Array> {
+  const length = Number(response.headers.get('content-length'));
+  const total = Number.isFinite(length) && length > 0 ? length : null;
+  let done = 0;
+  let last = 0;
+  return response.body!.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        done += chunk.byteLength;
+        const now = Date.now();
+        if (now - last >= 100) {
+          last = now;
+          report(done, total);
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+}
 
 export function createActions(s: BaseServices) {
   /** ZIP bodies of this run's uploads, so a failed upload can be sent again */
@@ -159,7 +203,8 @@ export function createActions(s: BaseServices) {
 
   async function transferSelection(from: PaneSide, to: PaneSide, folder?: Crumb, ids?: readonly string[]): Promise<void> {
     const source = pane(from);
-    const items = ids ? source.items.filter((item) => ids.includes(item.id)) : selectedItems(from);
+    const wanted = ids ? new Set(ids) : null;
+    const items = wanted ? source.items.filter((item) => wanted.has(item.id)) : selectedItems(from);
     const dest = destinationOf(to, folder);
     if (!source.target || items.length === 0) {
       setNotice(s.ui, from, { kind: 'info', text: 'Select something to copy first.' });
@@ -181,20 +226,28 @@ export function createActions(s: BaseServices) {
       `${items.length === 1 ? items[0]!.title : `${items.length} items`} into ${where}`,
     );
     if (!action) return;
+    // Into a folder, the selection is one job (or a few, if its ids would not fit one request
+    // body); at a target's top level each item becomes a resource of its own, so one job each.
+    const groups = dest.containerId === null ? items.map((item) => [item]) : requestSizedGroups(items);
     const failures: string[] = [];
-    for (const item of items) {
+    const notStarted: string[] = [];
+    for (const group of groups) {
+      const first = group[0]!;
+      const title = group.length === 1 ? first.title : `${group.length} items from ${describe(source.target, source.trail)}`;
+      const groupIds = group.length > 1 ? group.map((item) => item.id) : undefined;
       const submission: Submission = {
         kind: 'transfer',
-        label: `${item.title} → ${where}`,
+        label: `${title} → ${where}`,
         destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
-        source: { target: source.target, id: item.id, title: item.title },
+        source: { target: source.target, id: first.id, title, ...(groupIds ? { ids: groupIds } : {}) },
         duplicateAction: action,
       };
       try {
-        const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: item.id }, action);
+        const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: first.id, ids: groupIds }, action);
         await track(ack.ticket_number, submission);
       } catch (error) {
-        failures.push(`${item.title}: ${messageOf(error)}`);
+        failures.push(`${title}: ${messageOf(error)}`);
+        notStarted.push(...group.map((item) => item.id));
       }
     }
     setNotice(
@@ -204,7 +257,8 @@ export function createActions(s: BaseServices) {
         ? {
             kind: 'error',
             text: `The copy could not start. ${failures.join(' ')}`,
-            retry: () => void transferSelection(from, to, folder, ids ?? items.map((i) => i.id)),
+            // only what did not start: the rest is already on its way
+            retry: () => void transferSelection(from, to, folder, notStarted),
           }
         : null,
     );
@@ -253,33 +307,72 @@ export function createActions(s: BaseServices) {
     }
   }
 
-  async function saveInBrowser(path: string, name: string, side: PaneSide, single: boolean): Promise<void> {
+  /** The download notice: what is being saved and how far it got (the total is rarely known: a bag is made as it streams). */
+  function showDownloadProgress(side: PaneSide, name: string, done: number, total: number | null, stop?: AbortController): void {
+    setNotice(s.ui, side, {
+      kind: 'info',
+      text: `Downloading ${name}: ${formatBytes(done)}${total ? ` of ${formatBytes(total)}` : ' so far'}…`,
+      progress: { done, total },
+      ...(stop ? { cancel: () => stop.abort() } : {}),
+    });
+  }
+
+  /**
+   * Saves one download in browser mode and says what really happened: `saved` when the File
+   * System Access picker gave a file and every byte was written to it; `cancelled` when its
+   * dialog was dismissed (no request was made, so nothing was saved or kept); `handed` when
+   * the browser's own download took the bytes — whether it then saved them is the browser's
+   * business, and Ferry cannot know.
+   */
+  async function saveInBrowser(path: string, name: string, side: PaneSide): Promise<'saved' | 'cancelled' | 'handed'> {
+    // Cancel in the notice stops the request; a stopped download is reported as cancelled
+    const stop = new AbortController();
+    const progress = (done: number, total: number | null) => showDownloadProgress(side, name, done, total, stop);
+    try {
+      return await saveOrHand(path, name, progress, stop.signal);
+    } catch (error) {
+      if (stop.signal.aborted) return 'cancelled';
+      throw error;
+    }
+  }
+
+  async function saveOrHand(
+    path: string,
+    name: string,
+    progress: (done: number, total: number | null) => void,
+    signal: AbortSignal,
+  ): Promise<'saved' | 'cancelled' | 'handed'> {
     const picker = (globalThis as { showSaveFilePicker?: (o: unknown) => Promise<FileSystemFileHandle> })
       .showSaveFilePicker;
-    if (picker && single) {
+    if (picker) {
       let handle: FileSystemFileHandle | null = null;
       try {
         handle = await picker({ suggestedName: name, types: [{ description: 'ZIP', accept: { 'application/zip': ['.zip'] } }] });
       } catch (error) {
-        if (error instanceof DOMException && error.name === 'AbortError') return;
+        if (error instanceof DOMException && error.name === 'AbortError') return 'cancelled';
         handle = null; // picker unavailable here: fall back below
       }
       if (handle) {
-        const response = await s.api.download(path);
+        progress(0, null);
+        const response = await s.api.download(path, signal);
         const writable = await (handle as FileSystemFileHandle & { createWritable(): Promise<WritableStream> }).createWritable();
-        await response.body!.pipeTo(writable); // streamed to disk, never whole in memory
-        return;
+        // streamed to disk, never whole in memory; a failure or Cancel aborts the writable,
+        // which discards what it held (the chosen file is not left half-written)
+        await counted(response, progress).pipeTo(writable, { signal });
+        return 'saved';
       }
     }
     // fallback: the whole ZIP goes through memory, fine for small downloads
-    setNotice(s.ui, side, { kind: 'info', text: `Downloading ${name}… (this browser keeps the whole file in memory until it is saved)` });
-    const blob = await (await s.api.download(path)).blob();
+    progress(0, null);
+    const response = await s.api.download(path, signal);
+    const blob = await new Response(counted(response, progress)).blob();
     const url = URL.createObjectURL(blob);
     const link = document.createElement('a');
     link.href = url;
     link.download = name;
     link.click();
     setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    return 'handed';
   }
 
   async function download(side: PaneSide, keepOffline: boolean): Promise<void> {
@@ -289,31 +382,52 @@ export function createActions(s: BaseServices) {
       setNotice(s.ui, side, { kind: 'info', text: 'Select what to download first.' });
       return;
     }
-    for (const item of items) {
-      const path = downloadPath(state.target, item.id, keepOffline);
-      const name = `${item.title}.zip`;
-      try {
-        if (s.bridge) {
-          setNotice(s.ui, side, { kind: 'info', text: `Downloading ${name}…` });
+    const kept = keepOffline ? ` A copy is kept in ${s.session.readableName(LIBRARY_TARGET)}.` : '';
+    const target = state.target;
+    // a selection is one download: one bag, one save dialog
+    const place = state.trail.at(-1)?.title ?? s.session.readableName(target);
+    const label = items.length === 1 ? items[0]!.title : `${place} (${items.length} items)`;
+    const name = `${label}.zip`;
+    try {
+      const path =
+        items.length === 1
+          ? downloadPath(target, items[0]!.id, keepOffline)
+          : `${await s.api.selection(target, items.map((item) => item.id))}${keepOffline ? '?keep=1' : ''}`;
+      let outcome: 'saved' | 'cancelled' | 'handed';
+      if (s.bridge) {
+        showDownloadProgress(side, name, 0, null);
+        const stop = s.bridge.onProgress((progress) => {
+          if (progress.id !== 'drag-out' && !progress.done) showDownloadProgress(side, name, progress.bytes, progress.total);
+        });
+        try {
           const result = await s.bridge.download({ path, suggestedName: name });
           if (result.status === 'failed') throw new Error(result.error);
-          if (result.status === 'cancelled') continue;
-        } else {
-          await saveInBrowser(path, name, side, items.length === 1);
+          outcome = result.status;
+        } finally {
+          stop();
         }
-        setNotice(s.ui, side, {
-          kind: 'info',
-          text: `${name} saved.${keepOffline ? ` A copy is kept in ${s.session.readableName(LIBRARY_TARGET)}.` : ''}`,
-        });
-        if (keepOffline) void showKeptCopies();
-      } catch (error) {
-        setNotice(s.ui, side, {
-          kind: 'error',
-          text: `${item.title} could not be downloaded: ${messageOf(error)}`,
-          retry: () => void download(side, keepOffline),
-        });
+      } else {
+        outcome = await saveInBrowser(path, name, side);
+      }
+      if (outcome === 'cancelled') {
+        // the save dialog came before any request: nothing was downloaded, saved or kept
+        setNotice(s.ui, side, { kind: 'info', text: `Download cancelled: nothing was saved${keepOffline ? ' or kept' : ''}.` });
         return;
       }
+      setNotice(s.ui, side, {
+        kind: 'info',
+        text:
+          outcome === 'saved'
+            ? `${name} saved.${kept}`
+            : `${name} was handed to the browser: find it in the browser's downloads (if its save dialog was cancelled, nothing was saved there).${kept}`,
+      });
+      if (keepOffline) void showKeptCopies();
+    } catch (error) {
+      setNotice(s.ui, side, {
+        kind: 'error',
+        text: `${label} could not be downloaded, and nothing was saved: ${messageOf(error)}`,
+        retry: () => void download(side, keepOffline),
+      });
     }
   }
 
@@ -403,6 +517,40 @@ export function createActions(s: BaseServices) {
       if (error instanceof ApiRequestError && error.status === 409) return 'The job had already finished.';
       return messageOf(error);
     }
+  }
+
+  /** Asks the server for a new job of the finished job's failed files only. */
+  async function retryFailedFiles(ticket: string): Promise<string | null> {
+    try {
+      const ack = await s.api.retryFailedFiles(ticket);
+      const submission = s.jobs.store.getState().submissions[ticket];
+      if (submission) await track(ack.ticket_number, { ...submission, label: retryLabel(submission.label) });
+      else s.jobs.event(await s.api.job(ack.ticket_number));
+      return null;
+    } catch (error) {
+      return messageOf(error);
+    }
+  }
+
+  /** Cancels every job still waiting or running; says how many, and which could not be. */
+  async function cancelAll(): Promise<{ kind: 'info' | 'error'; text: string }> {
+    const { jobs, order } = s.jobs.store.getState();
+    const tickets = order.filter((ticket) => jobs[ticket] && !isFinished(jobs[ticket]!.job.status));
+    let cancelled = 0;
+    const problems: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < tickets.length) {
+        const ticket = tickets[next++]!;
+        const problem = await cancelJob(ticket);
+        if (problem === null) cancelled++;
+        else if (problem !== 'The job had already finished.') problems.push(problem);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(4, tickets.length) }, worker));
+    const done = `${cancelled} job${cancelled === 1 ? '' : 's'} cancelled.`;
+    if (problems.length === 0) return { kind: 'info', text: done };
+    return { kind: 'error', text: `${done} ${problems.length} could not be cancelled: ${[...new Set(problems)].join(' ')}` };
   }
 
   /** Resubmits a failed or cancelled job with the parameters it was started with. */
@@ -500,7 +648,9 @@ export function createActions(s: BaseServices) {
     download,
     refresh,
     cancelJob,
+    cancelAll,
     retryJob,
+    retryFailedFiles,
     openDestination,
     followJobs,
   };

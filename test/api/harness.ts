@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { inspect, promisify } from 'node:util';
-import type { Job } from '../../shared/api.js';
+import { isFinishedStatus, type Job } from '../../shared/api.js';
 import { makeConfig, type FerryConfig } from '../../electron/core/config.js';
 import { createCore, type FerryCore } from '../../electron/core/ferry-core.js';
 import { MemorySecretStore } from '../../electron/core/keychain/memory.js';
@@ -230,7 +230,7 @@ export async function waitForJob(ferry: Ferry, ticket: string, timeoutMs = 30_00
   for (;;) {
     const response = await ferry.fetch(`/api_v1/jobs/${ticket}/`, { headers: ferry.bearer() });
     const job = (await response.json()) as Job;
-    if (['succeeded', 'failed', 'cancelled'].includes(job.status)) return job;
+    if (isFinishedStatus(job.status)) return job;
     if (Date.now() > deadline) throw new Error(`job ${ticket} still ${job.status}`);
     await new Promise((resolve) => setTimeout(resolve, 40));
   }

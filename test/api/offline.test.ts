@@ -108,7 +108,9 @@ describe('offline library over the API', () => {
     await writeFile(path.join(libraryDir, name!), zip);
 
     const second = await verify(archive!.id);
-    expect(second.status).toBe('succeeded');
+    // a verification that found a failure does not succeed; the other files verified
+    expect(second.status).toBe('completed_with_errors');
+    expect(second.report?.failed_files).toEqual([expect.objectContaining({ path: 'Survey/raw/scan.bin', stage: 'verify' })]);
     expect(new Set(second.report?.failed_fixity.map((failure) => failure.path))).toEqual(new Set(['Survey/raw/scan.bin']));
     expect(second.report?.verified?.sort()).toEqual(['Survey/answers.csv', 'Survey/raw/naïve name #1.txt']);
     const scanNode = (await list('offline')).find((node) => node.title === 'scan.bin')!;

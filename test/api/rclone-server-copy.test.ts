@@ -121,7 +121,9 @@ if (skip) {
       await writeFile(path.join(left, 'Run 3', 'blocked'), 'a file where the destination has a folder\n');
       await mkdir(path.join(right, 'Into', 'Run 3', 'blocked', 'inside'), { recursive: true });
       const job = await transfer(await idOf('rclone-right', 'Into'), await idOf('rclone-left', 'Run 3'));
-      expect(job.status).not.toBe('failed');
+      // one file failed, the other arrived: not a success
+      expect(job.status).toBe('completed_with_errors');
+      expect(job.report?.failed_files?.map((failure) => failure.path)).toEqual(['Run 3/blocked']);
       expect(job.report?.resources_created).toEqual(['Run 3/fine.txt']);
       expect(job.report?.file_errors.map((failure) => failure.path)).toEqual(['Run 3/blocked']);
       expect(job.report?.file_errors[0]?.error).toBe('Not copied: rclone said: open right:Into/Run 3/blocked: is a directory');

@@ -134,8 +134,10 @@ describe('GET /api_v1/targets/<t>/resources/ (4.2)', () => {
     const elapsed = Date.now() - started;
     expect(items).toHaveLength(100_000);
     expect(items[99_999]).toEqual({ kind: 'item', kind_name: 'file', id: 'item-99999', container: 'many', title: 'title of item-99999', detail: `${ferry.url}/api_v1/targets/odd/resources/item-99999` });
-    // the event loop kept turning while the listing was produced
-    expect(ticks).toBeGreaterThan(elapsed / 10 / 4);
+    // the event loop kept turning while the listing was produced: a listing written in one
+    // blocking pass lets a 10 ms timer fire once at most. (Not a share of the ideal count: on
+    // a loaded machine timers lag for reasons of their own.)
+    expect(ticks).toBeGreaterThanOrEqual(5);
     console.log(`100,000-item listing: ${elapsed} ms, ${ticks} timer ticks`);
   });
 

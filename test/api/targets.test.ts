@@ -122,6 +122,8 @@ describe('GET /api_v1/openapi.json', () => {
         'POST /api_v1/targets/{target}/resources/',
         'POST /api_v1/targets/{target}/resources/{resource}/',
         'POST /api_v1/targets/{target}/resources/{resource}/verify/',
+        'POST /api_v1/targets/{target}/selections/',
+        'GET /api_v1/targets/{target}/selections/{selection}/zip/',
         'GET /api_v1/jobs/',
         'GET /api_v1/jobs/events/',
         'GET /api_v1/jobs/{ticket}/',

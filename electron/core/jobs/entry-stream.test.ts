@@ -4,6 +4,7 @@ import { buffer } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../target.js';
 import { WatchedEntries } from './entry-stream.js';
+import { SourceCheckFailed } from './source-check.js';
 import { readWholeOf, withReadWhole } from './whole-entry.js';
 
 const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
@@ -59,7 +60,14 @@ describe('WatchedEntries', () => {
       ]),
       { signal: new AbortController().signal, onProgress: () => undefined },
     );
-    for await (const entry of watched) await buffer(await entry.open());
+    const received: Record<string, Buffer | Error> = {};
+    for await (const entry of watched) received[entry.path] = await buffer(await entry.open()).catch((error: Error) => error);
+    // the damaged file ends in an error, its last bytes withheld: no writer gets all of it
+    expect(received['D/bad.txt']).toBeInstanceOf(SourceCheckFailed);
+    expect((received['D/bad.txt'] as Error).message).toMatch(/^'D\/bad.txt' does not match its md5 checksum .* so Ferry did not write it\.$/);
+    expect(received['D/good.txt']).toEqual(good);
+    expect(watched.refused('D/bad.txt')).toBe(true);
+    expect(watched.handedOver).toEqual(['D/bad.txt', 'D/good.txt']);
     expect(watched.fixityFailures).toEqual([
       { path: 'D/bad.txt', algorithm: 'md5', expected: md5(good), actual: md5(bad) },
       { path: 'D/bad.txt', algorithm: 'sha256', expected: sha256(good), actual: sha256(bad) },
@@ -113,10 +121,12 @@ describe('WatchedEntries', () => {
       signal: new AbortController().signal,
       onProgress: (p) => progress.push(p),
     });
-    const digests: Record<string, string>[] = [];
-    for await (const entry of watched) digests.push((await readWholeOf(entry)!(['sha256'])).hashes);
+    const digests: (Record<string, string> | Error)[] = [];
+    for await (const entry of watched) digests.push(await readWholeOf(entry)!(['sha256']).then((file) => file.hashes, (error: Error) => error));
     expect(asked).toEqual([['md5', 'sha256'], ['md5', 'sha256']]);
     expect(digests[0]).toEqual({ md5: md5(good), sha256: sha256(good) });
+    // the file that fails its check is never handed over
+    expect(digests[1]).toBeInstanceOf(SourceCheckFailed);
     expect(watched.fixityFailures).toEqual([{ path: 'b.txt', algorithm: 'md5', expected: md5(good), actual: md5(bad) }]);
     expect(progress.at(-1)).toEqual({ files_done: 2, bytes_done: good.length + bad.length });
   });

@@ -1,8 +1,9 @@
 import type { Readable } from 'node:stream';
 import type { FixityFailure } from '../../../shared/api.js';
 import { CancelledError } from '../errors.js';
-import { HashingPassThrough, type HashAlgorithm } from '../hashing.js';
+import type { HashAlgorithm } from '../hashing.js';
 import type { Entry } from '../target.js';
+import { CheckedHashingStream, SourceCheckFailed } from './source-check.js';
 import { readWholeOf, withReadWhole } from './whole-entry.js';
 
 const COMPUTABLE: ReadonlySet<string> = new Set<HashAlgorithm>(['md5', 'sha1', 'sha256', 'sha512']);
@@ -27,7 +28,11 @@ export class WatchedEntries implements AsyncIterable<Entry> {
   filesSeen = 0;
   /** the sum of the known sizes of those files */
   bytesSeen = 0;
+  /** the first segment of the first entry: a top-level write's top folder, as the source names it */
+  topFolder: string | null = null;
   private readonly failures = new Map<string, FixityFailure[]>();
+  /** files the writer read to the end, in the order it finished them */
+  private readonly finishedPaths: string[] = [];
   private readonly open = new Set<Readable>();
   /** with trackUnread: each watched file entry and whether a read of it has finished */
   private readonly watchedFiles: { entry: Entry; finished: () => boolean }[] = [];
@@ -40,9 +45,19 @@ export class WatchedEntries implements AsyncIterable<Entry> {
     options.signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
-  /** Fixity failures found so far: the last complete read of each file counts. */
+  /** Fixity failures found so far: the last complete read of each file counts. Such a file is never handed over whole. */
   get fixityFailures(): FixityFailure[] {
     return [...this.failures.values()].flat();
+  }
+
+  /** Files the writer was handed in full (read to their end), whether or not it wrote them. */
+  get handedOver(): string[] {
+    return [...this.finishedPaths];
+  }
+
+  /** True when the file's last read failed its check: it was never handed over whole. */
+  refused(path: string): boolean {
+    return this.failures.has(path);
   }
 
   /** Stops listening to the signal; call when the writer is done. */
@@ -59,13 +74,18 @@ export class WatchedEntries implements AsyncIterable<Entry> {
     for (const { entry, finished } of this.watchedFiles) {
       if (finished()) continue;
       throwIfCancelled(this.options.signal);
-      const readWhole = readWholeOf(entry);
-      if (readWhole) {
-        await readWhole([]);
-        continue;
+      try {
+        const readWhole = readWholeOf(entry);
+        if (readWhole) {
+          await readWhole([]);
+          continue;
+        }
+        const stream = await entry.open();
+        for await (const chunk of stream) void chunk;
+      } catch (error) {
+        // a file that fails its check is recorded in fixityFailures; the caller decides
+        if (!(error instanceof SourceCheckFailed)) throw error;
       }
-      const stream = await entry.open();
-      for await (const chunk of stream) void chunk;
     }
   }
 
@@ -73,6 +93,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
     throwIfCancelled(this.options.signal);
     for await (const entry of this.source) {
       throwIfCancelled(this.options.signal);
+      this.topFolder ??= entry.path.split('/')[0] ?? null;
       if (entry.kind === 'file') {
         this.filesSeen += 1;
         this.bytesSeen += entry.size ?? 0;
@@ -90,13 +111,32 @@ export class WatchedEntries implements AsyncIterable<Entry> {
     // A writer may open a file more than once (a retried upload): count each byte once.
     let counted = 0;
     let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      this.finishedPaths.push(entry.path);
+      this.filesDone += 1;
+      this.report();
+    };
+    /** the last complete read decides: null when its bytes matched, else the refusal */
+    const judge = (actual: Record<string, string>): SourceCheckFailed | null => {
+      this.failures.delete(entry.path);
+      const mismatches = expected
+        .filter(([algorithm, value]) => actual[algorithm] !== value)
+        .map(([algorithm, value]) => ({ path: entry.path, algorithm, expected: value, actual: actual[algorithm] ?? '' }));
+      finish();
+      if (mismatches.length === 0) return null;
+      this.failures.set(entry.path, mismatches);
+      return new SourceCheckFailed(entry.path, mismatches);
+    };
     const watched: Entry = {
       ...entry,
       open: async () => {
         throwIfCancelled(this.options.signal);
         const raw = await entry.open();
         let read = 0;
-        const hasher = new HashingPassThrough(
+        // the last chunk is held back until the hashes match (source-check.ts)
+        const hasher = new CheckedHashingStream(
           expected.map(([algorithm]) => algorithm),
           (n) => {
             read += n;
@@ -106,8 +146,16 @@ export class WatchedEntries implements AsyncIterable<Entry> {
               this.report();
             }
           },
+          judge,
         );
-        raw.on('error', (error) => hasher.destroy(error));
+        raw.on('error', (error) => {
+          // the source's own check (a ZIP entry's CRC-32) refused the bytes: a fixity failure too
+          if (error instanceof SourceCheckFailed) {
+            this.failures.set(entry.path, error.failures.map((failure) => ({ ...failure, path: entry.path })));
+            finish();
+          }
+          hasher.destroy(error);
+        });
         // The writer attaches its listeners only after an await (opening its temp file): an
         // error before that (a small damaged ZIP entry) would otherwise be uncaught and end the
         // process. pipeline() still reports the stored error to the writer.
@@ -117,46 +165,36 @@ export class WatchedEntries implements AsyncIterable<Entry> {
           this.open.delete(hasher);
           if (!raw.destroyed && !raw.readableEnded) raw.destroy();
         });
-        hasher.once('end', () => {
-          this.failures.delete(entry.path);
-          const actual = hasher.digests ?? {};
-          const mismatches = expected
-            .filter(([algorithm, value]) => actual[algorithm] !== value)
-            .map(([algorithm, value]) => ({ path: entry.path, algorithm, expected: value, actual: actual[algorithm] ?? '' }));
-          if (mismatches.length > 0) this.failures.set(entry.path, mismatches);
-          if (!finished) {
-            finished = true;
-            this.filesDone += 1;
-            this.report();
-          }
-        });
         this.open.add(raw);
         this.open.add(hasher);
         if (this.options.signal.aborted) this.destroyAll();
         return raw.pipe(hasher);
       },
     };
-    // The whole-file path (small files): the same count and check, without a stream.
+    // The whole-file path (small files): the same count and check, without a stream; a file
+    // that fails it is never handed over.
     const readWhole = readWholeOf(entry);
     if (readWhole) {
       const algorithms = expected.map(([algorithm]) => algorithm);
       withReadWhole(watched, async (wanted) => {
         throwIfCancelled(this.options.signal);
-        const file = await readWhole([...new Set([...algorithms, ...wanted])]);
+        let file;
+        try {
+          file = await readWhole([...new Set([...algorithms, ...wanted])]);
+        } catch (error) {
+          if (error instanceof SourceCheckFailed) {
+            this.failures.set(entry.path, error.failures.map((failure) => ({ ...failure, path: entry.path })));
+            finish();
+          }
+          throw error;
+        }
         if (file.bytes.length > counted) {
           this.bytesDone += file.bytes.length - counted;
           counted = file.bytes.length;
         }
-        this.failures.delete(entry.path);
-        const mismatches = expected
-          .filter(([algorithm, value]) => file.hashes[algorithm] !== value)
-          .map(([algorithm, value]) => ({ path: entry.path, algorithm, expected: value, actual: file.hashes[algorithm] ?? '' }));
-        if (mismatches.length > 0) this.failures.set(entry.path, mismatches);
-        if (!finished) {
-          finished = true;
-          this.filesDone += 1;
-        }
+        const refusal = judge(file.hashes);
         this.report();
+        if (refusal) throw refusal;
         return file;
       });
     }

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
-import type { Job, JobStatus } from '../../../shared/api.js';
+import { isFinishedStatus, type Job } from '../../../shared/api.js';
 import { MemorySecretStore } from '../keychain/memory.js';
 import { tokenAccount } from '../keychain/port.js';
 import { DEFAULT_LIMITS } from '../limits.js';
@@ -51,7 +51,7 @@ async function finished(jobs: JobService, ticket: string): Promise<Job> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const job = jobs.get(ticket)!;
-    if ((['succeeded', 'failed', 'cancelled'] as JobStatus[]).includes(job.status)) return job;
+    if (isFinishedStatus(job.status)) return job;
     if (Date.now() > deadline) throw new Error(`job still ${job.status}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
@@ -84,6 +84,7 @@ describe('transfer executor', () => {
       resources_ignored: ['Data/a.txt'],
       failed_fixity: [],
       file_errors: [],
+      failed_files: [],
       new_resource: null,
     });
     expect(done.progress).toEqual({ files_done: 2, files_total: 2, bytes_done: 10, bytes_total: 10 });
@@ -104,16 +105,20 @@ describe('transfer executor', () => {
     expect(file.error).toMatch(/'loose\.txt' is a single file, and a new top-level resource needs a folder/);
   });
 
-  it('reports a byte flipped on the way as a fixity failure', async () => {
+  it('does not write a file whose bytes flipped on the way, and ends completed_with_errors', async () => {
     const source = new MemoryTarget({ name: 'src', files: { 'Data/a.txt': 'alpha', 'Data/b.txt': 'bravo' }, corrupt: ['Data/b.txt'] });
     const destination = new MemoryTarget({ name: 'dst', folders: ['In'] });
     const { jobs } = await setup([source, destination]);
     const done = await finished(jobs, (await jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('Data'), to: 'dst', containerId: MemoryTarget.idOf('In') }))).ticket_number);
-    expect(done.status).toBe('succeeded');
+    // the damaged file is not written; the other arrives: completed_with_errors, never succeeded
+    expect(done.status).toBe('completed_with_errors');
     expect(done.report?.failed_fixity.map((failure) => [failure.path, failure.algorithm])).toEqual([
       ['Data/b.txt', 'md5'],
       ['Data/b.txt', 'sha256'],
     ]);
+    expect(done.report?.failed_files).toEqual([expect.objectContaining({ path: 'Data/b.txt', stage: 'fixity', algorithm: 'md5' })]);
+    expect(destination.text('In/Data/b.txt')).toBeUndefined();
+    expect(destination.text('In/Data/a.txt')).toBe('alpha');
   });
 
   it('fails with the target\'s own message when a token is refused', async () => {

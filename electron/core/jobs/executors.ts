@@ -1,15 +1,16 @@
 import { access } from 'node:fs/promises';
-import type { DuplicateFileAction, FixityFailure, JobReport } from '../../../shared/api.js';
+import type { DuplicateFileAction, FixityFailure, Job, JobReport } from '../../../shared/api.js';
 import { DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
 import { badRequest, FerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
-import type { Entry, Target, WriteOptions, WriteOutcome } from '../target.js';
+import type { Entry, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
 import { WatchedEntries } from './entry-stream.js';
+import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
 import { supportsStagedWrites, type StagedWriteOptions } from './staged-write.js';
-import type { JobExecutionContext, JobService } from './types.js';
+import { emptyReport, type JobExecutionContext, type JobService } from './types.js';
 
 export interface TransferExecutorDeps {
   targets: TargetRegistry;
@@ -28,9 +29,20 @@ export interface UploadParams {
 
 /** What a `transfer` job is submitted with (persisted; no token). */
 export interface TransferParams {
-  source: { target: string; resourceId: string };
+  /**
+   * `resourceIds`, when present, is the whole selection (its first is `resourceId`): one job
+   * copies them all into the one container, one after the other, through one write.
+   */
+  source: { target: string; resourceId: string; resourceIds?: string[] };
   containerId: string | null;
   duplicateAction: DuplicateFileAction;
+  /** a retry: only these files (as the source names them) and the folders above them */
+  only?: string[];
+  /**
+   * a retry of a top-level transfer: its files go inside the resource the first run made
+   * (containerId), so the source's top folder, named here, is left out of their paths
+   */
+  insideTop?: string;
 }
 
 /**
@@ -40,7 +52,7 @@ export interface TransferParams {
  */
 export function registerTransferExecutors(jobs: JobService, deps: TransferExecutorDeps): void {
   jobs.register('upload', (ctx) => runUpload(ctx, deps));
-  jobs.register('transfer', (ctx) => runTransfer(ctx, deps));
+  jobs.register('transfer', (ctx) => runTransfer(ctx, deps), retryTransfer);
 }
 
 async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): Promise<JobReport> {
@@ -49,9 +61,10 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   const params = uploadParams(ctx.params);
   const destination = destinationOf(ctx, deps);
   const token = await tokenFor(ctx, deps, 'destination', destination);
-  // A target that stages its writes lets a bag's bytes be checked against its manifests in
-  // the pass that writes them (nothing is put in place unless all match): one inflate and
-  // one hash of every byte, instead of a whole validation pass before the write.
+  // A target that stages its writes lets the archive's bytes be checked (a bag's against its
+  // manifests, a plain ZIP's against their CRC-32s) in the pass that writes them, and nothing
+  // is put in place unless all match: one inflate of every byte, instead of a whole checking
+  // pass before the write (which a target that cannot stage gets: openUploadZip 'check').
   const staged = supportsStagedWrites(destination);
   const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
@@ -68,7 +81,7 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
       );
     }
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
-    return await writeWatched(ctx, destination, token, archive.entries(), params, staged && archive.kind === 'bag');
+    return await writeWatched(ctx, destination, token, archive.entries(), params, staged);
   } finally {
     await archive.close();
   }
@@ -93,6 +106,13 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   }
   const sourceToken = await tokenFor(ctx, deps, 'source', source);
   const destinationToken = await tokenFor(ctx, deps, 'destination', destination);
+  const ids = params.source.resourceIds;
+  if (ids && ids.length > 1) {
+    if (params.containerId === null) throw badRequest('Several resources can only be copied into a folder; choose a folder as the destination.');
+    ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
+    const selection = readEach(source, { token: sourceToken, signal: ctx.signal }, ids);
+    return writeWatched(ctx, destination, destinationToken, params.only ? onlyThese(selection, params.only) : selection, params);
+  }
   const read = await source.read({ token: sourceToken, signal: ctx.signal }, params.source.resourceId);
   if (params.containerId === null && read.root.kind !== 'container') {
     throw badRequest(
@@ -100,18 +120,65 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
     );
   }
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
-  // A destination that copies from this source itself (target.ts, copyFrom) gets the whole job; the unread entries are dropped.
-  const direct = destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
+  // A destination that copies from this source itself (Target.copyFrom) takes a whole first run; the unread entries are dropped.
+  const direct = params.only ? null : destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
     ...writeOptionsOf(ctx, params),
     sourceToken,
     onProgress: (done, total) => ctx.progress({ files_done: done.files, bytes_done: done.bytes, files_total: total.files, bytes_total: total.bytes }),
   });
-  if (direct) return reportOf(await direct, []);
-  return writeWatched(ctx, destination, destinationToken, read.entries, params);
+  if (direct) {
+    try {
+      return reportOf(await direct, [], params.containerId === null ? read.title : null);
+    } catch (error) {
+      // stopped inside the copy: what it had copied is not known here
+      throw new StoppedWithReport(error, { ...emptyReport(), unconfirmed: [read.title] });
+    }
+  }
+  let entries = params.only ? onlyThese(read.entries, params.only) : read.entries;
+  if (params.insideTop === undefined) return writeWatched(ctx, destination, destinationToken, entries, params);
+  entries = withoutTop(entries, params.insideTop);
+  const report = await writeWatched(ctx, destination, destinationToken, entries, params);
+  // failed files are named as the source names them, so a retry of this retry finds them
+  const top = params.insideTop;
+  return { ...report, failed_files: report.failed_files?.map((file) => ({ ...file, path: `${top}/${file.path}` })) };
 }
 
-function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: DuplicateFileAction }): WriteOptions {
-  return { duplicateAction: params.duplicateAction, signal: ctx.signal, jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}` };
+/**
+ * A transfer's failed files only: a new job of the same kind reading the same source,
+ * limited to them. A top-level transfer that made its resource writes into it this time.
+ */
+function retryTransfer(finished: Readonly<Job>, raw: Record<string, unknown>, failedPaths: string[]): Record<string, unknown> {
+  const params = transferParams(raw);
+  const made = finished.report?.new_resource;
+  const retried: TransferParams = { ...params, only: failedPaths };
+  if (params.containerId === null && made) {
+    retried.containerId = made.id;
+    retried.insideTop = failedPaths[0]!.split('/')[0]!;
+  }
+  return retried as unknown as Record<string, unknown>;
+}
+
+/** The entries for `paths` (files) and the folders above them, nothing else. */
+async function* onlyThese(entries: AsyncIterable<Entry>, paths: readonly string[]): AsyncIterable<Entry> {
+  const files = new Set(paths);
+  const folders = new Set(paths.flatMap((file) => file.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+  for await (const entry of entries) if ((entry.kind === 'file' ? files : folders).has(entry.path)) yield entry;
+}
+
+/** `Top/a/b.txt` → `a/b.txt`; the entry `Top` itself is left out. */
+async function* withoutTop(entries: AsyncIterable<Entry>, top: string): AsyncIterable<Entry> {
+  for await (const entry of entries) {
+    if (!entry.path.startsWith(`${top}/`)) continue;
+    yield { ...entry, path: entry.path.slice(top.length + 1) };
+  }
+}
+
+/** The entries of each resource in turn, each under its own title (the paths the destination writes). */
+async function* readEach(source: Target, ctx: TargetContext, ids: readonly string[]): AsyncGenerator<Entry> {
+  for (const id of ids) {
+    const read = await source.read(ctx, id);
+    yield* read.entries;
+  }
 }
 
 /** destination.write with every byte counted and checked against the source's hashes. */
@@ -121,7 +188,7 @@ async function writeWatched(
   token: string,
   entries: AsyncIterable<Entry>,
   params: { containerId: string | null; duplicateAction: DuplicateFileAction },
-  /** a bag not yet checked: every byte must match its manifests before any file is put in place */
+  /** an archive not yet checked: every byte must match (a bag's manifests, a ZIP's CRC-32s) before any file is put in place */
   verifyBag = false,
 ): Promise<JobReport> {
   const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done), trackUnread: verifyBag });
@@ -136,6 +203,15 @@ async function writeWatched(
   let outcome: WriteOutcome;
   try {
     outcome = await destination.write({ token, signal: ctx.signal }, params.containerId, watched, options);
+  } catch (error) {
+    // What changed before it stopped: a staged write leaves nothing; any other may have put
+    // in place the files it was handed in full.
+    throw new StoppedWithReport(error, {
+      ...emptyReport(),
+      failed_fixity: watched.fixityFailures,
+      failed_files: failedFilesOfWrite(watched.fixityFailures, [], null),
+      unconfirmed: verifyBag ? [] : watched.handedOver.filter((path) => !watched.refused(path)),
+    });
   } finally {
     watched.dispose();
   }
@@ -146,16 +222,23 @@ async function writeWatched(
     bytes_done: Math.max(watched.bytesDone, watched.bytesSeen),
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
-  return reportOf(outcome, watched.fixityFailures);
+  return reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null);
 }
 
-function reportOf(outcome: WriteOutcome, fixityFailures: FixityFailure[]): JobReport {
+function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: DuplicateFileAction }): WriteOptions {
+  return { duplicateAction: params.duplicateAction, signal: ctx.signal, jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}` };
+}
+
+/** The job's report of a write; `top`: the source's top folder, for a top-level write. */
+function reportOf(outcome: WriteOutcome, fixity: FixityFailure[], top: string | null): JobReport {
+  const topRenamed = outcome.newResource && top !== null ? { from: top, to: outcome.newResource.title } : null;
   return {
     resources_created: outcome.created,
     resources_updated: outcome.updated,
     resources_ignored: outcome.ignored,
-    failed_fixity: fixityFailures,
+    failed_fixity: fixity,
     file_errors: outcome.fileErrors,
+    failed_files: failedFilesOfWrite(fixity, outcome.fileErrors, topRenamed),
     ...(outcome.notes?.length ? { notes: outcome.notes } : {}),
     new_resource: outcome.newResource ?? null,
   };
@@ -215,12 +298,17 @@ function uploadParams(raw: Record<string, unknown>): UploadParams {
 }
 
 function transferParams(raw: Record<string, unknown>): TransferParams {
-  const source = raw.source as { target?: unknown; resourceId?: unknown } | undefined;
+  const source = raw.source as { target?: unknown; resourceId?: unknown; resourceIds?: unknown } | undefined;
   if (!source || typeof source.target !== 'string' || typeof source.resourceId !== 'string') throw brokenJob('transfer');
+  const only = Array.isArray(raw.only) && raw.only.every((item) => typeof item === 'string') ? (raw.only as string[]) : undefined;
+  const ids = source.resourceIds;
+  if (ids !== undefined && (!Array.isArray(ids) || !ids.every((id): id is string => typeof id === 'string'))) throw brokenJob('transfer');
   return {
-    source: { target: source.target, resourceId: source.resourceId },
+    source: { target: source.target, resourceId: source.resourceId, ...(ids ? { resourceIds: ids } : {}) },
     containerId: containerIdOf(raw),
     duplicateAction: duplicateActionOf(raw),
+    ...(only ? { only } : {}),
+    ...(typeof raw.insideTop === 'string' ? { insideTop: raw.insideTop } : {}),
   };
 }
 

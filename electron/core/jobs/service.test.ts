@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Job, JobStatus } from '../../../shared/api.js';
 import { CancelledError, FerryError, badRequest } from '../errors.js';
+import { StoppedWithReport } from './outcome.js';
 import { createJobService, type JobServiceOptions } from './service.js';
 import { emptyReport, type JobExecutionContext, type JobService, type SubmitJob } from './types.js';
 
@@ -416,5 +417,99 @@ describe('job service', () => {
     await service.close();
     expect(shutdown).toBe(true);
     expect((await stored(job.ticket_number)).job.status).toBe('running');
+  });
+});
+
+describe('job outcomes', () => {
+  it('ends completed_with_errors (persisted, published, pruned like any end) when some files failed', async () => {
+    const service = makeService();
+    const seen: JobStatus[] = [];
+    service.subscribe((job) => seen.push(job.status));
+    service.register('upload', async () => ({
+      ...emptyReport(),
+      resources_created: ['D', 'D/a.txt'],
+      failed_files: [{ path: 'D/b.txt', stage: 'write', error: 'The server went away.' }],
+    }));
+    await service.start();
+    const job = await service.submit(request());
+    const done = await waitStatus(service, job.ticket_number, 'completed_with_errors');
+    expect(done.error).toMatch(/^1 file failed: 'D\/b.txt' \(could not be written\)/);
+    expect(seen.at(-1)).toBe('completed_with_errors');
+    await expect(service.cancel(job.ticket_number)).rejects.toMatchObject({ status: 409 });
+    await service.close();
+    expect((await stored(job.ticket_number)).job.status).toBe('completed_with_errors');
+    // a restart leaves it as it is: finished, not resumed
+    const again = makeService();
+    let ran = 0;
+    again.register('upload', async () => {
+      ran++;
+      return emptyReport();
+    });
+    await again.start();
+    expect(again.get(job.ticket_number)?.status).toBe('completed_with_errors');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(ran).toBe(0);
+  });
+
+  it('ends failed when every file failed, with the report, never succeeded', async () => {
+    const service = makeService();
+    service.register('upload', async () => ({ ...emptyReport(), failed_files: [{ path: 'a', stage: 'fixity', error: 'x' }] }));
+    await service.start();
+    const done = await waitStatus(service, (await service.submit(request())).ticket_number, 'failed');
+    expect(done.error).toMatch(/^Nothing arrived/);
+    expect(done.report?.failed_files).toHaveLength(1);
+  });
+
+  it('a job that stopped after changing something keeps the report of what changed (failed and cancelled)', async () => {
+    const service = makeService();
+    const changed = { ...emptyReport(), unconfirmed: ['D/a.txt'] };
+    service.register('upload', async () => {
+      throw new StoppedWithReport(new FerryError(502, 'upstream_error', 'The WebDAV server closed the connection.'), changed);
+    });
+    service.register('transfer', async () => {
+      throw new StoppedWithReport(new CancelledError(), changed);
+    });
+    await service.start();
+    const failed = await waitStatus(service, (await service.submit(request())).ticket_number, 'failed');
+    expect(failed.error).toBe('The WebDAV server closed the connection.');
+    expect(failed.report?.unconfirmed).toEqual(['D/a.txt']);
+    const cancelled = await waitStatus(service, (await service.submit(request({ kind: 'transfer' }))).ticket_number, 'cancelled');
+    expect(cancelled.report?.unconfirmed).toEqual(['D/a.txt']);
+  });
+
+  it('a job that stopped before changing anything says so: an empty report, not null', async () => {
+    const service = makeService();
+    service.register('upload', async () => {
+      throw badRequest('A new top-level resource needs one top-level folder in the ZIP.');
+    });
+    await service.start();
+    const failed = await waitStatus(service, (await service.submit(request())).ticket_number, 'failed');
+    expect(failed.report).toEqual(emptyReport());
+  });
+});
+
+describe('retry of failed files', () => {
+  it('submits a new job of the same kind with the narrowed params, retry_of set; refuses what cannot be retried', async () => {
+    const service = makeService();
+    const failing = { ...emptyReport(), resources_created: ['D/a'], failed_files: [{ path: 'D/b', stage: 'write' as const, error: 'x' }] };
+    const seen: Record<string, unknown>[] = [];
+    service.register('transfer', async ({ params }) => {
+      seen.push(params);
+      return failing;
+    }, (_job, params, failed) => ({ ...params, only: failed }));
+    service.register('upload', async () => failing);
+    await service.start();
+    const first = await waitStatus(service, (await service.submit(request({ kind: 'transfer' }))).ticket_number, 'completed_with_errors');
+    const retried = await service.retry(first.ticket_number, { destination: 'another-token-456' });
+    expect(retried).toMatchObject({ kind: 'transfer', status: 'queued', retry_of: first.ticket_number });
+    await waitStatus(service, retried.ticket_number, 'completed_with_errors');
+    expect(seen[1]).toEqual({ n: 1, only: ['D/b'] });
+    expect(service.mayAccess(retried.ticket_number, 'another-token-456')).toBe(true);
+
+    const upload = await waitStatus(service, (await service.submit(request())).ticket_number, 'completed_with_errors');
+    await expect(service.retry(upload.ticket_number, {})).rejects.toMatchObject({ status: 405 });
+    service.register('verify', () => new Promise(() => undefined));
+    const running = await service.submit(request({ kind: 'verify' }));
+    await expect(service.retry(running.ticket_number, {})).rejects.toMatchObject({ status: 409 });
   });
 });

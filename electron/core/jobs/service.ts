@@ -1,11 +1,12 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Job, JobKind, JobProgress, JobReport, JobStatus } from '../../../shared/api.js';
-import { CancelledError, conflict, isFerryError, notFound } from '../errors.js';
+import { FINISHED_JOB_STATUSES, type Job, type JobKind, type JobProgress, type JobReport, type JobStatus } from '../../../shared/api.js';
+import { CancelledError, conflict, FerryError, isFerryError, notFound, notSupported } from '../errors.js';
 import { formatDate } from '../time.js';
 import { TEMP_SUFFIX, writeFileAtomic } from './atomic-file.js';
-import type { JobExecutionContext, JobExecutor, JobService, SubmitJob } from './types.js';
+import { endingOf, StoppedWithReport } from './outcome.js';
+import { emptyReport, type JobExecutionContext, type JobExecutor, type JobService, type RetryParams, type SubmitJob } from './types.js';
 
 export interface JobServiceOptions {
   /** where `<ticket>.json` files live */
@@ -50,7 +51,7 @@ export function isShutdownAbort(signal: AbortSignal): boolean {
   return signal.aborted && signal.reason instanceof JobServiceClosing;
 }
 
-const FINISHED: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled']);
+const FINISHED: ReadonlySet<JobStatus> = new Set(FINISHED_JOB_STATUSES);
 const TICKET_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const UNEXPECTED_ERROR = 'The job stopped because of an unexpected error inside Ferry; the details are in Ferry\'s log.';
 
@@ -83,6 +84,7 @@ export function createJobService(options: JobServiceOptions): JobService {
 
 class FileJobService implements JobService {
   private readonly executors = new Map<JobKind, JobExecutor>();
+  private readonly retries = new Map<JobKind, RetryParams>();
   private readonly records = new Map<string, JobRecord>();
   private readonly queue: string[] = [];
   private readonly listeners = new Set<(job: Job) => void>();
@@ -104,8 +106,9 @@ class FileJobService implements JobService {
     this.accessKeyDigest = sha256(options.accessKey);
   }
 
-  register(kind: JobKind, executor: JobExecutor): void {
+  register(kind: JobKind, executor: JobExecutor, retry?: RetryParams): void {
     this.executors.set(kind, executor);
+    if (retry) this.retries.set(kind, retry);
   }
 
   async start(): Promise<void> {
@@ -125,8 +128,11 @@ class FileJobService implements JobService {
         this.queue.push(record.job.ticket_number);
       } else {
         const when = wasRunning ? 'was running' : 'was waiting to run';
+        // a job that was running may have written files; what they are is not known (report stays null)
+        const written = wasRunning ? ' Files it wrote before Ferry stopped may be in the destination.' : '';
         await this.settle(record, 'failed', {
-          error: `Ferry stopped while this job ${when} and it could not be resumed: this version of Ferry cannot run ${record.job.kind} jobs.`,
+          ...(wasRunning ? {} : { report: emptyReport() }),
+          error: `Ferry stopped while this job ${when} and it could not be resumed: this version of Ferry cannot run ${record.job.kind} jobs.${written}`,
         });
       }
     }
@@ -157,6 +163,7 @@ class FileJobService implements JobService {
       report: null,
       error: null,
       source: request.source ?? null,
+      retry_of: request.retryOf ?? null,
     };
     const tokens = { ...request.tokens };
     const record = newRecord(job, {
@@ -207,7 +214,7 @@ class FileJobService implements JobService {
     if (record.job.status === 'queued') {
       const index = this.queue.indexOf(ticket);
       if (index >= 0) this.queue.splice(index, 1);
-      await this.settle(record, 'cancelled', { error: null });
+      await this.settle(record, 'cancelled', { report: emptyReport(), error: null });
       return clone(record.job);
     }
     record.cancelRequested = true;
@@ -216,6 +223,28 @@ class FileJobService implements JobService {
     // executor deaf to its signal still ends cancelled when it returns.
     await Promise.race([record.settled, delay(10_000)]);
     return clone(record.job);
+  }
+
+  async retry(ticket: string, tokens: Record<string, string>): Promise<Job> {
+    const record = this.records.get(ticket);
+    if (!record) throw ticketNotFound(ticket);
+    const job = record.job;
+    if (!FINISHED.has(job.status)) throw conflict('The job has not finished yet; retry its failed files once it has.');
+    const failedPaths = [...new Set((job.report?.failed_files ?? []).map((file) => file.path))];
+    if (failedPaths.length === 0) {
+      throw new FerryError(409, 'retry_nothing', 'This job has no failed files to retry; start it again instead.');
+    }
+    const narrow = this.retries.get(job.kind);
+    if (!narrow) throw notSupported(`A ${job.kind} job cannot be retried file by file; start it again instead.`);
+    return this.submit({
+      kind: job.kind,
+      target: job.target,
+      resource_id: job.resource_id,
+      source: job.source ?? null,
+      params: narrow(job, record.params, failedPaths),
+      tokens,
+      retryOf: job.ticket_number,
+    });
   }
 
   ownedFiles(): Set<string> {
@@ -295,14 +324,27 @@ class FileJobService implements JobService {
     if (this.closed) return; // the service is gone; the file still says running
     const shutdown = controller.signal.reason instanceof JobServiceClosing;
     if ('report' in outcome) {
-      await this.settle(record, record.cancelRequested ? 'cancelled' : 'succeeded', { report: outcome.report, error: null });
-    } else if (shutdown && !record.cancelRequested) {
+      if (record.cancelRequested) {
+        await this.settle(record, 'cancelled', { report: outcome.report, error: null });
+      } else {
+        // succeeded only when every file arrived and checked (outcome.ts decides)
+        const ending = endingOf(outcome.report);
+        await this.settle(record, ending.status, { report: outcome.report, error: ending.error });
+      }
+      return;
+    }
+    // An executor that changed something before it stopped says what (StoppedWithReport);
+    // any other throw means it stopped before changing anything.
+    const stopped = outcome.error instanceof StoppedWithReport ? outcome.error : null;
+    const cause = stopped ? stopped.cause : outcome.error;
+    const report = stopped ? stopped.report : emptyReport();
+    if (shutdown && !record.cancelRequested) {
       // Stopping, not failing: keep `running` on disk so the next start resumes it.
       await this.persist(record);
-    } else if (record.cancelRequested || outcome.error instanceof CancelledError) {
-      await this.settle(record, 'cancelled', { error: null });
+    } else if (record.cancelRequested || cause instanceof CancelledError) {
+      await this.settle(record, 'cancelled', { report, error: null });
     } else {
-      await this.settle(record, 'failed', { error: this.describeFailure(record, outcome.error) });
+      await this.settle(record, 'failed', { report, error: this.describeFailure(record, cause) });
     }
   }
 

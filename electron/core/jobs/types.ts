@@ -17,7 +17,20 @@ export interface JobExecutionContext {
   resumed: boolean;
 }
 
+/**
+ * Runs a job and returns its report; the job service decides from it whether the job
+ * succeeded (outcome.ts). An executor that stops after it began changing the destination
+ * throws StoppedWithReport (what changed, and why it stopped); any other throw declares that
+ * nothing changed.
+ */
 export type JobExecutor = (ctx: JobExecutionContext) => Promise<JobReport>;
+
+/**
+ * How a kind of job is retried for its failed files only (POST /api_v1/jobs/<ticket>/retry/):
+ * the parameters of a new job of the same kind limited to `failedPaths` (report.failed_files,
+ * as the source names them). A kind without one cannot be retried that way.
+ */
+export type RetryParams = (finished: Readonly<Job>, params: Record<string, unknown>, failedPaths: string[]) => Record<string, unknown>;
 
 export interface SubmitJob {
   kind: JobKind;
@@ -29,10 +42,12 @@ export interface SubmitJob {
   tokens: Record<string, string>;
   /** files the job owns (a spooled upload); removed when the job is pruned */
   ownedFiles?: string[];
+  /** the ticket of the job this one retries the failed files of */
+  retryOf?: string;
 }
 
 export interface JobService {
-  register(kind: JobKind, executor: JobExecutor): void;
+  register(kind: JobKind, executor: JobExecutor, retry?: RetryParams): void;
   /** loads persisted jobs, resumes or fails the ones that were running, starts pruning */
   start(): Promise<void>;
   submit(request: SubmitJob): Promise<Job>;
@@ -42,6 +57,12 @@ export interface JobService {
   mayAccess(ticket: string, token: string): boolean;
   /** 409 FerryError when already finished */
   cancel(ticket: string): Promise<Job>;
+  /**
+   * A new job of the same kind for the finished job's failed files only, run with `tokens`
+   * (by role; a role left out is looked up again as on resume). 409 when the job has not
+   * finished or has no failed file; 405 when its kind cannot be retried file by file.
+   */
+  retry(ticket: string, tokens: Record<string, string>): Promise<Job>;
   /** every file a known job owns (absolute paths): what a sweep of leftovers must keep */
   ownedFiles(): Set<string>;
   /** listener gets every change; returns an unsubscribe function */
@@ -56,5 +77,6 @@ export const emptyReport = (): JobReport => ({
   resources_ignored: [],
   failed_fixity: [],
   file_errors: [],
+  failed_files: [],
   new_resource: null,
 });

@@ -11,8 +11,12 @@ const TOKEN = 'personal-token-0123456789';
 interface Seen {
   url: string;
   authorization: string | undefined;
+  /** every header whose name says key (X-Dataverse-key, X-API-Key) */
+  keys: string[];
   at: number;
 }
+
+const keyHeaders = (req: http.IncomingMessage) => Object.keys(req.headers).filter((name) => /key/i.test(name));
 
 let service: http.Server;
 let elsewhere: http.Server;
@@ -25,14 +29,14 @@ let refusals = 0;
 
 beforeAll(async () => {
   service = http.createServer((req, res) => {
-    seen.service.push({ url: req.url ?? '', authorization: req.headers.authorization, at: Date.now() });
+    seen.service.push({ url: req.url ?? '', authorization: req.headers.authorization, keys: keyHeaders(req), at: Date.now() });
     req.resume();
     if (req.url?.startsWith('/v2/ping')) return void res.writeHead(200).end('pong');
     // like figshare's ndownloader: a 302 to a storage URL signed for a short while
     res.writeHead(302, { location: `${elsewhereUrl}/bucket/file?expires=${Date.now() + linkLifetimeMs}` }).end();
   });
   elsewhere = http.createServer((req, res) => {
-    seen.elsewhere.push({ url: req.url ?? '', authorization: req.headers.authorization, at: Date.now() });
+    seen.elsewhere.push({ url: req.url ?? '', authorization: req.headers.authorization, keys: keyHeaders(req), at: Date.now() });
     req.resume();
     const expires = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('expires') ?? Infinity);
     if (refusals > 0 || Date.now() > expires) {
@@ -62,6 +66,13 @@ describe('RemoteClient: a token stays on its own service', () => {
     expect(seen.elsewhere).toHaveLength(1);
     expect(seen.elsewhere[0]!.url).not.toContain(TOKEN);
     expect(seen.elsewhere[0]!.authorization).toBeUndefined();
+  });
+
+  it('keeps a key header a caller set (Dataverse\'s X-Dataverse-key) off a redirect to another host', async () => {
+    const response = await client(100, false).request(`${serviceUrl}/files/2`, { headers: { 'X-Dataverse-key': TOKEN } });
+    expect(await response.text()).toBe('bytes');
+    expect(seen.service[0]!.keys).toEqual(['x-dataverse-key']);
+    expect(seen.elsewhere[0]!.keys).toEqual([]);
   });
 
   it('puts `tokenQuery` on a credentialed origin only, and never on the redirect', async () => {

@@ -367,7 +367,8 @@ export class RemoteClient {
   }
 }
 
-const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$|token|auth|api-?key|secret|session/i;
+// any header named for a key, token, secret or session: `X-Dataverse-key`, `X-API-Key`, `PRIVATE-TOKEN` ...
+const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$|token|auth|api-?key|(^|-)key$|secret|session/i;
 
 /** `headers` without anything that could be a credential, for a host that must not see one. */
 export function withoutCredentials(headers: Record<string, string>): Record<string, string> {

@@ -3,6 +3,7 @@ import type { SecretStore } from '../keychain/port.js';
 import type { Target } from '../target.js';
 import { createDataverseTarget } from './dataverse/index.js';
 import { createFigshareTarget } from './figshare/index.js';
+import { createGitTarget } from './git/index.js';
 import { createGithubTarget } from './github/index.js';
 import { createGitlabTarget } from './gitlab/index.js';
 import { createInvenioTarget } from './invenio/index.js';
@@ -23,6 +24,7 @@ export function builtinTargets(config: FerryConfig, secrets: SecretStore): Targe
     createZenodoTarget(config, secrets),
     createFigshareTarget(config, secrets),
     createWebdavTarget(config, secrets),
+    createGitTarget(config, secrets),
     createDataverseTarget(config, secrets),
     createInvenioTarget(config, secrets),
   ];

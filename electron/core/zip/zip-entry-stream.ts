@@ -76,11 +76,14 @@ export class ArchiveWindow {
   constructor(
     private readonly handle: FileHandle,
     private readonly fileSize: number,
+    /** bytes of other data before the archive (see OpenedArchive.base) */
+    private readonly base = 0,
   ) {}
 
-  /** `length` bytes at `offset`; throws (a plain Error) when they lie past the end of the file. */
-  async slice(offset: number, length: number): Promise<Buffer> {
-    if (offset < 0 || length < 0 || offset + length > this.fileSize) throw new Error('unexpected EOF');
+  /** `length` bytes at archive offset `at`; throws (a plain Error) when they lie past the end of the file. */
+  async slice(at: number, length: number): Promise<Buffer> {
+    const offset = at + this.base;
+    if (at < 0 || length < 0 || offset + length > this.fileSize) throw new Error('unexpected EOF');
     for (;;) {
       const at = offset - this.start;
       if (at >= 0 && at + length <= this.bytes.length) return this.bytes.subarray(at, at + length);

@@ -1,13 +1,14 @@
 // Jobs (extension): one job for whoever started it, the list and a live event stream for
-// the app (access key), and cancel.
+// the app (access key), cancel, and a retry of a finished job's failed files.
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Job } from '../../../shared/api.js';
+import { ACKNOWLEDGEMENT_MESSAGE, type Acknowledgement, type Job } from '../../../shared/api.js';
 import type { FerryCore } from '../../core/ferry-core.js';
 import { FerryError, forbidden, notFound, unauthorized } from '../../core/errors.js';
 import type { ServerContext } from '../context.js';
 import { errorResponses, ref } from '../schemas.js';
-import { presentedTokens, requireAccessKey } from '../tokens.js';
+import { presentedTokens, requireAccessKey, resolveTargetToken } from '../tokens.js';
+import { jobPath } from '../urls.js';
 
 const HEARTBEAT_MS = 15_000;
 /** The app needs one or two; a cap keeps a key holder's loop from exhausting sockets and memory. */
@@ -120,6 +121,38 @@ export function registerJobRoutes(app: FastifyInstance, { core }: ServerContext)
       },
     },
     async (request) => accessibleJob(core, request),
+  );
+
+  app.post<{ Params: { ticket: string } }>(
+    '/api_v1/jobs/:ticket/retry/',
+    {
+      schema: {
+        summary: "Retry a finished job's failed files only (the token that started it, or the access key)",
+        description:
+          'A new job of the same kind limited to report.failed_files: a transfer reads the same source again and writes ' +
+          'only those files (into the resource a top-level transfer made); a verification checks the archive again. ' +
+          'The new job carries retry_of. It needs the tokens the original needed (service-source-token, ' +
+          'service-destination-token, or the access key for the stored ones). 409 when the job has not finished or has ' +
+          'no failed file; 405 when its kind cannot be retried file by file (an upload: its ZIP is not kept).',
+        tags: ['jobs'],
+        params: ticketParams,
+        headers: authHeaders,
+        response: { 202: ref('Acknowledgement'), ...errorResponses(401, 403, 404, 405, 409) },
+      },
+    },
+    async (request, reply) => {
+      const job = accessibleJob(core, request);
+      const tokens: Record<string, string> = {};
+      if (job.kind === 'verify') {
+        tokens.source = await resolveTargetToken(core, core.targets.get(job.target), request, 'source');
+      } else {
+        tokens.destination = await resolveTargetToken(core, core.targets.get(job.target), request, 'destination');
+        if (job.source) tokens.source = await resolveTargetToken(core, core.targets.get(job.source.target), request, 'source');
+      }
+      const retry = await core.jobs.retry(job.ticket_number, tokens);
+      const acknowledgement: Acknowledgement = { ticket_number: retry.ticket_number, message: ACKNOWLEDGEMENT_MESSAGE };
+      return reply.code(202).header('location', jobPath(retry.ticket_number)).send(acknowledgement);
+    },
   );
 
   app.delete<{ Params: { ticket: string } }>(

@@ -15,7 +15,7 @@ import { toSummary } from './resources.js';
 // falls behind must still get exactly JSON.stringify of every row.
 
 const ctx = (): TargetContext => ({ token: 'checked-by-the-http-layer', signal: new AbortController().signal });
-const awkward = ['naïve.txt', 'say "hi".txt', 'tab\there', '日本語.txt', 'plain.txt'];
+const awkward = ['naïve.txt', 'say "hi".txt', 'two "quoted" words', '日本語.txt', 'plain.txt'];
 
 let ferry: Ferry;
 let libraryDir: string;

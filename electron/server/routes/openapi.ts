@@ -14,7 +14,10 @@ export async function registerOpenApiGenerator(app: FastifyInstance, version: st
         version,
         description:
           'The /api_v1/ contract: targets, resources (collection, detail, BagIt ZIP download, upload), jobs, ' +
-          'plus the desktop app routes under /app/. Local targets take the access key from endpoint.json.',
+          'plus the desktop app routes under /app/. Local targets take the access key from endpoint.json. ' +
+          'A job ends succeeded only when every file arrived and every available check passed; completed_with_errors ' +
+          'when some files failed (report.failed_files) and the rest arrived; failed when nothing arrived or it stopped ' +
+          'on an error; cancelled when stopped on request. POST /api_v1/jobs/{ticket}/retry/ retries the failed files only.',
       },
       servers: [],
       tags: [

@@ -3,11 +3,13 @@
 // `<id>`, `<id>.json` and `<id>.zip` split on the final suffix and any id round-trips.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ResourceDetail, ResourceSummary, TargetAction } from '../../../shared/api.js';
-import { notSupported } from '../../core/errors.js';
+import { badRequest, notSupported } from '../../core/errors.js';
 import type { ResourceInfo, ResourceNode, Target, TargetContext } from '../../core/target.js';
 import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
 import { teeIntoLibrary, type Library } from '../../core/targets/offline/library.js';
 import { hasColumnarListing, ROOT_CONTAINER, type NodeColumns } from '../../core/targets/offline/node-columns.js';
+import { listWithSizes, LISTED_FIELDS } from './listing-sizes.js';
+import { registerSelectionRoutes } from './selections.js';
 import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, ref, resourceParam, targetParam, tokenHeader } from '../schemas.js';
 import { inBatches, jsonArrayStream, NEEDS_ROOM, TAKE_TEXT, type RowSerializer } from '../stream-json.js';
@@ -232,9 +234,10 @@ export function attachmentDisposition(filename: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
-type TargetParams = { Params: { target: string }; Querystring: { container?: string } };
+type TargetParams = { Params: { target: string }; Querystring: { container?: string; fields?: string } };
 
-export function registerResourceRoutes(app: FastifyInstance, { core }: ServerContext): void {
+export function registerResourceRoutes(app: FastifyInstance, context: ServerContext): void {
+  const { core } = context;
   const sourceHeaders = { type: 'object', properties: { 'service-source-token': tokenHeader('source') } };
 
   app.get<TargetParams>(
@@ -247,9 +250,22 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
           '`?container=<id>` the direct children of that folder.',
         tags: ['resources'],
         params: { type: 'object', required: ['target'], properties: { target: targetParam } },
-        querystring: { type: 'object', properties: { container: { type: 'string' } } },
+        querystring: {
+          type: 'object',
+          properties: {
+            container: { type: 'string' },
+            fields: {
+              type: 'string',
+              enum: [LISTED_FIELDS],
+              description:
+                `Extension, with \`container\` only: \`fields=${LISTED_FIELDS}\` adds \`size\` (bytes, null for a folder ` +
+                'or when unknown) and `date_modified` (contract timestamp or null) to every row, read for the whole level ' +
+                'before the answer starts, so a client can sort the level on complete data. Costs one look per row.',
+            },
+          },
+        },
         headers: sourceHeaders,
-        response: { 200: { type: 'array', items: ref('ResourceSummary') }, ...errorResponses(401, 403, 404, 405, 429, 502, 503) },
+        response: { 200: { type: 'array', items: ref('ResourceSummary') }, ...errorResponses(400, 401, 403, 404, 405, 429, 502, 503) },
       },
     },
     async (request, reply) => {
@@ -260,6 +276,11 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
       const scope = container === undefined ? undefined : { container: container === 'None' ? null : container };
       const base = baseUrl(request);
       const name = target.info.name;
+      if (request.query.fields !== undefined) {
+        if (!scope) throw badRequest(`fields=${LISTED_FIELDS} lists one level: add container=None or container=<folder id>.`);
+        const rows = await listWithSizes(target, ctx, scope, base);
+        return reply.type('application/json; charset=utf-8').send(JSON.stringify(rows));
+      }
       const batches = hasColumnarListing(target)
         ? target.listColumns(ctx, scope)
         : target.listBatches
@@ -323,6 +344,8 @@ export function registerResourceRoutes(app: FastifyInstance, { core }: ServerCon
       return sendDownload(reply, target, ctx, id, keep ? core.library : null);
     },
   );
+
+  registerSelectionRoutes(app, context);
 }
 
 async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetContext, id: string, library: Library | null): Promise<FastifyReply> {

@@ -4,7 +4,7 @@
 import { rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Acknowledgement, DuplicateFileAction, Job, TransferRequest } from '../../../shared/api.js';
-import { ACKNOWLEDGEMENT_MESSAGE, DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
+import { ACKNOWLEDGEMENT_MESSAGE, DUPLICATE_FILE_ACTIONS, MAX_RESOURCES_PER_REQUEST } from '../../../shared/api.js';
 import { badRequest, FerryError } from '../../core/errors.js';
 import type { Target, TargetContext } from '../../core/target.js';
 import { clientGone, type ServerContext } from '../context.js';
@@ -33,6 +33,31 @@ async function requireContainer(target: Target, ctx: TargetContext, id: string):
   }
 }
 
+/**
+ * The source resource must exist: a 404 before the 202, not a failed job. Looked up with
+ * `read` (which describes it, opening nothing) rather than `detail`, which may hash a whole
+ * file first (the local target does: seconds for a large file, while the click waits).
+ */
+async function requireSource(source: Target, ctx: TargetContext, id: string): Promise<void> {
+  const read = await source.read(ctx, id);
+  await read.entries[Symbol.asyncIterator]().return?.();
+}
+
+/** The resources a transfer names: exactly one of the two fields, a selection only into a folder. */
+function sourceIdsOf(body: TransferRequest, containerId: string | null): string[] {
+  const one = body.source_resource_id;
+  const many = body.source_resource_ids;
+  if ((one === undefined) === (many === undefined)) {
+    throw badRequest('Name the source as source_resource_id (one resource) or source_resource_ids (a selection), not both or neither.');
+  }
+  if (one !== undefined) return [one];
+  const ids = [...new Set(many)];
+  if (ids.length > 1 && containerId === null) {
+    throw badRequest('A selection of several resources can only be copied into a folder; at the top level each becomes a resource of its own, so send one transfer for each.');
+  }
+  return ids;
+}
+
 const headerSchema = {
   type: 'object',
   properties: {
@@ -56,10 +81,21 @@ const bodySchema = {
     'application/json': {
       schema: {
         type: 'object',
-        description: "A transfer (extension): another target's resource, copied in without a ZIP.",
-        required: ['source_target_name', 'source_resource_id'],
+        description:
+          "A transfer (extension): another target's resource, copied in without a ZIP. `source_resource_ids` " +
+          '(instead of `source_resource_id`) names a selection: all of it becomes one job, into a folder.',
+        required: ['source_target_name'],
         additionalProperties: false,
-        properties: { source_target_name: { type: 'string', minLength: 1 }, source_resource_id: { type: 'string', minLength: 1 } },
+        properties: {
+          source_target_name: { type: 'string', minLength: 1 },
+          source_resource_id: { type: 'string', minLength: 1 },
+          source_resource_ids: {
+            type: 'array',
+            minItems: 1,
+            maxItems: MAX_RESOURCES_PER_REQUEST,
+            items: { type: 'string', minLength: 1 },
+          },
+        },
       },
     },
   },
@@ -144,18 +180,24 @@ async function acceptPost(
     }
   } else if (request.mediaType === 'application/json') {
     const body = request.body as TransferRequest;
+    const ids = sourceIdsOf(body, containerId);
     const source = core.targets.get(body.source_target_name);
     requireAction(source, 'resource_download');
     const sourceToken = await resolveTargetToken(core, source, request, 'source');
     const destination = await resolveTargetToken(core, target, request, 'destination');
-    await source.detail({ token: sourceToken, signal }, body.source_resource_id);
+    // one resource is looked up before the job starts; a selection's members are read by the job
+    if (ids.length === 1) await requireSource(source, { token: sourceToken, signal }, ids[0]!);
     if (containerId !== null) await requireContainer(target, { token: destination, signal }, containerId);
     job = await core.jobs.submit({
       kind: 'transfer',
       target: target.info.name,
       resource_id: containerId,
-      source: { target: source.info.name, resource_id: body.source_resource_id },
-      params: { source: { target: source.info.name, resourceId: body.source_resource_id }, containerId, duplicateAction },
+      source: { target: source.info.name, resource_id: ids[0]! },
+      params: {
+        source: { target: source.info.name, resourceId: ids[0]!, ...(ids.length > 1 ? { resourceIds: ids } : {}) },
+        containerId,
+        duplicateAction,
+      },
       tokens: { source: sourceToken, destination },
     });
   } else {

@@ -122,9 +122,9 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     },
     targets: () => json<TargetDescription[]>('/api_v1/targets/'),
     /** one level of a target: its top-level resources, or a container's children */
-    children: (target: string, containerId: ContainerRef, signal?: AbortSignal) =>
+    children: (target: string, containerId: ContainerRef, signal?: AbortSignal, withSizes = false) =>
       json<ResourceSummary[]>(
-        `/api_v1/targets/${seg(target)}/resources/?container=${seg(containerId ?? 'None')}`,
+        `/api_v1/targets/${seg(target)}/resources/?container=${seg(containerId ?? 'None')}${withSizes ? '&fields=size,date_modified' : ''}`,
         { signal },
       ),
     detail: (target: string, id: string, signal?: AbortSignal) =>
@@ -132,6 +132,8 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     jobs: () => json<Job[]>('/api_v1/jobs/'),
     job: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`),
     cancelJob: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`, { method: 'DELETE' }),
+    /** a new job for a finished job's failed files only (POST /api_v1/jobs/<ticket>/retry/) */
+    retryFailedFiles: (ticket: string) => json<Acknowledgement>(`/api_v1/jobs/${seg(ticket)}/retry/`, { method: 'POST' }),
     upload: (target: string, containerId: ContainerRef, zip: Blob, duplicateAction: DuplicateFileAction) => {
       const form = new FormData();
       form.append('service-file', zip, 'upload.zip');
@@ -144,12 +146,17 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     transfer: (
       destination: string,
       containerId: ContainerRef,
-      source: { target: string; id: string },
+      /** `ids` (two or more): the whole selection as one job, into a folder */
+      source: { target: string; id: string; ids?: readonly string[] },
       duplicateAction: DuplicateFileAction,
     ) =>
       json<Acknowledgement>(resourcesPath(destination, containerId), {
         method: 'POST',
-        body: JSON.stringify({ source_target_name: source.target, source_resource_id: source.id }),
+        body: JSON.stringify(
+          source.ids && source.ids.length > 1
+            ? { source_target_name: source.target, source_resource_ids: source.ids }
+            : { source_target_name: source.target, source_resource_id: source.id },
+        ),
         headers: { 'Content-Type': 'application/json', 'duplicate-file-action': duplicateAction },
       }),
     /**
@@ -158,6 +165,14 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
      */
     verify: (target: string, id: string) =>
       json<Acknowledgement>(`/api_v1/targets/${seg(target)}/resources/${seg(id)}/verify/`, { method: 'POST' }),
+    /** names several resources to download as one bag; answers the app-relative path to GET */
+    selection: async (target: string, ids: readonly string[]) =>
+      (
+        await json<{ download: string }>(`/api_v1/targets/${seg(target)}/selections/`, {
+          method: 'POST',
+          ...jsonBody({ resource_ids: ids }),
+        })
+      ).download,
     /** a streamed download response (the caller saves the body) */
     download: (path: string, signal?: AbortSignal) => request(path, { signal }),
   };

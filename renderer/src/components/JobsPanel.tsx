@@ -1,18 +1,22 @@
 // Every upload, transfer and verification, live: progress, bytes, speed, ETA, state;
-// cancel, retry, open the destination; the report when done.
+// cancel, retry, open the destination; the report when done. Only a job in which every file
+// arrived and checked looks done (green); some failed files: amber, listed, with "Retry failed
+// files"; nothing arrived or stopped on an error: red; cancelled: incomplete.
 import { useState } from 'react';
 import { useStore } from 'zustand';
 import type { Job } from '../../../shared/api.js';
 import { useServices } from '../services.js';
-import { etaSeconds, isFinished, type JobView, type Submission } from '../stores/jobs.js';
+import { CancelAll } from './CancelAll.js';
+import { canRetryFailedFiles, etaSeconds, isFinished, outcomeOf, retryLabel, type JobView, type Submission } from '../stores/jobs.js';
 import { formatBytes, formatDuration, formatSpeed } from '../format.js';
 
 const STATUS_TEXT: Record<Job['status'], string> = {
   queued: 'Waiting',
   running: 'Running',
   succeeded: 'Done',
+  completed_with_errors: 'Done with errors',
   failed: 'Failed',
-  cancelled: 'Cancelled',
+  cancelled: 'Cancelled — incomplete',
 };
 
 /** What a job is called in the list: the submission's label when this window started it. */
@@ -23,6 +27,7 @@ export function jobLabel(
   titleOf: (target: string, id: string) => string | null,
 ): string {
   if (submission) return submission.label;
+  if (job.retry_of) return retryLabel(jobLabel({ ...job, retry_of: null }, undefined, readableName, titleOf));
   if (job.kind === 'verify') {
     const title = job.resource_id ? titleOf(job.target, job.resource_id) : null;
     return `Verify ${title ?? `an archive in ${readableName(job.target)}`}`;
@@ -71,7 +76,38 @@ export function VerifyReport({ job }: { job: Job }) {
   );
 }
 
-function Report({ job }: { job: Job }) {
+/** Every file that did not arrive or did not pass a check: its path and the sentence saying why. */
+export function FailedFiles({ job }: { job: Job }) {
+  const failed = job.report?.failed_files ?? [];
+  if (failed.length === 0) return null;
+  return (
+    <details open className="failed-files">
+      <summary className="bad">{failed.length === 1 ? '1 file failed' : `${failed.length} files failed`}</summary>
+      <ul aria-label="Failed files">
+        {failed.map((file) =>
+          // a sentence that names the file already is shown as it is
+          file.error.startsWith(`'${file.path}'`) ? (
+            <li key={file.path}>{file.error}</li>
+          ) : (
+            <li key={file.path}>
+              <span className="path">{file.path}</span>: {file.error}
+            </li>
+          ),
+        )}
+      </ul>
+    </details>
+  );
+}
+
+/** Cancelled, or failed before it had been through every file: its work is incomplete, and says so. */
+function stoppedEarly(job: Job): boolean {
+  if (job.status === 'cancelled') return true;
+  const { files_done, files_total } = job.progress;
+  return job.status === 'failed' && (job.report?.failed_files?.length ?? 0) === 0 && (files_total === null || files_done < files_total);
+}
+
+/** What a finished transfer or upload changed; for one that did not succeed, also what it may have. */
+export function Report({ job }: { job: Job }) {
   const r = job.report;
   if (!r) return null;
   if (job.kind === 'verify') return <VerifyReport job={job} />;
@@ -80,11 +116,27 @@ function Report({ job }: { job: Job }) {
     r.resources_updated.length ? `${r.resources_updated.length} updated` : '',
     r.resources_ignored.length ? `${r.resources_ignored.length} skipped (already there)` : '',
   ].filter(Boolean);
+  const unconfirmed = r.unconfirmed ?? [];
+  const nothing = job.status === 'succeeded' ? 'Nothing needed to change.' : unconfirmed.length ? 'No file was confirmed written.' : 'Nothing was written.';
+  // jobs finished before failed_files existed: their per-file lists
+  const older = (r.failed_files ?? []).length === 0;
   return (
     <div className="job-report">
-      <span>{parts.length ? parts.join(', ') + '.' : 'Nothing needed to change.'}</span>
+      <span>{parts.length ? parts.join(', ') + '.' : nothing}</span>
       {r.new_resource ? <span> New: {r.new_resource.title}.</span> : null}
-      {r.failed_fixity.length > 0 ? (
+      {unconfirmed.length > 0 ? (
+        <details>
+          <summary>
+            {unconfirmed.length === 1 ? '1 file' : `${unconfirmed.length} files`} may have been written before the job stopped
+          </summary>
+          <ul>
+            {unconfirmed.map((path) => (
+              <li key={path}>{path}</li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+      {older && r.failed_fixity.length > 0 ? (
         <details open>
           <summary className="bad">{r.failed_fixity.length} file(s) failed the fixity check</summary>
           <ul>
@@ -96,7 +148,7 @@ function Report({ job }: { job: Job }) {
           </ul>
         </details>
       ) : null}
-      {r.file_errors?.length ? (
+      {older && r.file_errors?.length ? (
         <details>
           <summary className="bad">{r.file_errors.length} file(s) had errors</summary>
           <ul>
@@ -112,6 +164,29 @@ function Report({ job }: { job: Job }) {
   );
 }
 
+/** The job's share of its bytes done; a running job whose total is not known yet gets a moving stripe, no share. */
+export function JobProgressBar({ job, label }: { job: Job; label: string }) {
+  const { bytes_done, bytes_total } = job.progress;
+  const percent = bytes_total ? Math.min(100, Math.round((bytes_done / bytes_total) * 100)) : null;
+  const unknownTotal = job.status === 'running' && percent === null;
+  return (
+    <div
+      className={`progress${unknownTotal ? ' indeterminate' : ''}`}
+      role="progressbar"
+      aria-label={`Progress of ${label}`}
+      aria-valuemin={0}
+      aria-valuemax={100}
+      aria-valuenow={job.status === 'succeeded' ? 100 : (percent ?? undefined)}
+    >
+      <div
+        className="progress-fill"
+        // an unknown total is shown as motion, never as a made-up share of the work
+        style={unknownTotal ? undefined : { width: `${job.status === 'succeeded' ? 100 : (percent ?? 0)}%` }}
+      />
+    </div>
+  );
+}
+
 function JobRow({ view }: { view: JobView }) {
   const { actions, jobs, session, panes, details } = useServices();
   const submission = useStore(jobs.store, (s) => s.submissions[view.job.ticket_number]);
@@ -119,7 +194,8 @@ function JobRow({ view }: { view: JobView }) {
   const job = view.job;
   const { bytes_done, bytes_total, files_done, files_total } = job.progress;
   const finished = isFinished(job.status);
-  const percent = bytes_total ? Math.min(100, Math.round((bytes_done / bytes_total) * 100)) : null;
+  const outcome = outcomeOf(job);
+  const unknownTotal = job.status === 'running' && !bytes_total;
   const label = jobLabel(job, submission, session.readableName, (target, id) => {
     for (const side of ['left', 'right'] as const) {
       const state = panes[side].getState();
@@ -131,35 +207,31 @@ function JobRow({ view }: { view: JobView }) {
   });
   const eta = etaSeconds(view);
   return (
-    <li className={`job job-${job.status}`} aria-label={`${label}: ${STATUS_TEXT[job.status]}`}>
+    <li className={`job job-${job.status} outcome-${outcome}`} aria-label={`${label}: ${STATUS_TEXT[job.status]}`}>
       <div className="job-line">
         <span className="job-label">{label}</span>
         <span className={`job-status status-${job.status}`}>{STATUS_TEXT[job.status]}</span>
       </div>
-      <div
-        className="progress"
-        role="progressbar"
-        aria-label={`Progress of ${label}`}
-        aria-valuemin={0}
-        aria-valuemax={100}
-        aria-valuenow={finished && job.status === 'succeeded' ? 100 : (percent ?? undefined)}
-      >
-        <div
-          className="progress-fill"
-          style={{ width: `${job.status === 'succeeded' ? 100 : (percent ?? (job.status === 'running' ? 30 : 0))}%` }}
-        />
-      </div>
+      <JobProgressBar job={job} label={label} />
       <div className="job-facts">
         <span>
           {formatBytes(bytes_done)}
           {bytes_total !== null ? ` of ${formatBytes(bytes_total)}` : ''}
           {files_total !== null ? ` · ${files_done}/${files_total} files` : files_done ? ` · ${files_done} files` : ''}
+          {unknownTotal ? ' · total not known yet' : ''}
         </span>
         {job.status === 'running' && view.speed !== null ? <span>{formatSpeed(view.speed)}</span> : null}
         {job.status === 'running' && eta !== null ? <span>{formatDuration(eta)} left</span> : null}
       </div>
-      {job.error ? <p className="job-error">{job.error}</p> : null}
-      {job.status === 'succeeded' ? <Report job={job} /> : null}
+      {job.error ? <p className={outcome === 'partial' ? 'job-warning' : 'job-error'}>{job.error}</p> : null}
+      {stoppedEarly(job) ? (
+        <p className="job-incomplete">
+          Incomplete: stopped after {files_done}
+          {files_total !== null ? ` of ${files_total}` : ''} files.
+        </p>
+      ) : null}
+      {finished ? <Report job={job} /> : null}
+      {finished ? <FailedFiles job={job} /> : null}
       {problem ? (
         <p className="job-error" role="alert">
           {problem}
@@ -171,7 +243,13 @@ function JobRow({ view }: { view: JobView }) {
             Cancel
           </button>
         ) : null}
-        {job.status === 'failed' || job.status === 'cancelled' ? (
+        {canRetryFailedFiles(job) ? (
+          <button type="button" onClick={async () => setProblem(await actions.retryFailedFiles(job.ticket_number))}>
+            {job.kind === 'verify' ? 'Verify again' : 'Retry failed files'}
+          </button>
+        ) : null}
+        {(job.status === 'failed' || job.status === 'cancelled' || (job.kind === 'upload' && job.status === 'completed_with_errors')) &&
+        !canRetryFailedFiles(job) ? (
           <button type="button" onClick={async () => setProblem(await actions.retryJob(job.ticket_number))}>
             Retry
           </button>
@@ -198,6 +276,7 @@ export function JobsPanel() {
           Jobs{running ? ` (${running} active)` : ''}
         </h2>
         {stream === 'reconnecting' ? <span className="hint">Reconnecting to live updates…</span> : null}
+        <CancelAll />
       </div>
       {loadError ? (
         <p className="message error" role="alert">

@@ -7,6 +7,7 @@ import { LIBRARY_TARGET, otherSide } from '../actions.js';
 import { useServices } from '../services.js';
 import type { PaneSide } from '../stores/pane.js';
 import { fromDataTransfer, fromFileList } from '../upload/collect.js';
+import { PathBar } from './PathBar.js';
 import { INTERNAL_DRAG_TYPE, ResourceGrid, type InternalDragPayload } from './ResourceGrid.js';
 
 export const gridElements: Partial<Record<PaneSide, HTMLDivElement | null>> = {};
@@ -40,6 +41,8 @@ export function Pane({ side }: { side: PaneSide }) {
   const filter = useStore(pane, (s) => s.filter);
   const selectionSize = useStore(pane, (s) => s.selection.size);
   const itemCount = useStore(pane, (s) => s.items.length);
+  const sizing = useStore(pane, (s) => s.sizing);
+  const sizingError = useStore(pane, (s) => s.sizingError);
   const targets = useStore(session.store, (s) => s.targets);
   const verifies = useStore(session.store, (s) => s.session?.targets.find((t) => t.name === target)?.can_verify === true);
   const hasCursor = useStore(pane, (s) => s.cursor !== null);
@@ -47,6 +50,7 @@ export function Pane({ side }: { side: PaneSide }) {
   const notice = useStore(ui, (s) => s.notices[side]);
   const [keepOffline, setKeepOffline] = useState(false);
   const [dropping, setDropping] = useState(false);
+  const [editRequests, setEditRequests] = useState(0);
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const label = side === 'left' ? 'Left pane' : 'Right pane';
@@ -109,6 +113,12 @@ export function Pane({ side }: { side: PaneSide }) {
       onFocusCapture={() => ui.getState().active !== side && ui.setState({ active: side })}
       onPointerDownCapture={() => ui.getState().active !== side && ui.setState({ active: side })}
       onKeyDownCapture={() => ui.getState().active !== side && ui.setState({ active: side })}
+      onKeyDown={(event) => {
+        if ((event.ctrlKey || event.metaKey) && (event.key === 'l' || event.key === 'L')) {
+          event.preventDefault();
+          setEditRequests((n) => n + 1);
+        }
+      }}
       onDragOver={acceptDrag}
       onDragEnter={acceptDrag}
       onDragLeave={(event) => {
@@ -138,27 +148,7 @@ export function Pane({ side }: { side: PaneSide }) {
           onChange={(event) => pane.getState().setFilter(event.target.value)}
         />
       </div>
-      <nav className="breadcrumbs" aria-label="Location">
-        <ol>
-          <li>
-            <button type="button" disabled={!target} onClick={() => void pane.getState().goToCrumb(-1)}>
-              {targetInfo?.readable_name ?? target ?? '—'}
-            </button>
-          </li>
-          {trail.map((crumb, index) => (
-            <li key={crumb.id}>
-              <span aria-hidden="true">›</span>
-              <button
-                type="button"
-                aria-current={index === trail.length - 1 ? 'location' : undefined}
-                onClick={() => void pane.getState().goToCrumb(index)}
-              >
-                {crumb.title}
-              </button>
-            </li>
-          ))}
-        </ol>
-      </nav>
+      <PathBar side={side} editRequests={editRequests} done={() => focusPane(side)} />
       <div className="toolbar" role="toolbar" aria-label={`${label} actions`}>
         {/* a read-only target (the library) shows no upload buttons at all: less to scan */}
         {readOnly ? null : (
@@ -262,6 +252,19 @@ export function Pane({ side }: { side: PaneSide }) {
       {notice ? (
         <div className={`message ${notice.kind}`} role={notice.kind === 'error' ? 'alert' : 'status'}>
           <span>{notice.text}</span>
+          {notice.progress ? (
+            notice.progress.total ? (
+              <progress aria-label="Download progress" max={notice.progress.total} value={notice.progress.done} />
+            ) : (
+              // no value: the browser draws an indeterminate bar; the text says the size is unknown
+              <progress aria-label="Download progress, total size not known yet" />
+            )
+          ) : null}
+          {notice.cancel ? (
+            <button type="button" onClick={notice.cancel}>
+              Cancel
+            </button>
+          ) : null}
           {notice.retry ? (
             <button type="button" onClick={notice.retry}>
               Retry
@@ -269,6 +272,14 @@ export function Pane({ side }: { side: PaneSide }) {
           ) : null}
           <button type="button" aria-label="Dismiss" onClick={() => ui.setState((s) => ({ notices: { ...s.notices, [side]: null } }))}>
             ×
+          </button>
+        </div>
+      ) : null}
+      {sizingError ? (
+        <div className="message error" role="alert">
+          <span>{sizingError}</span>
+          <button type="button" onClick={() => void actions.refresh(side)}>
+            Try again
           </button>
         </div>
       ) : null}
@@ -282,6 +293,8 @@ export function Pane({ side }: { side: PaneSide }) {
         commands={{
           openItem,
           up: () => void pane.getState().up(),
+          back: () => void pane.getState().goBack(),
+          forward: () => void pane.getState().goForward(),
           switchPane: () => {
             ui.setState({ active: otherSide(side) });
             focusPane(otherSide(side));
@@ -293,6 +306,7 @@ export function Pane({ side }: { side: PaneSide }) {
       />
       <div className="pane-foot" aria-live="polite">
         {status === 'ready' ? `${itemCount} item${itemCount === 1 ? '' : 's'}${selectionSize ? `, ${selectionSize} selected` : ''}` : ''}
+        {sizing ? ` · Reading the size and date of all ${itemCount} items to sort them; the rows stay in name order until then…` : ''}
       </div>
     </section>
   );

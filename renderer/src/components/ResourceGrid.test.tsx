@@ -27,6 +27,8 @@ async function setup(items = many) {
   const commands: GridCommands = {
     openItem: vi.fn(),
     up: vi.fn(),
+    back: vi.fn(),
+    forward: vi.fn(),
     switchPane: vi.fn(),
     copyAcross: vi.fn(),
     toggleDetail: vi.fn(),

@@ -1,16 +1,20 @@
 // The resource list: an ARIA grid, virtualised so 100,000 rows stay smooth (only the rows
-// in view, plus a few, are in the DOM). Size and date come from details fetched lazily
-// for the rows on screen. Keyboard: arrows/Home/End/PageUp/PageDown move, Shift extends,
-// Enter opens, Backspace goes up, Tab jumps to the other pane, F5 copies across, F3/Space
+// in view, plus a few, are in the DOM). Size and date come from the listing when it carries
+// them (a sort by size or date asks for that), else from details fetched lazily for the rows
+// on screen — for display only, never for the order. Arriving at a location shows the top
+// of the list with the cursor on its first row. Keyboard: arrows/Home/End/PageUp/PageDown move, Shift extends,
+// Enter opens, Backspace or Alt+Up goes up, Alt+Left/Right go back and forward, typed letters
+// jump to a name (type-ahead), Tab jumps to the other pane, F5 copies across, F3/Space
 // shows details, Ctrl/Cmd+A selects all.
-import { useEffect, useMemo, useRef, type DragEvent, type KeyboardEvent, type MouseEvent } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, type DragEvent, type KeyboardEvent, type MouseEvent } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useStore } from 'zustand';
 import type { ResourceSummary } from '../../../shared/api.js';
 import type { DetailCache } from '../stores/details.js';
-import { arrangeRows, modifiedOf, sizeOf, type SortKey } from '../stores/arrange.js';
+import { arrangeRows, instantOf, needsSizes, sizeOf, type SortKey } from '../stores/arrange.js';
 import type { PaneStore } from '../stores/pane.js';
 import { formatBytes, formatDate } from '../format.js';
+import { createTypeAhead } from './type-ahead.js';
 
 export const ROW_HEIGHT = 28;
 export const INTERNAL_DRAG_TYPE = 'application/x-ferry-resources';
@@ -24,6 +28,8 @@ export interface InternalDragPayload {
 export interface GridCommands {
   openItem(item: ResourceSummary): void;
   up(): void;
+  back(): void;
+  forward(): void;
   switchPane(): void;
   copyAcross(): void;
   toggleDetail(): void;
@@ -57,19 +63,14 @@ export function ResourceGrid(props: {
   const filter = useStore(pane, (s) => s.filter);
   const selection = useStore(pane, (s) => s.selection);
   const cursor = useStore(pane, (s) => s.cursor);
-  const detailVersion = useStore(details.store, (s) => s.version);
+  const sized = useStore(pane, (s) => s.sized);
+  const status = useStore(pane, (s) => s.status);
+  const visit = useStore(pane, (s) => s.visit);
+  useStore(details.store, (s) => s.version); // re-render as details arrive (display only)
 
-  const detailOf = (id: string) => {
-    const entry = target ? details.get(target, id) : undefined;
-    return entry?.state === 'ready' ? entry.detail : undefined;
-  };
-  // sorting by size/date depends on details; title/kind sorts need not follow every detail tick
-  const needsDetails = sort.key === 'size' || sort.key === 'modified';
-  const rows = useMemo(
-    () => arrangeRows(items, filter, sort, detailOf),
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [items, filter, sort, target, needsDetails ? detailVersion : 0],
-  );
+  // until every row's size or date is known, the rows keep their name order (see PaneState.sized)
+  const shownSort = needsSizes(sort) && !sized ? ({ key: 'title', dir: 'asc' } as const) : sort;
+  const rows = useMemo(() => arrangeRows(items, filter, shownSort), [items, filter, shownSort.key, shownSort.dir]); // eslint-disable-line react-hooks/exhaustive-deps
   const ordered = useMemo(() => rows.map((row) => row.id), [rows]);
 
   const scrollRef = useRef<HTMLDivElement | null>(null);
@@ -95,9 +96,44 @@ export function ResourceGrid(props: {
   }, [target, visibleKey]);
 
   const cursorIndex = cursor ? ordered.indexOf(cursor) : -1;
+
+  // Arriving at a location: the top of the list, the cursor on its first row (unless the
+  // pane already chose one, e.g. the folder just left when going up). Before paint, so the
+  // old scroll position is never shown over the new rows.
+  const landed = useRef(-1);
+  useLayoutEffect(() => {
+    if (status !== 'ready' || landed.current === visit) return;
+    landed.current = visit;
+    const state = pane.getState();
+    if (state.cursor === null) {
+      virtualizer.scrollToOffset(0);
+      if (scrollRef.current) scrollRef.current.scrollTop = 0;
+      if (rows[0]) state.setCursor(rows[0].id);
+    }
+  }, [status, visit, rows, pane, virtualizer]);
+
+  // A new order (a re-sort, or the sizes for one arriving): a chosen selection stays in view;
+  // without one, the list shows its new top with the cursor there, as on arrival.
+  const shownOrder = `${shownSort.key}:${shownSort.dir}`;
+  const lastOrder = useRef(shownOrder);
+  useLayoutEffect(() => {
+    if (lastOrder.current === shownOrder) return;
+    lastOrder.current = shownOrder;
+    const state = pane.getState();
+    if (state.selection.size > 0 && cursorIndex >= 0) {
+      virtualizer.scrollToIndex(cursorIndex, { align: 'auto' });
+    } else {
+      virtualizer.scrollToOffset(0);
+      if (rows[0]) state.setCursor(rows[0].id);
+    }
+  }, [shownOrder, cursorIndex, rows, pane, virtualizer]);
+
+  // the cursor moved (keys, clicks): keep it in view. Never when rows merely change
+  // underneath: that would yank the list while someone scrolls it.
   useEffect(() => {
     if (cursorIndex >= 0) virtualizer.scrollToIndex(cursorIndex, { align: 'auto' });
-  }, [cursorIndex, virtualizer]);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [cursor, virtualizer]);
 
   function moveTo(index: number, extend: boolean): void {
     const clamped = Math.max(0, Math.min(rows.length - 1, index));
@@ -107,8 +143,26 @@ export function ResourceGrid(props: {
     state.select(row.id, extend ? 'range' : 'replace', ordered);
   }
 
+  const typeAhead = useMemo(() => createTypeAhead(), []);
+
+  /** moves to the row the typed letters name; false when the key is not a letter to type */
+  function typeAheadKey(key: string): boolean {
+    if (key.length !== 1 || rows.length === 0) return false;
+    const index = typeAhead.next(key, rows.map((row) => row.title), cursorIndex);
+    if (index >= 0) moveTo(index, false);
+    return true;
+  }
+
   function onKeyDown(event: KeyboardEvent<HTMLDivElement>): void {
     const state = pane.getState();
+    if (event.altKey && !event.ctrlKey && !event.metaKey) {
+      const go = { ArrowLeft: commands.back, ArrowRight: commands.forward, ArrowUp: commands.up }[event.key];
+      if (!go) return;
+      go();
+      event.preventDefault();
+      event.stopPropagation();
+      return;
+    }
     const page = Math.max(1, Math.floor((scrollRef.current?.clientHeight ?? 400) / ROW_HEIGHT) - 1);
     const current = cursorIndex;
     const mod = event.ctrlKey || event.metaKey;
@@ -157,11 +211,13 @@ export function ResourceGrid(props: {
         break;
       case 'a':
       case 'A':
-        if (!mod) return;
-        state.selectAll(ordered);
+        if (mod) state.selectAll(ordered);
+        else if (!typeAheadKey(event.key)) return;
         break;
       default:
-        return;
+        // a printable character (a space is not one here: Space shows details)
+        if (mod || !typeAheadKey(event.key)) return;
+        break;
     }
     event.preventDefault();
     event.stopPropagation();
@@ -234,6 +290,8 @@ export function ResourceGrid(props: {
               const row = rows[virtual.index]!;
               const detailEntry = target ? details.get(target, row.id) : undefined;
               const detail = detailEntry?.state === 'ready' ? detailEntry.detail : undefined;
+              const size = row.size !== undefined ? row.size : sizeOf(detail);
+              const modified = row.date_modified !== undefined ? row.date_modified : (detail?.date_modified ?? null);
               const selected = selection.has(row.id);
               const isFolder = row.kind === 'container';
               return (
@@ -277,10 +335,10 @@ export function ResourceGrid(props: {
                     {row.kind_name}
                   </div>
                   <div role="gridcell" className="cell cell-size">
-                    {isFolder ? '' : formatBytes(sizeOf(detail))}
+                    {isFolder ? '' : formatBytes(size)}
                   </div>
                   <div role="gridcell" className="cell cell-modified">
-                    {modifiedOf(detail) === null ? '—' : formatDate(detail?.date_modified)}
+                    {instantOf(modified) === null ? '—' : formatDate(modified)}
                   </div>
                 </div>
               );

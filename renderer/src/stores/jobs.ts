@@ -3,7 +3,7 @@
 // never moves backwards (queued → running → finished; bytes only grow while running).
 // What was submitted is kept client-side (never a token) so a failed job can be retried.
 import { createStore } from 'zustand/vanilla';
-import type { DuplicateFileAction, Job, JobStatus } from '../../../shared/api.js';
+import { isFinishedStatus, type DuplicateFileAction, type Job, type JobStatus } from '../../../shared/api.js';
 import type { Crumb } from './pane.js';
 
 export interface JobView {
@@ -17,14 +17,42 @@ export interface Submission {
   kind: 'upload' | 'transfer' | 'verify';
   label: string;
   destination: { target: string; containerId: string | null; trail: Crumb[] };
-  source?: { target: string; id: string; title: string };
+  /** `ids`: a transfer of a whole selection (one job); `id` is then its first */
+  source?: { target: string; id: string; title: string; ids?: string[] };
   duplicateAction: DuplicateFileAction;
   /** uploads: key of the ZIP blob kept in memory for a retry during this run */
   blobKey?: string;
 }
 
-const RANK: Record<JobStatus, number> = { queued: 0, running: 1, succeeded: 2, failed: 2, cancelled: 2 };
-export const isFinished = (status: JobStatus) => RANK[status] === 2;
+const RANK: Record<JobStatus, number> = { queued: 0, running: 1, succeeded: 2, completed_with_errors: 2, failed: 2, cancelled: 2 };
+export const isFinished = (status: JobStatus) => isFinishedStatus(status);
+
+/** What a job retrying another's failed files is called. */
+export const retryLabel = (label: string) => (label.startsWith('Retry failed files: ') ? label : `Retry failed files: ${label}`);
+
+/** How a job's end reads: each finished state its own tone, so only a full success looks like one. */
+export type Outcome = 'pending' | 'complete' | 'partial' | 'failed' | 'incomplete';
+
+export function outcomeOf(job: Job): Outcome {
+  switch (job.status) {
+    case 'queued':
+    case 'running':
+      return 'pending';
+    case 'succeeded':
+      return 'complete';
+    case 'completed_with_errors':
+      return 'partial';
+    case 'failed':
+      return 'failed';
+    case 'cancelled':
+      return 'incomplete';
+  }
+}
+
+/** Whether "Retry failed files" applies: finished, with failed files, of a kind the server retries file by file. */
+export function canRetryFailedFiles(job: Job): boolean {
+  return isFinished(job.status) && job.kind !== 'upload' && (job.report?.failed_files?.length ?? 0) > 0;
+}
 
 /** Merge one observation of a job into what we know. Pure. */
 export function mergeJob(previous: JobView | undefined, incoming: Job, now: number): JobView {

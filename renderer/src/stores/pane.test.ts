@@ -3,6 +3,7 @@ import type { ResourceSummary } from '../../../shared/api.js';
 import { summary, detail } from '../test-support.js';
 import { arrangeRows, matchesFilter } from './arrange.js';
 import { createPaneStore } from './pane.js';
+import { pathText, resolvePath } from './path.js';
 
 const tree: Record<string, ResourceSummary[]> = {
   None: [summary('d1', 'data', 'container'), summary('f1', 'readme.md')],
@@ -111,13 +112,26 @@ describe('arranging rows', () => {
     ]);
   });
 
-  it('sorts by size and date from details, unknown last in both directions', () => {
-    const bySizeDesc = arrangeRows(items, '', { key: 'size', dir: 'desc' }, lookup).map((r) => r.title);
+  it('sorts by size and date from the listing rows, unknown last in both directions', () => {
+    const sized = items.map((item) => {
+      const d = lookup(item.id);
+      return { ...item, size: d ? (d.extra.size as number) : null, date_modified: d?.date_modified ?? null };
+    });
+    const bySizeDesc = arrangeRows(sized, '', { key: 'size', dir: 'desc' }).map((r) => r.title);
     expect(bySizeDesc.slice(2)).toEqual(['file10.txt', 'file2.txt', 'nodetail.bin']);
-    const bySizeAsc = arrangeRows(items, '', { key: 'size', dir: 'asc' }, lookup).map((r) => r.title);
+    const bySizeAsc = arrangeRows(sized, '', { key: 'size', dir: 'asc' }).map((r) => r.title);
     expect(bySizeAsc.slice(2)).toEqual(['file2.txt', 'file10.txt', 'nodetail.bin']);
-    const byDate = arrangeRows(items, '', { key: 'modified', dir: 'desc' }, lookup).map((r) => r.title);
+    const byDate = arrangeRows(sized, '', { key: 'modified', dir: 'desc' }).map((r) => r.title);
     expect(byDate.slice(2)).toEqual(['file2.txt', 'file10.txt', 'nodetail.bin']);
+  });
+
+  it('compares dates as instants, whatever their zone or precision', () => {
+    const rows = [
+      { ...summary('a', 'late-27th.txt'), date_modified: '2025-12-27T23:30:00-02:00' }, // 28 Dec 01:30 UTC
+      { ...summary('b', 'early-28th.txt'), date_modified: '2025-12-28T00:10:00.000000Z' },
+      { ...summary('c', 'dec-27.txt'), date_modified: '2025-12-27T12:00:00.123456Z' },
+    ];
+    expect(arrangeRows(rows, '', { key: 'modified', dir: 'desc' }).map((r) => r.id)).toEqual(['a', 'b', 'c']);
   });
 
   it('filters by substring or wildcard, case-insensitively', () => {
@@ -125,5 +139,63 @@ describe('arranging rows', () => {
     expect(arrangeRows(items, 'file?.txt', { key: 'title', dir: 'asc' }).map((r) => r.id)).toEqual(['2']);
     expect(matchesFilter('a.b(c)', 'a.b(')).toBe(true);
     expect(matchesFilter('axb', 'a.b')).toBe(false);
+  });
+});
+
+describe('pane history and typed paths', () => {
+  it('goes back and forward as a browser does; a new move forgets Forward', async () => {
+    const pane = createPaneStore('left', fakeApi());
+    const at = () => pane.getState().trail.map((c) => c.title).join('/');
+    await pane.getState().setTarget('local');
+    await pane.getState().open({ id: 'd1', title: 'data' });
+    await pane.getState().open({ id: 'd2', title: 'raw' });
+    await pane.getState().goBack();
+    expect(at()).toBe('data');
+    await pane.getState().goBack();
+    expect(at()).toBe('');
+    await pane.getState().goForward();
+    expect(at()).toBe('data');
+    await pane.getState().up();
+    expect(pane.getState().forward).toEqual([]);
+    await pane.getState().refresh(); // not a move
+    await pane.getState().goBack();
+    expect(at()).toBe('data');
+  });
+
+  it('resolves a typed path level by level, or says which part is missing', async () => {
+    const api = fakeApi();
+    expect(await resolvePath(api, 'local', 'Local folders', '/Data/raw/')).toEqual({
+      trail: [
+        { id: 'd1', title: 'data' },
+        { id: 'd2', title: 'raw' },
+      ],
+    });
+    expect(await resolvePath(api, 'local', 'Local folders', 'data/nope')).toEqual({ error: 'There is no “nope” in data.' });
+    expect(await resolvePath(api, 'local', 'Local folders', 'readme.md')).toEqual({
+      error: '“readme.md” in Local folders is a file, not a folder.',
+    });
+    expect(pathText([{ id: 'd1', title: 'data' }])).toBe('/data');
+  });
+});
+
+describe('sorting by size or date', () => {
+  it('asks for the level with sizes, also when the sort changed while a plain listing was on its way', async () => {
+    const calls: boolean[] = [];
+    const api = {
+      children: async (_t: string, _c: string | null, _s?: AbortSignal, withSizes = false) => {
+        calls.push(withSizes);
+        await new Promise((r) => setTimeout(r, 5));
+        return [{ ...summary('f1', 'a.txt'), ...(withSizes ? { size: 1, date_modified: null } : {}) }];
+      },
+    };
+    const pane = createPaneStore('left', api);
+    const loading = pane.getState().setTarget('local');
+    pane.getState().setSort('size'); // before the listing is here
+    await loading;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toEqual([false, true]);
+    expect(pane.getState().sized).toBe(true);
+    await pane.getState().open({ id: 'd', title: 'd' }); // sorted by size: the next level comes with sizes at once
+    expect(calls.at(-1)).toBe(true);
   });
 });

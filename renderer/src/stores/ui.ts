@@ -7,6 +7,10 @@ export interface Notice {
   text: string;
   /** offered next to the message when trying again makes sense */
   retry?: () => void;
+  /** work under way: a bar, indeterminate (and saying so) while the total is unknown */
+  progress?: { done: number; total: number | null };
+  /** stops the work under way (offered as Cancel) */
+  cancel?: () => void;
 }
 
 export interface TextQuestion {

@@ -36,11 +36,21 @@ export interface FlatEntry {
 
 export class GitStore {
   readonly objects = new Map<string, GitObject>();
+  /** each object's body exactly as git stores it, for serving packs */
+  private readonly bodies = new Map<string, Buffer>();
 
   private put(type: string, body: Buffer, object: GitObject): string {
     const sha = createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex');
     this.objects.set(sha, object);
+    this.bodies.set(sha, body);
     return sha;
+  }
+
+  /** An object's type and body as git stores it, or null. */
+  raw(sha: string): { type: GitObject['type']; body: Buffer } | null {
+    const object = this.objects.get(sha);
+    const body = this.bodies.get(sha);
+    return object && body ? { type: object.type, body } : null;
   }
 
   writeBlob(data: Buffer): string {
@@ -59,6 +69,45 @@ export class GitStore {
     const line = (s: Signature) => `${s.name} <${s.email}> ${Math.floor(Date.parse(s.date) / 1000)} +0000`;
     const text = [`tree ${tree}`, ...parents.map((p) => `parent ${p}`), `author ${line(author)}`, `committer ${line(committer)}`, '', message].join('\n');
     return this.put('commit', Buffer.from(text), { type: 'commit', tree, parents, message, author, committer });
+  }
+
+  /**
+   * An object as git stores it (type and body, e.g. from a pushed packfile), parsed into this
+   * store's form; null when the body is not a well-formed object of that type or would not
+   * keep its id.
+   */
+  writeRaw(type: 'blob' | 'tree' | 'commit', body: Buffer): string | null {
+    const expected = createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex');
+    let sha: string;
+    if (type === 'blob') sha = this.writeBlob(body);
+    else if (type === 'tree') {
+      const entries: TreeEntry[] = [];
+      let at = 0;
+      while (at < body.length) {
+        const space = body.indexOf(0x20, at);
+        const nul = body.indexOf(0, space);
+        if (space < 0 || nul < 0 || nul + 21 > body.length) return null;
+        entries.push({ mode: body.subarray(at, space).toString(), name: body.subarray(space + 1, nul).toString('utf8'), sha: body.subarray(nul + 1, nul + 21).toString('hex') });
+        at = nul + 21;
+      }
+      sha = this.writeTree(entries);
+    } else {
+      const text = body.toString('utf8');
+      const split = text.indexOf('\n\n');
+      if (split < 0) return null;
+      const headers = text.slice(0, split).split('\n');
+      const tree = headers.find((h) => h.startsWith('tree '))?.slice(5);
+      const parents = headers.filter((h) => h.startsWith('parent ')).map((h) => h.slice(7));
+      const person = (prefix: string): Signature | null => {
+        const m = new RegExp(`^${prefix} (.*) <(.*)> (\\d+) \\+0000$`).exec(headers.find((h) => h.startsWith(`${prefix} `)) ?? '');
+        return m ? { name: m[1]!, email: m[2]!, date: new Date(Number(m[3]) * 1000).toISOString() } : null;
+      };
+      const author = person('author');
+      const committer = person('committer');
+      if (!tree || !author || !committer) return null;
+      sha = this.writeCommit(tree, parents, text.slice(split + 2), author, committer);
+    }
+    return sha === expected ? sha : null;
   }
 
   blob(sha: string): Buffer | null {

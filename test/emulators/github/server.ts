@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { closeServers, listenOnLoopback } from '../shared/http.js';
 import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
 import { GitStore, type FlatEntry, type Signature } from './git-objects.js';
+import { advertisement, receivePack, type PushRecord } from './receive-pack.js';
+import { uploadAdvertisement, uploadPack } from './upload-pack.js';
 
 /**
  * A GitHub REST v3 emulator (remote-targets.md §1), faithful in what Ferry relies on:
@@ -35,12 +38,48 @@ export interface GithubState {
   tokens: Map<string, GithubUser>;
   repos: GithubRepo[];
   rateLimit: { limit: number; remaining: number; reset: number };
+  /**
+   * GitHub's secondary limits on content-creating requests ("Rate limits for the REST API",
+   * https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits:
+   * "no more than 80 content-generating requests per minute and no more than 500
+   * content-generating requests per hour"); see also octokit/plugin-throttling.js#667 and
+   * octokit/octokit.js#1313. Every POST, PATCH, PUT and DELETE of the REST API counts; a git
+   * push is not a REST request and does not.
+   */
+  secondaryLimits: { perMinute: number; perHour: number };
+  /** when each content-creating REST request was accepted (epoch ms) */
+  contentCreations: number[];
   /** blob shas whose bytes are served altered (fixity tests) */
   corruptBlobs: Set<string>;
   /** recursive tree listings longer than this answer `truncated: true` (GitHub: 100,000) */
   treeTruncateAt: number;
   /** every request, for assertions: "METHOD /path" */
   requests: string[];
+  /** every git push the emulator took (objects and blobs in its pack) */
+  pushes: PushRecord[];
+  /** the Authorization header of every git request (Basic user:token), for assertions */
+  gitAuthorizations: string[];
+  /** set to make `clone_url` name another origin (a test that the token never goes there) */
+  cloneOrigin: string | null;
+  /**
+   * How many git requests to a repository made by `POST /user/repos` answer 404 before its git
+   * endpoint appears (GitHub is eventually consistent there: hail-is/hail#4517,
+   * brucemcpherson/gasGit#2, cli/cli#7761); 0 by default.
+   */
+  newRepoGitDelay: number;
+  /**
+   * Tokens that may delete repositories. GitHub's "Delete a repository"
+   * (https://docs.github.com/en/rest/repos/repos#delete-a-repository): admin rights, and a
+   * classic token needs the `delete_repo` scope; otherwise 403 "Must have admin rights to
+   * Repository." (as `gh repo delete` reports it, cli/cli#3015). Empty by default: most
+   * tokens people make for uploads lack that scope.
+   */
+  deleteRepoTokens: Set<string>;
+  /** Git LFS (on for every GitHub repository); false: the batch endpoint answers 404 */
+  lfsEnabled: boolean;
+  /** LFS objects stored, sha256 → bytes; and every request to the storage host with its Authorization */
+  lfsObjects: Map<string, Buffer>;
+  lfsStorageRequests: string[];
   /** helpers for tests */
   addRepo(owner: GithubUser, name: string, files?: Record<string, string | Buffer>, options?: { private?: boolean }): GithubRepo;
   commitCount(repo: GithubRepo): number;
@@ -72,8 +111,18 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
   const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   const state: GithubState = {
     tokens: new Map(),
+    deleteRepoTokens: new Set(),
     repos: [],
     rateLimit: { limit: 5000, remaining: 5000, reset: Math.floor(Date.now() / 1000) + 3600 },
+    secondaryLimits: { perMinute: 80, perHour: 500 },
+    contentCreations: [],
+    pushes: [],
+    gitAuthorizations: [],
+    cloneOrigin: null,
+    newRepoGitDelay: 0,
+    lfsEnabled: true,
+    lfsObjects: new Map(),
+    lfsStorageRequests: [],
     corruptBlobs: new Set(),
     treeTruncateAt: 100_000,
     requests: [],
@@ -119,6 +168,9 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       );
     },
   };
+
+  /** repositories whose git endpoint still answers 404 a number of times */
+  const notYetVisible = new Map<GithubRepo, number>();
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -168,7 +220,8 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       res.destroy();
       return;
     }
-    send(res, error.status, { message: error.message, documentation_url: DOCS, status: String(error.status), ...error.extra });
+    const { retryAfterSeconds, ...extra } = error.extra;
+    send(res, error.status, { message: error.message, documentation_url: DOCS, status: String(error.status), ...extra }, retryAfterSeconds ? { 'retry-after': String(retryAfterSeconds) } : {});
   }
 
   function repoJson(req: http.IncomingMessage, repo: GithubRepo) {
@@ -181,6 +234,8 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       private: repo.private,
       owner: { login: repo.owner.login, id: repo.owner.id, type: 'User', site_admin: false, url: `${baseUrl(req)}/users/${repo.owner.login}` },
       html_url: `https://github.example/${repo.owner.login}/${repo.name}`,
+      // GitHub serves git on its web host (github.com) and the API on api.github.com; here one host serves both
+      clone_url: `${state.cloneOrigin ?? baseUrl(req)}/${repo.owner.login}/${repo.name}.git`,
       description: repo.description,
       fork: false,
       url: api,
@@ -305,6 +360,116 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     return sha;
   }
 
+  /**
+   * The secondary limit as the docs describe the answer: 403 (or 429) with a message naming it,
+   * and `retry-after` in seconds; the primary x-ratelimit-remaining is not 0.
+   */
+  function secondaryLimit(): void {
+    const at = Date.now();
+    state.contentCreations = state.contentCreations.filter((t) => t > at - 3600_000);
+    const lastMinute = state.contentCreations.filter((t) => t > at - 60_000);
+    const { perMinute, perHour } = state.secondaryLimits;
+    let waitMs = 0;
+    if (lastMinute.length >= perMinute) waitMs = lastMinute[lastMinute.length - perMinute]! + 60_000 - at;
+    if (state.contentCreations.length >= perHour) waitMs = Math.max(waitMs, state.contentCreations[state.contentCreations.length - perHour]! + 3600_000 - at);
+    if (waitMs > 0) {
+      throw new HttpError(403, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.', {
+        documentation_url: 'https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+        retryAfterSeconds: Math.ceil(waitMs / 1000),
+      });
+    }
+    state.contentCreations.push(at);
+  }
+
+  /**
+   * git over HTTPS: Basic auth with the token as the password (GitHub documents
+   * `x-access-token:<token>`; any user name works with a personal access token), 401 with a
+   * Basic challenge otherwise; a repository the token cannot see is "Repository not found."
+   * receive-pack (push) and a depth-1 upload-pack (a shallow fetch of a whole repository).
+   */
+  function smartHttp(req: http.IncomingMessage, res: http.ServerResponse, url: URL, m: RegExpExecArray, body: Buffer): void {
+    const auth = String(req.headers.authorization ?? '');
+    state.gitAuthorizations.push(auth);
+    const basic = /^Basic (.+)$/i.exec(auth)?.[1];
+    const password = basic ? Buffer.from(basic, 'base64').toString('utf8').split(':').slice(1).join(':') : '';
+    const user = state.tokens.get(password);
+    if (!user) {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="GitHub"', 'content-type': 'text/plain' });
+      res.end('Invalid username or token. Password authentication is not supported for Git operations.\n');
+      return;
+    }
+    let repo: GithubRepo;
+    try {
+      repo = findRepo(user, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
+      const pending = notYetVisible.get(repo) ?? 0;
+      if (pending > 0) {
+        notYetVisible.set(repo, pending - 1);
+        throw new Error('not yet visible to git');
+      }
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('Repository not found.\n');
+      return;
+    }
+    if (m[3] === 'info/lfs/objects/batch') return lfsBatch(req, res, body);
+    if (m[3] === 'git-upload-pack') {
+      res.writeHead(200, { 'content-type': 'application/x-git-upload-pack-result', 'cache-control': 'no-cache' });
+      res.end(uploadPack(repo.git, body));
+      return;
+    }
+    if (m[3] === 'info/refs') {
+      if (url.searchParams.get('service') === 'git-upload-pack') {
+        res.writeHead(200, { 'content-type': 'application/x-git-upload-pack-advertisement', 'cache-control': 'no-cache' });
+        res.end(uploadAdvertisement(repo, repo.default_branch));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/x-git-receive-pack-advertisement', 'cache-control': 'no-cache' });
+      res.end(advertisement(repo));
+      return;
+    }
+    const result = receivePack(repo, body);
+    if (result.record) state.pushes.push(result.record);
+    if (result.updated) {
+      repo.pushed_at = now();
+      repo.updated_at = now();
+    }
+    res.writeHead(200, { 'content-type': 'application/x-git-receive-pack-result', 'cache-control': 'no-cache' });
+    res.end(result.report);
+  }
+
+  /**
+   * The Git LFS batch API (git-lfs docs/api/batch.md): for each object not stored yet, an
+   * upload action whose href is on the storage "host" with its own one-off Authorization (on
+   * GitHub the storage is another host; the git token must not go there).
+   */
+  const storageToken = `RemoteAuth ${Math.random().toString(36).slice(2)}`;
+  function lfsBatch(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): void {
+    if (!state.lfsEnabled) {
+      res.writeHead(404, { 'content-type': 'application/vnd.git-lfs+json' });
+      res.end(JSON.stringify({ message: 'Not Found' }));
+      return;
+    }
+    const input = JSON.parse(body.toString('utf8')) as { operation: string; objects: { oid: string; size: number }[] };
+    const objects = input.objects.map(({ oid, size }) =>
+      state.lfsObjects.has(oid)
+        ? { oid, size }
+        : { oid, size, authenticated: true, actions: { upload: { href: `${baseUrl(req)}/lfs-storage/${oid}`, header: { Authorization: storageToken }, expires_in: 3600 } } },
+    );
+    res.writeHead(200, { 'content-type': 'application/vnd.git-lfs+json' });
+    res.end(JSON.stringify({ transfer: 'basic', objects, hash_algo: 'sha256' }));
+  }
+
+  function lfsStorage(req: http.IncomingMessage, res: http.ServerResponse, oid: string, body: Buffer): void {
+    state.lfsStorageRequests.push(`${req.method} ${String(req.headers.authorization ?? '')}`);
+    const sha = createHash('sha256').update(body).digest('hex');
+    if (req.method !== 'PUT' || req.headers.authorization !== storageToken || sha !== oid) {
+      res.writeHead(req.headers.authorization !== storageToken ? 403 : 400).end();
+      return;
+    }
+    state.lfsObjects.set(oid, body);
+    res.writeHead(200).end();
+  }
+
   function json(body: Buffer): Record<string, unknown> {
     if (body.length === 0) return {};
     try {
@@ -322,6 +487,10 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     const url = new URL(req.url ?? '/', baseUrl(req));
     const method = req.method ?? 'GET';
     state.requests.push(`${method} ${url.pathname}`);
+    const gitPath = /^\/([^/]+)\/([^/]+)\.git\/(info\/refs|git-receive-pack|git-upload-pack|info\/lfs\/objects\/batch)$/.exec(url.pathname);
+    if (gitPath) return smartHttp(req, res, url, gitPath, body);
+    const storage = /^\/lfs-storage\/([0-9a-f]{64})$/.exec(url.pathname);
+    if (storage) return lfsStorage(req, res, storage[1]!, body);
     if (!req.headers['user-agent']) {
       throw new HttpError(403, 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.');
     }
@@ -337,6 +506,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       throw new HttpError(403, `API rate limit exceeded for user ID ${user.id}.`, { documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' });
     }
     state.rateLimit.remaining -= 1;
+    if (method !== 'GET' && method !== 'HEAD') secondaryLimit();
 
     const path = url.pathname.replace(/\/+$/, '');
     let m: RegExpExecArray | null;
@@ -361,6 +531,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
         });
       }
       const repo = state.addRepo(user, name, {}, { private: input.private === true });
+      if (state.newRepoGitDelay > 0) notYetVisible.set(repo, state.newRepoGitDelay);
       repo.description = typeof input.description === 'string' ? input.description : null;
       if (input.auto_init === true) commitOnBranch(repo, user, repo.git.applyChanges(null, [{ path: 'README.md', mode: '100644', sha: repo.git.writeBlob(Buffer.from(`# ${name}\n`)) }]), 'Initial commit');
       return send(res, 201, repoJson(req, repo), { location: `${baseUrl(req)}/repos/${user.login}/${name}` });
@@ -377,6 +548,14 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     const rest = m[3] ?? '';
 
     if (method === 'GET' && rest === '') return send(res, 200, repoJson(req, repo));
+    if (method === 'DELETE' && rest === '') {
+      if (!state.deleteRepoTokens.has(token) || repo.owner.id !== user.id) {
+        throw new HttpError(403, 'Must have admin rights to Repository.', { documentation_url: 'https://docs.github.com/rest/repos/repos#delete-a-repository' });
+      }
+      state.repos.splice(state.repos.indexOf(repo), 1);
+      res.writeHead(204).end();
+      return;
+    }
 
     if (method === 'GET' && (m = /^\/git\/trees\/(.+)$/.exec(rest))) {
       const treeSha = resolveTreeish(repo, decodeURIComponent(m[1]!));

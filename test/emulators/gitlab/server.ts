@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { GitStore, type FlatEntry, type Signature } from '../github/git-objects.js';
+import { advertisement, receivePack, type PushRecord } from '../github/receive-pack.js';
+import { uploadAdvertisement, uploadPack } from '../github/upload-pack.js';
 import { closeServers, listenOnLoopback } from '../shared/http.js';
 import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
 
@@ -40,6 +42,19 @@ export interface GitlabState {
   rateLimit: { limit: number; remaining: number; reset: number };
   corruptBlobs: Set<string>;
   requests: string[];
+  /**
+   * The body size of every API request ("METHOD /path" → bytes). GitLab.com ends a REST request
+   * after 60 s (Rails' Rack::Timeout; gitlab-org/gitlab!43117 "Document GitLab.com puma request
+   * timeout"), while git over HTTP goes through Workhorse without that limit (gitlab-ce
+   * d07b2e09); tests check that no file bytes travel in an API request.
+   */
+  apiBodies: { request: string; bytes: number }[];
+  /** every git push the emulator took */
+  pushes: PushRecord[];
+  /** the Authorization header of every git request, for assertions */
+  gitAuthorizations: string[];
+  /** set to make `http_url_to_repo` name another origin (a test that the token never goes there) */
+  cloneOrigin: string | null;
   addProject(owner: GitlabUser, name: string, files?: Record<string, string | Buffer>, options?: { visibility?: GitlabProject['visibility'] }): GitlabProject;
   commitCount(project: GitlabProject): number;
   files(project: GitlabProject): Record<string, Buffer>;
@@ -76,6 +91,10 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     rateLimit: { limit: 2000, remaining: 2000, reset: Math.floor(Date.now() / 1000) + 60 },
     corruptBlobs: new Set(),
     requests: [],
+    apiBodies: [],
+    pushes: [],
+    gitAuthorizations: [],
+    cloneOrigin: null,
     addProject(owner, name, files = {}, options = {}) {
       const project: GitlabProject = {
         id: nextId++,
@@ -155,6 +174,10 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     return `http://${req.headers.host}`;
   }
 
+  function repositorySize(p: GitlabProject): number {
+    return [...p.git.objects.values()].reduce((n, o) => n + (o.type === 'blob' ? o.data.length : 0), 0);
+  }
+
   function projectJson(req: http.IncomingMessage, p: GitlabProject) {
     const web = `${base(req)}/${p.owner.username}/${p.path}`;
     return {
@@ -169,7 +192,7 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
       tag_list: [],
       topics: [],
       ssh_url_to_repo: `git@gitlab.example:${p.owner.username}/${p.path}.git`,
-      http_url_to_repo: `${web}.git`,
+      http_url_to_repo: state.cloneOrigin ? `${state.cloneOrigin}/${p.owner.username}/${p.path}.git` : `${web}.git`,
       web_url: web,
       readme_url: null,
       avatar_url: null,
@@ -265,11 +288,70 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     };
   }
 
+  /**
+   * git over HTTPS (served by GitLab Workhorse + Gitaly, outside the REST API's limits): Basic
+   * auth with the token as the password and any user name ("You can set the username to any
+   * string value. You should use oauth2", doc/api/oauth2.md); 401 "HTTP Basic: Access denied"
+   * otherwise. receive-pack (push) and a depth-1 upload-pack are served. The first push into an empty project makes
+   * its branch the default branch.
+   */
+  function smartHttp(req: http.IncomingMessage, res: http.ServerResponse, url: URL, m: RegExpExecArray, body: Buffer): void {
+    const auth = String(req.headers.authorization ?? '');
+    state.gitAuthorizations.push(auth);
+    const basic = /^Basic (.+)$/i.exec(auth)?.[1];
+    const [username, ...rest] = basic ? Buffer.from(basic, 'base64').toString('utf8').split(':') : [''];
+    const user = username ? state.tokens.get(rest.join(':')) : undefined;
+    if (!user) {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="GitLab"', 'content-type': 'text/plain' });
+      res.end('HTTP Basic: Access denied.\n');
+      return;
+    }
+    const p = state.projects.find((x) => x.owner.username === decodeURIComponent(m[1]!) && x.path === decodeURIComponent(m[2]!));
+    if (!p || (p.owner.id !== user.id && p.visibility !== 'public')) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('The project you were looking for could not be found or you don\'t have permission to view it.\n');
+      return;
+    }
+    const view = { git: p.git, refs: new Map([...p.refs].map(([branch, oid]) => [`refs/heads/${branch}`, oid])) };
+    if (m[3] === 'git-upload-pack') {
+      res.writeHead(200, { 'content-type': 'application/x-git-upload-pack-result', 'cache-control': 'no-cache' });
+      res.end(uploadPack(p.git, body));
+      return;
+    }
+    if (m[3] === 'info/refs') {
+      if (url.searchParams.get('service') === 'git-upload-pack') {
+        res.writeHead(200, { 'content-type': 'application/x-git-upload-pack-advertisement', 'cache-control': 'no-cache' });
+        res.end(uploadAdvertisement(view, p.default_branch ?? 'main'));
+        return;
+      }
+      if (url.searchParams.get('service') !== 'git-receive-pack') {
+        res.writeHead(403, { 'content-type': 'text/plain' });
+        res.end('this emulator serves git-receive-pack only\n');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/x-git-receive-pack-advertisement', 'cache-control': 'no-cache' });
+      res.end(advertisement(view));
+      return;
+    }
+    const result = receivePack(view, body);
+    if (result.record) state.pushes.push(result.record);
+    if (result.updated) {
+      for (const [ref, oid] of view.refs) p.refs.set(ref.replace(/^refs\/heads\//, ''), oid);
+      if (!p.default_branch) p.default_branch = [...p.refs.keys()][0] ?? null;
+      p.last_activity_at = now();
+    }
+    res.writeHead(200, { 'content-type': 'application/x-git-receive-pack-result', 'cache-control': 'no-cache' });
+    res.end(result.report);
+  }
+
   function handle(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): void {
     const url = new URL(req.url ?? '/', base(req));
     const method = req.method ?? 'GET';
     state.requests.push(`${method} ${url.pathname}`);
+    const gitPath = /^\/([^/]+)\/([^/]+)\.git\/(info\/refs|git-receive-pack|git-upload-pack)$/.exec(url.pathname);
+    if (gitPath) return smartHttp(req, res, url, gitPath, body);
     if (!url.pathname.startsWith('/api/v4/')) throw new HttpError(404, { error: '404 Not Found' });
+    state.apiBodies.push({ request: `${method} ${url.pathname}`, bytes: body.length });
     const token = (req.headers['private-token'] as string | undefined) ?? /^Bearer\s+(.+)$/i.exec(String(req.headers.authorization ?? ''))?.[1];
     const user = token ? state.tokens.get(token) : undefined;
     if (!user) throw new HttpError(401, { message: '401 Unauthorized' });
@@ -315,7 +397,19 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     const rest = segments.slice(2);
     const sub = rest.join('/');
 
-    if (method === 'GET' && sub === '') return send(req, res, 200, projectJson(req, p));
+    if (method === 'DELETE' && sub === '') {
+      // doc/api/projects.md "Delete a project": Owner role (the creator of a personal project);
+      // answers 202 {"message":"202 Accepted"} (deletion runs in the background, or marks the
+      // project for delayed deletion where that is on); others get 403 "403 Forbidden"
+      if (p.owner.id !== user.id) throw new HttpError(403, { message: '403 Forbidden' });
+      state.projects.splice(state.projects.indexOf(p), 1);
+      return send(req, res, 202, { message: '202 Accepted' });
+    }
+    if (method === 'GET' && sub === '') {
+      // statistics=true adds repository_size (bytes) for members with Reporter access or more (doc/api/projects.md)
+      const statistics = url.searchParams.get('statistics') === 'true' ? { statistics: { repository_size: repositorySize(p) } } : {};
+      return send(req, res, 200, { ...projectJson(req, p), ...statistics });
+    }
 
     if (method === 'GET' && sub === 'repository/tree') {
       const head = headTree(p, url.searchParams.get('ref'));

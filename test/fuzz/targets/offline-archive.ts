@@ -51,7 +51,7 @@ async function readEntries(file: string, records: { path: string; size: number; 
       let stream: Readable | undefined;
       let read = 0;
       try {
-        stream = await zip.open(record);
+        stream = await zip.open(record, path);
         for await (const chunk of stream) read += (chunk as Buffer).length;
       } catch (error) {
         expectReadRefusal(error, `reading "${path}" from the library`);

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Job, ResourceDetail, ResourceSummary } from '../../../shared/api.js';
+import { isFinishedStatus, type Job, type ResourceDetail, type ResourceSummary } from '../../../shared/api.js';
 import { encodeLocalId } from '../../../electron/core/targets/local/ids.js';
 import { LocalTarget } from '../../../electron/core/targets/local/local-target.js';
 import { createOfflineTarget } from '../../../electron/core/targets/offline/index.js';
@@ -75,7 +75,7 @@ async function waitForEnd(ferry: Ferry, ticket: string): Promise<Job | null> {
   for (;;) {
     const response = await ferry.fetch(`/api_v1/jobs/${ticket}/`, { headers: ferry.bearer() });
     const job = (await response.json()) as Job;
-    if (['succeeded', 'failed', 'cancelled'].includes(job.status)) return job;
+    if (isFinishedStatus(job.status)) return job;
     if (Date.now() > deadline) return null;
     await sleep(10);
   }
@@ -332,10 +332,11 @@ async function checkLibrary(ferry: Ferry, batch: HostileArchive[], problems: Pro
       const { ticket_number: ticket } = (await verify.json()) as { ticket_number: string };
       const job = await waitForEnd(ferry, ticket);
       if (job === null) problems.add(name, `verify job ${ticket} never ended`);
-      else if (job.status === 'failed') {
+      else if (job.status === 'failed' && !job.report?.failed_files?.length) {
         const wrong = sentenceProblem(job.error, [ferry.root]);
         if (wrong) problems.add(name, `verify failed, its error ${wrong}`);
-      } else if (job.status !== 'succeeded') problems.add(name, `verify job ${job.status}`);
+      } else if (job.status === 'cancelled' || job.status === 'queued' || job.status === 'running') problems.add(name, `verify job ${job.status}`);
+      // succeeded, or files failed their checks (completed_with_errors, or failed when all did)
       else for (const failure of job.report?.failed_fixity ?? []) if (failure.algorithm === 'read') {
         const wrong = sentenceProblem(failure.actual, [ferry.root]);
         if (wrong) problems.add(name, `verify read failure ${wrong}`);

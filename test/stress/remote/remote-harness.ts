@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Job } from '../../../shared/api.js';
+import { FINISHED_JOB_STATUSES, type Job } from '../../../shared/api.js';
 import { makeConfig, type FerryConfig } from '../../../electron/core/config.js';
 import { createCore, type FerryCore } from '../../../electron/core/ferry-core.js';
 import { MemorySecretStore } from '../../../electron/core/keychain/memory.js';
@@ -108,7 +108,8 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
         service: /GitHub/,
         plan,
         token: 'ghp_faults',
-        target: createGithubTarget(config({ githubApiUrl: emu.url }), secrets, { writeSpacingMs: 0, maxRateWaitMs: 3000, timeoutMs: TIMEOUT_MS, retryBaseMs: 100 }),
+        // the download faults below aim at the per-file REST path; the shallow read has its own in github.test.ts
+        target: createGithubTarget(config({ githubApiUrl: emu.url }), secrets, { writeSpacingMs: 0, maxRateWaitMs: 3000, timeoutMs: TIMEOUT_MS, retryBaseMs: 100, shallowReadMaxBytes: -1 }),
         async source(files) {
           return encodeForgeId('r', emu.state.addRepo(user, unique('src'), files).id);
         },
@@ -116,8 +117,8 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
           return encodeForgeId('r', emu.state.addRepo(user, unique('dest'), { 'README.md': 'destination\n' }).id);
         },
         download: { request: { method: 'GET', path: '/git/blobs/' }, body: { method: 'GET', path: '/git/blobs/' } },
-        // a blob is content-addressed: sending it twice stores it once
-        upload: { request: { method: 'POST', path: '/git/blobs' }, idempotent: true },
+        // one git push carries every file; it is conditional on the old head, so it lands at most once
+        upload: { request: { method: 'POST', path: '/git-receive-pack' }, idempotent: true },
         landing: { request: { method: 'POST', path: '/user/repos' }, topLevel: true, idempotent: false },
         advertisesHash: true,
         close: () => emu.close(),
@@ -132,7 +133,8 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
         service: /GitLab/,
         plan,
         token: 'glpat-faults',
-        target: createGitlabTarget(config({ gitlabUrl: emu.url }), secrets, { maxRateWaitMs: 3000, ratePerSecond: 500, timeoutMs: TIMEOUT_MS, retries: 3 }),
+        // the download faults below aim at the per-file REST path; the shallow read has its own in github.test.ts
+        target: createGitlabTarget(config({ gitlabUrl: emu.url }), secrets, { maxRateWaitMs: 3000, ratePerSecond: 500, timeoutMs: TIMEOUT_MS, retries: 3, shallowReadMaxBytes: -1 }),
         async source(files) {
           return encodeForgeId('p', emu.state.addProject(user, unique('src'), files).id);
         },
@@ -140,9 +142,9 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
           return encodeForgeId('p', emu.state.addProject(user, unique('dest'), { 'README.md': 'destination\n' }).id);
         },
         download: { request: { method: 'GET', path: /\/repository\/blobs\/[^/]+\/raw/ }, body: { method: 'GET', path: /\/repository\/blobs\/[^/]+\/raw/ } },
-        // one commit carries every file: a POST, which may have landed when its answer is lost
-        upload: { request: { method: 'POST', path: '/repository/commits' }, idempotent: false },
-        landing: { request: { method: 'POST', path: '/repository/commits' }, topLevel: false, idempotent: false },
+        // one git push carries every file; it is conditional on the old head, so it lands at most once
+        upload: { request: { method: 'POST', path: '/git-receive-pack' }, idempotent: true },
+        landing: { request: { method: 'POST', path: '/git-receive-pack' }, topLevel: false, idempotent: true },
         advertisesHash: true,
         close: () => emu.close(),
       };
@@ -266,7 +268,7 @@ export function makeFiles(count: number, size: number, seed: number): Record<str
   return files;
 }
 
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const TERMINAL = new Set(FINISHED_JOB_STATUSES);
 
 /** Submits a transfer and waits for it to end; a job still running after `deadlineMs` is a hang. */
 export async function transfer(

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { CancelledError, forbidden, notFound, unauthorized } from '../../errors.js';
+import { isPerFileFailure } from '../../remote/file-failure.js';
 import {
   fullActions,
   type Entry,
@@ -171,7 +172,15 @@ export class MemoryTarget implements Target {
         continue;
       }
       await this.options.beforeWriteFile?.(entry.path);
-      const data = await buffer(await entry.open());
+      let data: Buffer;
+      try {
+        data = await buffer(await entry.open());
+      } catch (error) {
+        // as the remote writers: a problem with one file (its source failed its check) is that file's
+        if (!isPerFileFailure(error, options.signal)) throw error;
+        outcome.fileErrors.push({ path: entry.path, error: error.message });
+        continue;
+      }
       if (options.signal.aborted) throw new CancelledError();
       const existing = this.nodes.get(target);
       if (!existing) {

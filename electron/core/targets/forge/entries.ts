@@ -2,7 +2,7 @@ import { badRequest, throwIfAborted } from '../../errors.js';
 import type { Entry } from '../../target.js';
 
 /**
- * Helpers shared by the git forge writers (GitHub, GitLab). Entries are collected first
+ * Helpers shared by the git writers (GitHub, GitLab, git). Entries are collected first
  * (metadata only — bytes are opened later, one file at a time) so that a whole upload can be
  * checked before anything is created remotely.
  */
@@ -43,20 +43,4 @@ export function validateRelativePath(path: string): void {
   if (parts.some((p) => p.toLowerCase() === '.git')) {
     throw badRequest(`"${path}" lies inside a ".git" folder, which git repositories cannot contain; nothing was written.`);
   }
-}
-
-/** The whole file in memory (the forges' APIs take files as one base64 body), or null past `cap`. */
-export async function readCapped(entry: Entry, cap: number): Promise<Buffer | null> {
-  const stream = await entry.open();
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of stream) {
-    total += (chunk as Buffer).length;
-    if (total > cap) {
-      stream.destroy();
-      return null;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }

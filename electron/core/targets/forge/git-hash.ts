@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import { FerryError, badRequest } from '../../errors.js';
+import { FerryError } from '../../errors.js';
 
 /**
  * Git's blob id: sha1("blob <size>\0" + bytes). GitHub and GitLab report this for every file;
@@ -50,37 +50,5 @@ export class GitBlobVerifier extends Transform {
       return;
     }
     callback();
-  }
-}
-
-/**
- * A git blob id over streamed bytes, for uploads. Git hashes the size first ("blob <size>\0"),
- * so with a known size the bytes are hashed as they pass; with an unknown one they are kept
- * until the end.
- */
-export class GitBlobHasher {
-  private readonly hash = createHash('sha1');
-  private readonly kept: Buffer[] = [];
-  private size = 0;
-
-  constructor(private readonly expectedSize: number | null) {
-    if (expectedSize !== null) this.hash.update(`blob ${expectedSize}\0`);
-  }
-
-  update(chunk: Buffer): void {
-    this.size += chunk.length;
-    if (this.expectedSize === null) this.kept.push(chunk);
-    else this.hash.update(chunk);
-  }
-
-  /** The id; `path` names the file when its bytes do not match the size it announced. */
-  digest(path: string): string {
-    if (this.expectedSize === null) {
-      this.hash.update(`blob ${this.size}\0`);
-      for (const c of this.kept) this.hash.update(c);
-    } else if (this.size !== this.expectedSize) {
-      throw badRequest(`"${path}" was announced as ${this.expectedSize} bytes but has ${this.size}; nothing was committed.`);
-    }
-    return this.hash.digest('hex');
   }
 }

@@ -113,6 +113,10 @@ export function githubError(error: unknown): unknown {
       if (headers['x-ratelimit-remaining'] === '0' || e.status === 429 || /rate limit/i.test(said)) {
         const reset = Number(headers['x-ratelimit-reset'] ?? 0) * 1000;
         const retryAfter = Number(headers['retry-after'] ?? 0) || Math.max(1, Math.ceil((reset - Date.now()) / 1000));
+        // the secondary limits are not the token's hourly budget: say which one was met
+        if (/secondary rate limit/i.test(said)) {
+          return new FerryError(429, 'rate_limited', `GitHub's secondary rate limit (at most 80 content-creating requests a minute and 500 an hour) was reached; try again in about ${retryAfter} s.`, retryAfter);
+        }
         return rateLimited(retryAfter);
       }
       return forbidden(`The GitHub token may not do this (GitHub said: ${said}). Writing needs the \`repo\` scope, or Contents read/write on a fine-grained token.`);

@@ -1,18 +1,31 @@
 import { badRequest, notFound } from '../../errors.js';
 import { normalizeTimestamp } from '../../time.js';
 import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 import { createOctokit, gh, NOT_FOUND_HINT, type GithubClientOptions, type GithubOctokit } from './client.js';
 import { GIT_SHA1 } from '../forge/git-hash.js';
 import { decodeForgeId } from '../forge/ids.js';
 import { LFS_POINTER_MAX_BYTES, parseLfsPointer } from '../forge/lfs-pointer.js';
 import { basename, folderEntry, repositoryNode, singleEntry, treeItemNode } from '../forge/nodes.js';
 import { allRepos, findItem, listTree, openBlob, readSmallBlob, repoById, walkTree, type Repo, type TreeItem } from './repo-tree.js';
-import { GITHUB_MAX_FILE_BYTES, GITHUB_WARN_FILE_BYTES, writeToGithub, type WriteLimits } from './github-write.js';
+import { GITHUB_MAX_FILE_BYTES, GITHUB_WARN_FILE_BYTES, gitUrl, writeToGithub, type WriteLimits } from './github-write.js';
+import { cloneEntries } from '../forge/clone-entries.js';
+import { GitHttp } from '../forge/git-http.js';
+import { ShallowClone } from '../forge/shallow-clone.js';
+import { createHash } from 'node:crypto';
 
 export interface GithubTargetOptions extends GithubClientOptions {
   /** per-file limits (GitHub's own by default) */
   limits?: WriteLimits;
+  /** whole repositories up to this size (GitHub's `size`) are read with one shallow fetch */
+  shallowReadMaxBytes?: number;
 }
+
+/**
+ * isomorphic-git's fetch holds the packfile in memory while it stores it: above this size a
+ * repository is read file by file through the REST API instead (streamed, one request each).
+ */
+const SHALLOW_READ_MAX_BYTES = 100 * 1024 * 1024;
 
 const PREFIX = 'r';
 
@@ -29,6 +42,9 @@ export class GithubTarget implements Target {
     supported_hash_algorithms: [GIT_SHA1],
     credential: 'remote' as const,
   };
+
+  /** shallow clones of whole repositories read, by token digest and repository id */
+  private readonly clones = new Map<string, ShallowClone>();
 
   constructor(private readonly options: GithubTargetOptions) {}
 
@@ -128,7 +144,9 @@ export class GithubTarget implements Target {
     const { repoId, path } = decodeForgeId(PREFIX, id, 'GitHub');
     const repo = await repoById(octokit, repoId);
     if (!path) {
-      return { title: repo.name, root: repositoryNode(PREFIX, repo.id, repo.name), entries: this.treeEntries(octokit, repo, repo.defaultBranch, '', repo.name) };
+      const shallow = repo.sizeKb * 1024 <= (this.options.shallowReadMaxBytes ?? SHALLOW_READ_MAX_BYTES);
+      const entries = shallow ? this.cloneEntries(ctx, repo) : this.treeEntries(octokit, repo, repo.defaultBranch, '', repo.name);
+      return { title: repo.name, root: repositoryNode(PREFIX, repo.id, repo.name), entries };
     }
     const item = await findItem(octokit, repo, path);
     if (!item || item.type === 'commit') throw notFound(NOT_FOUND_HINT);
@@ -138,6 +156,30 @@ export class GithubTarget implements Target {
       return { title, root, entries: singleEntry(fileEntry(octokit, repo, item, title)) };
     }
     return { title, root, entries: this.treeEntries(octokit, repo, item.sha, `${path}/`, title) };
+  }
+
+  /**
+   * A whole repository through one shallow fetch (two git requests) instead of one REST request
+   * per file, which spends the 5,000-an-hour budget on a repository of a few thousand files. The
+   * object store stays until close(): entries may be opened after the listing has ended, and a
+   * later read of the same repository fetches only what is new.
+   */
+  private async *cloneEntries(ctx: TargetContext, repo: Repo): AsyncGenerator<Entry> {
+    const http = new GitHttp({ url: gitUrl(repo, this.options.baseUrl), username: 'x-access-token', password: ctx.token, service: 'GitHub', notFoundHint: NOT_FOUND_HINT }, ctx.signal, this.options.timeoutMs);
+    const key = `${createHash('sha256').update(ctx.token).digest('hex')}:${repo.id}`;
+    let clone = this.clones.get(key);
+    if (!clone) {
+      clone = new ShallowClone();
+      this.clones.set(key, clone);
+    }
+    const head = await clone.fetchHead(http, repo.defaultBranch);
+    yield* cloneEntries(clone, head ? await clone.flat(head.oid) : [], '', repo.name);
+  }
+
+  async close(): Promise<void> {
+    const clones = [...this.clones.values()];
+    this.clones.clear();
+    await Promise.all(clones.map((c) => c.dispose()));
   }
 
   /** The folder entry itself, then everything below it, paths starting with `title`. */
@@ -151,9 +193,30 @@ export class GithubTarget implements Target {
     }
   }
 
+  /**
+   * How a repository a failed upload made is removed: `DELETE /repos/{owner}/{repo}` (docs:
+   * "Delete a repository" — admin rights, and a classic token needs the `delete_repo` scope,
+   * else 403 "Must have admin rights to Repository."), on a client of its own: the job's
+   * signal may have fired (a cancel).
+   */
+  private newRepositoryRecord(token: string, repo: Repo): NewRecord {
+    return {
+      label: `the new GitHub repository ${repo.fullName}`,
+      howToRemove: `delete it on GitHub at ${repo.htmlUrl}/settings (Danger Zone → Delete this repository)`,
+      remove: async () => {
+        const octokit = createOctokit(token, this.options, AbortSignal.timeout(30_000));
+        await gh(() => octokit.rest.repos.delete({ owner: repo.owner, repo: repo.name }));
+      },
+    };
+  }
+
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const octokit = this.client(ctx);
-    if (containerId === null) return writeToGithub(octokit, null, entries, options, this.limits);
+    const github = { octokit, token: ctx.token, signal: ctx.signal, apiBaseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
+    if (containerId === null) {
+      // a new repository that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+      return removedOnFailure((made) => writeToGithub(github, null, entries, options, this.limits, (repo) => made(this.newRepositoryRecord(ctx.token, repo))));
+    }
     const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitHub');
     const repo = await repoById(octokit, repoId);
     if (path) {
@@ -161,7 +224,7 @@ export class GithubTarget implements Target {
       if (!folder) throw notFound(NOT_FOUND_HINT);
       if (folder.type !== 'tree') throw badRequest(`"${path}" is a file in ${repo.fullName}; upload into a repository or a folder.`);
     }
-    return writeToGithub(octokit, { repo, prefix: path }, entries, options, this.limits);
+    return writeToGithub(github, { repo, prefix: path }, entries, options, this.limits);
   }
 }
 

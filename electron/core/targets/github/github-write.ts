@@ -1,154 +1,111 @@
-import { FerryError, badRequest, conflict, throwIfAborted } from '../../errors.js';
+import { FerryError, badRequest } from '../../errors.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import { gh, statusOf, type GithubOctokit } from './client.js';
-import { readCapped } from '../forge/entries.js';
 import { gitBlobSha } from '../forge/git-hash.js';
-import { filesToWrite, reportEmptyFolders, startForgeWrite } from '../forge/write-plan.js';
-import { toRepo, walkTree, type Repo, type TreeItem } from './repo-tree.js';
+import { GitHttp } from '../forge/git-http.js';
+import { pushEntries } from '../forge/git-push-write.js';
+import { startForgeWrite } from '../forge/write-plan.js';
+import { toRepo, walkTree, type Repo } from './repo-tree.js';
 
 /** GitHub refuses files over 100 MB and warns above 50 MB (docs: "About large files on GitHub"). */
 export const GITHUB_MAX_FILE_BYTES = 100 * 1024 * 1024;
+/** Git LFS on GitHub takes files up to 2 GB on Free and Pro plans (docs: "About Git Large File Storage"). */
+export const GITHUB_LFS_MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024;
 export const GITHUB_WARN_FILE_BYTES = 50 * 1024 * 1024;
 
 export interface WriteLimits {
   maxFileBytes: number;
   warnFileBytes: number;
+  /** largest file Git LFS takes (default GitHub's 2 GB) */
+  lfsMaxFileBytes?: number;
 }
 
-interface Change {
-  path: string;
-  mode: string;
-  sha: string;
+export interface GithubWriteContext {
+  octokit: GithubOctokit;
+  token: string;
+  signal: AbortSignal;
+  /** the REST API base, e.g. https://api.github.com or https://ghes.example/api/v3 */
+  apiBaseUrl: string;
+  timeoutMs?: number;
 }
 
 /**
- * Writes entries into a repository (or a new private one) as ONE commit, through the git data
- * API: a blob per changed file, one tree on top of the head's, one commit, one fast-forward of
- * the branch. Nothing becomes visible until the last step, so a failure half-way leaves the
- * branch as it was.
- *
- * Empty repositories (no commit yet) answer 409 to every git data call. Ferry then creates the
- * first file with the contents API (which works on an empty repository), continues with the git
- * data API, and finally points the branch at a parentless commit holding every file — so the
- * branch history is still exactly one commit naming Ferry and the job (the contents-API commit is
- * left unreferenced). New top-level repositories are created with `auto_init: false` and take
- * this same path, so no README appears that the upload did not contain.
+ * Writes entries into a repository (or a new private one) as ONE commit in ONE `git push`
+ * (forge/git-push-write.ts). The REST API is left only what git cannot do: create the
+ * repository, name the token's user as the author, read the head's tree (one recursive
+ * call). Uploading through the REST git-data API instead cost one content-creating request
+ * per file, and GitHub allows 80 of those a minute and 500 an hour (secondary rate limits), so
+ * an upload of a few hundred files stopped half-way; a push is one request whatever it holds.
+ * An empty repository (a new one included) gets a root commit from the same push.
  */
 export async function writeToGithub(
-  octokit: GithubOctokit,
+  github: GithubWriteContext,
   dest: { repo: Repo; prefix: string } | null,
   source: AsyncIterable<Entry>,
   options: WriteOptions,
   limits: WriteLimits = { maxFileBytes: GITHUB_MAX_FILE_BYTES, warnFileBytes: GITHUB_WARN_FILE_BYTES },
+  /** told of a repository this write made, as soon as it exists (so a failure can remove it) */
+  onCreated: (repo: Repo) => void = () => {},
 ): Promise<WriteOutcome> {
+  const { octokit } = github;
   const { entries, outcome, repo, toRepoPath } = await startForgeWrite(source, options, dest, async (title) => {
     const created = await createRepository(octokit, title, options.jobLabel);
+    onCreated(created);
     return { repo: created, newResource: { id: `r${created.id}`, title: created.name } };
   });
-  const message = `Ferry: ${options.jobLabel}`;
-
-  // the head commit and its tree, fixed now: the new commit's parent
-  const head = await headCommit(octokit, repo);
-  const existing = new Map<string, TreeItem>();
-  if (head) for await (const item of walkTree(octokit, repo, head.tree)) existing.set(item.path, item);
-  const context = { existing, toRepoPath, where: repo.fullName, clashNoun: 'folder or submodule' };
-
-  const changes: Change[] = [];
-  let emptyRepoFirstCommit: string | null = null;
-  for (const { entry, repoPath, current } of filesToWrite(entries, context, options, outcome)) {
-    if (entry.size !== null && entry.size > limits.maxFileBytes) {
-      outcome.fileErrors.push({ path: entry.path, error: tooBigMessage(entry.size, limits) });
-      continue;
-    }
-    const bytes = await readCapped(entry, limits.maxFileBytes);
-    if (bytes === null) {
-      outcome.fileErrors.push({ path: entry.path, error: tooBigMessage(null, limits) });
-      continue;
-    }
-    const sha = gitBlobSha(bytes);
-    if (current && current.sha === sha) {
-      outcome.ignored.push(entry.path);
-      continue;
-    }
-    if (bytes.length > limits.warnFileBytes) {
-      outcome.fileErrors.push({
-        path: entry.path,
-        error: `Warning only: "${entry.path}" (${mb(bytes.length)} MB) was uploaded, but GitHub recommends keeping files under ${mb(limits.warnFileBytes)} MB; consider Git LFS or another target for large data.`,
-      });
-    }
-    const mode = current?.mode === '100755' ? '100755' : '100644';
-    if (!head && emptyRepoFirstCommit === null) {
-      emptyRepoFirstCommit = await createFirstFile(octokit, repo, repoPath, bytes, message, sha);
-    } else {
-      await createBlob(octokit, repo, bytes, sha, entry.path);
-    }
-    changes.push({ path: repoPath, mode, sha });
-    (current ? outcome.updated : outcome.created).push(entry.path);
-  }
-  reportEmptyFolders(entries, context, 'GitHub', outcome);
-
-  if (changes.length === 0) return outcome;
-  throwIfAborted(options.signal);
-
-  if (!head) {
-    // the contents API made the first commit; with more files, replace it by one root commit
-    if (changes.length > 1) await commitRootOverFirst(octokit, repo, changes, message, emptyRepoFirstCommit as string);
-    return outcome;
-  }
-  const tree = await gh(() => octokit.rest.git.createTree({ owner: repo.owner, repo: repo.name, base_tree: head.tree, tree: changes.map((c) => ({ ...c, mode: c.mode as '100644', type: 'blob' as const })) }));
-  const commit = await gh(() => octokit.rest.git.createCommit({ owner: repo.owner, repo: repo.name, message, tree: tree.data.sha, parents: [head.sha] }));
-  try {
-    await octokit.rest.git.updateRef({ owner: repo.owner, repo: repo.name, ref: `heads/${repo.defaultBranch}`, sha: commit.data.sha, force: false });
-  } catch (error) {
-    if (statusOf(error) === 422) {
-      throw conflict(`${repo.fullName} changed while Ferry was uploading (someone else pushed); nothing was committed. Start the upload again.`);
-    }
-    throw await gh(() => Promise.reject(error)).catch((e: unknown) => e);
-  }
-  return outcome;
-}
-
-async function headCommit(octokit: GithubOctokit, repo: Repo): Promise<{ sha: string; tree: string } | null> {
-  let sha: string;
-  try {
-    const ref = await octokit.rest.git.getRef({ owner: repo.owner, repo: repo.name, ref: `heads/${repo.defaultBranch}` });
-    sha = ref.data.object.sha;
-  } catch (error) {
-    // 409 "Git Repository is empty."; a 404 here means the default branch has no commit yet
-    if (statusOf(error) === 409 || statusOf(error) === 404) return null;
-    throw await gh(() => Promise.reject(error)).catch((e: unknown) => e);
-  }
-  const commit = await gh(() => octokit.rest.git.getCommit({ owner: repo.owner, repo: repo.name, commit_sha: sha }));
-  return { sha, tree: commit.data.tree.sha };
-}
-
-async function createBlob(octokit: GithubOctokit, repo: Repo, bytes: Buffer, sha: string, path: string): Promise<void> {
-  const blob = await gh(() => octokit.rest.git.createBlob({ owner: repo.owner, repo: repo.name, content: bytes.toString('base64'), encoding: 'base64' }));
-  if (blob.data.sha !== sha) {
-    throw new FerryError(502, 'upstream_error', `GitHub stored "${path}" with git blob id ${blob.data.sha}, but the bytes sent have id ${sha}; nothing was committed.`);
-  }
-}
-
-async function createFirstFile(octokit: GithubOctokit, repo: Repo, repoPath: string, bytes: Buffer, message: string, sha: string): Promise<string> {
-  const { data } = await gh(() =>
-    octokit.rest.repos.createOrUpdateFileContents({ owner: repo.owner, repo: repo.name, path: repoPath, message, content: bytes.toString('base64') }),
+  const { data: me } = await gh(() => octokit.rest.users.getAuthenticated());
+  const http = new GitHttp(
+    { url: gitUrl(repo, github.apiBaseUrl), username: 'x-access-token', password: github.token, service: 'GitHub', notFoundHint: `GitHub has no repository ${repo.fullName}, or the token may not push to it (a classic token needs the \`repo\` scope; a fine-grained one Contents read and write).` },
+    github.signal,
+    github.timeoutMs,
   );
-  if (data.content?.sha !== sha) {
-    throw new FerryError(502, 'upstream_error', `GitHub stored "${repoPath}" with git blob id ${data.content?.sha}, but the bytes sent have id ${sha}.`);
-  }
-  return data.commit.sha as string;
+  return pushEntries(
+    {
+      http,
+      branch: repo.defaultBranch,
+      where: repo.fullName,
+      listTree: async (commit) => {
+        const items = [];
+        for await (const item of walkTree(octokit, repo, commit)) items.push({ path: item.path, type: item.type, mode: item.mode, oid: item.sha });
+        return items;
+      },
+      maxFileBytes: limits.maxFileBytes,
+      warnFileBytes: limits.warnFileBytes,
+      lfs: { maxFileBytes: limits.lfsMaxFileBytes ?? GITHUB_LFS_MAX_FILE_BYTES, readBlob: (oid) => blobBytes(octokit, repo, oid) },
+      // GitHub's documented no-reply address links the commit to the token's account
+      author: { name: me.login, email: `${me.id}+${me.login}@users.noreply.github.com` },
+      justCreated: dest === null,
+      refused: (reason) =>
+        new FerryError(403, 'forbidden', `GitHub refused to update branch "${repo.defaultBranch}" of ${repo.fullName} (it said: ${reason}); nothing was committed. The branch may be protected, or the token may lack write access.`),
+    },
+    entries,
+    toRepoPath,
+    options,
+    outcome,
+  );
 }
 
-async function commitRootOverFirst(octokit: GithubOctokit, repo: Repo, changes: Change[], message: string, firstCommit: string): Promise<void> {
-  const tree = await gh(() => octokit.rest.git.createTree({ owner: repo.owner, repo: repo.name, tree: changes.map((c) => ({ ...c, mode: c.mode as '100644', type: 'blob' as const })) }));
-  const commit = await gh(() => octokit.rest.git.createCommit({ owner: repo.owner, repo: repo.name, message, tree: tree.data.sha, parents: [] }));
-  // force is needed (the root commit does not descend from the first one); check first that
-  // nobody else pushed in between, so only Ferry's own first commit is replaced
-  const ref = await gh(() => octokit.rest.git.getRef({ owner: repo.owner, repo: repo.name, ref: `heads/${repo.defaultBranch}` }));
-  if (ref.data.object.sha !== firstCommit) {
-    throw conflict(`${repo.fullName} changed while Ferry was uploading (someone else pushed); only the first file was committed. Start the upload again with duplicate action "update".`);
+/** A small blob's bytes (the .gitattributes Ferry extends), checked against its id. */
+async function blobBytes(octokit: GithubOctokit, repo: Repo, oid: string): Promise<Buffer> {
+  const { data } = await gh(() => octokit.rest.git.getBlob({ owner: repo.owner, repo: repo.name, file_sha: oid }));
+  const bytes = Buffer.from(data.content, 'base64');
+  if (gitBlobSha(bytes) !== oid) throw new FerryError(502, 'upstream_error', `GitHub sent .gitattributes bytes that do not match their id ${oid}; nothing was pushed. Try again.`);
+  return bytes;
+}
+
+/**
+ * The repository's git URL, only on GitHub's own host: the API's host (GitHub Enterprise
+ * Server serves both on one host), or, for api.github.com, github.com. The token goes nowhere
+ * else, whatever the API answered.
+ */
+export function gitUrl(repo: Repo, apiBaseUrl: string): string {
+  const api = new URL(apiBaseUrl);
+  const url = new URL(repo.cloneUrl);
+  const allowed = new Set([api.host, api.host.replace(/^api\./, '')]);
+  if (url.protocol !== api.protocol || !allowed.has(url.host)) {
+    throw new FerryError(502, 'upstream_error', `GitHub named ${url.host} as the git host of ${repo.fullName}; Ferry sends the token only to ${[...allowed].join(' or ')}, so nothing was uploaded.`);
   }
-  await gh(() => octokit.rest.git.updateRef({ owner: repo.owner, repo: repo.name, ref: `heads/${repo.defaultBranch}`, sha: commit.data.sha, force: true }));
+  return url.href.replace(/\/+$/, '');
 }
 
 /** GitHub repository names allow [A-Za-z0-9._-]; the rest becomes "-". */
@@ -194,10 +151,4 @@ async function madeByThisJob(octokit: GithubOctokit, name: string, description: 
   } catch {
     return null;
   }
-}
-
-const mb = (bytes: number) => Math.round(bytes / (1024 * 1024));
-
-function tooBigMessage(size: number | null, limits: WriteLimits): string {
-  return `${size === null ? 'This file' : `This file (${mb(size)} MB)`} is larger than GitHub's limit of ${mb(limits.maxFileBytes)} MB per file, so it was not uploaded; use Git LFS or another target for it.`;
 }

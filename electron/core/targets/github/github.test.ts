@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startGithubEmulator, type GithubEmulator, type GithubUser } from '../../../../test/emulators/github/server.js';
-import { collect, readAll } from '../../../../test/target-suite/test-entries.js';
+import { FaultPlan } from '../../../../test/emulators/shared/faults.js';
+import { collect, drain, readAll } from '../../../../test/target-suite/test-entries.js';
 import { makeConfig } from '../../config.js';
 import { FerryError } from '../../errors.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
@@ -128,10 +130,48 @@ describe('github target: download', () => {
     expect((await collect(folderRead.entries)).map((e) => e.path).sort()).toEqual(['docs', 'docs/a.txt', 'docs/big.bin']);
   });
 
-  it('fails the stream with a fixity error when the bytes do not match', async () => {
+  it('downloads a repository of 3,000 files in one shallow fetch, within a primary budget of 100 requests', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 3000; i++) files[`d${i % 30}/f${i}.txt`] = `file ${i}\n`;
+    const repo = emu.state.addRepo(alice, 'many-files', files);
+    emu.state.rateLimit.remaining = 100;
+    const read = await target.read(ctx(), `r${repo.id}`);
+    const bytes = await drain(read.entries);
+    expect([...bytes.values()].filter((b) => b !== null)).toHaveLength(3000);
+    expect(bytes.get('many-files/d7/f2707.txt')!.toString()).toBe('file 2707\n');
+    expect(emu.state.rateLimit.remaining).toBeGreaterThan(90);
+    await target.close?.();
+  });
+
+  it('a shallow fetch that fails on the way (503, a corrupted pack, a reset mid-pack) is fetched again; one that never answers fails clearly', async () => {
+    const plan = new FaultPlan();
+    const faulty = await startGithubEmulator({ faults: plan });
+    try {
+      faulty.state.tokens.set(TOKEN, alice);
+      const repo = faulty.state.addRepo(alice, 'flaky', { 'a.txt': 'alpha', 'd/b.bin': Buffer.alloc(50_000, 3) });
+      const flaky = createGithubTarget(makeConfig({ remotes: { ...makeConfig().remotes, githubApiUrl: faulty.url } }), new MemorySecretStore(), { writeSpacingMs: 0, timeoutMs: 500 });
+      plan.add({ kind: 'status', method: 'POST', path: '/git-upload-pack', status: 503, retryAfter: 0 });
+      plan.add({ kind: 'corrupt', method: 'POST', path: '/git-upload-pack', afterBytes: 200 });
+      plan.add({ kind: 'reset-download', method: 'POST', path: '/git-upload-pack', afterBytes: 100 });
+      const bytes = await drain((await flaky.read(ctx(), `r${repo.id}`)).entries);
+      expect(plan.pending).toEqual([]);
+      expect(bytes.get('flaky/d/b.bin')!.equals(Buffer.alloc(50_000, 3))).toBe(true);
+      await flaky.close?.();
+      plan.add({ kind: 'stall', method: 'POST', path: '/git-upload-pack', times: Infinity });
+      const fresh = createGithubTarget(makeConfig({ remotes: { ...makeConfig().remotes, githubApiUrl: faulty.url } }), new MemorySecretStore(), { writeSpacingMs: 0, timeoutMs: 300 });
+      await expect(fresh.read(ctx(), `r${repo.id}`).then((r) => drain(r.entries))).rejects.toMatchObject({ message: expect.stringMatching(/did not answer within/) });
+      await fresh.close?.();
+    } finally {
+      plan.clear();
+      await faulty.close();
+    }
+  });
+
+  it('fails the stream with a fixity error when the bytes do not match (a repository read file by file)', async () => {
     const repo = emu.state.addRepo(alice, 'bad', { 'a.txt': 'genuine bytes' });
     emu.state.corruptBlobs.add(gitBlobSha(Buffer.from('genuine bytes')));
-    const read = await target.read(ctx(), `r${repo.id}`);
+    const restOnly = createGithubTarget(makeConfig({ remotes: { ...makeConfig().remotes, githubApiUrl: emu.url } }), new MemorySecretStore(), { writeSpacingMs: 0, shallowReadMaxBytes: -1 });
+    const read = await restOnly.read(ctx(), `r${repo.id}`);
     const file = (await collect(read.entries)).find((e) => e.kind === 'file')!;
     await expect(readAll(await file.open())).rejects.toThrow(/Fixity check failed for "bad\/a.txt"/);
   });
@@ -147,20 +187,33 @@ describe('github target: upload', () => {
     expect(emu.state.commitCount(repo)).toBe(before + 1);
     expect(emu.state.files(repo)['keep.txt']!.toString()).toBe('old');
 
-    const blobPostsBefore = emu.state.requests.filter((r) => r.endsWith('/git/blobs') ).length;
+    const pushesBefore = emu.state.pushes.length;
     const second = await target.write(ctx(), `r${repo.id}`, iterate([fileEntry('keep.txt', 'changed'), fileEntry('same.txt', 'same')]), writeOptions('update'));
     expect(second.updated).toEqual(['keep.txt']);
     expect(second.ignored).toEqual(['same.txt']);
-    // identical bytes were recognised by their git blob id, not uploaded again
-    expect(emu.state.requests.filter((r) => r.endsWith('/git/blobs')).length).toBe(blobPostsBefore + 1);
+    // identical bytes were recognised by their git blob id, not uploaded again: one push with one blob
+    expect(emu.state.pushes.slice(pushesBefore).map((p) => p.blobs)).toEqual([1]);
     expect(emu.state.commitCount(repo)).toBe(before + 2);
     expect(emu.state.files(repo)['keep.txt']!.toString()).toBe('changed');
     const head = repo.git.commit(repo.refs.get('refs/heads/main')!)!;
-    expect(head.message).toBe('Ferry: Ferry upload 1b2c3d');
+    expect(head.message).toBe('Ferry: Ferry upload 1b2c3d\n');
+    expect(head.author.email).toBe('1+alice@users.noreply.github.com');
 
     // nothing to change → no commit at all
     await target.write(ctx(), `r${repo.id}`, iterate([fileEntry('same.txt', 'same')]), writeOptions('update'));
     expect(emu.state.commitCount(repo)).toBe(before + 2);
+  });
+
+  it('uploads 300 files as one commit without running into the secondary limits (80 content-creating requests a minute)', async () => {
+    const repo = emu.state.addRepo(alice, 'many', { 'README.md': 'many' });
+    const files = Array.from({ length: 300 }, (_, i) => fileEntry(`data/f${i}.txt`, `file ${i}`));
+    const outcome = await target.write(ctx(), `r${repo.id}`, iterate(files), writeOptions());
+    expect(outcome.fileErrors).toEqual([]);
+    expect(outcome.created).toHaveLength(300);
+    expect(emu.state.commitCount(repo)).toBe(2);
+    expect(Object.keys(emu.state.files(repo))).toHaveLength(301);
+    // no content-creating REST request at all: the bytes went in one git push
+    expect(emu.state.contentCreations).toEqual([]);
   });
 
   it('writes into a folder', async () => {
@@ -191,6 +244,14 @@ describe('github target: upload', () => {
     expect(sanitizeRepoName('Données 2024 (final)')).toBe('Donn-es-2024-final');
   });
 
+  it('a new repository whose git endpoint answers 404 for a moment after its creation still gets the upload', async () => {
+    emu.state.newRepoGitDelay = 2;
+    const outcome = await target.write(ctx(), null, iterate([folderEntry('Fresh'), fileEntry('Fresh/a.txt', 'a')]), writeOptions());
+    expect(outcome.created).toEqual(['a.txt']);
+    const repo = emu.state.repos.find((r) => r.name === 'Fresh')!;
+    expect(Object.keys(emu.state.files(repo))).toEqual(['a.txt']);
+  });
+
   it('refuses a bad path in a top-level upload before creating the repository', async () => {
     const before = emu.state.repos.length;
     const write = target.write(ctx(), null, iterate([folderEntry('Study'), fileEntry('Study/ok.txt', 'ok'), fileEntry('Study/.git/config', 'x')]), writeOptions());
@@ -198,9 +259,35 @@ describe('github target: upload', () => {
     expect(emu.state.repos.length).toBe(before);
   });
 
-  it('reports files over the size limit as per-file errors and keeps going', async () => {
+  it('files over the size limit go through Git LFS: a pointer in the commit, the bytes in LFS storage, a .gitattributes line', async () => {
+    const small = createGithubTarget(makeConfig({ remotes: { ...makeConfig().remotes, githubApiUrl: emu.url } }), new MemorySecretStore(), {
+      writeSpacingMs: 0,
+      limits: { maxFileBytes: 1000, warnFileBytes: 900, lfsMaxFileBytes: 5000 },
+    });
+    const repo = emu.state.addRepo(alice, 'lfs', { '.gitattributes': '*.psd binary\n', 'x.txt': 'x' });
+    const big = Buffer.alloc(3000, 5);
+    const outcome = await small.write(ctx(), `r${repo.id}`, iterate([fileEntry('data/big scan.bin', big), fileEntry('too big.bin', Buffer.alloc(6000, 1)), fileEntry('ok.txt', 'ok')]), writeOptions());
+    expect(outcome.created.sort()).toEqual(['data/big scan.bin', 'ok.txt']);
+    expect(outcome.fileErrors).toEqual([{ path: 'too big.bin', error: expect.stringMatching(/Git LFS limit of 0 MB per file/) }]);
+    const oid = createHash('sha256').update(big).digest('hex');
+    expect(emu.state.lfsObjects.get(oid)?.equals(big)).toBe(true);
+    const files = emu.state.files(repo);
+    expect(files['data/big scan.bin']!.toString()).toBe(`version https://git-lfs.github.com/spec/v1\noid sha256:${oid}\nsize 3000\n`);
+    expect(files['.gitattributes']!.toString()).toBe('*.psd binary\n/data/big[[:space:]]scan.bin filter=lfs diff=lfs merge=lfs -text\n');
+    expect(emu.state.commitCount(repo)).toBe(2);
+    // the storage got its own one-off credentials, never the token
+    expect(emu.state.lfsStorageRequests).toHaveLength(1);
+    expect(emu.state.lfsStorageRequests.join(' ')).not.toContain(TOKEN);
+    // the same file again: already in LFS and in the tree, nothing to send
+    const again = await small.write(ctx(), `r${repo.id}`, iterate([fileEntry('data/big scan.bin', big)]), writeOptions('update'));
+    expect(again.ignored).toEqual(['data/big scan.bin']);
+    expect(emu.state.commitCount(repo)).toBe(2);
+  });
+
+  it('reports files over the size limit as per-file errors and keeps going, where the repository has no Git LFS', async () => {
+    emu.state.lfsEnabled = false;
     const repo = emu.state.addRepo(alice, 'sizes', { 'x.txt': 'x' });
-    const huge: Entry = { path: 'huge.bin', kind: 'file', size: 101 * 1024 * 1024, mtime: null, hashes: {}, open: () => Promise.reject(new Error('must not be read')) };
+    const huge: Entry = { path: 'huge.bin', kind: 'file', size: 101 * 1024 * 1024, mtime: null, hashes: {}, open: async () => Readable.from([Buffer.alloc(10)]) };
     const outcome = await target.write(ctx(), `r${repo.id}`, iterate([huge, fileEntry('ok.txt', 'ok')]), writeOptions());
     expect(outcome.created).toEqual(['ok.txt']);
     expect(outcome.fileErrors).toHaveLength(1);
@@ -222,5 +309,23 @@ describe('github target: upload', () => {
     const requests = emu.state.requests.length;
     await expect(collect(target.list(ctx(), { container: null }))).rejects.toMatchObject({ status: 429, code: 'rate_limited' });
     expect(emu.state.requests.length - requests).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('github target: a failed new top-level upload', () => {
+  const broken = (path: string): Entry => ({ path, kind: 'file', size: 3, mtime: null, hashes: {}, open: () => Promise.reject(new Error('the source disk went away')) });
+
+  it('deletes the repository it made, so nothing is left behind', async () => {
+    emu.state.deleteRepoTokens.add(TOKEN);
+    const failure = await target.write(ctx(), null, iterate([folderEntry('Study'), fileEntry('Study/a.txt', 'a'), broken('Study/b.bin')]), writeOptions()).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toContain("The new GitHub repository alice/Study was removed again, so nothing is left behind.");
+    expect(emu.state.repos.map((repo) => repo.name)).not.toContain('Study');
+  });
+
+  it('names the repository and how to delete it when the token may not delete repositories', async () => {
+    const failure = await target.write(ctx(), null, iterate([folderEntry('Study'), broken('Study/b.bin')]), writeOptions()).catch((error: unknown) => error);
+    expect((failure as Error).message).toMatch(/The new GitHub repository alice\/Study was left behind and could not be removed \(.*Must have admin rights to Repository.*\); delete it on GitHub at http.*\/alice\/Study\/settings/);
+    expect(emu.state.repos.map((repo) => repo.name)).toContain('Study');
   });
 });

@@ -15,6 +15,8 @@ export interface Repo {
   pushedAt: string | null;
   updatedAt: string | null;
   htmlUrl: string;
+  /** the repository's git URL over HTTPS (https://github.com/owner/name.git) */
+  cloneUrl: string;
   description: string | null;
   sizeKb: number;
 }
@@ -39,6 +41,7 @@ interface RawRepo {
   pushed_at?: string | null;
   updated_at?: string | null;
   html_url: string;
+  clone_url?: string;
   description: string | null;
   size?: number;
 }
@@ -55,6 +58,7 @@ export function toRepo(raw: RawRepo): Repo {
     pushedAt: raw.pushed_at ?? null,
     updatedAt: raw.updated_at ?? null,
     htmlUrl: raw.html_url,
+    cloneUrl: raw.clone_url ?? `${raw.html_url}.git`,
     description: raw.description,
     sizeKb: raw.size ?? 0,
   };

@@ -5,10 +5,10 @@ import { RemoteClient, nextLink, type RequestOptions } from '../../remote/http.j
 import { RateLimitBudget } from '../forge/rate-limit.js';
 
 /**
- * GitLab's REST v4 through Ferry's RemoteClient (chosen over @gitbeaker/rest: Ferry needs the raw
- * Response — HEAD's X-Gitlab-* headers, streamed raw downloads, a streamed JSON body for one big
- * commit, Link-header keyset paging and the RateLimit-* headers — which gitbeaker hides behind
- * parsed bodies). Retries are RemoteClient's (idempotent requests on 429/5xx and broken
+ * GitLab's REST v4 through Ferry's RemoteClient (not a GitLab client library: Ferry needs the raw
+ * Response — HEAD's X-Gitlab-* headers, streamed raw downloads, Link-header keyset paging and
+ * the RateLimit-* headers). File bytes never go through it: uploads are git pushes
+ * (gitlab-write.ts). Retries are RemoteClient's (idempotent requests on 429/5xx and broken
  * connections, a POST only on 429, Retry-After honoured up to maxRateWaitMs). On top, GitLab's
  * budget: RateLimit-Remaining / RateLimit-Reset are read from every response (retried ones
  * too), and once the budget is used up the next request waits for a near reset
@@ -23,6 +23,8 @@ export interface GitlabApiOptions {
   timeoutMs?: number;
   /** retries of a failed request (default 4) */
   retries?: number;
+  /** whole projects up to this repository size are read with one shallow fetch (default 100 MB) */
+  shallowReadMaxBytes?: number;
 }
 
 export const NOT_FOUND_HINT =

@@ -5,9 +5,21 @@ import { decodeForgeId } from '../forge/ids.js';
 import { basename, folderEntry, repositoryNode, singleEntry, treeItemNode } from '../forge/nodes.js';
 import { GitlabApi, NOT_FOUND_HINT, type GitlabApiOptions } from './gitlab-api.js';
 import { allProjects, branchOf, headFile, isFolder, openBlob, projectById, walkTree, type Project } from './project-tree.js';
-import { writeToGitlab } from './gitlab-write.js';
+import { gitUrl, writeToGitlab } from './gitlab-write.js';
+import { createHash } from 'node:crypto';
+import { cloneEntries } from '../forge/clone-entries.js';
+import { GIT_SHA1 } from '../forge/git-hash.js';
+import { GitHttp } from '../forge/git-http.js';
+import { ShallowClone } from '../forge/shallow-clone.js';
+import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
 const PREFIX = 'p';
+
+/**
+ * isomorphic-git's fetch holds the packfile in memory while it stores it: above this size a
+ * project is read file by file through the REST API instead (streamed, two requests each).
+ */
+const SHALLOW_READ_MAX_BYTES = 100 * 1024 * 1024;
 
 /**
  * GitLab (gitlab.com or self-managed) as a Ferry target: projects the user is a member of are
@@ -22,6 +34,9 @@ export class GitlabTarget implements Target {
     supported_hash_algorithms: ['sha256'],
     credential: 'remote' as const,
   };
+
+  /** shallow clones of whole projects read, by token digest and project id */
+  private readonly clones = new Map<string, ShallowClone>();
 
   constructor(private readonly options: GitlabApiOptions) {}
 
@@ -96,7 +111,12 @@ export class GitlabTarget implements Target {
     const api = this.api(ctx);
     const { repoId, path } = decodeForgeId(PREFIX, id, 'GitLab');
     const project = await projectById(api, repoId);
-    if (!path) return { title: project.name, root: repositoryNode(PREFIX, project.id, project.name), entries: this.treeEntries(api, project, '', project.name) };
+    if (!path) {
+      const size = project.statistics?.repository_size;
+      const shallow = size !== undefined && size <= (this.options.shallowReadMaxBytes ?? SHALLOW_READ_MAX_BYTES);
+      const entries = shallow ? this.cloneEntries(ctx, project) : this.treeEntries(api, project, '', project.name);
+      return { title: project.name, root: repositoryNode(PREFIX, project.id, project.name), entries };
+    }
     const file = await headFile(api, project, path);
     const title = basename(path);
     if (file) {
@@ -107,6 +127,39 @@ export class GitlabTarget implements Target {
     if (!(await isFolder(api, project, path))) throw notFound(NOT_FOUND_HINT);
     const root = treeItemNode(PREFIX, project.id, { path, type: 'tree' });
     return { title, root, entries: this.treeEntries(api, project, path, title) };
+  }
+
+  /**
+   * A whole project through one shallow fetch (two git requests) instead of a HEAD and a raw
+   * request per file (gitlab.com allows 500 files-API and 300 raw requests a minute). Each file's
+   * size and SHA-256 are computed from the fetched bytes, so entries carry what the REST path
+   * gives. The object store stays until close(): entries may be opened after the listing ends.
+   */
+  private async *cloneEntries(ctx: TargetContext, project: Project): AsyncGenerator<Entry> {
+    const http = new GitHttp({ url: gitUrl(project, this.options.baseUrl), username: 'oauth2', password: ctx.token, service: 'GitLab', notFoundHint: NOT_FOUND_HINT }, ctx.signal, this.options.timeoutMs);
+    const key = `${createHash('sha256').update(ctx.token).digest('hex')}:${project.id}`;
+    let clone = this.clones.get(key);
+    if (!clone) {
+      clone = new ShallowClone();
+      this.clones.set(key, clone);
+    }
+    const head = await clone.fetchHead(http, branchOf(project));
+    const store = clone;
+    for await (const entry of cloneEntries(store, head ? await store.flat(head.oid) : [], '', project.name)) {
+      if (entry.kind !== 'file') {
+        yield entry;
+        continue;
+      }
+      const oid = entry.hashes[GIT_SHA1]!;
+      const bytes = await store.blob(oid);
+      yield { ...entry, size: bytes.length, hashes: { sha256: createHash('sha256').update(bytes).digest('hex') } };
+    }
+  }
+
+  async close(): Promise<void> {
+    const clones = [...this.clones.values()];
+    this.clones.clear();
+    await Promise.all(clones.map((c) => c.dispose()));
   }
 
   private async *treeEntries(api: GitlabApi, project: Project, path: string, title: string): AsyncGenerator<Entry> {
@@ -123,16 +176,36 @@ export class GitlabTarget implements Target {
     }
   }
 
+  /**
+   * How a project a failed upload made is removed: `DELETE /projects/:id` (doc/api/projects.md
+   * "Delete a project": the Owner role, which its creator has; 202 Accepted, the deletion runs
+   * in the background), on a client of its own: the job's signal may have fired (a cancel).
+   */
+  private newProjectRecord(token: string, project: Project): NewRecord {
+    return {
+      label: `the new GitLab project ${project.path_with_namespace}`,
+      howToRemove: `delete it in GitLab at ${project.web_url ?? `${this.options.baseUrl}/${project.path_with_namespace}`}/edit (Advanced → Delete project)`,
+      remove: async () => {
+        const api = new GitlabApi(this.options, token, AbortSignal.timeout(30_000));
+        await api.request(`projects/${project.id}`, { method: 'DELETE' });
+      },
+    };
+  }
+
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const api = this.api(ctx);
-    if (containerId === null) return writeToGitlab(api, null, entries, options);
+    const gitlab = { api, token: ctx.token, signal: ctx.signal, baseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
+    if (containerId === null) {
+      // a new project that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+      return removedOnFailure((made) => writeToGitlab(gitlab, null, entries, options, (project) => made(this.newProjectRecord(ctx.token, project))));
+    }
     const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitLab');
     const project = await projectById(api, repoId);
     if (path && !(await isFolder(api, project, path))) {
       if (await headFile(api, project, path)) throw badRequest(`"${path}" is a file in ${project.path_with_namespace}; upload into a project or a folder.`);
       throw notFound(NOT_FOUND_HINT);
     }
-    return writeToGitlab(api, { repo: project, prefix: path }, entries, options);
+    return writeToGitlab(gitlab, { repo: project, prefix: path }, entries, options);
   }
 }
 

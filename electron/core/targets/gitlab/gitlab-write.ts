@@ -1,114 +1,86 @@
-import { Readable } from 'node:stream';
-import { FerryError, badRequest, conflict, isFerryError, throwIfAborted } from '../../errors.js';
+import { FerryError, badRequest } from '../../errors.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
-import { GitBlobHasher } from '../forge/git-hash.js';
-import { filesToWrite, reportEmptyFolders, startForgeWrite } from '../forge/write-plan.js';
+import { GitHttp } from '../forge/git-http.js';
+import { pushEntries } from '../forge/git-push-write.js';
+import { startForgeWrite } from '../forge/write-plan.js';
 import type { GitlabApi } from './gitlab-api.js';
-import { branchOf, walkTree, type Project, type TreeItem } from './project-tree.js';
+import { branchOf, walkTree, type Project } from './project-tree.js';
 
-interface Action {
-  action: 'create' | 'update';
-  path: string;
-  /** entry path, for the report */
-  display: string;
-  entry: Entry;
-  executable: boolean;
+/** GitLab.com refuses a push larger than 5 GB ("Maximum push size", gitlab-com/gl-infra/production#1810). */
+export const GITLAB_MAX_PUSH_BYTES = 5000 * 1024 * 1024;
+
+export interface GitlabWriteContext {
+  api: GitlabApi;
+  token: string;
+  signal: AbortSignal;
+  /** the instance base, e.g. https://gitlab.com */
+  baseUrl: string;
+  timeoutMs?: number;
 }
 
 /**
- * Writes entries into a project (or a new private one) as ONE commit:
- * `POST /projects/:id/repository/commits` with one create/update action per changed file. The
- * JSON body is streamed — each file is opened only while its base64 passes — so a large job is
- * never held in memory whole. `update` decides "identical" by git blob id (computed from the
- * incoming bytes, compared with the tree's ids), so identical files are never sent. After the
- * commit, the new tree's blob ids are compared with what was sent (fixity of the upload).
- * Works on empty projects too: the commit creates the branch.
+ * Writes entries into a project (or a new private one) as ONE commit in ONE `git push`
+ * (forge/git-push-write.ts). Sending the files inside one JSON `POST /repository/commits`
+ * instead put every byte, base64-encoded, into a single REST request, which GitLab.com ends
+ * after 60 s (Rack::Timeout) and which, being a POST, cannot be retried: a folder of a few
+ * hundred MB could not be uploaded. Git over HTTP goes through GitLab Workhorse to Gitaly,
+ * outside that timeout. The REST API keeps what git cannot do: create the project, name the
+ * author, read the head's tree. Works on empty projects too: the push creates the branch.
  */
 export async function writeToGitlab(
-  api: GitlabApi,
+  gitlab: GitlabWriteContext,
   dest: { repo: Project; prefix: string } | null,
   source: AsyncIterable<Entry>,
   options: WriteOptions,
+  /** told of a project this write made, as soon as it exists (so a failure can remove it) */
+  onCreated: (project: Project) => void = () => {},
 ): Promise<WriteOutcome> {
+  const { api } = gitlab;
   const { entries, outcome, repo: project, toRepoPath } = await startForgeWrite(source, options, dest, async (title) => {
     const created = await createProject(api, title, options.jobLabel);
+    onCreated(created);
     return { repo: created, newResource: { id: `p${created.id}`, title: created.name } };
   });
-
-  const existing = new Map<string, TreeItem>();
-  for await (const item of walkTree(api, project)) existing.set(item.path, item);
-  const context = { existing, toRepoPath, where: project.path_with_namespace, clashNoun: 'folder' };
-
-  const actions: Action[] = [];
-  for (const { entry, repoPath, current } of filesToWrite(entries, context, options, outcome)) {
-    if (current && (await gitBlobShaOf(entry)) === current.id) {
-      outcome.ignored.push(entry.path);
-      continue;
-    }
-    actions.push({ action: current ? 'update' : 'create', path: repoPath, display: entry.path, entry, executable: current?.mode === '100755' });
-  }
-  reportEmptyFolders(entries, context, 'GitLab', outcome);
-  if (actions.length === 0) return outcome;
-  throwIfAborted(options.signal);
-
-  const sent = new Map<string, string>();
-  const branch = branchOf(project);
-  // a factory: a commit refused with 429 is sent again, each file opened afresh
-  const body = () => Readable.from(commitBody(branch, `Ferry: ${options.jobLabel}`, actions, sent));
-  let commitId: string;
-  try {
-    const commit = await api.json<{ id: string }>(`projects/${project.id}/repository/commits`, {
-      method: 'POST',
-      body,
-      headers: { 'content-type': 'application/json' },
-    });
-    commitId = commit.id;
-  } catch (error) {
-    if (isFerryError(error) && error.status === 502 && /already exists|doesn't exist/i.test(error.message)) {
-      throw conflict(`${project.path_with_namespace} changed while Ferry was uploading; nothing was committed. Start the upload again.`);
-    }
-    throw error;
-  }
-
-  // fixity of the upload: the committed blobs must be exactly the bytes that were sent
-  const committed = new Map<string, string>();
-  for await (const item of walkTree(api, { ...project, default_branch: commitId, empty_repo: false })) committed.set(item.path, item.id);
-  for (const action of actions) {
-    if (committed.get(action.path) !== sent.get(action.path)) {
-      throw new FerryError(502, 'upstream_error', `GitLab stored "${action.display}" with git blob id ${committed.get(action.path) ?? 'none'}, but Ferry sent ${sent.get(action.path)}; check the commit.`);
-    }
-    (action.action === 'update' ? outcome.updated : outcome.created).push(action.display);
-  }
-  return outcome;
+  const me = await api.json<{ id: number; username: string; name?: string }>('user');
+  const http = new GitHttp(
+    { url: gitUrl(project, gitlab.baseUrl), username: 'oauth2', password: gitlab.token, service: 'GitLab', notFoundHint: `GitLab has no project ${project.path_with_namespace}, or the token may not push to it (it needs the \`write_repository\` or \`api\` scope and the Developer role).` },
+    gitlab.signal,
+    gitlab.timeoutMs,
+  );
+  return pushEntries(
+    {
+      http,
+      branch: branchOf(project),
+      where: project.path_with_namespace,
+      listTree: async (commit) => {
+        const items = [];
+        for await (const item of walkTree(api, { ...project, default_branch: commit, empty_repo: false })) items.push({ path: item.path, type: item.type, mode: item.mode, oid: item.id });
+        return items;
+      },
+      maxFileBytes: null,
+      maxPushBytes: GITLAB_MAX_PUSH_BYTES,
+      warnFileBytes: null,
+      // GitLab's private commit email: <id>-<username>@users.noreply.<instance host>
+      author: { name: me.name || me.username, email: `${me.id}-${me.username}@users.noreply.${new URL(gitlab.baseUrl).hostname}` },
+      justCreated: dest === null,
+      refused: (reason) =>
+        new FerryError(403, 'forbidden', `GitLab refused to update branch "${branchOf(project)}" of ${project.path_with_namespace} (it said: ${reason}); nothing was committed. The branch may be protected, or the token's role may not push to it.`),
+    },
+    entries,
+    toRepoPath,
+    options,
+    outcome,
+  );
 }
 
-/** The commits-API JSON, produced piece by piece; `sent` collects each file's git blob id. */
-async function* commitBody(branch: string, message: string, actions: Action[], sent: Map<string, string>): AsyncGenerator<Buffer> {
-  yield Buffer.from(`{"branch":${JSON.stringify(branch)},"commit_message":${JSON.stringify(message)},"actions":[`);
-  for (let i = 0; i < actions.length; i++) {
-    const a = actions[i]!;
-    yield Buffer.from(`${i ? ',' : ''}{"action":"${a.action}","file_path":${JSON.stringify(a.path)},"encoding":"base64",${a.executable ? '"execute_filemode":true,' : ''}"content":"`);
-    const hasher = new GitBlobHasher(a.entry.size);
-    let carry: Buffer = Buffer.alloc(0);
-    for await (const chunk of await a.entry.open()) {
-      const buf = chunk as Buffer;
-      hasher.update(buf);
-      const joined = carry.length ? Buffer.concat([carry, buf]) : buf;
-      const whole = joined.length - (joined.length % 3);
-      if (whole) yield Buffer.from(joined.subarray(0, whole).toString('base64'));
-      carry = joined.subarray(whole);
-    }
-    if (carry.length) yield Buffer.from(carry.toString('base64'));
-    sent.set(a.path, hasher.digest(a.display));
-    yield Buffer.from('"}');
+/** The project's git URL, only on the instance's own origin: the token goes nowhere else. */
+export function gitUrl(project: Project, baseUrl: string): string {
+  const instance = new URL(baseUrl);
+  const url = new URL(project.http_url_to_repo ?? `${project.web_url ?? ''}.git`, instance);
+  if (url.origin !== instance.origin) {
+    throw new FerryError(502, 'upstream_error', `GitLab named ${url.host} as the git host of ${project.path_with_namespace}; Ferry sends the token only to ${instance.host}, so nothing was uploaded.`);
   }
-  yield Buffer.from(']}');
-}
-
-async function gitBlobShaOf(entry: Entry): Promise<string> {
-  const hasher = new GitBlobHasher(entry.size);
-  for await (const chunk of await entry.open()) hasher.update(chunk as Buffer);
-  return hasher.digest(entry.path);
+  return url.href.replace(/\/+$/, '');
 }
 
 /** GitLab project names: letters, digits, emoji, '_', '.', '+', '-', spaces; start with a letter/digit/'_'. */

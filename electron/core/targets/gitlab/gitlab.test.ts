@@ -92,10 +92,28 @@ describe('gitlab target: download', () => {
     expect((await readAll(await b.open())).equals(Buffer.alloc(70_000, 3))).toBe(true);
   });
 
-  it('stops a corrupted download with a fixity error', async () => {
+  it('downloads a project of 1,000 files in one shallow fetch, with sizes and SHA-256 as the REST path gives them', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1000; i++) files[`d${i % 10}/f${i}.txt`] = `file ${i}\n`;
+    const p = emu.state.addProject(alice, 'many', files);
+    const before = emu.state.requests.length;
+    const read = await target.read(ctx(), `p${p.id}`);
+    const entries = (await collect(read.entries)).filter((e) => e.kind === 'file');
+    expect(entries).toHaveLength(1000);
+    const one = entries.find((e) => e.path === 'many/d7/f417.txt')!;
+    expect(one.size).toBe(9);
+    expect(one.hashes).toEqual({ sha256: sha256('file 417\n') });
+    expect((await readAll(await one.open())).toString()).toBe('file 417\n');
+    // one REST lookup and one shallow fetch, not a HEAD and a raw request per file
+    expect(emu.state.requests.length - before).toBeLessThanOrEqual(4);
+    await target.close?.();
+  });
+
+  it('stops a corrupted download with a fixity error (a project read file by file)', async () => {
     const p = emu.state.addProject(alice, 'bad', { 'a.txt': 'genuine' });
     emu.state.corruptBlobs.add(gitBlobSha(Buffer.from('genuine')));
-    const entries = await collect((await target.read(ctx(), `p${p.id}`)).entries);
+    const restOnly = createGitlabTarget(makeConfig({ remotes: { ...makeConfig().remotes, gitlabUrl: emu.url } }), new MemorySecretStore(), { maxRateWaitMs: 5000, ratePerSecond: 100, shallowReadMaxBytes: -1 });
+    const entries = await collect((await restOnly.read(ctx(), `p${p.id}`)).entries);
     await expect(readAll(await entries.find((e) => e.kind === 'file')!.open())).rejects.toThrow(/Fixity check failed/);
   });
 });
@@ -115,7 +133,21 @@ describe('gitlab target: upload', () => {
     expect(emu.state.commitCount(p)).toBe(before + 2);
     expect(emu.state.files(p)['keep.txt']!.toString()).toBe('new');
     const head = p.git.commit(p.refs.get('main')!)!;
-    expect(head.message).toBe('Ferry: Ferry upload 9f8e7d');
+    expect(head.message).toBe('Ferry: Ferry upload 9f8e7d\n');
+    expect(head.author.email).toBe('7-alice@users.noreply.127.0.0.1');
+  });
+
+  it('sends no file bytes through the REST API: 5 MB in 200 files go in one git push, as one commit', async () => {
+    const p = emu.state.addProject(alice, 'bulk', { 'README.md': 'bulk' });
+    const files = Array.from({ length: 200 }, (_, i) => fileEntry(`data/f${i}.bin`, Buffer.alloc(25_000, i)));
+    const out = await target.write(ctx(), `p${p.id}`, iterate(files), opts());
+    expect(out.fileErrors).toEqual([]);
+    expect(out.created).toHaveLength(200);
+    expect(emu.state.commitCount(p)).toBe(2);
+    // a REST request on GitLab.com ends after 60 s and, as a POST, is not retried: none may carry the files
+    const largest = Math.max(...emu.state.apiBodies.map((b) => b.bytes));
+    expect(largest).toBeLessThan(64 * 1024);
+    expect(emu.state.requests.filter((r) => r.endsWith('/git-receive-pack'))).toHaveLength(1);
   });
 
   it('fills an empty project and creates a new private project for a top-level upload', async () => {
@@ -147,5 +179,15 @@ describe('gitlab target: upload', () => {
     const count = emu.state.requests.length;
     await expect(collect(target.list(ctx(), { container: null }))).rejects.toMatchObject({ status: 429, code: 'rate_limited' });
     expect(emu.state.requests.length - count).toBe(1);
+  });
+});
+
+describe('gitlab target: a failed new top-level upload', () => {
+  it('deletes the project it made, so nothing is left behind', async () => {
+    const broken: Entry = { path: 'Study/b.bin', kind: 'file', size: 3, mtime: null, hashes: {}, open: () => Promise.reject(new Error('the source disk went away')) };
+    const failure = await target.write(ctx(), null, iterate([folderEntry('Study'), fileEntry('Study/a.txt', 'a'), broken]), opts()).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toContain('The new GitLab project alice/study was removed again, so nothing is left behind.');
+    expect(emu.state.projects.map((project) => project.name)).not.toContain('Study');
   });
 });

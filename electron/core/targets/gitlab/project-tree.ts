@@ -13,6 +13,10 @@ export interface Project {
   created_at?: string | null;
   last_activity_at?: string | null;
   web_url?: string;
+  /** the repository's git URL over HTTPS */
+  http_url_to_repo?: string;
+  /** with `statistics=true`, for members with Reporter access or more */
+  statistics?: { repository_size?: number };
   visibility?: string;
   description?: string | null;
 }
@@ -37,7 +41,8 @@ export const hasCommits = (p: Project) => Boolean(p.default_branch) && p.empty_r
 export const branchOf = (p: Project) => p.default_branch || 'main';
 
 export async function projectById(api: GitlabApi, id: number): Promise<Project> {
-  return api.json<Project>(`projects/${id}`);
+  // statistics=true: the repository's size, where the token's role may see it (Reporter or more)
+  return api.json<Project>(`projects/${id}`, { searchParams: { statistics: true } });
 }
 
 export function allProjects(api: GitlabApi): AsyncGenerator<Project> {

@@ -20,6 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import { badRequest, CancelledError, throwIfAborted } from '../../errors.js';
 import { HashingPassThrough, hashStream } from '../../hashing.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
+import { SourceCheckFailed } from '../../jobs/source-check.js';
 import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { opensIndependently, readWholeOf, type ReadWhole } from '../../jobs/whole-entry.js';
 import { FileWorkerLost, fileWriteWorkers, type WrittenFileStat } from '../../jobs/file-write-workers.js';
@@ -189,7 +190,8 @@ class Writer {
           continue;
         }
         const onError = (error: unknown) => {
-          if (error instanceof EntryConflict) slot.out.fileErrors.push({ path: destination, error: error.message });
+          // a source file that failed its own check was never handed over whole: that file only
+          if (error instanceof EntryConflict || error instanceof SourceCheckFailed) slot.out.fileErrors.push({ path: destination, error: error.message });
           else if (isCode(error, ...PER_FILE_CODES)) slot.out.fileErrors.push({ path: destination, error: describePerFileError(error, destination) });
           else failure ??= { error: error instanceof CancelledError ? error : toFerryError(error, destination) };
         };

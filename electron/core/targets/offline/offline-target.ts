@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import type yauzl from 'yauzl';
 import { crc32 } from '../../crc32.js';
-import { notFound, notSupported, throwIfAborted } from '../../errors.js';
+import { badRequest, notFound, notSupported, throwIfAborted } from '../../errors.js';
 import { hashStream, HashingPassThrough } from '../../hashing.js';
 import type { Limits } from '../../limits.js';
 import type {
@@ -24,6 +24,7 @@ import { byCodePoint, describeZipError, indexArchive, openEntryStream, openZip, 
 import { FixityStore, type FileFixity, type FixityFailureRecord } from './fixity-store.js';
 import { archiveIdFor, isArchiveId, Library, type LibraryArchive } from './library.js';
 import { SharedZip } from './shared-zip.js';
+import { withCrc32Check } from '../../jobs/source-check.js';
 import type { NodeColumns } from './node-columns.js';
 
 // The `offline` target ("Downloaded ZIPs"): every ZIP in the library folders is a top-level
@@ -65,6 +66,8 @@ export class OfflineTarget implements Target {
   readonly library: Library;
   private readonly fixity: FixityStore;
   private readonly listedBefore = new WeakSet<ArchiveIndex>();
+  /** entries whose bytes were read and found whole (checkBytes), by the index of their archive as it is now */
+  private readonly checkedEntries = new WeakMap<ArchiveIndex, Set<string>>();
   private readonly keptListings = new Map<string, { index: ArchiveIndex; archiveId: string; batches: readonly (readonly ResourceNode[])[]; rows: number }>();
   private readonly indexes = new Map<string, { size: number; mtimeMs: number; ino: number; index: Promise<ArchiveIndex> }>();
 
@@ -219,6 +222,9 @@ export class OfflineTarget implements Target {
 
   async read(ctx: TargetContext, id: string): Promise<ReadResult> {
     const { archive, index, entryPath } = await this.resolve(id);
+    // An archive the policy refuses (entry-policy.ts) is never read out, whole or in part: a
+    // transfer or download of it is refused with the sentence an upload of it gets.
+    if (index.damage) throw badRequest(index.damage);
     const root = entryPath === '' ? this.archiveNode(archive, index) : this.entryNode(archive, index.find(entryPath)!);
     const title = root.title;
     const selected: IndexedEntry[] = [];
@@ -228,6 +234,7 @@ export class OfflineTarget implements Target {
       selected.push(entry);
       if (entry.kind === 'folder') for (const other of index.entries.values()) if (other.path.startsWith(`${entryPath}/`)) selected.push(other);
     }
+    await this.checkBytes(archive, index, selected, ctx.signal);
     const prefixLength = entryPath === '' ? 0 : entryPath.length - (entryPath.split('/').pop() as string).length;
     const pathOf = (entry: IndexedEntry) => (entryPath === '' ? `${title}/${entry.path}` : entry.path.slice(prefixLength));
     const manifestHashes = (entry: IndexedEntry) => this.sourceHashesFromManifests(index, entry.path);
@@ -239,13 +246,18 @@ export class OfflineTarget implements Target {
         for (const entry of selected.sort((a, b) => byCodePoint(a.path, b.path))) {
           throwIfAborted(ctx.signal);
           const record = entry.record;
+          const sourcePath = pathOf(entry);
           yield {
-            path: pathOf(entry),
+            path: sourcePath,
             kind: entry.kind,
             size: entry.kind === 'file' ? entry.size : null,
             mtime: entry.mtime,
             hashes: entry.kind === 'file' ? manifestHashes(entry) : {},
-            open: () => (record ? zip.open(record) : Promise.reject(new Error('a folder has no bytes'))),
+            // the ZIP's CRC-32 is checked as the bytes pass: a damaged entry is never handed over whole
+            open: async () => {
+              if (!record) throw new Error('a folder has no bytes');
+              return withCrc32Check(await zip.open(record, record.fileName), record.crc32, sourcePath);
+            },
           };
         }
       } finally {
@@ -253,6 +265,36 @@ export class OfflineTarget implements Target {
       }
     }
     return { title, root, entries: entries() };
+  }
+
+  /**
+   * Every selected file's bytes read and checked (size, CRC-32) before read() hands out the
+   * first entry: a transfer or download of a damaged archive is refused with the entry's
+   * sentence (a 400) before anything is written, as an upload of it is, instead of failing
+   * part-way with the files before it already written (a remote destination cannot take them
+   * back) or a ZIP cut off mid-stream. An archive's entries are checked once while it is
+   * unchanged (the set lives with its index, made anew when the file changes).
+   */
+  private async checkBytes(archive: LibraryArchive, index: ArchiveIndex, selected: IndexedEntry[], signal: AbortSignal): Promise<void> {
+    let checked = this.checkedEntries.get(index);
+    if (checked === undefined) {
+      checked = new Set();
+      this.checkedEntries.set(index, checked);
+    }
+    const unchecked = selected.filter((entry) => entry.kind === 'file' && !checked.has(entry.path));
+    if (unchecked.length === 0) return;
+    const zip = new SharedZip(archive.file);
+    try {
+      for (const entry of unchecked) {
+        throwIfAborted(signal);
+        const record = entry.record as yauzl.Entry;
+        // a FerryError (400) naming the entry, from openZipEntry, when its bytes are damaged
+        for await (const chunk of await zip.open(record, record.fileName)) void chunk;
+        checked.add(entry.path);
+      }
+    } finally {
+      zip.release();
+    }
   }
 
   async write(): Promise<never> {

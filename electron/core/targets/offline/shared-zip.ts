@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type yauzl from 'yauzl';
-import { openEntryStream, openZip } from './archive-index.js';
+import { openZipEntry } from '../../zip/zip-entry-stream.js';
+import { openZip } from './archive-index.js';
 
 /**
  * One open archive behind the entries of a read(). A writer may open an entry's bytes after
@@ -16,13 +17,18 @@ export class SharedZip {
 
   constructor(private readonly file: string) {}
 
-  async open(record: yauzl.Entry): Promise<Readable> {
+  /**
+   * The entry's bytes, size- and CRC-32-checked as an upload's are: a damaged entry fails its
+   * stream with a 400 sentence naming `path` (a path inside the ZIP), never with bytes that
+   * are not what the archive says nor with an error the HTTP layer can only call a 500.
+   */
+  async open(record: yauzl.Entry, path: string): Promise<Readable> {
     // counted before the first await, so a release meanwhile does not close it under us
     this.users++;
     let stream: Readable;
     try {
       this.zip ??= openZip(this.file);
-      stream = await openEntryStream(await this.zip, record);
+      stream = await openZipEntry(await this.zip, record, path);
     } catch (error) {
       this.done();
       throw error;

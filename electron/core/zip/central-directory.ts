@@ -1,18 +1,21 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import yauzl from 'yauzl';
+import { decodeEntryName } from './entry-name.js';
 
 // yauzl reads a central directory one record at a time, two small reads (two trips through
 // the thread pool) per entry: a 100,000-entry archive took ~10 s to list. The directory is
 // one contiguous run of bytes, so it is read here in large chunks and parsed in a loop,
-// making the same yauzl.Entry objects (yauzl's own helpers decode names and extra fields,
-// so names, ZIP64 sizes and offsets are exactly what yauzl would give), which yauzl then
-// opens as usual for the entry data. yauzl still finds and checks the end records.
+// making the same yauzl.Entry objects (ZIP64 sizes and offsets exactly as yauzl gives them),
+// which yauzl then opens as usual for the entry data. yauzl still finds and checks the end
+// records (open-archive.ts). The one reader of central directories in Ferry: uploads and the
+// offline library both read theirs here. Names are decoded by entry-name.ts and judged by
+// the policy (entry-policy.ts), never here: a hostile name is read as it is, then refused.
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
 const RECORD_BYTES = 46;
 const SIGNATURE = 0x02014b50;
 
-/** Where the central directory is, as yauzl found it (its end records are parsed by yauzl.open). */
+/** Where the central directory is, as yauzl found it (its end records are parsed by yauzl.open); offsets within the archive. */
 interface DirectoryPosition {
   entryCount: number;
   /** yauzl keeps the directory's start here until entries are read */
@@ -30,10 +33,14 @@ export class DirectoryTable {
   /**
    * 1 when the name is plain: printable ASCII, no backslash, not absolute, and no segment
    * that is empty (but a folder's trailing slash), '.', '..' or only dots and spaces. Such
-   * a name needs none of the checks and clean-ups of a hostile or odd one.
+   * a name needs none of the checks and clean-ups of a hostile or odd one (but its length).
    */
   readonly plain: Uint8Array;
   readonly flags: Uint16Array;
+  readonly method: Uint16Array;
+  /** the low byte of "version needed to extract": 20 is 2.0 */
+  readonly versionNeeded: Uint8Array;
+  readonly externalAttributes: Uint32Array;
   readonly compressedSize: Float64Array;
   readonly uncompressedSize: Float64Array;
   readonly localHeaderOffset: Float64Array;
@@ -42,6 +49,8 @@ export class DirectoryTable {
   readonly at: Uint32Array;
   /** records parsed whole so far (odd ones by the scanner, the rest on first use) */
   readonly parsed: (yauzl.Entry | undefined)[];
+  /** where the directory starts in the archive: every entry's bytes lie before it */
+  directoryOffset = 0;
 
   constructor(
     readonly count: number,
@@ -50,6 +59,9 @@ export class DirectoryTable {
     this.names = new Array<string>(count);
     this.plain = new Uint8Array(count);
     this.flags = new Uint16Array(count);
+    this.method = new Uint16Array(count);
+    this.versionNeeded = new Uint8Array(count);
+    this.externalAttributes = new Uint32Array(count);
     this.compressedSize = new Float64Array(count);
     this.uncompressedSize = new Float64Array(count);
     this.localHeaderOffset = new Float64Array(count);
@@ -70,13 +82,13 @@ export class DirectoryTable {
 }
 
 /**
- * Every central-directory record of `zip` (opened with lazyEntries and decodeStrings, not
- * yet read), as yauzl.Entry objects in directory order. Throws yauzl's messages for the
- * same defects (bad signature, hostile names, size mismatch of stored entries).
- * `onEntry` may throw to stop early (a limit).
+ * Every central-directory record of `zip` (opened by openArchive, not yet read), as
+ * yauzl.Entry objects in directory order. Throws yauzl's messages for the same defects (bad
+ * signature, size mismatch of stored entries). `onEntry` may throw to stop early (a limit).
+ * `base`: the bytes of other data before the archive (see openArchive).
  */
-export async function readCentralDirectory(file: string, zip: yauzl.ZipFile, options: { onEntry?(entry: yauzl.Entry, index: number): void } = {}): Promise<yauzl.Entry[]> {
-  const table = await scanCentralDirectory(file, zip);
+export async function readCentralDirectory(file: string, zip: yauzl.ZipFile, options: { onEntry?(entry: yauzl.Entry, index: number): void; base?: number } = {}): Promise<yauzl.Entry[]> {
+  const table = await scanCentralDirectory(file, zip, options.base);
   const entries: yauzl.Entry[] = [];
   for (let i = 0; i < table.count; i++) {
     const entry = table.entry(i);
@@ -87,13 +99,14 @@ export async function readCentralDirectory(file: string, zip: yauzl.ZipFile, opt
 }
 
 /**
- * The central directory of `zip` (opened with lazyEntries and decodeStrings, not yet read)
- * as a DirectoryTable, read in big chunks and parsed in one loop over the bytes. Names,
- * sizes and offsets are exactly what yauzl gives: a record that is not plain (extra fields,
- * non-ASCII or odd names, encryption flags, a stored size mismatch) is parsed the way yauzl
- * does it, and throws yauzl's message for the same defect.
+ * The central directory of `zip` (opened by openArchive, not yet read) as a DirectoryTable,
+ * read in big chunks and parsed in one loop over the bytes. Sizes and offsets are exactly
+ * what yauzl gives: a record that is not plain (extra fields, non-ASCII or odd names,
+ * encryption flags, a stored size mismatch) is parsed the way yauzl does it, and throws
+ * yauzl's message for the same defect in its structure. Names: see decodeEntryName.
+ * `base`: the bytes of other data before the archive (offsets in it are relative to its start).
  */
-export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile): Promise<DirectoryTable> {
+export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile, base = 0): Promise<DirectoryTable> {
   const position = zip as unknown as DirectoryPosition;
   const { entryCount, fileSize } = position;
   const cursor = position.readEntryCursor;
@@ -102,9 +115,10 @@ export async function scanCentralDirectory(file: string, zip: yauzl.ZipFile): Pr
   }
   const chunks: Buffer[] = [];
   const table = new DirectoryTable(entryCount, chunks);
+  table.directoryOffset = cursor;
   const handle = await open(file, 'r');
   try {
-    const reader = new ChunkReader(handle, cursor, fileSize, chunks);
+    const reader = new ChunkReader(handle, cursor + base, fileSize + base, chunks);
     let i = 0;
     while (i < entryCount) {
       await reader.ensure(RECORD_BYTES);
@@ -168,7 +182,7 @@ class ChunkReader {
  * when it does not fit whole).
  */
 function scanChunk(table: DirectoryTable, buffer: Buffer, chunk: number, at: number, i: number): { next: number; at: number } {
-  const { names, plain, flags, compressedSize, uncompressedSize, localHeaderOffset, chunkOf, parsed } = table;
+  const { names, plain, flags, method: methods, versionNeeded, externalAttributes, compressedSize, uncompressedSize, localHeaderOffset, chunkOf, parsed } = table;
   const atOf = table.at;
   const entryCount = table.count;
   const end = buffer.length;
@@ -192,6 +206,9 @@ function scanChunk(table: DirectoryTable, buffer: Buffer, chunk: number, at: num
     if (simple && method === 0 && compressed !== uncompressed + (flag & 0x1 ? 12 : 0)) simple = false;
     chunkOf[i] = chunk;
     atOf[i] = at;
+    methods[i] = method;
+    versionNeeded[i] = b[at + 6]!;
+    externalAttributes[i] = b.readUInt32LE(at + 38);
     if (simple) {
       names[i] = latin1Slice(b, nameStart, nameStart + nameLength);
       plain[i] = 1;
@@ -283,9 +300,8 @@ function parseRecord(buffer: Buffer, at: number, nameLength: number, extraLength
 
   const isUtf8 = (entry.generalPurposeBitFlag & 0x800) !== 0;
   entry.fileComment = commentLength === 0 ? '' : decodeComment(entry.fileCommentRaw as Buffer, isUtf8);
-  entry.fileName = decodeName(entry);
-  const problem = yauzl.validateFileName(entry.fileName);
-  if (problem !== null) throw new Error(problem);
+  // decoded as its writer meant it, and not judged here: the policy names what is wrong with it
+  entry.fileName = decodeEntryName(entry.generalPurposeBitFlag, entry.fileNameRaw as Buffer, entry.extraFields);
   entry.comment = entry.fileComment;
 
   const zip64 = entry.extraFields.find((field) => field.id === 0x0001);
@@ -310,14 +326,6 @@ function parseRecord(buffer: Buffer, at: number, nameLength: number, extraLength
     }
   }
   return entry;
-}
-
-/** Printable ASCII means the same in CP437 and UTF-8: decoded at once; anything else the way yauzl does. */
-function decodeName(entry: yauzl.Entry & Record<string, unknown>): string {
-  const raw = entry.fileNameRaw as Buffer;
-  const hasUnicodeField = entry.extraFields.some((field) => field.id === 0x7075);
-  if (!hasUnicodeField && isPrintableAscii(raw)) return raw.toString('latin1').replace(/\\/g, '/');
-  return yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, raw, entry.extraFields, false);
 }
 
 function decodeComment(raw: Buffer, isUtf8: boolean): string {

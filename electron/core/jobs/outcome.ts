@@ -1,0 +1,142 @@
+import type { FailedFile, FileError, FixityFailure, JobReport, JobStatus } from '../../../shared/api.js';
+import { describeMismatch } from './source-check.js';
+
+// Which status a finished job's outcome gets: the one place that decides (docs/api.md
+// "Job outcomes"). A job succeeds only when every file arrived and every available check
+// passed; a job some of whose files failed is `completed_with_errors` when anything else
+// arrived, `failed` when nothing did. A report with no failed file is a success whatever
+// else it says; a report is never read as a success when a file is missing from it.
+
+export type EndedStatus = Extract<JobStatus, 'succeeded' | 'completed_with_errors' | 'failed'>;
+
+export interface Ending {
+  status: EndedStatus;
+  /** null for succeeded; otherwise the sentence the job's `error` carries */
+  error: string | null;
+}
+
+const NAMED_IN_SENTENCE = 3;
+
+/** The status and sentence for a job whose executor returned `report`. */
+export function endingOf(report: JobReport): Ending {
+  const failed = report.failed_files ?? [];
+  if (failed.length === 0) return { status: 'succeeded', error: null };
+  const arrived = arrivedFiles(report, failed).length;
+  const named = failed
+    .slice(0, NAMED_IN_SENTENCE)
+    .map((file) => `'${file.path}' (${STAGE_WORDS[file.stage]})`)
+    .join(', ');
+  const others = failed.length > NAMED_IN_SENTENCE ? ` and ${failed.length - NAMED_IN_SENTENCE} more` : '';
+  const count = failed.length === 1 ? '1 file' : `${failed.length} files`;
+  if (arrived === 0) {
+    return {
+      status: 'failed',
+      error: `Nothing arrived: ${count} failed: ${named}${others}. The report lists each file with the reason.`,
+    };
+  }
+  return {
+    status: 'completed_with_errors',
+    error: `${count} failed: ${named}${others}; ${arrived === 1 ? 'the other file arrived and passed its checks' : `the other ${arrived} files arrived and passed their checks`}. Retry the failed files, or see the report for each reason.`,
+  };
+}
+
+const STAGE_WORDS: Record<FailedFile['stage'], string> = {
+  read: 'could not be read',
+  write: 'could not be written',
+  fixity: 'the source copy failed its checksum',
+  verify: 'does not match its checksum',
+};
+
+/**
+ * Paths the report says arrived (created, updated, left as identical, verified), leaving out
+ * folders that only hold other reported paths: a job whose one file failed did not succeed
+ * because its folder was made.
+ */
+function arrivedFiles(report: JobReport, failed: readonly FailedFile[]): string[] {
+  const listed = [
+    ...report.resources_created,
+    ...report.resources_updated,
+    ...report.resources_ignored,
+    ...(report.verified ?? []),
+    ...(report.unverified ?? []),
+  ];
+  const all = [...listed, ...failed.map((file) => file.path), ...(report.file_errors ?? []).map((file) => file.path)];
+  return listed.filter((candidate) => !all.some((other) => other.startsWith(`${candidate}/`)));
+}
+
+/**
+ * One FailedFile per file, from a write's two lists: the source's fixity failures (such a file
+ * was never handed over whole, see source-check.ts) and the destination's per-file errors. A
+ * writer that reports a refused file under its own error is not counted twice. `topRenamed`:
+ * a top-level write whose top folder got a distinct name (`Data` → `Data (2)`): the writer's
+ * paths are mapped back to the source's, which a retry reads.
+ */
+export function failedFilesOfWrite(
+  fixity: readonly FixityFailure[],
+  fileErrors: readonly FileError[],
+  topRenamed: { from: string; to: string } | null,
+): FailedFile[] {
+  const byPath = new Map<string, FailedFile>();
+  for (const [path, failures] of groupByPath(fixity)) {
+    const first = failures[0]!;
+    byPath.set(
+      path,
+      first.algorithm === 'read'
+        ? { path, stage: 'read', error: first.actual }
+        : { path, stage: 'fixity', error: describeMismatch(path, failures), algorithm: first.algorithm, expected: first.expected, actual: first.actual },
+    );
+  }
+  for (const fileError of fileErrors) {
+    const path = sourcePathOf(fileError.path, topRenamed);
+    if (!byPath.has(path)) byPath.set(path, { path, stage: 'write', error: fileError.error });
+  }
+  return [...byPath.values()];
+}
+
+/** A verification's failures: one FailedFile per file (`read` when its bytes could not be read). */
+export function failedFilesOfVerify(failed: readonly FixityFailure[]): FailedFile[] {
+  return [...groupByPath(failed)].map(([path, failures]) => {
+    const first = failures[0]!;
+    if (first.algorithm === 'read') return { path, stage: 'read', error: first.actual };
+    const more = failures.length > 1 ? ` and ${failures.length - 1} more check${failures.length > 2 ? 's' : ''}` : '';
+    return {
+      path,
+      stage: 'verify',
+      error: `The stored bytes of '${path}' do not match its ${first.algorithm} checksum (expected ${first.expected}, got ${first.actual})${more}.`,
+      algorithm: first.algorithm,
+      expected: first.expected,
+      actual: first.actual,
+    };
+  });
+}
+
+function groupByPath(failures: readonly FixityFailure[]): Map<string, FixityFailure[]> {
+  const groups = new Map<string, FixityFailure[]>();
+  for (const failure of failures) {
+    const group = groups.get(failure.path);
+    if (group) group.push(failure);
+    else groups.set(failure.path, [failure]);
+  }
+  return groups;
+}
+
+function sourcePathOf(written: string, topRenamed: { from: string; to: string } | null): string {
+  if (!topRenamed || topRenamed.from === topRenamed.to) return written;
+  if (written === topRenamed.to) return topRenamed.from;
+  return written.startsWith(`${topRenamed.to}/`) ? topRenamed.from + written.slice(topRenamed.to.length) : written;
+}
+
+/**
+ * Thrown by an executor that stopped (an error, a cancel) after it began changing the
+ * destination: `cause` is why, `report` what changed before it stopped. The job service
+ * records both, so a failed or cancelled job never says nothing changed when something did.
+ */
+export class StoppedWithReport extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly report: JobReport,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+    this.name = 'StoppedWithReport';
+  }
+}
