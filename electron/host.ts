@@ -3,6 +3,7 @@ import path from 'node:path';
 import { makeConfig, type FerryConfig, type RemoteUrls } from './core/config.js';
 import { createCore, type FerryCore } from './core/ferry-core.js';
 import type { SecretStore } from './core/keychain/port.js';
+import type { Trash } from './core/target.js';
 import { openSecretStore } from './core/keychain/os-keychain.js';
 import { removeUnownedFiles } from './core/jobs/owned-files.js';
 import { startServer } from './server/server.js';
@@ -25,6 +26,8 @@ export interface StartOptions {
   /** default: the OS keychain when it answers, otherwise memory */
   secrets?: SecretStore;
   config?: Partial<FerryConfig>;
+  /** where local deletes go (the desktop app: the system's trash); default Ferry's trash folder */
+  trash?: Trash;
 }
 
 export interface RunningFerry {
@@ -65,7 +68,7 @@ export async function startFerry(options: StartOptions): Promise<RunningFerry> {
     libraryDirs: options.libraryDirs ?? options.config?.libraryDirs ?? [],
     remotes: { ...makeConfig().remotes, ...options.config?.remotes, ...options.remotes },
   });
-  const core = await createCore(config, { secrets, previousAccessKey: await readPreviousKey(endpointFile) });
+  const core = await createCore(config, { secrets, trash: options.trash, previousAccessKey: await readPreviousKey(endpointFile) });
   // What a crash (SIGKILL, power cut) of an earlier run left outside the workspace: a spooled
   // upload no job owns, a half-kept download. Jobs are loaded by now, so theirs are known.
   await removeUnownedFiles(spoolDir(config.dataDir), core.jobs.ownedFiles());

@@ -13,6 +13,77 @@ export interface TargetDescription {
   supported_hash_algorithms: string[];
   /** `{base}/api_v1/target/<name>/` */
   detail: string;
+  /** extension (docs/api.md "File operations"): which file operations the target offers */
+  supported_operations?: Record<FileOperation, boolean>;
+}
+
+/** Extension: the file operations beside the contract's four actions. */
+export type FileOperation = 'delete' | 'rename' | 'move' | 'create_folder';
+export const FILE_OPERATIONS: readonly FileOperation[] = ['delete', 'rename', 'move', 'create_folder'];
+
+/**
+ * How to undo an operation, as a request the client can send as it is (with its token
+ * headers), or null when the operation cannot be undone through Ferry.
+ */
+export interface UndoRequest {
+  method: 'POST' | 'PATCH' | 'DELETE';
+  url: string;
+  /** the JSON body to send, when there is one */
+  body?: Record<string, unknown>;
+  /** headers to add (a DELETE's confirmation) */
+  headers?: Record<string, string>;
+  /** what the undo does, as a sentence */
+  description: string;
+}
+
+/** Where a deleted resource went. */
+export type DeletedInto = 'ferry_trash' | 'system_trash' | 'deleted';
+
+/** Answer to DELETE /api_v1/targets/<t>/resources/<id>/. */
+export interface DeleteResult {
+  deleted: ResourceSummary;
+  deleted_into: DeletedInto;
+  /** a sentence saying what was deleted and where it went */
+  message: string;
+  /** set for Ferry's trash: the id of POST /api_v1/trash/<id>/restore/ */
+  trash_id: string | null;
+  undo: UndoRequest | null;
+}
+
+/** Answer to PATCH /api_v1/targets/<t>/resources/<id>/ (rename and/or move). */
+export interface MoveResult {
+  /** the resource as it is now (its id may have changed: path-based targets) */
+  resource: ResourceSummary;
+  previous: { id: string; title: string; container: string };
+  /** what an `overwrite: true` replaced, and where it went */
+  replaced: { title: string; deleted_into: DeletedInto; trash_id: string | null } | null;
+  message: string;
+  undo: UndoRequest | null;
+}
+
+/** Answer to POST …/folders/. */
+export interface CreateFolderResult {
+  resource: ResourceSummary;
+  message: string;
+  undo: UndoRequest | null;
+}
+
+/** One item in Ferry's own trash (GET /api_v1/trash/). */
+export interface TrashItem {
+  id: string;
+  target: string;
+  title: string;
+  kind_name: ResourceKindName;
+  /** where it was, relative to the target's top level ("Data/raw/a.txt") */
+  original_path: string;
+  trashed_at: string;
+  restore_url: string;
+}
+
+/** Answer to POST /api_v1/trash/<id>/restore/. */
+export interface RestoreResult {
+  resource: ResourceSummary;
+  message: string;
 }
 
 export interface ResourceSummary {
@@ -181,6 +252,7 @@ export type ErrorCode =
   | 'conflict'
   | 'fixity_failed'
   | 'retry_nothing'
+  | 'confirmation_required'
   | 'rate_limited'
   | 'upstream_error'
   | 'upstream_unavailable'

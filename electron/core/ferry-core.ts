@@ -8,7 +8,9 @@ import { ACCESS_KEY_ACCOUNT } from './keychain/port.js';
 import type { JobService } from './jobs/types.js';
 import { createJobService } from './jobs/service.js';
 import { registerTransferExecutors } from './jobs/executors.js';
-import type { Target } from './target.js';
+import type { Target, Trash } from './target.js';
+import { FileOperations } from './operations/service.js';
+import { FolderTrash } from './operations/folder-trash.js';
 import { builtinTargets } from './targets/builtin.js';
 import { startRcloneService, type RcloneAccounts } from './targets/rclone/index.js';
 import { Library } from './targets/offline/library.js';
@@ -27,6 +29,8 @@ export interface FerryCore {
   readonly library: Library;
   /** rclone remotes added in Ferry; null without rclone */
   readonly rcloneAccounts: RcloneAccounts | null;
+  /** delete, rename/move, new folder and the trash, over any target that offers them */
+  readonly operations: FileOperations;
   close(): Promise<void>;
 }
 
@@ -36,6 +40,8 @@ export interface CoreOptions {
   previousAccessKey?: string | null;
   /** the targets to serve; default: every built-in target (tests pass their own) */
   targets?: (config: FerryConfig, secrets: SecretStore) => Target[];
+  /** where local deletes go: the desktop app's system trash; default Ferry's trash folder (<dataDir>/trash) */
+  trash?: Trash;
 }
 
 export async function createCore(config: FerryConfig, options: CoreOptions): Promise<FerryCore> {
@@ -65,6 +71,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
     jobs,
     library: new Library([defaultLibraryDir(config.dataDir), ...config.libraryDirs]),
     rcloneAccounts: rclone?.accounts ?? null,
+    operations: new FileOperations(targets, options.trash ?? new FolderTrash(path.join(config.dataDir, 'trash'))),
     async close() {
       await jobs.close();
       await targets.close();

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type {
   DuplicateFileAction,
   FileError,
+  FileOperation,
   ResourceKind,
   ResourceKindName,
   TargetAction,
@@ -47,6 +48,93 @@ export interface Target {
   verify?(ctx: TargetContext, id: string, options: VerifyOptions): Promise<VerifyOutcome>;
   /** Optional: release handles (file watchers, sockets) at shutdown. */
   close?(): Promise<void>;
+
+  // ---- File operations (docs/api.md "File operations"). Each is offered only when its
+  // flag in `info.supported_operations` is true and the method is there (operations/
+  // supported.ts says so in one place). Names reach a target already checked against the
+  // core's rule (operations/names.ts) and the target's own checkName.
+
+  /**
+   * Optional: deletes the resource and everything below it, nothing else. A target on this
+   * machine hands it to `env.trash` instead of removing it; a remote deletes for good.
+   * Deleting folder "Data" removes "Data" and "Data/a.txt", never a sibling.
+   */
+  deleteResource?(ctx: TargetContext, id: string, env: OperationEnv): Promise<DeleteOutcome>;
+  /**
+   * Optional: gives the resource a new title and/or parent (`to.container`: an id, or null
+   * for the top level; undefined keeps the parent). Never replaces an existing resource of
+   * that name unless `to.overwrite`: without it, a taken name is a 409 naming what is there.
+   * Renaming "Data/a.txt" to "b.txt" leaves "Data/b.txt"; its id may change.
+   */
+  moveResource?(ctx: TargetContext, id: string, to: MoveTo, env: OperationEnv): Promise<MoveOutcome>;
+  /** Optional: makes an empty folder `title` in `containerId` (null: the top level); 409 if the name is taken. */
+  createFolder?(ctx: TargetContext, containerId: string | null, title: string): Promise<ResourceNode>;
+  /**
+   * Optional: puts an item of Ferry's trash back where it was (`item.originalPath`), never
+   * over anything that is there now (409), and only into a folder that still exists.
+   */
+  restoreTrashed?(ctx: TargetContext, item: TrashedItem, trash: RestorableTrash): Promise<ResourceNode>;
+  /** Optional: why `name` cannot be a name on this target (its own reserved names), or null. */
+  checkName?(name: string): string | null;
+}
+
+/** What the core lends a file operation. */
+export interface OperationEnv {
+  /** where a target on this machine puts what it deletes or replaces */
+  trash: Trash;
+}
+
+export interface MoveTo {
+  title?: string;
+  container?: string | null;
+  overwrite: boolean;
+}
+
+export interface DeleteOutcome {
+  /** the resource as it was */
+  node: ResourceNode;
+  /** in Ferry's trash (restorable through it), the system's trash, or gone for good */
+  into: TrashReceipt | { kind: 'deleted' };
+}
+
+export interface MoveOutcome {
+  before: ResourceNode;
+  after: ResourceNode;
+  /** what `overwrite` replaced, and where it went */
+  replaced: { title: string; into: TrashReceipt | { kind: 'deleted' } } | null;
+}
+
+/**
+ * The trash port: the core cannot import Electron, so the desktop app hands in the system
+ * trash (electron/main/system-trash.ts) and everything else uses Ferry's own trash folder
+ * (operations/folder-trash.ts), which can also put things back.
+ */
+export interface Trash {
+  /** Moves the file or folder at `absolutePath` (on this machine) out of the way; never deletes it. */
+  put(absolutePath: string, origin: TrashOrigin): Promise<TrashReceipt>;
+}
+
+export interface RestorableTrash extends Trash {
+  list(): Promise<TrashedItem[]>;
+  find(id: string): Promise<TrashedItem>;
+  /** Moves the item to `absolutePath` (which must not exist) and forgets it. */
+  takeOut(id: string, absolutePath: string): Promise<void>;
+}
+
+export interface TrashOrigin {
+  target: string;
+  /** '/'-separated, relative to the target's top level */
+  path: string;
+  kind: 'file' | 'folder';
+}
+
+export type TrashReceipt = { kind: 'ferry_trash'; id: string } | { kind: 'system_trash' };
+
+export interface TrashedItem {
+  id: string;
+  origin: TrashOrigin;
+  /** when it went to the trash */
+  trashedAt: Date;
 }
 
 export interface TargetInfo {
@@ -59,6 +147,8 @@ export interface TargetInfo {
    * `remote`: the remote service's token, or the one kept in the keychain for it.
    */
   credential: 'access-key' | 'remote';
+  /** Extension: which file operations the target declares (see Target.deleteResource …); absent: none. */
+  supported_operations?: Record<FileOperation, boolean>;
   /**
    * Set when every id this target makes is base64url-alphabet text (A-Z a-z 0-9 - _), as
    * its own code builds them: the HTTP layer then writes ids into listings as they are,
@@ -188,4 +278,10 @@ export interface VerifyOutcome {
 
 export function fullActions(upload = true): Record<TargetAction, boolean> {
   return { resource_collection: true, resource_detail: true, resource_download: true, resource_upload: upload };
+}
+
+/** Every file operation on, or those named. */
+export function fileOperations(...only: FileOperation[]): Record<FileOperation, boolean> {
+  const on = (operation: FileOperation) => only.length === 0 || only.includes(operation);
+  return { delete: on('delete'), rename: on('rename'), move: on('move'), create_folder: on('create_folder') };
 }

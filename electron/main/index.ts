@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFerry } from '../host.js';
 import { registerIpc } from './ipc.js';
+import { systemTrash } from './system-trash.js';
 import { buildMenu } from './menu.js';
 import {
   buildWindowOptions,
@@ -67,6 +68,7 @@ async function start(): Promise<void> {
     rendererDir,
     host: '127.0.0.1',
     port: 0,
+    trash: systemTrash(shell),
   });
   if (running.keychainWarning) console.warn(`Tokens are kept for this run only: ${running.keychainWarning}`);
   const appOrigin = new URL(running.url).origin;

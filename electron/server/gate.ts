@@ -72,10 +72,10 @@ export function registerGate(app: FastifyInstance, options: GateOptions): void {
         reply.header('vary', 'Origin');
         reply.header('access-control-expose-headers', 'Location, Content-Disposition, Retry-After');
         if (request.method === 'OPTIONS') {
-          reply.header('access-control-allow-methods', 'GET, POST, PUT, DELETE');
+          reply.header('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE');
           reply.header(
             'access-control-allow-headers',
-            'Authorization, Content-Type, service-source-token, service-destination-token, duplicate-file-action',
+            'Authorization, Content-Type, service-source-token, service-destination-token, duplicate-file-action, ferry-confirm',
           );
           reply.header('access-control-max-age', '600');
           reply.code(204).send();

@@ -32,6 +32,17 @@ export const componentSchemas = [
       },
       supported_hash_algorithms: { type: 'array', items: { type: 'string' } },
       detail: { type: 'string', description: '{base}/api_v1/target/<name>/' },
+      supported_operations: {
+        type: 'object',
+        description: 'extension: the file operations the target offers (docs/api.md "File operations")',
+        required: ['delete', 'rename', 'move', 'create_folder'],
+        properties: {
+          delete: { type: 'boolean' },
+          rename: { type: 'boolean' },
+          move: { type: 'boolean' },
+          create_folder: { type: 'boolean' },
+        },
+      },
     },
   },
   {
@@ -177,6 +188,7 @@ export function errorResponses(...statuses: number[]): Record<number, { $ref: st
     409: 'conflict (e.g. the job already finished)',
     413: 'over a size limit',
     415: 'wrong content type',
+    428: 'a confirmation header is missing (ferry-confirm)',
     429: 'rate limited by the remote (Retry-After when known)',
     502: 'the remote failed',
     503: 'the remote is unavailable (Retry-After when known)',

@@ -14,6 +14,7 @@ import { registerAppRoutes } from './routes/app.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerOpenApiGenerator, registerOpenApiRoute } from './routes/openapi.js';
 import { registerRcloneRemoteRoutes } from './routes/rclone-remotes.js';
+import { registerOperationRoutes } from './routes/operations.js';
 import { registerResourceRoutes } from './routes/resources.js';
 import { registerTargetRoutes } from './routes/targets.js';
 import { registerUploadRoutes } from './routes/uploads.js';
@@ -118,6 +119,7 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
 
   registerTargetRoutes(app, context);
   registerResourceRoutes(app, context);
+  registerOperationRoutes(app, context);
   registerUploadRoutes(app, context);
   registerVerifyRoutes(app, context);
   registerJobRoutes(app, context);

@@ -48,6 +48,7 @@ describe('GET /api_v1/targets/', () => {
           supported_actions: { resource_collection: true, resource_detail: true, resource_download: true, resource_upload: true },
           supported_hash_algorithms: ['md5', 'sha256'],
           detail: `${base}/api_v1/target/local/`,
+          supported_operations: { delete: true, rename: true, move: true, create_folder: true },
         },
         {
           name: 'shelf',
@@ -55,9 +56,11 @@ describe('GET /api_v1/targets/', () => {
           supported_actions: { resource_collection: true, resource_detail: true, resource_download: false, resource_upload: false },
           supported_hash_algorithms: ['sha1'],
           detail: `${base}/api_v1/target/shelf/`,
+          supported_operations: { delete: false, rename: false, move: false, create_folder: false },
         },
       ]);
-      for (const target of targets) expect(Object.keys(target).sort()).toEqual(['detail', 'name', 'readable_name', 'supported_actions', 'supported_hash_algorithms']);
+      // the contract's five fields, plus the additive supported_operations (docs/api.md "File operations")
+      for (const target of targets) expect(Object.keys(target).sort()).toEqual(['detail', 'name', 'readable_name', 'supported_actions', 'supported_hash_algorithms', 'supported_operations']);
     }
   });
 
@@ -124,10 +127,18 @@ describe('GET /api_v1/openapi.json', () => {
         'POST /api_v1/targets/{target}/resources/{resource}/verify/',
         'POST /api_v1/targets/{target}/selections/',
         'GET /api_v1/targets/{target}/selections/{selection}/zip/',
+        // file operations (docs/api.md "File operations")
+        'DELETE /api_v1/targets/{target}/resources/{resource}/',
+        'PATCH /api_v1/targets/{target}/resources/{resource}/',
+        'POST /api_v1/targets/{target}/resources/{resource}/folders/',
+        'POST /api_v1/targets/{target}/folders/',
+        'GET /api_v1/trash/',
+        'POST /api_v1/trash/{id}/restore/',
         'GET /api_v1/jobs/',
         'GET /api_v1/jobs/events/',
         'GET /api_v1/jobs/{ticket}/',
         'DELETE /api_v1/jobs/{ticket}/',
+        'POST /api_v1/jobs/{ticket}/retry/',
         'GET /api_v1/openapi.json',
         'GET /app/session',
         'PUT /app/tokens/{target}',

@@ -25,6 +25,7 @@ export async function registerOpenApiGenerator(app: FastifyInstance, version: st
         { name: 'resources' },
         { name: 'uploads' },
         { name: 'jobs' },
+        { name: 'operations', description: 'extension: delete, rename/move, new folder, Ferry\'s trash (docs/api.md "File operations")' },
         { name: 'app', description: 'for the desktop UI; access key only' },
       ],
     },

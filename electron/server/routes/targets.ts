@@ -1,6 +1,7 @@
 // 4.1 and the single-target views: what each target is and can do.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TargetDescription } from '../../../shared/api.js';
+import { supportedOperations } from '../../core/operations/supported.js';
 import type { Target } from '../../core/target.js';
 import type { ServerContext } from '../context.js';
 import { errorResponses, ref, targetParam } from '../schemas.js';
@@ -14,6 +15,7 @@ export function describeTarget(target: Target, base: string): TargetDescription 
     supported_actions: { ...supported_actions },
     supported_hash_algorithms: [...supported_hash_algorithms],
     detail: targetUrl(base, name),
+    supported_operations: supportedOperations(target),
   };
 }
 

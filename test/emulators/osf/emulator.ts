@@ -544,14 +544,70 @@ class WaterbutlerServer {
       if (target.parentId === null && !url.searchParams.has('confirm_delete')) {
         throw new HttpAnswer(400, { code: 400, message: 'confirm_delete=1 is required for deleting root provider folder' });
       }
-      const remove = (file: EmuFileNode) => {
-        for (const child of this.state.children(file.id)) remove(child);
-        if (file.parentId !== null) this.state.files.delete(file.id);
-      };
-      remove(target);
+      this.state.removeTree(target);
       return send(204, undefined);
     }
+    if (method === 'POST') return this.moveOrRename(req, node, target, send);
     throw new HttpAnswer(405, { code: 405, message: 'Method not allowed' });
+  }
+
+  /**
+   * `POST <entity>` with a JSON body: WaterButler's move, copy and rename
+   * (waterbutler/server/api/v1/provider/movecopy.py `move_or_copy`). Content-Length is
+   * required (411); `action` must be copy, move or rename (400); a rename needs `rename`
+   * and stays in its folder; a move needs `path`, a folder path with a trailing slash, in
+   * `resource` (default: the source's node). `conflict` (default "replace",
+   * waterbutler/constants.py) is applied as core/provider.py `handle_name_conflict`: "warn"
+   * answers 409 when the name is taken, "replace" deletes what is there. The answer is the
+   * entity at its new place: 201 when the name was free, 200 when something was replaced.
+   * Only move and rename are emulated, for osfstorage (ids stay as they are).
+   */
+  private async moveOrRename(req: IncomingMessage, node: EmuNode, source: EmuFileNode, send: (s: number, b: unknown, h?: Record<string, string>) => void) {
+    if (req.headers['content-length'] === undefined) throw new HttpAnswer(411, { code: 411, message: 'Content-Length is required' });
+    let body: { action?: string; rename?: string; path?: string; resource?: string; provider?: string; conflict?: string };
+    try {
+      body = JSON.parse((await readBody(req)).toString('utf8'));
+    } catch {
+      throw new HttpAnswer(400, { code: 400, message: 'Invalid json body' });
+    }
+    const action = body.action ?? 'null';
+    if (!['copy', 'move', 'rename'].includes(action)) throw new HttpAnswer(400, { code: 400, message: `Auth action must be "copy", "move", or "rename", not "${action}"` });
+    if (action === 'copy') throw new HttpAnswer(501, { code: 501, message: 'copy is not emulated' });
+    if (source.parentId === null) throw new HttpAnswer(400, { code: 400, message: 'Cannot move or rename a provider root' });
+    let destination: EmuFileNode;
+    if (action === 'rename') {
+      if (!body.rename) throw new HttpAnswer(400, { code: 400, message: '"rename" field is required for renaming' });
+      destination = this.state.files.get(source.parentId)!;
+    } else {
+      if (body.path === undefined) throw new HttpAnswer(400, { code: 400, message: '"path" field is required for moves or copies' });
+      if (!body.path.endsWith('/')) throw new HttpAnswer(400, { code: 400, message: '"path" field requires a trailing slash to indicate it is a folder' });
+      const destNode = this.state.nodes.get(body.resource ?? node.id);
+      if (!destNode || destNode.deleted) throw new HttpAnswer(404, { code: 404, message: 'Resource not found' });
+      const provider = body.provider ?? source.provider;
+      if (destNode.id !== node.id) this.authorize(req, destNode, 'write');
+      const rootId = destNode.providers.get(provider);
+      if (!rootId) throw new HttpAnswer(404, { code: 404, message: `Provider ${provider} is not configured` });
+      const folderId = body.path === '/' ? rootId : body.path.replace(/^\//, '').replace(/\/$/, '');
+      const folder = this.state.files.get(folderId);
+      if (!folder || folder.kind !== 'folder' || folder.nodeId !== destNode.id || folder.provider !== provider) {
+        throw new HttpAnswer(404, { code: 404, message: `Could not retrieve file or directory ${body.path}` });
+      }
+      // not seen answered by WaterButler (Ferry never asks): keeps the emulator's tree a tree
+      for (let up: EmuFileNode | undefined = folder; up; up = up.parentId ? this.state.files.get(up.parentId) : undefined) {
+        if (up.id === source.id) throw new HttpAnswer(400, { code: 400, message: 'Cannot move a folder into itself' });
+      }
+      destination = folder;
+    }
+    const name = body.rename || source.name;
+    const conflict = body.conflict ?? 'replace';
+    const existing = this.state.children(destination.id).find((child) => child.name === name && child.kind === source.kind && child.id !== source.id);
+    if (existing && conflict === 'warn') {
+      throw new HttpAnswer(409, { message: `Cannot complete action: file or folder "${name}" already exists in this location`, data: serializeWaterbutler(this.state, existing, this.urls) });
+    }
+    if (existing && conflict !== 'replace') throw new HttpAnswer(501, { code: 501, message: `conflict=${conflict} is not emulated` });
+    if (existing) this.state.removeTree(existing);
+    this.state.moveTree(source, destination, name);
+    return send(existing ? 200 : 201, { data: serializeWaterbutler(this.state, source, this.urls) });
   }
 
   private authorize(req: IncomingMessage, node: EmuNode, need: 'read' | 'write'): string | null {

@@ -262,6 +262,24 @@ export class OsfState {
     return file;
   }
 
+  /** Removes a file, or a folder with everything below it (a provider's root itself stays). */
+  removeTree(file: EmuFileNode): void {
+    for (const child of this.children(file.id)) this.removeTree(child);
+    if (file.parentId !== null) this.files.delete(file.id);
+  }
+
+  /** Puts a file or folder (and everything below it) into `folder` as `name`, keeping its ids. */
+  moveTree(file: EmuFileNode, folder: EmuFileNode, name: string): void {
+    file.parentId = folder.id;
+    file.name = name;
+    const relocate = (node: EmuFileNode) => {
+      node.nodeId = folder.nodeId;
+      node.provider = folder.provider;
+      for (const child of this.children(node.id)) relocate(child);
+    };
+    relocate(file);
+  }
+
   addVersion(file: EmuFileNode, bytes: Buffer): EmuVersion {
     const { date, micros } = this.tick();
     const version: EmuVersion = {

@@ -57,6 +57,7 @@ describe('LocalTarget reading', () => {
       supported_hash_algorithms: ['md5', 'sha256'],
       credential: 'access-key',
       plainIds: true,
+      supported_operations: { delete: true, rename: true, move: true, create_folder: true },
     });
   });
 

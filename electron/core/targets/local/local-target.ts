@@ -6,12 +6,18 @@ import { lstatSync } from 'node:fs';
 import { lstat, mkdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { notFound } from '../../errors.js';
+import { badRequest, conflict, notFound } from '../../errors.js';
 import { hashStream } from '../../hashing.js';
 import { formatNanoseconds } from '../../time.js';
 import type {
+  DeleteOutcome,
   Entry,
   ListScope,
+  MoveOutcome,
+  MoveTo,
+  OperationEnv,
+  RestorableTrash,
+  TrashedItem,
   ReadResult,
   ResourceInfo,
   ResourceNode,
@@ -21,7 +27,8 @@ import type {
   WriteOptions,
   WriteOutcome,
 } from '../../target.js';
-import { fullActions } from '../../target.js';
+import { fileOperations, fullActions } from '../../target.js';
+import { DestinationTaken, renameNoReplace } from '../../operations/no-replace.js';
 import { toFerryError } from './fs-errors.js';
 import { HashCache, type FileVersion } from './hash-cache.js';
 import { readRememberedDigests, writeRememberedDigests } from './remembered-digests-file.js';
@@ -112,6 +119,7 @@ export class LocalTarget implements Target {
     supported_hash_algorithms: [...LOCAL_HASH_ALGORITHMS],
     credential: 'access-key',
     plainIds: true,
+    supported_operations: fileOperations(),
   };
   /** write() honours StagedWriteOptions.beforeCommit: everything in temporaries until it passes */
   readonly [STAGED_WRITES] = true;
@@ -230,6 +238,112 @@ export class LocalTarget implements Target {
       algorithms: LOCAL_HASH_ALGORITHMS,
       idOf: encodeLocalId,
     });
+  }
+
+  /** Into the trash the core lends (never unlinked): the node and everything below it. */
+  async deleteResource(_ctx: TargetContext, id: string, env: OperationEnv): Promise<DeleteOutcome> {
+    const resolved = await this.resolve(id);
+    const node = toResourceNode(resolved.relativePath, resolved.isFolder);
+    try {
+      const into = await env.trash.put(resolved.absolutePath, { target: this.info.name, path: resolved.relativePath, kind: resolved.isFolder ? 'folder' : 'file' });
+      return { node, into };
+    } catch (error) {
+      throw toFerryError(error, resolved.relativePath);
+    }
+  }
+
+  /**
+   * A rename on disk that never replaces (operations/no-replace.ts); with `overwrite`, what
+   * is in the way goes to the trash first, so even a replace loses nothing.
+   */
+  async moveResource(_ctx: TargetContext, id: string, to: MoveTo, env: OperationEnv): Promise<MoveOutcome> {
+    const source = await this.resolve(id);
+    const before = toResourceNode(source.relativePath, source.isFolder);
+    const slash = source.relativePath.lastIndexOf('/');
+    let parent = slash < 0 ? '' : source.relativePath.slice(0, slash);
+    if (to.container === null) parent = '';
+    else if (to.container !== undefined) {
+      const folder = await this.resolve(to.container);
+      if (!folder.isFolder) throw badRequest(`'${folder.relativePath}' is a file; move things into a folder.`);
+      parent = folder.relativePath;
+    }
+    const destination = parent === '' ? (to.title ?? before.title) : `${parent}/${to.title ?? before.title}`;
+    if (destination === source.relativePath) return { before, after: before, replaced: null };
+    if (source.isFolder && destination.startsWith(`${source.relativePath}/`)) {
+      throw badRequest(`'${source.relativePath}' cannot be moved into itself ('${parent}').`);
+    }
+    if (source.relativePath.startsWith(`${destination}/`)) {
+      throw conflict(`'${destination}' holds '${source.relativePath}', so it cannot be replaced by it; choose another name.`);
+    }
+    const root = (await this.realRoot())!;
+    const destinationPath = joinInside(root, destination);
+    let replaced: MoveOutcome['replaced'] = null;
+    try {
+      try {
+        await renameNoReplace(source.absolutePath, destinationPath);
+      } catch (error) {
+        if (!(error instanceof DestinationTaken)) throw error;
+        if (!to.overwrite) {
+          throw conflict(`'${destination}' already exists in the local workspace; choose another name, or send "overwrite": true to replace it (it goes to the trash).`);
+        }
+        const existing = await this.resolve(encodeLocalId(destination)).catch(() => {
+          throw conflict(`'${destination}' is in the way and is not a plain file or folder (a link?); Ferry does not replace it. Move it away first.`);
+        });
+        const into = await env.trash.put(existing.absolutePath, { target: this.info.name, path: destination, kind: existing.isFolder ? 'folder' : 'file' });
+        replaced = { title: to.title ?? before.title, into };
+        await renameNoReplace(source.absolutePath, destinationPath);
+      }
+    } catch (error) {
+      if (error instanceof DestinationTaken) throw conflict(`'${destination}' appeared in the local workspace while Ferry was moving; nothing was replaced.`);
+      throw toFerryError(error, source.relativePath);
+    }
+    return { before, after: toResourceNode(destination, source.isFolder), replaced };
+  }
+
+  async createFolder(_ctx: TargetContext, containerId: string | null, title: string): Promise<ResourceNode> {
+    let parent = '';
+    if (containerId !== null) {
+      const folder = await this.resolve(containerId);
+      if (!folder.isFolder) throw badRequest(`'${folder.relativePath}' is a file; a new folder goes into a folder.`);
+      parent = folder.relativePath;
+    } else if ((await this.realRoot()) === null) {
+      await mkdir(this.root, { recursive: true });
+    }
+    const relativePath = parent === '' ? title : `${parent}/${title}`;
+    try {
+      await mkdir(joinInside((await this.realRoot())!, relativePath));
+    } catch (error) {
+      if (isCode(error, 'EEXIST')) throw conflict(`'${relativePath}' already exists in the local workspace; choose another name.`);
+      throw toFerryError(error, relativePath);
+    }
+    return toResourceNode(relativePath, true);
+  }
+
+  /** Back to where it was, into a folder that still exists (checked as any id is), never over anything. */
+  async restoreTrashed(_ctx: TargetContext, item: TrashedItem, trash: RestorableTrash): Promise<ResourceNode> {
+    const relativePath = decodeLocalId(encodeLocalId(item.origin.path));
+    const slash = relativePath.lastIndexOf('/');
+    let root = await this.realRoot();
+    if (slash >= 0) {
+      const parent = relativePath.slice(0, slash);
+      const folder = await this.resolve(encodeLocalId(parent)).catch(() => null);
+      if (!folder?.isFolder) throw conflict(`The folder '${parent}' that held '${relativePath}' is gone; restore or make it first, then restore this.`);
+    } else if (root === null) {
+      await mkdir(this.root, { recursive: true });
+      root = await this.realRoot();
+    }
+    try {
+      await trash.takeOut(item.id, joinInside(root!, relativePath));
+    } catch (error) {
+      if (error instanceof DestinationTaken) throw conflict(`'${relativePath}' exists again in the local workspace; rename or move it, then restore.`);
+      throw toFerryError(error, relativePath);
+    }
+    return toResourceNode(relativePath, item.origin.kind === 'folder');
+  }
+
+  checkName(name: string): string | null {
+    if (process.platform === 'win32' && /[<>:"|?*]/.test(name)) return 'Windows does not allow < > : " | ? * in names';
+    return null;
   }
 
   /**

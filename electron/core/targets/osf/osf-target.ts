@@ -1,7 +1,11 @@
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { badRequest, notFound, throwIfAborted } from '../../errors.js';
 import {
+  fileOperations,
   fullActions,
+  type DeleteOutcome,
+  type MoveOutcome,
+  type MoveTo,
   type Entry,
   type ListScope,
   type ReadResult,
@@ -27,6 +31,7 @@ import {
   storageInfo,
   storageToResource,
 } from './mapping.js';
+import { OsfOperations } from './operations.js';
 import { OsfWriter } from './writer.js';
 
 /**
@@ -42,12 +47,28 @@ export class OsfTarget implements Target {
     supported_actions: fullActions(true),
     supported_hash_algorithms: ['md5', 'sha256'],
     credential: 'remote',
+    supported_operations: fileOperations(),
   };
 
   readonly client: OsfClient;
+  private readonly operations: OsfOperations;
 
   constructor(options: OsfClientOptions) {
     this.client = new OsfClient(options);
+    this.operations = new OsfOperations(this);
+  }
+
+  /** Files and folders in OSF Storage only (operations.ts says why). */
+  deleteResource(ctx: TargetContext, id: string): Promise<DeleteOutcome> {
+    return this.operations.delete(ctx, id);
+  }
+
+  moveResource(ctx: TargetContext, id: string, to: MoveTo): Promise<MoveOutcome> {
+    return this.operations.move(ctx, id, to);
+  }
+
+  createFolder(ctx: TargetContext, containerId: string | null, title: string): Promise<ResourceNode> {
+    return this.operations.createFolder(ctx, containerId, title);
   }
 
   async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
@@ -129,11 +150,11 @@ export class OsfTarget implements Target {
       await this.provider(ctx, ref.node, ref.provider);
       return storageInfo(ref.node, ref.provider);
     }
-    return fileInfo(await this.file(ctx, ref.fileId, ref.node, ref.provider), ref.node, ref.provider);
+    return fileInfo(await this.fileRecord(ctx, ref.fileId, ref.node, ref.provider), ref.node, ref.provider);
   }
 
   /** A file record, checked to belong to the node and provider its Ferry id names. */
-  private async file(ctx: TargetContext, fileId: string, guid: string, provider: string): Promise<JsonApiResource> {
+  async fileRecord(ctx: TargetContext, fileId: string, guid: string, provider: string): Promise<JsonApiResource> {
     const file = await this.client.get(`files/${fileId}/`, ctx.token, ctx.signal);
     const owner = file.relationships?.target?.data?.id ?? file.relationships?.node?.data?.id;
     if ((owner && owner !== guid) || file.attributes.provider !== provider) throw notFound(`No OSF file or folder has the id '${fileId}' in '${guid}'.`);
@@ -154,7 +175,7 @@ export class OsfTarget implements Target {
       const title = safeSegment(ref.provider);
       return { title, root, entries: this.folderEntries(ctx, provider.filesHref, title, true) };
     }
-    const file = await this.file(ctx, ref.fileId, ref.node, ref.provider);
+    const file = await this.fileRecord(ctx, ref.fileId, ref.node, ref.provider);
     const root = fileInfo(file, ref.node, ref.provider);
     const title = safeSegment(root.title);
     if (file.attributes.kind === 'folder') {

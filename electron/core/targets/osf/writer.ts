@@ -318,6 +318,6 @@ function fromWaterbutler(item: WaterbutlerEntity): Existing {
 }
 
 /** RFC 3986 percent-encoding: a '+' must not become a space (osf.md §5.6). */
-function strictEncode(name: string): string {
+export function strictEncode(name: string): string {
   return encodeURIComponent(name).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

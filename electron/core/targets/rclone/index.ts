@@ -113,6 +113,7 @@ async function discoverTargets(client: RcClient, where: string): Promise<Target[
         type: dump[remote]?.type ?? info.Name,
         hashes: (info.Hashes ?? []).map((hash) => hash.toLowerCase()),
         slowHash: info.Features.SlowHash === true,
+        emptyFolders: info.Features.CanHaveEmptyDirectories === true,
         root: info.Root || null,
         engine: where,
       }),

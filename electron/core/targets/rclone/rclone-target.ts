@@ -1,7 +1,7 @@
 import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { badRequest, CancelledError, FerryError, notFound, throwIfAborted } from '../../errors.js';
+import { badRequest, CancelledError, conflict, FerryError, notFound, throwIfAborted } from '../../errors.js';
 import type { FileError } from '../../../../shared/api.js';
-import { fullActions, type CopyFromOptions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type TargetInfo, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { fileOperations, fullActions, type CopyFromOptions, type DeleteOutcome, type MoveOutcome, type MoveTo, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type TargetInfo, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { formatDate } from '../../time.js';
 import { rcFailure, type RcClient, type RcItem } from './rc-client.js';
 import { serverSideCopy } from './server-copy.js';
@@ -35,6 +35,11 @@ export interface RemoteDescription {
   hashes: string[];
   /** hashing takes reading the whole object (local, sftp): not asked for in bulk listings */
   slowHash: boolean;
+  /**
+   * rclone's `CanHaveEmptyDirectories` feature: false for bucket stores (S3, B2 ...), where a
+   * folder exists only while something is in it, so a new empty folder could not be made.
+   */
+  emptyFolders?: boolean;
   /** the remote's root as rclone states it in its messages (may be a path of this machine) */
   root: string | null;
   /** who runs rclone: "this computer" or the remote engine's host */
@@ -67,6 +72,7 @@ export class RcloneTarget implements Target {
       supported_hash_algorithms: [...this.hashes],
       credential: 'access-key',
       plainIds: true,
+      supported_operations: { ...fileOperations(), create_folder: remote.emptyFolders === true },
     };
   }
 
@@ -149,6 +155,67 @@ export class RcloneTarget implements Target {
       await writer.take(entry);
     }
     return writer.outcome();
+  }
+
+  /** `operations/deletefile` for a file, `operations/purge` for a folder and everything below it (rclone.org/rc/). */
+  async deleteResource(ctx: TargetContext, id: string): Promise<DeleteOutcome> {
+    const remotePath = pathOf(id);
+    const item = await this.stat(remotePath, ctx, []);
+    if (!item) throw notFound(`Nothing is at '${remotePath}' on the rclone remote '${this.remote.remote}' any more; refresh the listing.`);
+    if (item.IsDir) await this.rc('operations/purge', { fs: this.fs, remote: remotePath }, `delete the folder '${remotePath}'`, ctx.signal);
+    else await this.rc('operations/deletefile', { fs: this.fs, remote: remotePath }, `delete '${remotePath}'`, ctx.signal);
+    return { node: this.node(item), into: { kind: 'deleted' } };
+  }
+
+  /**
+   * A file: `operations/movefile` (server-side where the backend can). A folder:
+   * `sync/move` of the folder to its new path with `createEmptySrcDirs` and
+   * `deleteEmptySrcDirs`, which rclone does as one server-side DirMove where the backend has
+   * it. Neither refuses a taken name (movefile replaces, sync/move merges), so the
+   * destination is looked up first: a taken name is a 409, and a folder is never merged into
+   * or replaced, even with `overwrite`. The gap between the look and the move is said here.
+   */
+  async moveResource(ctx: TargetContext, id: string, to: MoveTo): Promise<MoveOutcome> {
+    const source = pathOf(id);
+    const item = await this.stat(source, ctx, []);
+    if (!item) throw notFound(`Nothing is at '${source}' on the rclone remote '${this.remote.remote}' any more; refresh the listing.`);
+    const before = this.node(item);
+    let parent = source.includes('/') ? source.slice(0, source.lastIndexOf('/')) : '';
+    if (to.container === null) parent = '';
+    else if (to.container !== undefined) {
+      parent = pathOf(to.container);
+      await this.requireFolder(parent, ctx);
+    }
+    const destination = joinPath(parent, to.title ?? item.Name);
+    if (destination === source) return { before, after: before, replaced: null };
+    if (item.IsDir && destination.startsWith(`${source}/`)) throw badRequest(`'${source}' cannot be moved into itself.`);
+    const existing = await this.stat(destination, ctx, []);
+    if (existing && (!to.overwrite || existing.IsDir || item.IsDir)) {
+      const why = to.overwrite ? ' rclone would merge folders rather than replace them; delete or rename it first.' : ' Choose another name, or send "overwrite": true to replace a file.';
+      throw conflict(`'${destination}' already exists on the rclone remote '${this.remote.remote}'.${why}`);
+    }
+    if (item.IsDir) {
+      await this.rc('sync/move', { srcFs: `${this.fs}${source}`, dstFs: `${this.fs}${destination}`, createEmptySrcDirs: true, deleteEmptySrcDirs: true }, `move the folder '${source}'`, ctx.signal);
+    } else {
+      await this.rc('operations/movefile', { srcFs: this.fs, srcRemote: source, dstFs: this.fs, dstRemote: destination }, `move '${source}'`, ctx.signal);
+    }
+    const after = this.node({ ...item, Path: destination, Name: destination.slice(destination.lastIndexOf('/') + 1) });
+    return { before, after, replaced: existing ? { title: existing.Name, into: { kind: 'deleted' } } : null };
+  }
+
+  /** `operations/mkdir`, which succeeds on an existing folder: the name is looked up first. */
+  async createFolder(ctx: TargetContext, containerId: string | null, title: string): Promise<ResourceNode> {
+    const parent = containerId === null ? '' : pathOf(containerId);
+    if (parent !== '') await this.requireFolder(parent, ctx);
+    const folder = joinPath(parent, title);
+    if (await this.stat(folder, ctx, [])) throw conflict(`'${folder}' already exists on the rclone remote '${this.remote.remote}'; choose another name.`);
+    await this.mkdir(folder, ctx.signal);
+    return this.node({ Path: folder, Name: title, Size: -1, ModTime: '', IsDir: true });
+  }
+
+  /** Ferry's temporary upload names are hidden from listings: a file given one would vanish. */
+  checkName(name: string): string | null {
+    return name.startsWith(TEMP_PREFIX) ? `names starting '${TEMP_PREFIX}' are Ferry's temporary upload names, which listings hide` : null;
   }
 
   /**

@@ -6,7 +6,11 @@ import { CancelledError, FerryError, badRequest, conflict, notFound, throwIfAbor
 import { hashStream } from '../../hashing.js';
 import { formatDate } from '../../time.js';
 import {
+  fileOperations,
   fullActions,
+  type DeleteOutcome,
+  type MoveOutcome,
+  type MoveTo,
   type Entry,
   type ListScope,
   type ReadResult,
@@ -116,6 +120,7 @@ export class WebdavTarget implements Target {
     supported_actions: fullActions(true),
     supported_hash_algorithms: ['md5', 'sha1'],
     credential: 'remote',
+    supported_operations: fileOperations(),
   };
 
   private readonly httpClients = new Map<string, RemoteClient>();
@@ -519,6 +524,86 @@ export class WebdavTarget implements Target {
     }
     session.setMtime = 'refused';
     return false;
+  }
+
+  /**
+   * DELETE (RFC 4918 §9.6: on a collection, the collection and everything below it, as if
+   * Depth: infinity). The server deletes for good; some (Nextcloud) keep their own trash bin.
+   */
+  async deleteResource(ctx: TargetContext, id: string): Promise<DeleteOutcome> {
+    const dav = this.connect(ctx);
+    const stat = await this.stat(ctx, dav, parseWebdavId(id));
+    await this.call(ctx, stat.filename, (signal) => dav.client.deleteFile(stat.filename, { signal }));
+    return { node: nodeOf(stat), into: { kind: 'deleted' } };
+  }
+
+  /**
+   * MOVE with `Overwrite: F` (RFC 4918 §9.9, §10.6): a taken destination is answered 412
+   * and nothing moves. With `overwrite`, `Overwrite: T`: the server deletes what is there
+   * first (§9.9.3), so the answer says it was deleted.
+   */
+  async moveResource(ctx: TargetContext, id: string, to: MoveTo): Promise<MoveOutcome> {
+    const dav = this.connect(ctx);
+    const source = await this.stat(ctx, dav, parseWebdavId(id));
+    const before = nodeOf(source);
+    let parent = path.posix.dirname(source.filename);
+    if (to.container === null) parent = '/';
+    else if (to.container !== undefined) {
+      const folder = await this.stat(ctx, dav, parseWebdavId(to.container));
+      if (folder.type !== 'directory') throw badRequest(`'${folder.basename}' is a file; move things into a folder.`);
+      parent = folder.filename;
+    }
+    const destination = path.posix.join(parent, to.title ?? source.basename);
+    if (destination === source.filename) return { before, after: before, replaced: null };
+    if (source.type === 'directory' && destination.startsWith(`${source.filename}/`)) throw badRequest(`'${source.filename}' cannot be moved into itself.`);
+    if (source.filename.startsWith(`${destination}/`)) {
+      throw conflict(`'${destination}' holds '${source.filename}', so it cannot be replaced by it; choose another name.`);
+    }
+    const existing = await this.statOrNull(ctx, dav, destination);
+    if (existing && !to.overwrite) {
+      throw conflict(`'${destination}' already exists on the WebDAV server; choose another name, or send "overwrite": true to replace it.`);
+    }
+    try {
+      await this.call(ctx, source.filename, (signal) => dav.client.moveFile(source.filename, destination, { overwrite: to.overwrite, signal }));
+    } catch (error) {
+      // 412: the name was taken between the check and the MOVE (Overwrite: F held)
+      if ((error as FerryError).status === 409 && /HTTP 412/.test((error as FerryError).message)) {
+        throw conflict(`'${destination}' appeared on the WebDAV server meanwhile; nothing was replaced.`);
+      }
+      throw error;
+    }
+    const after = nodeOf({ ...source, filename: destination, basename: path.posix.basename(destination) });
+    return { before, after, replaced: existing ? { title: existing.basename, into: { kind: 'deleted' } } : null };
+  }
+
+  /**
+   * MKCOL (RFC 4918 §9.3), after a PROPFIND of the name: the RFC answers 405 when the name
+   * is taken, but rclone serve webdav answers 201 for a folder that exists (its file
+   * system's Mkdir succeeds), so the look comes first and the 405 stays as the backstop.
+   */
+  async createFolder(ctx: TargetContext, containerId: string | null, title: string): Promise<ResourceNode> {
+    const dav = this.connect(ctx);
+    let parent = '/';
+    if (containerId !== null) {
+      const folder = await this.stat(ctx, dav, parseWebdavId(containerId));
+      if (folder.type !== 'directory') throw badRequest(`'${folder.basename}' is a file; a new folder goes into a folder.`);
+      parent = folder.filename;
+    }
+    const folder = path.posix.join(parent, title);
+    const taken = () => conflict(`'${folder}' already exists on the WebDAV server; choose another name.`);
+    if (await this.statOrNull(ctx, dav, folder)) throw taken();
+    try {
+      await this.call(ctx, folder, (signal) => dav.client.createDirectory(folder, { signal }));
+    } catch (error) {
+      if (error instanceof FerryError && /HTTP 405/.test(error.message)) throw taken();
+      throw error;
+    }
+    return nodeOf({ filename: folder, basename: title, type: 'directory', size: 0, lastmod: '', etag: null });
+  }
+
+  /** Ferry's temporary upload names are hidden from every listing: a file given one would vanish. */
+  checkName(name: string): string | null {
+    return isFerryTempName(name) ? "it has the form of Ferry's temporary upload names, which listings hide" : null;
   }
 
   /** One request (a webdav-client call), cut off after the timeout; errors as FerryErrors. */
