@@ -2,13 +2,17 @@ import { badRequest, conflict, FerryError } from '../../errors.js';
 import type { SecretStore } from '../../keychain/port.js';
 import type { TargetRegistry } from '../../registry.js';
 import { RcError, scrubPaths, type RcClient } from './rc-client.js';
-import { RcloneTarget, type RemoteDescription } from './rclone-target.js';
+import { RcloneTarget } from './rclone-target.js';
 
 // rclone remotes the user adds in Ferry (a type and its options), with no rclone config file:
-// each one is kept whole in the keychain (its options hold passwords and keys), and reaches
-// rclone only as a connection string, `:sftp,host=…,user=…,pass=<obscured>:` (rclone.org/docs/
-// #connection-strings), in each request's `fs`. Nothing of it is written to disk by Ferry or by
-// rclone, and no Ferry message shows that string (rclone's texts are scrubbed of it).
+// each one is kept whole in the keychain (its options hold passwords and keys), and lives in
+// rclone only in the memory of an engine of its own, started with `--config ""` (rclone reads
+// and writes no config file then), where `config/create` makes it a named remote with its
+// passwords obscured. Nothing of it is written to disk by Ferry or by rclone.
+//
+// Not connection strings (`:webdav,url=…:`): rcd's object server takes the remote from the
+// URL path, which Go's router cleans, so a value holding `//` (every URL option) cannot be
+// read from (tested: 301 to `http:/host`).
 //
 // Keychain accounts: `rclone-remotes` (the names and types, JSON) and `rclone-remote:<name>`
 // ({type, options}, JSON). With a keychain that lasts this run only, so do the remotes.
@@ -33,7 +37,6 @@ interface Saved {
 
 interface ProviderOption {
   Name: string;
-  IsPassword?: boolean;
 }
 
 /** The remotes added in Ferry: listed, added or replaced, and removed; each is a target at once. */
@@ -77,34 +80,31 @@ export function rcloneAccounts(deps: AccountsDeps): RcloneAccounts & { restore()
     return options;
   }
 
-  /** The target for a saved remote: options checked against rclone's, passwords obscured, fsinfo asked. */
+  /** The target for a saved remote: options checked against rclone's, the remote made in the engine's memory, fsinfo asked. */
   async function targetOf(name: string, saved: Saved): Promise<RcloneTarget> {
     const client = await deps.client();
-    const known = new Map((await optionsOf(client, saved.type)).map((option) => [option.Name, option]));
-    const parts: string[] = [saved.type];
+    const known = new Set((await optionsOf(client, saved.type)).map((option) => option.Name));
     for (const [key, value] of Object.entries(saved.options)) {
-      const option = known.get(key);
-      if (!option) throw badRequest(`rclone's ${saved.type} remotes have no option '${key.slice(0, 40)}'.`);
+      if (!known.has(key)) throw badRequest(`rclone's ${saved.type} remotes have no option '${key.slice(0, 40)}'.`);
       if (/[\r\n\0]/.test(value)) throw badRequest(`The option '${key}' holds a line break; rclone options are one line.`);
-      const given = option.IsPassword ? (await client.call<{ obscured: string }>('core/obscure', { clear: value })).obscured : value;
-      parts.push(`${key}=${quoted(given)}`);
     }
-    const fs = `:${parts.join(',')}:`;
-    const description: Omit<RemoteDescription, 'hashes' | 'slowHash' | 'root'> = { remote: name, type: saved.type, engine: deps.where, fs };
     let info: { Hashes: string[] | null; Features: Record<string, boolean>; Root: string };
     try {
-      info = await client.call('operations/fsinfo', { fs });
+      // `obscure`: the password options are given plain and obscured by rclone, as its config holds them
+      await client.call('config/create', { name, type: saved.type, parameters: saved.options, opt: { obscure: true, nonInteractive: true } });
+      info = await client.call('operations/fsinfo', { fs: `${name}:` });
       // fsinfo alone connects to nothing on some backends (WebDAV): the top level is listed
       // once, so wrong settings are said now rather than at the first listing
-      await client.call('operations/list', { fs, remote: '' });
+      await client.call('operations/list', { fs: `${name}:`, remote: '' });
     } catch (error) {
+      await client.call('config/delete', { name }).catch(() => undefined);
       if (!(error instanceof RcError)) throw error;
-      // the connection string holds the password: never part of the sentence
-      const said = scrubPaths(error.rcloneMessage.split(fs.slice(0, -1)).join(`${name}`), []);
-      throw new FerryError(502, 'upstream_error', `rclone could not open the ${saved.type} remote '${name}' with these settings: ${said}`);
+      throw new FerryError(502, 'upstream_error', `rclone could not open the ${saved.type} remote '${name}' with these settings: ${scrubPaths(error.rcloneMessage, [])}`);
     }
     return new RcloneTarget(`rclone-${name}`, client, {
-      ...description,
+      remote: name,
+      type: saved.type,
+      engine: deps.where,
       hashes: (info.Hashes ?? []).map((hash) => hash.toLowerCase()),
       slowHash: info.Features.SlowHash === true,
       root: info.Root || null,
@@ -138,6 +138,7 @@ export function rcloneAccounts(deps: AccountsDeps): RcloneAccounts & { restore()
       await deps.secrets.set(INDEX_ACCOUNT, JSON.stringify(rows.filter((row) => row.name !== name)));
       await deps.secrets.delete(remoteAccount(name));
       deps.targets.unregister(`rclone-${name}`);
+      await (await deps.client()).call('config/delete', { name }).catch(() => undefined);
       return true;
     },
 
@@ -155,9 +156,3 @@ export function rcloneAccounts(deps: AccountsDeps): RcloneAccounts & { restore()
     },
   };
 }
-
-/** A connection-string value: quoted when it holds , : or a quote (a quote inside doubled). */
-function quoted(value: string): string {
-  return /[,:"']/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
-}
-

@@ -123,33 +123,37 @@ async function discoverTargets(client: RcClient, where: string): Promise<Target[
 }
 
 export interface RcloneService {
-  /** the remotes added in Ferry (keychain, connection strings) */
-  accounts: RcloneAccounts;
+  /** the remotes added in Ferry (keychain, an engine with its config in memory); null with a remote engine */
+  accounts: RcloneAccounts | null;
   stop(): Promise<void>;
 }
 
 /**
- * rclone for the core: the config's remotes registered as targets at once (the engine starts
- * when there is a config file or a remote engine), the remotes added in Ferry restored from
- * the keychain, and the engine otherwise started when the first one is added. A failure costs
- * the rclone remotes only, never Ferry's start: it is said once (no secret is in rclone's
- * start-up text).
+ * rclone for the core: the config's remotes registered as targets at once (that engine starts
+ * when there is a config file or a remote engine); the remotes added in Ferry restored from the
+ * keychain into a second local engine whose config lives in memory only (started when there is
+ * one). A failure costs the rclone remotes only, never Ferry's start: it is said once (no
+ * secret is in rclone's start-up text).
  */
-export async function startRcloneService(settings: RcloneSettings, targets: TargetRegistry, secrets: SecretStore): Promise<RcloneService> {
+export async function startRcloneService(settings: RcloneSettings, targets: TargetRegistry, secrets: SecretStore): Promise<RcloneService | null> {
+  const configured = settings.engine === 'remote' || settings.configPath ? await startRcloneEngine(settings).catch(said) : null;
+  if (configured) for (const target of await configured.targets().catch((error: unknown) => (said(error), []))) targets.register(target);
+  // the remotes added in Ferry: an engine of their own with its config in memory, started on first need
   let starting: Promise<RcloneEngine> | null = null;
-  const engine = () => (starting ??= startRcloneEngine(settings));
-  const where = settings.engine === 'local' ? 'this computer' : new URL(settings.endpoint.url).host;
-  const accounts = rcloneAccounts({ secrets, targets, where, client: async () => (await engine()).client });
-  try {
-    if (settings.engine === 'remote' || settings.configPath) for (const target of await (await engine()).targets()) targets.register(target);
-    await accounts.restore();
-  } catch (error) {
-    console.warn(`rclone remotes are not shown: ${(error as Error).message}`);
-  }
+  const memoryEngine = settings.engine === 'local' ? () => (starting ??= startRcloneEngine({ ...settings, configPath: '' })) : null;
+  const accounts = memoryEngine ? rcloneAccounts({ secrets, targets, where: 'this computer', client: async () => (await memoryEngine()).client }) : null;
+  await accounts?.restore().catch(said);
+  if (!configured && !accounts) return null;
   return {
     accounts,
     stop: async () => {
+      await configured?.stop();
       if (starting) await (await starting.catch(() => null))?.stop();
     },
   };
+}
+
+function said(error: unknown): null {
+  console.warn(`rclone remotes are not shown: ${(error as Error).message}`);
+  return null;
 }

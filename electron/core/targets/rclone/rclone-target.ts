@@ -44,12 +44,6 @@ export interface RemoteDescription {
   root: string | null;
   /** who runs rclone: "this computer" or the remote engine's host */
   engine: string;
-  /**
-   * what rclone's `fs` parameters start with: "<remote>:" (the default), or for a remote
-   * added in Ferry its connection string (accounts.ts), which holds its obscured password and
-   * is scrubbed from every message
-   */
-  fs?: string;
 }
 
 export class RcloneTarget implements Target {
@@ -63,7 +57,7 @@ export class RcloneTarget implements Target {
     private readonly client: RcClient,
     private readonly remote: RemoteDescription,
   ) {
-    this.fs = remote.fs ?? `${remote.remote}:`;
+    this.fs = `${remote.remote}:`;
     this.hashes = STANDARD_HASHES.filter((hash) => remote.hashes.includes(hash));
     this.info = {
       name,
@@ -256,10 +250,7 @@ export class RcloneTarget implements Target {
 
   /** for scrubPaths: the remote's name and its root as rclone prints it */
   get rootShown(): { name: string; root: string | null }[] {
-    return [
-      { name: this.remote.remote, root: this.fs },
-      { name: this.remote.remote, root: this.remote.root },
-    ];
+    return [{ name: this.remote.remote, root: this.remote.root }];
   }
 
   /** `wanted`, or `wanted-2` ... when that name is taken in `folder` (a new top-level resource). */
