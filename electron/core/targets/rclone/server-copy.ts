@@ -21,9 +21,13 @@ import type { RcloneTarget } from './rclone-target.js';
 //   (IgnoreExisting); `update` replaces what differs, by a common hash when there is one
 //   (CheckSum), else by size and modification time (rclone's default).
 
-/** how often the job is asked how it is doing: quickly at first (small copies end fast), then every half second */
+/**
+ * how often the job is asked how it is doing: quickly at first (small copies end fast), then
+ * every 100 ms; the interval is the delay between rclone finishing and Ferry noticing, and
+ * two loopback calls cost far less
+ */
 const FIRST_POLL_MS = 20;
-const LONGEST_POLL_MS = 500;
+const LONGEST_POLL_MS = 100;
 /** how long a stopped job may take to say it has finished */
 const STOP_WAIT_MS = 30_000;
 
