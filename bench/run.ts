@@ -44,7 +44,7 @@ const only = new Set<string>(args.only ?? GROUPS);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`--only ${group}: expected one of ${GROUPS.join(', ')}`);
 const wanted = (group: Group) => only.has(group);
 /** rows each group adds */
-const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 5, hashing: 1, listing: 2, api: 1, memory: 2 };
+const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 6, hashing: 1, listing: 2, api: 1, memory: 2 };
 
 const scale = Number(args.scale);
 const MiB = 1024 * 1024;
@@ -322,9 +322,9 @@ async function rcloneWebdavEnv(url: string, user: string, password: string): Pro
   return { ...process.env, RCLONE_CONFIG_DAV_TYPE: 'webdav', RCLONE_CONFIG_DAV_URL: url, RCLONE_CONFIG_DAV_VENDOR: 'other', RCLONE_CONFIG_DAV_USER: user, RCLONE_CONFIG_DAV_PASS: obscured };
 }
 
-function rcloneCopy(from: string, to: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+function rcloneCopy(from: string, to: string, env: NodeJS.ProcessEnv = process.env, config = '/dev/null'): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('rclone', ['copy', from, to, '--config', '/dev/null'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+    const child = spawn('rclone', ['copy', from, to, '--config', config], { stdio: ['ignore', 'ignore', 'inherit'], env });
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`rclone copy ${from} ${to} exited with ${code}`))));
   });
 }
@@ -566,6 +566,40 @@ async function main(): Promise<void> {
       } finally {
         await apache.stop();
         await rcloneDav.stop();
+      }
+
+      // remote → remote on one rclone engine: Ferry hands the copy to rclone (sync/copy as an rc
+      // job, then checks the listings); the reference is the same copy as `rclone copy` by hand.
+      // Two local-backend remotes, so the row measures Ferry's share and not a network.
+      {
+        const remotesDir = path.join(root, 'rclone-remotes');
+        const landing = path.join(remotesDir, 'landing');
+        await rm(remotesDir, { recursive: true, force: true });
+        await mkdir(landing, { recursive: true });
+        const config = path.join(remotesDir, 'rclone.conf');
+        await writeFile(config, `[src]\ntype = alias\nremote = ${from.workspace}\n\n[dst]\ntype = alias\nremote = ${landing}\n`, { mode: 0o600 });
+        const dataDir = path.join(root, 'rclone-data');
+        const engineWorkspace = path.join(root, 'rclone-workspace');
+        await mkdir(engineWorkspace, { recursive: true });
+        const viaRclone = await startFerryProcess({ dataDir, workspace: engineWorkspace, built: !args.source, env: { FERRY_RCLONE_CONFIG: config } });
+        servers.push(viaRclone);
+        const remoteSourceId = await topLevelId(viaRclone, 'rclone-src', 'Transfer');
+        const clear = async () => {
+          for (const name of await readdir(landing)) await rm(path.join(landing, name), { recursive: true, force: true });
+        };
+        const ferryTimes: number[] = [];
+        const byHand: number[] = [];
+        for (let round = 0; round < runs; round++) {
+          await clear();
+          ferryTimes.push(await timed(() => transferAndWait(viaRclone, 'rclone-dst', null, { target: 'rclone-src', id: remoteSourceId }, viaRclone.accessKey)));
+          await check(path.join(landing, 'Transfer'), 'remote → remote (rclone job)');
+          await clear();
+          byHand.push(await timed(() => rcloneCopy('src:Transfer', 'dst:Transfer', process.env, config)));
+          await check(path.join(landing, 'Transfer'), 'rclone copy remote → remote');
+        }
+        const ferry = median(ferryTimes);
+        const reference = median(byHand);
+        add({ name: `transfer remote → remote through Ferry (rclone job) (${label})`, ferry_seconds: ferry, reference: 'rclone copy', reference_seconds: reference, ratio: ferry / reference, goal: '≤ 1.1', met: ferry <= 1.1 * reference });
       }
 
       // a plain stored ZIP (zip -0) uploaded until its job ends, against unzip of the same ZIP

@@ -15,7 +15,7 @@ import { FolderTrash } from './operations/folder-trash.js';
 import { builtinTargets } from './targets/builtin.js';
 import { createLocalRootTarget } from './targets/local/index.js';
 import { LocalRoots } from './local-roots.js';
-import { startRcloneEngine, type RcloneEngine, type RcloneSettings } from './targets/rclone/index.js';
+import { startRcloneService, type RcloneAccounts } from './targets/rclone/index.js';
 import { Library } from './targets/offline/library.js';
 import { defaultLibraryDir } from './targets/offline/offline-target.js';
 import { registerVerifyExecutor } from './verify-job.js';
@@ -30,6 +30,8 @@ export interface FerryCore {
   readonly jobs: JobService;
   /** where "keep offline" puts a copy of a download (the offline target lists it) */
   readonly library: Library;
+  /** rclone remotes added in Ferry; null without rclone */
+  readonly rcloneAccounts: RcloneAccounts | null;
   /** delete, rename/move, new folder and the trash, over any target that offers them */
   readonly operations: FileOperations;
   /** folders of the person's choosing, each a `local-<slug>` target (local-roots.ts) */
@@ -62,7 +64,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
   });
   // only with the built-in targets: a test passing its own set gets exactly those
   if (!options.targets) await localRoots.load();
-  const rclone = config.rclone ? await startRclone(config.rclone, targets) : null;
+  const rclone = config.rclone ? await startRcloneService(config.rclone, targets, options.secrets) : null;
 
   const jobs = createJobService({
     dir: path.join(config.dataDir, 'jobs'),
@@ -82,6 +84,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
     accessKey,
     jobs,
     library: new Library([defaultLibraryDir(config.dataDir), ...config.libraryDirs]),
+    rcloneAccounts: rclone?.accounts ?? null,
     operations: new FileOperations(targets, options.trash ?? new FolderTrash(path.join(config.dataDir, 'trash'))),
     localRoots,
     async close() {
@@ -90,23 +93,6 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
       await rclone?.stop();
     },
   };
-}
-
-/**
- * Starts the rclone engine and registers one target per remote. A failure costs the rclone
- * remotes only, never the start: it is said once (no secret is in rclone's start-up text).
- */
-async function startRclone(settings: RcloneSettings, targets: TargetRegistry): Promise<RcloneEngine | null> {
-  let engine: RcloneEngine | null = null;
-  try {
-    engine = await startRcloneEngine(settings);
-    for (const target of await engine.targets()) targets.register(target);
-    return engine;
-  } catch (error) {
-    console.warn(`rclone remotes are not shown: ${(error as Error).message}`);
-    await engine?.stop();
-    return null;
-  }
 }
 
 async function loadAccessKey(secrets: SecretStore, previous: string | null): Promise<string> {

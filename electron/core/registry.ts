@@ -17,7 +17,7 @@ export class TargetRegistry {
     this.changes++;
   }
 
-  /** Takes a target out (a local folder the person removed); answers it so it can be closed. */
+  /** Takes a target out (a local folder or an rclone remote the person removed); answers it so it can be closed. */
   unregister(name: string): Target | undefined {
     const target = this.targets.get(name);
     if (this.targets.delete(name)) this.changes++;

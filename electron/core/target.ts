@@ -48,6 +48,17 @@ export interface Target {
    * top-level resource passes it on in WriteOptions.metadata.
    */
   describe?(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null>;
+  /**
+   * Optional: a copy of `source`'s resource `sourceId` into `containerId` (null: a new
+   * top-level resource, as write() makes it) that this target makes without the bytes
+   * passing through Ferry (rclone's server-side copy between two remotes of one engine).
+   * Returns null when it cannot for this source or resource; the caller then reads and
+   * writes. The outcome holds what write() would report: a file counts as created or
+   * updated only once the destination shows it with the source's size and every hash both
+   * sides list alike; any other file is a fileError. Cancelling `options.signal` stops the
+   * copy where it runs before the promise settles.
+   */
+  copyFrom?(ctx: TargetContext, source: Target, sourceId: string, containerId: string | null, options: CopyFromOptions): Promise<WriteOutcome> | null;
   /** Optional: re-check stored bytes against recorded hashes (the offline library). */
   verify?(ctx: TargetContext, id: string, options: VerifyOptions): Promise<VerifyOutcome>;
   /** Optional: release handles (file watchers, sockets) at shutdown. */
@@ -292,6 +303,13 @@ export interface DescriptiveMetadata {
   publication_date?: string;
   related_identifiers?: { identifier: string; relation: string }[];
   funding?: { funder: string; award?: string }[];
+}
+
+export interface CopyFromOptions extends WriteOptions {
+  /** the source target's token */
+  sourceToken: string;
+  /** called as files and bytes arrive; totals are null until known */
+  onProgress(done: { files: number; bytes: number }, total: { files: number | null; bytes: number | null }): void;
 }
 
 export interface WriteOutcome {

@@ -14,6 +14,7 @@ import { registerAppRoutes } from './routes/app.js';
 import { registerCheckRoutes } from './routes/check.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerOpenApiGenerator, registerOpenApiRoute } from './routes/openapi.js';
+import { registerRcloneRemoteRoutes } from './routes/rclone-remotes.js';
 import { registerOperationRoutes } from './routes/operations.js';
 import { registerResourceRoutes } from './routes/resources.js';
 import { registerTargetRoutes } from './routes/targets.js';
@@ -125,6 +126,7 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
   registerCheckRoutes(app, context);
   registerJobRoutes(app, context);
   registerAppRoutes(app, context);
+  registerRcloneRemoteRoutes(app, context);
   registerOpenApiRoute(app);
   await registerRenderer(app, options.rendererDir);
   return app;

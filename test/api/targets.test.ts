@@ -151,6 +151,9 @@ describe('GET /api_v1/openapi.json', () => {
         'GET /app/local-roots',
         'PUT /app/local-roots',
         'DELETE /app/local-roots/{name}',
+        'GET /app/rclone-remotes',
+        'PUT /app/rclone-remotes/{name}',
+        'DELETE /app/rclone-remotes/{name}',
       ].sort(),
     );
     for (const name of ['Target', 'ResourceSummary', 'ResourceDetail', 'Job', 'Error', 'Acknowledgement']) {

@@ -5,7 +5,7 @@ import { badRequest, FerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
-import type { DescriptiveMetadata, Entry, Target, TargetContext, WriteOutcome } from '../target.js';
+import type { DescriptiveMetadata, Entry, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
 import { openUploadZip } from '../zip/upload-reader.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
@@ -125,6 +125,20 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
     );
   }
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
+  // A destination that copies from this source itself (Target.copyFrom) takes a whole first run; the unread entries are dropped.
+  const direct = params.only ? null : destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
+    ...writeOptionsOf(ctx, params),
+    sourceToken,
+    onProgress: (done, total) => ctx.progress({ files_done: done.files, bytes_done: done.bytes, files_total: total.files, bytes_total: total.bytes }),
+  });
+  if (direct) {
+    try {
+      return reportOf(await direct, [], params.containerId === null ? read.title : null);
+    } catch (error) {
+      // stopped inside the copy: what it had copied is not known here
+      throw new StoppedWithReport(error, { ...emptyReport(), unconfirmed: [read.title] });
+    }
+  }
   if (params.only) {
     // a retry of failed files: only those, into what the first run made; its provenance was written then
     let entries = onlyThese(read.entries, params.only);
@@ -195,12 +209,7 @@ async function writeWatched(
   verifyBag = false,
 ): Promise<JobReport> {
   const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done), trackUnread: verifyBag });
-  const options: StagedWriteOptions = {
-    duplicateAction: params.duplicateAction,
-    signal: ctx.signal,
-    jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
-    ...(params.metadata ? { metadata: params.metadata } : {}),
-  };
+  const options: StagedWriteOptions = writeOptionsOf(ctx, params);
   if (verifyBag) {
     options.beforeCommit = async () => {
       // files the writer never read (ignored duplicates, per-file errors) are checked too
@@ -230,15 +239,28 @@ async function writeWatched(
     bytes_done: Math.max(watched.bytesDone, watched.bytesSeen),
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
-  const top = watched.topFolder;
-  const topRenamed = params.containerId === null && outcome.newResource && top !== null ? { from: top, to: outcome.newResource.title } : null;
+  return reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null);
+}
+
+function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata }): WriteOptions {
+  return {
+    duplicateAction: params.duplicateAction,
+    signal: ctx.signal,
+    jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
+    ...(params.metadata ? { metadata: params.metadata } : {}),
+  };
+}
+
+/** The job's report of a write; `top`: the source's top folder, for a top-level write. */
+function reportOf(outcome: WriteOutcome, fixity: FixityFailure[], top: string | null): JobReport {
+  const topRenamed = outcome.newResource && top !== null ? { from: top, to: outcome.newResource.title } : null;
   return {
     resources_created: outcome.created,
     resources_updated: outcome.updated,
     resources_ignored: outcome.ignored,
-    failed_fixity: watched.fixityFailures,
+    failed_fixity: fixity,
     file_errors: outcome.fileErrors,
-    failed_files: failedFilesOfWrite(watched.fixityFailures, outcome.fileErrors, topRenamed),
+    failed_files: failedFilesOfWrite(fixity, outcome.fileErrors, topRenamed),
     ...(outcome.notes?.length ? { notes: outcome.notes } : {}),
     new_resource: outcome.newResource ?? null,
   };

@@ -1,13 +1,17 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { SecretStore } from '../../keychain/port.js';
+import type { TargetRegistry } from '../../registry.js';
 import type { Target } from '../../target.js';
+import { rcloneAccounts, type RcloneAccounts } from './accounts.js';
 import { RcClient, type RcEndpoint } from './rc-client.js';
 import { findRclone, RCLONE_MISSING, startRcd } from './rcd-process.js';
 import { RcloneTarget } from './rclone-target.js';
 
 export { RCLONE_MISSING, findRclone } from './rcd-process.js';
 export { RcloneTarget, idOf as rcloneId } from './rclone-target.js';
+export type { RcloneAccounts, RcloneAccountInfo } from './accounts.js';
 
 /**
  * Where Ferry's rclone engine runs. `local`: Ferry starts `rclone rcd` itself, on loopback,
@@ -23,7 +27,7 @@ export type RcloneSettings =
  * The settings from the environment, or why there are none:
  * FERRY_RCLONE=off turns rclone off; FERRY_RCLONE_URL (+ FERRY_RCLONE_USER, FERRY_RCLONE_PASSWORD)
  * names a remote engine; otherwise the rclone program (FERRY_RCLONE or PATH) with
- * FERRY_RCLONE_CONFIG or rclone's own default config.
+ * FERRY_RCLONE_CONFIG or rclone's own default config (none: only the remotes added in Ferry).
  */
 export function rcloneSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): { settings: RcloneSettings | null; note: string | null } {
   if (env.FERRY_RCLONE === 'off') return { settings: null, note: null };
@@ -39,9 +43,8 @@ export function rcloneSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): { s
   }
   const binary = findRclone(env);
   if (!binary) return { settings: null, note: RCLONE_MISSING };
-  const configPath = rcloneConfigFile(env);
-  // no config, no remotes: nothing to show, and no engine to start
-  if (!configPath) return { settings: null, note: null };
+  // no config file: no remotes of its own, and no engine started until one is added in Ferry
+  const configPath = rcloneConfigFile(env) ?? undefined;
   return { settings: { engine: 'local', binary, configPath }, note: null };
 }
 
@@ -117,4 +120,40 @@ async function discoverTargets(client: RcClient, where: string): Promise<Target[
     );
   }
   return targets;
+}
+
+export interface RcloneService {
+  /** the remotes added in Ferry (keychain, an engine with its config in memory); null with a remote engine */
+  accounts: RcloneAccounts | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * rclone for the core: the config's remotes registered as targets at once (that engine starts
+ * when there is a config file or a remote engine); the remotes added in Ferry restored from the
+ * keychain into a second local engine whose config lives in memory only (started when there is
+ * one). A failure costs the rclone remotes only, never Ferry's start: it is said once (no
+ * secret is in rclone's start-up text).
+ */
+export async function startRcloneService(settings: RcloneSettings, targets: TargetRegistry, secrets: SecretStore): Promise<RcloneService | null> {
+  const configured = settings.engine === 'remote' || settings.configPath ? await startRcloneEngine(settings).catch(said) : null;
+  if (configured) for (const target of await configured.targets().catch((error: unknown) => (said(error), []))) targets.register(target);
+  // the remotes added in Ferry: an engine of their own with its config in memory, started on first need
+  let starting: Promise<RcloneEngine> | null = null;
+  const memoryEngine = settings.engine === 'local' ? () => (starting ??= startRcloneEngine({ ...settings, configPath: '' })) : null;
+  const accounts = memoryEngine ? rcloneAccounts({ secrets, targets, where: 'this computer', client: async () => (await memoryEngine()).client }) : null;
+  await accounts?.restore().catch(said);
+  if (!configured && !accounts) return null;
+  return {
+    accounts,
+    stop: async () => {
+      await configured?.stop();
+      if (starting) await (await starting.catch(() => null))?.stop();
+    },
+  };
+}
+
+function said(error: unknown): null {
+  console.warn(`rclone remotes are not shown: ${(error as Error).message}`);
+  return null;
 }

@@ -137,14 +137,21 @@ export function isRcNotFound(error: unknown): boolean {
 /**
  * An RcError as a sentence a person can act on. rclone's own text names paths on the
  * remote; for a remote on this machine (the local backend) those are paths of this
- * machine, so `root` (the remote's root as rclone prints it) is replaced by the remote's
- * name before the text goes anywhere.
+ * machine, so each of `roots` (the remote's root as rclone prints it, its connection
+ * string) is replaced by the remote's name before the text goes anywhere.
  */
-export function rcFailure(error: unknown, doing: string, remoteName: string, root: string | null): unknown {
+export function rcFailure(error: unknown, doing: string, remoteName: string, roots: { name: string; root: string | null }[]): unknown {
   if (!(error instanceof RcError)) return error;
   if (isRcNotFound(error)) return notFound(`Nothing is at that place on the rclone remote '${remoteName}' any more (${doing}); refresh the listing.`);
-  let said = error.rcloneMessage;
-  if (root) said = said.split(root).join(`${remoteName}:`);
-  said = said.replace(/(^|[\s"'(])\/(?:[^\s"')]+\/)+/g, '$1…/');
-  return new FerryError(502, 'upstream_error', `rclone could not ${doing} on the remote '${remoteName}': ${said}`);
+  return new FerryError(502, 'upstream_error', `rclone could not ${doing} on the remote '${remoteName}': ${scrubPaths(error.rcloneMessage, roots)}`);
+}
+
+/**
+ * rclone's text with each remote's root (a path of this machine, for the local backend)
+ * shown as `<remote>:`, and any other absolute path cut to its last segment.
+ */
+export function scrubPaths(text: string, remotes: { name: string; root: string | null }[]): string {
+  let said = text;
+  for (const { name, root } of remotes) if (root) said = said.split(`${root}/`).join(`${name}:`).split(root).join(`${name}:`);
+  return said.replace(/(^|[\s"'(])\/(?:[^\s"')]+\/)+/g, '$1…/');
 }

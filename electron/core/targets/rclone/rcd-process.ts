@@ -45,7 +45,10 @@ export interface RcdProcess {
 
 export interface RcdOptions {
   binary: string;
-  /** the rclone config file whose remotes Ferry shows (default: rclone's own default) */
+  /**
+   * the rclone config file whose remotes Ferry shows (default: rclone's own default); ''
+   * for a config in memory only (`--config ""`: rclone reads and writes no file)
+   */
   configPath?: string;
   /** how long rcd may take to start listening */
   startTimeoutMs?: number;
@@ -58,7 +61,7 @@ export function startRcd(options: RcdOptions): Promise<RcdProcess> {
   const user = `ferry-${randomBytes(6).toString('hex')}`;
   const password = randomBytes(32).toString('hex');
   const args = ['rcd', '--rc-addr', '127.0.0.1:0', '--rc-serve', '--log-level', 'NOTICE'];
-  if (options.configPath) args.push('--config', options.configPath);
+  if (options.configPath !== undefined) args.push('--config', options.configPath);
   const child = spawn(options.binary, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...(options.env ?? process.env), RCLONE_RC_USER: user, RCLONE_RC_PASS: password },

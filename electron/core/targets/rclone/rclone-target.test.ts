@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rcloneUnavailableReason, writeRcloneConfig } from '../../../../test/rclone/servers.js';
 import { collect, ctx, writeOptions } from '../../../../test/target-suite/test-entries.js';
@@ -100,6 +102,28 @@ if (skip) {
       expect(changed.updated).toEqual(['same.txt']);
       expect(await readFile(path.join(folder, 'Inbox', 'same.txt'), 'utf8')).toBe('other bytes');
     });
+
+    it('lists 100,000 entries in batches of at most 1,000, each entry once', async () => {
+      const many = path.join(folder, 'Many');
+      // 100 folders of 1,000 empty files, made by touch (far fewer syscalls than a writeFile each)
+      await mkdir(many);
+      await promisify(execFile)('sh', ['-c', 'for d in $(seq 0 99); do mkdir d$d && (cd d$d && seq -f "f%g.txt" 0 999 | xargs touch) || exit 1; done'], { cwd: many });
+      try {
+        expect(target.listBatches, 'the rclone target hands listings out in batches').toBeDefined();
+        const seen = new Set<string>();
+        let largest = 0;
+        for await (const batch of target.listBatches!(ctx('key'))) {
+          largest = Math.max(largest, batch.length);
+          for (const node of batch) seen.add(node.id);
+        }
+        expect(largest).toBeLessThanOrEqual(1000);
+        // the files, their 100 folders and Many; Inbox and what other tests left
+        expect(seen.size).toBeGreaterThanOrEqual(100_101);
+        expect(seen.has(rcloneId('Many/d99/f999.txt'))).toBe(true);
+      } finally {
+        await rm(many, { recursive: true, force: true });
+      }
+    }, 600_000);
 
     it('refuses ids that would climb out of the remote', async () => {
       for (const remotePath of ['..', 'Inbox/../..', '/etc/passwd', '']) {

@@ -1,10 +1,11 @@
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { badRequest, CancelledError, conflict, FerryError, notFound, throwIfAborted } from '../../errors.js';
 import type { FileError } from '../../../../shared/api.js';
-import { fileOperations, fullActions, type DeleteOutcome, type MoveOutcome, type MoveTo, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type SearchPage, type SearchQuery, type Target, type TargetContext, type TargetInfo, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { fileOperations, fullActions, type CopyFromOptions, type DeleteOutcome, type MoveOutcome, type MoveTo, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type SearchPage, type SearchQuery, type Target, type TargetContext, type TargetInfo, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { pageOfNameMatches } from '../../search.js';
 import { formatDate } from '../../time.js';
 import { rcFailure, type RcClient, type RcItem } from './rc-client.js';
+import { serverSideCopy } from './server-copy.js';
 
 // One rclone remote (an S3 bucket, an SFTP login, a Google Drive ...) as a Ferry target,
 // every action through rclone's remote control (rc-client.ts). The remote's own secrets stay
@@ -23,6 +24,8 @@ const STANDARD_HASHES = ['md5', 'sha1', 'sha256', 'sha512', 'crc32'] as const;
 const COMPUTABLE = new Set(['md5', 'sha1', 'sha256', 'sha512']);
 /** Ferry's temporary names: a prefix no listing shows, no extension any server reserves (not `.part`). */
 const TEMP_PREFIX = '.ferry-upload-';
+/** nodes per batch handed to the HTTP listing */
+const LIST_BATCH = 1000;
 
 export interface RemoteDescription {
   /** the rclone remote's name, as in its config ("hpc") */
@@ -69,13 +72,31 @@ export class RcloneTarget implements Target {
   }
 
   async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
-    if (scope === undefined) {
-      for (const item of await this.listFolder('', ctx, { recurse: true })) yield this.node(item);
-      return;
-    }
-    const folder = scope.container === null || scope.container === undefined ? '' : this.folderPathOf(scope.container);
+    for await (const batch of this.listBatches(ctx, scope)) yield* batch;
+  }
+
+  /**
+   * rclone answers a listing as one JSON array (`operations/list` has no paging): Ferry parses
+   * it once and hands it on LIST_BATCH nodes at a time, made as they are sent, so the whole
+   * listing is never held a second time as nodes (or as the HTTP answer's JSON).
+   */
+  async *listBatches(ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[]> {
+    const folder = scope === undefined || scope.container === null || scope.container === undefined ? '' : this.folderPathOf(scope.container);
     if (folder !== '') await this.requireFolder(folder, ctx);
-    for (const item of await this.listFolder(folder, ctx, {})) yield this.node(item);
+    const opt = scope === undefined ? { recurse: true } : {};
+    const answer = await this.rc<{ list: RcItem[] }>('operations/list', { fs: this.fs, remote: folder, opt }, `list '${folder || '/'}'`, ctx.signal);
+    const items = answer.list;
+    for (let start = 0; start < items.length; start += LIST_BATCH) {
+      throwIfAborted(ctx.signal);
+      const batch: ResourceNode[] = [];
+      for (let index = start; index < Math.min(items.length, start + LIST_BATCH); index++) {
+        const item = items[index]!;
+        // rclone lists paths relative to `fs`; below a folder they start with it
+        if (folder !== '' && !item.Path.startsWith(`${folder}/`)) item.Path = joinPath(folder, item.Path);
+        if (!isTemporary(item.Path)) batch.push(this.node(item));
+      }
+      yield batch;
+    }
   }
 
   /** Not an index: a name match over one recursive operations/list, looked at up to the walk limit (core/search.ts). */
@@ -197,7 +218,64 @@ export class RcloneTarget implements Target {
     return name.startsWith(TEMP_PREFIX) ? `names starting '${TEMP_PREFIX}' are Ferry's temporary upload names, which listings hide` : null;
   }
 
-  // ---- used by RcloneWrite ----
+  /**
+   * A copy between two remotes of the same rclone engine is rclone's own job (server-copy.ts):
+   * the bytes go from one remote to the other inside rclone, never through Ferry.
+   */
+  copyFrom(ctx: TargetContext, source: Target, sourceId: string, containerId: string | null, options: CopyFromOptions): Promise<WriteOutcome> | null {
+    if (!(source instanceof RcloneTarget) || source.client.endpoint.url !== this.client.endpoint.url) return null;
+    return serverSideCopy(source, this, pathOf(sourceId), containerId === null ? null : this.folderPathOf(containerId), ctx, options);
+  }
+
+  // ---- used by RcloneWrite and server-copy.ts ----
+
+  /** "<remote>:" as rclone's fs parameters take it, followed by a path below the root */
+  fsOf(remotePath: string): string {
+    return `${this.fs}${remotePath}`;
+  }
+
+  /** the remote's hashes of rclone's standard names, and whether reading one costs the whole object */
+  get hashNames(): { names: readonly string[]; slow: boolean } {
+    return { names: this.hashes, slow: this.remote.slowHash };
+  }
+
+  /** Everything below `folder` (Path relative to `folder`); empty when the folder is not there. */
+  async tree(folder: string, signal: AbortSignal, hashTypes: readonly string[]): Promise<RcItem[]> {
+    const opt: Record<string, unknown> = { recurse: true };
+    if (hashTypes.length > 0) Object.assign(opt, { showHash: true, hashTypes });
+    try {
+      const answer = await this.rc<{ list: RcItem[] }>('operations/list', { fs: this.fs, remote: folder, opt }, `list '${folder || '/'}'`, signal);
+      // rclone's paths are relative to `fs`: below a folder they start with it
+      const prefix = folder === '' ? '' : `${folder}/`;
+      return answer.list.map((item) => ({ ...item, Path: item.Path.startsWith(prefix) ? item.Path.slice(prefix.length) : item.Path }));
+    } catch (error) {
+      if (error instanceof FerryError && error.status === 404) return [];
+      throw error;
+    }
+  }
+
+  /** for scrubPaths: the remote's name and its root as rclone prints it */
+  get rootShown(): { name: string; root: string | null }[] {
+    return [{ name: this.remote.remote, root: this.remote.root }];
+  }
+
+  /** `wanted`, or `wanted-2` ... when that name is taken in `folder` (a new top-level resource). */
+  async distinctName(folder: string, wanted: string, signal: AbortSignal): Promise<string> {
+    const taken = await this.folderItems(folder, signal, false);
+    if (!taken.has(wanted)) return wanted;
+    for (let n = 2; n <= 1000; n++) if (!taken.has(`${wanted}-${n}`)) return `${wanted}-${n}`;
+    throw badRequest(`Every name from '${wanted}' to '${wanted}-1000' is taken on the rclone remote '${this.remoteName}'; rename the folder and upload again.`);
+  }
+
+  async requireFolder(folder: string, ctx: { signal: AbortSignal }): Promise<void> {
+    const item = await this.stat(folder, ctx, []);
+    if (!item) throw notFound(`The folder '${folder}' is not on the rclone remote '${this.remote.remote}' any more; refresh the listing.`);
+    if (!item.IsDir) throw badRequest(`'${folder}' is a file on the rclone remote '${this.remote.remote}'; files can only be written into a folder.`);
+  }
+
+  get rcClient(): RcClient {
+    return this.client;
+  }
 
   /** The folder's items by name (an empty map for a folder that does not exist yet). */
   async folderItems(folder: string, signal: AbortSignal, withHashes: boolean): Promise<Map<string, RcItem>> {
@@ -220,7 +298,7 @@ export class RcloneTarget implements Target {
       await this.client.uploadFile(this.fs, folder, name, bytes, signal);
     } catch (error) {
       if (signal.aborted) throw new CancelledError();
-      throw rcFailure(error, `write '${joinPath(folder, name)}'`, this.remote.remote, this.remote.root);
+      throw rcFailure(error, `write '${joinPath(folder, name)}'`, this.remote.remote, this.rootShown);
     }
   }
 
@@ -246,7 +324,7 @@ export class RcloneTarget implements Target {
       for await (const chunk of await this.client.openObject(this.fs, remotePath, signal)) digest.update(chunk as Buffer);
     } catch (error) {
       if (signal.aborted) throw new CancelledError();
-      throw rcFailure(error, `read '${remotePath}'`, this.remote.remote, this.remote.root);
+      throw rcFailure(error, `read '${remotePath}'`, this.remote.remote, this.rootShown);
     }
     return digest.digest('hex');
   }
@@ -269,13 +347,7 @@ export class RcloneTarget implements Target {
     const answer = await this.rc<{ list: RcItem[] }>('operations/list', { fs: this.fs, remote: folder, opt }, `list '${folder || '/'}'`, ctx.signal);
     // rclone lists paths relative to `fs`; below a folder they start with it
     const items = answer.list.map((item) => ({ ...item, Path: folder === '' || item.Path.startsWith(`${folder}/`) ? item.Path : joinPath(folder, item.Path) }));
-    return options.keepTemporaries ? items : items.filter((item) => !item.Path.split('/').some((segment) => segment.startsWith(TEMP_PREFIX)));
-  }
-
-  private async requireFolder(folder: string, ctx: { signal: AbortSignal }): Promise<void> {
-    const item = await this.stat(folder, ctx, []);
-    if (!item) throw notFound(`The folder '${folder}' is not on the rclone remote '${this.remote.remote}' any more; refresh the listing.`);
-    if (!item.IsDir) throw badRequest(`'${folder}' is a file on the rclone remote '${this.remote.remote}'; files can only be written into a folder.`);
+    return options.keepTemporaries ? items : items.filter((item) => !isTemporary(item.Path));
   }
 
   private folderPathOf(id: string): string {
@@ -315,18 +387,18 @@ export class RcloneTarget implements Target {
         try {
           return await this.client.openObject(this.fs, remotePath, ctx.signal);
         } catch (error) {
-          throw rcFailure(error, `read '${remotePath}'`, this.remote.remote, this.remote.root);
+          throw rcFailure(error, `read '${remotePath}'`, this.remote.remote, this.rootShown);
         }
       },
     };
   }
 
-  private async rc<T>(command: string, params: Record<string, unknown>, doing: string, signal: AbortSignal): Promise<T> {
+  async rc<T>(command: string, params: Record<string, unknown>, doing: string, signal: AbortSignal): Promise<T> {
     try {
       return await this.client.call<T>(command, params, signal);
     } catch (error) {
       if (signal.aborted) throw new CancelledError();
-      throw rcFailure(error, doing, this.remote.remote, this.remote.root);
+      throw rcFailure(error, doing, this.remote.remote, this.rootShown);
     }
   }
 }
@@ -399,8 +471,7 @@ class RcloneWrite {
   private async distinctName(wanted: string): Promise<string> {
     const taken = await this.itemsOf(this.base);
     if (!taken.has(wanted)) return wanted;
-    for (let n = 2; n <= 1000; n++) if (!taken.has(`${wanted}-${n}`)) return `${wanted}-${n}`;
-    throw badRequest(`Every name from '${wanted}' to '${wanted}-1000' is taken on the rclone remote '${this.target.remoteName}'; rename the folder and upload again.`);
+    return this.target.distinctName(this.base, wanted, this.options.signal);
   }
 
   private async itemsOf(folder: string): Promise<Map<string, RcItem>> {
@@ -463,6 +534,11 @@ class RcloneWrite {
 
 class Mismatch extends Error {}
 
+/** a path at or below one of Ferry's temporaries (never listed) */
+function isTemporary(remotePath: string): boolean {
+  return remotePath.includes(TEMP_PREFIX) && remotePath.split('/').some((segment) => segment.startsWith(TEMP_PREFIX));
+}
+
 /** True when the source's own hash and the remote's agree: the bytes are there already. */
 function sameBytesKnown(entry: Entry, existing: RcItem): boolean {
   if (entry.size !== null && existing.Size >= 0 && entry.size !== existing.Size) return false;
@@ -483,7 +559,7 @@ function modTime(item: RcItem): string | null {
   return Number.isNaN(date.getTime()) ? null : formatDate(date);
 }
 
-function joinPath(folder: string, name: string): string {
+export function joinPath(folder: string, name: string): string {
   return folder === '' ? name : `${folder}/${name}`;
 }
 
@@ -492,7 +568,7 @@ export function idOf(remotePath: string): string {
   return Buffer.from(remotePath, 'utf8').toString('base64url');
 }
 
-function pathOf(id: string): string {
+export function pathOf(id: string): string {
   if (!/^[A-Za-z0-9_-]+$/.test(id)) throw notFound('That id is not one this rclone remote gave out; refresh the listing.');
   const remotePath = Buffer.from(id, 'base64url').toString('utf8');
   if (remotePath === '' || remotePath.startsWith('/') || remotePath.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {

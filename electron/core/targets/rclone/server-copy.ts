@@ -1,0 +1,264 @@
+import { randomBytes } from 'node:crypto';
+import { CancelledError, notFound } from '../../errors.js';
+import type { FileError } from '../../../../shared/api.js';
+import type { CopyFromOptions, TargetContext, WriteOutcome } from '../../target.js';
+import { scrubPaths, type RcItem } from './rc-client.js';
+import type { RcloneTarget } from './rclone-target.js';
+
+// A transfer between two remotes of one rclone engine, run as rclone's own job: `sync/copy`
+// (a folder) or `operations/copyfile` (a file) with `_async` and a stats `_group` of its own,
+// so the bytes go remote → remote inside rclone and never through Ferry.
+//
+// Invariants:
+// - Nothing counts as arrived because rclone says so: the destination is listed before and
+//   after, and a file is created/updated only when the after-listing shows it with the
+//   source's size and every hash both remotes list cheaply (rclone itself also compares a
+//   common hash after each transfer, slow ones included). Every other file is a fileError,
+//   with rclone's own sentence for it when `core/transferred` still holds one.
+// - A cancel is `job/stop`, and the promise settles only once `job/status` says the job has
+//   finished: nothing is still writing when Ferry says "cancelled".
+// - Duplicates as everywhere in Ferry: `ignore` never touches an existing file
+//   (IgnoreExisting); `update` replaces what differs, by a common hash when there is one
+//   (CheckSum), else by size and modification time (rclone's default).
+
+/**
+ * how often the job is asked how it is doing: quickly at first (small copies end fast), then
+ * every 100 ms; the interval is the delay between rclone finishing and Ferry noticing, and
+ * two loopback calls cost far less
+ */
+const FIRST_POLL_MS = 20;
+const LONGEST_POLL_MS = 100;
+/** how long a stopped job may take to say it has finished */
+const STOP_WAIT_MS = 30_000;
+
+interface JobStatus {
+  finished: boolean;
+  success: boolean;
+  error: string;
+}
+
+interface GroupStats {
+  bytes?: number;
+  transfers?: number;
+  checks?: number;
+  errors?: number;
+  lastError?: string;
+}
+
+interface Transferred {
+  name: string;
+  error?: string;
+}
+
+export async function serverSideCopy(
+  source: RcloneTarget,
+  destination: RcloneTarget,
+  sourcePath: string,
+  /** the destination folder, or null for a new top-level resource */
+  base: string | null,
+  ctx: TargetContext,
+  options: CopyFromOptions,
+): Promise<WriteOutcome> {
+  const signal = options.signal;
+  const root = await source.stat(sourcePath, { signal }, []);
+  if (!root) throw notFound(`Nothing is at '${sourcePath}' on the rclone remote '${source.remoteName}' any more; refresh the listing.`);
+  if (base !== null && base !== '') await destination.requireFolder(base, ctx);
+  const folder = base ?? '';
+  const name = base === null ? await destination.distinctName(folder, root.Name, signal) : root.Name;
+  const destinationPath = joinPath(folder, name);
+
+  // hashes both remotes list without reading whole objects: compared after the copy
+  const common = source.hashNames.names.filter((hash) => destination.hashNames.names.includes(hash));
+  const listed = source.hashNames.slow || destination.hashNames.slow ? [] : common;
+  const sources = root.IsDir ? await source.tree(sourcePath, signal, listed) : [{ ...root, Path: '' }];
+  const before = await itemsAt(destination, destinationPath, root.IsDir, signal, listed);
+  const rootExisted = root.IsDir && (before.size > 0 || (await destination.stat(destinationPath, { signal }, [])) !== null);
+  const files = sources.filter((item) => !item.IsDir);
+  const totalBytes = files.reduce((sum, item) => sum + Math.max(0, item.Size), 0);
+  options.onProgress({ files: 0, bytes: 0 }, { files: files.length, bytes: totalBytes });
+
+  const group = `ferry-${randomBytes(8).toString('hex')}`;
+  const config = { IgnoreExisting: options.duplicateAction === 'ignore', CheckSum: options.duplicateAction === 'update' && common.length > 0 };
+  const client = destination.rcClient;
+  // `_async` answers at once; a cancel meanwhile is seen by the loop below, which stops the
+  // job: aborting this request could leave a job running that Ferry never heard of
+  const startSignal = AbortSignal.timeout(60_000);
+  const started = root.IsDir
+    ? await destination.rc<{ jobid: number }>(
+        'sync/copy',
+        { srcFs: source.fsOf(sourcePath), dstFs: destination.fsOf(destinationPath), createEmptySrcDirs: true, _async: true, _group: group, _config: config },
+        `copy '${sourcePath}' to '${destinationPath}'`,
+        startSignal,
+      )
+    : await destination.rc<{ jobid: number }>(
+        'operations/copyfile',
+        { srcFs: source.fsOf(''), srcRemote: sourcePath, dstFs: destination.fsOf(''), dstRemote: destinationPath, _async: true, _group: group, _config: config },
+        `copy '${sourcePath}' to '${destinationPath}'`,
+        startSignal,
+      );
+  const jobid = started.jobid;
+  try {
+    let status: JobStatus;
+    for (let wait = FIRST_POLL_MS; ; wait = Math.min(LONGEST_POLL_MS, wait * 1.5)) {
+      if (signal.aborted) {
+        await stopJob(destination, jobid);
+        throw new CancelledError();
+      }
+      // job/status first: stats read after it include everything the finished job did
+      status = await client.call<JobStatus>('job/status', { jobid });
+      const stats = await client.call<GroupStats>('core/stats', { group });
+      options.onProgress(
+        { files: Math.min(files.length, (stats.transfers ?? 0) + (stats.checks ?? 0)), bytes: Math.min(totalBytes, stats.bytes ?? 0) },
+        { files: files.length, bytes: totalBytes },
+      );
+      if (status.finished) break;
+      await sleep(wait, signal);
+    }
+    const stats = await client.call<GroupStats>('core/stats', { group });
+    // the last 100 finished transfers with their errors (rclone keeps no more)
+    const { transferred } = await client.call<{ transferred?: Transferred[] }>('core/transferred', { group });
+    const after = await itemsAt(destination, destinationPath, root.IsDir, signal, listed);
+    const rootMade = root.IsDir && !rootExisted && (after.size > 0 || (await destination.stat(destinationPath, { signal }, [])) !== null);
+    const outcome = judge({ sources, before, after, name, rootMade, listed, ignoreExisting: options.duplicateAction === 'ignore' });
+    const said = new Map((transferred ?? []).filter((item) => item.error).map((item) => [item.name, item.error!]));
+    const jobError = status.success ? '' : status.error || stats.lastError || '';
+    for (const failed of outcome.failed) {
+      const why = said.get(root.IsDir ? failed.path : sourcePath) ?? jobError;
+      outcome.fileErrors.push({
+        path: failed.report,
+        error: `Not copied: ${why ? `rclone said: ${scrubBoth(source, destination, why)}` : failed.why}`,
+      });
+    }
+    // rclone failed but every file checked out (a folder it could not make, say): still not a success
+    if (jobError && outcome.fileErrors.length === 0) outcome.fileErrors.push({ path: name, error: `rclone's copy did not finish cleanly: ${scrubBoth(source, destination, jobError)}` });
+    options.onProgress({ files: files.length, bytes: totalBytes }, { files: files.length, bytes: totalBytes });
+    return {
+      created: outcome.created,
+      updated: outcome.updated,
+      ignored: outcome.ignored,
+      fileErrors: outcome.fileErrors,
+      ...(base === null ? { newResource: { id: idOfPath(destinationPath), title: name } } : {}),
+    };
+  } finally {
+    // the group's counters live in rcd until deleted
+    await client.call('core/stats-delete', { group }, AbortSignal.timeout(10_000)).catch(() => undefined);
+  }
+}
+
+/** `job/stop`, then wait until rclone says the job has finished (its transfers really ended). */
+async function stopJob(target: RcloneTarget, jobid: number): Promise<void> {
+  const client = target.rcClient;
+  const deadline = Date.now() + STOP_WAIT_MS;
+  await client.call('job/stop', { jobid }, AbortSignal.timeout(10_000)).catch(() => undefined);
+  while (Date.now() < deadline) {
+    const status = await client.call<JobStatus>('job/status', { jobid }, AbortSignal.timeout(10_000)).catch(() => null);
+    if (!status || status.finished) return;
+    await sleep(50);
+  }
+}
+
+/** What is at `path` on `target`: its tree by Path relative to it (a folder), or the one file under '' . */
+async function itemsAt(target: RcloneTarget, path: string, isDir: boolean, signal: AbortSignal, hashes: readonly string[]): Promise<Map<string, RcItem>> {
+  if (isDir) return new Map((await target.tree(path, signal, hashes)).map((item) => [item.Path, item]));
+  const item = await target.stat(path, { signal }, hashes);
+  return new Map(item ? [['', item]] : []);
+}
+
+interface Judged {
+  created: string[];
+  updated: string[];
+  ignored: string[];
+  fileErrors: FileError[];
+  /** source files the destination does not show as they are at the source */
+  failed: { path: string; report: string; why: string }[];
+}
+
+/**
+ * The outcome, from the listings alone (rclone's word is not taken). Paths in the report are
+ * relative to the destination folder and start with the copy's name, as write() reports them.
+ */
+export function judge(input: {
+  sources: RcItem[];
+  before: Map<string, RcItem>;
+  after: Map<string, RcItem>;
+  name: string;
+  /** the copy made the destination folder (it was not there before, it is now) */
+  rootMade: boolean;
+  listed: readonly string[];
+  ignoreExisting: boolean;
+}): Judged {
+  const judged: Judged = { created: [], updated: [], ignored: [], fileErrors: [], failed: [] };
+  const reported = (relative: string) => (relative === '' ? input.name : `${input.name}/${relative}`);
+  if (input.rootMade) judged.created.push(input.name);
+  const ordered = [...input.sources].sort((a, b) => (a.Path < b.Path ? -1 : a.Path > b.Path ? 1 : 0));
+  for (const item of ordered) {
+    const was = input.before.get(item.Path);
+    const now = input.after.get(item.Path);
+    const report = reported(item.Path);
+    if (item.IsDir) {
+      if (!was && now?.IsDir) judged.created.push(report);
+      continue;
+    }
+    // `ignore`: rclone was told to leave it alone; reported so only if it did
+    if (was && !was.IsDir && input.ignoreExisting && now && !now.IsDir && !changed(was, now, input.listed)) {
+      judged.ignored.push(report);
+      continue;
+    }
+    const why = mismatch(item, now, input.listed);
+    if (why) {
+      judged.failed.push({ path: item.Path, report, why });
+      continue;
+    }
+    if (!was) judged.created.push(report);
+    else if (changed(was, now!, input.listed)) judged.updated.push(report);
+    else judged.ignored.push(report);
+  }
+  return judged;
+}
+
+/** Why `now` is not the source's file, or null when it is. */
+function mismatch(source: RcItem, now: RcItem | undefined, hashes: readonly string[]): string | null {
+  if (!now) return 'the destination does not show the file after rclone\'s copy.';
+  if (now.IsDir) return 'a folder of that name is at the destination.';
+  if (source.Size >= 0 && now.Size >= 0 && source.Size !== now.Size) return `the destination shows ${now.Size} bytes of the source's ${source.Size}.`;
+  for (const hash of hashes) {
+    const ours = source.Hashes?.[hash];
+    const theirs = now.Hashes?.[hash];
+    if (ours && theirs && ours.toLowerCase() !== theirs.toLowerCase()) return `the destination's ${hash} ${theirs} differs from the source's ${ours}.`;
+  }
+  return null;
+}
+
+/** An existing file the copy replaced: other size or hash, or, with no hash listed, another modification time. */
+function changed(was: RcItem, now: RcItem, hashes: readonly string[]): boolean {
+  if (was.Size !== now.Size) return true;
+  const compared = hashes.filter((hash) => was.Hashes?.[hash] && now.Hashes?.[hash]);
+  if (compared.length > 0) return compared.some((hash) => was.Hashes![hash]!.toLowerCase() !== now.Hashes![hash]!.toLowerCase());
+  return was.ModTime !== now.ModTime;
+}
+
+/** rclone's text with no path of this machine in it (either remote may be a local folder) */
+function scrubBoth(source: RcloneTarget, destination: RcloneTarget, text: string): string {
+  return scrubPaths(text, [...source.rootShown, ...destination.rootShown]);
+}
+
+function joinPath(folder: string, name: string): string {
+  return folder === '' ? name : `${folder}/${name}`;
+}
+
+/** as rclone-target.ts makes ids (kept here to avoid a value import cycle) */
+function idOfPath(remotePath: string): string {
+  return Buffer.from(remotePath, 'utf8').toString('base64url');
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
