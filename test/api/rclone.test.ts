@@ -110,7 +110,8 @@ if (skip) {
       const toS3 = await transfer('rclone-store', bucket.id, 'rclone-hpc', onSftp.id);
       expect(toS3.status, toS3.error ?? '').toBe('succeeded');
       expect(toS3.report?.failed_fixity).toEqual([]);
-      expect(toS3.report?.resources_created.sort()).toEqual(['Run 7', 'Run 7/raw', 'Run 7/raw/frame #1.bin', 'Run 7/raw/notes ü.txt', 'Run 7/summary.csv']);
+      // the provenance record the first hop wrote travels with the data
+      expect(toS3.report?.resources_created.sort()).toEqual(['Run 7', 'Run 7/ferry-provenance.json', 'Run 7/raw', 'Run 7/raw/frame #1.bin', 'Run 7/raw/notes ü.txt', 'Run 7/summary.csv']);
 
       // S3's own md5 of each object, as the detail shows it
       const inBucket = await list('rclone-store');
