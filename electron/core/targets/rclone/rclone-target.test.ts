@@ -125,6 +125,18 @@ if (skip) {
       }
     }, 600_000);
 
+    it('a new top-level upload that fails deletes the folder it made, with what went into it', async () => {
+      const folderEntry: Entry = { path: 'Study', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+      async function* entries(): AsyncGenerator<Entry> {
+        yield folderEntry;
+        yield fileEntry('Study/a.txt', [Buffer.from('a')]);
+        throw new Error('the source disk went away');
+      }
+      const error = (await target.write(ctx('key'), null, entries(), writeOptions()).catch((e: unknown) => e)) as Error;
+      expect(error.message).toMatch(/The new folder 'Study' on the rclone remote 'scratch' was removed again, so nothing is left behind\.$/);
+      expect((await readdir(folder)).filter((name) => name.startsWith('Study'))).toEqual([]);
+    });
+
     it('refuses ids that would climb out of the remote', async () => {
       for (const remotePath of ['..', 'Inbox/../..', '/etc/passwd', '']) {
         await expect(target.detail(ctx('key'), Buffer.from(remotePath).toString('base64url') || 'x.y')).rejects.toMatchObject({ status: 404 });

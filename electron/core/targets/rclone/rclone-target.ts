@@ -6,6 +6,7 @@ import { pageOfNameMatches } from '../../search.js';
 import { formatDate } from '../../time.js';
 import { rcFailure, type RcClient, type RcItem } from './rc-client.js';
 import { serverSideCopy } from './server-copy.js';
+import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
 // One rclone remote (an S3 bucket, an SFTP login, a Google Drive ...) as a Ferry target,
 // every action through rclone's remote control (rc-client.ts). The remote's own secrets stay
@@ -149,12 +150,25 @@ export class RcloneTarget implements Target {
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const base = containerId === null ? '' : this.folderPathOf(containerId);
     if (base !== '') await this.requireFolder(base, ctx);
-    const writer = new RcloneWrite(this, base, containerId === null, options);
-    for await (const entry of entries) {
-      throwIfAborted(options.signal);
-      await writer.take(entry);
-    }
-    return writer.outcome();
+    const run = async (made: (record: NewRecord) => void) => {
+      const writer = new RcloneWrite(this, base, containerId === null, options, (top) =>
+        made({
+          label: `the new folder '${top}' on the rclone remote '${this.remote.remote}'`,
+          howToRemove: `delete the folder '${top}' there (rclone purge ${this.remote.remote}:${top})`,
+          // its own deadline: the job's signal may have fired (a cancel)
+          remove: async () => {
+            await this.rc('operations/purge', { fs: this.fs, remote: top }, `delete the folder '${top}'`, AbortSignal.timeout(30_000));
+          },
+        }),
+      );
+      for await (const entry of entries) {
+        throwIfAborted(options.signal);
+        await writer.take(entry);
+      }
+      return writer.outcome();
+    };
+    // a new top folder that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+    return containerId === null ? removedOnFailure(run) : run(() => {});
   }
 
   /** `operations/deletefile` for a file, `operations/purge` for a folder and everything below it (rclone.org/rc/). */
@@ -306,9 +320,26 @@ export class RcloneTarget implements Target {
     await this.rc('operations/movefile', { srcFs: this.fs, srcRemote: from, dstFs: this.fs, dstRemote: to }, `put '${to}' in place`, signal);
   }
 
-  async remove(remotePath: string): Promise<void> {
-    // cleanup after a failure or a cancel: its own short deadline, never the job's signal
-    await this.rc('operations/deletefile', { fs: this.fs, remote: remotePath }, `remove '${remotePath}'`, AbortSignal.timeout(30_000)).catch(() => undefined);
+  /**
+   * Deletes a temporary of Ferry's, on its own deadline (never the job's signal). After a
+   * failed upload (`afterFailure`) the request may have failed here while rclone's handler is
+   * still finishing and creates the file after the delete came (seen with the local backend,
+   * about one run in four), so the delete is repeated until two stats 300 ms apart find
+   * nothing, for a few seconds at most.
+   */
+  async remove(remotePath: string, afterFailure = false): Promise<void> {
+    const deadline = AbortSignal.timeout(30_000);
+    if (!afterFailure) {
+      await this.rc('operations/deletefile', { fs: this.fs, remote: remotePath }, `remove '${remotePath}'`, deadline).catch(() => undefined);
+      return;
+    }
+    // gone twice in a row, 300 ms apart: a handler still finishing has had time to show its file
+    for (let attempt = 0, gone = 0; attempt < 15 && gone < 2; attempt++) {
+      await this.rc('operations/deletefile', { fs: this.fs, remote: remotePath }, `remove '${remotePath}'`, deadline).catch(() => undefined);
+      const left = await this.stat(remotePath, { signal: deadline }, []).catch(() => null);
+      gone = left ? 0 : gone + 1;
+      if (gone < 2) await new Promise((resolve) => setTimeout(resolve, 300));
+    }
   }
 
   async stat(remotePath: string, ctx: { signal: AbortSignal }, hashTypes: readonly string[]): Promise<RcItem | null> {
@@ -421,6 +452,8 @@ class RcloneWrite {
     private readonly base: string,
     private readonly topLevel: boolean,
     private readonly options: WriteOptions,
+    /** told of the top folder a top-level write made, as soon as it exists */
+    private readonly onTopMade: (remotePath: string) => void = () => {},
   ) {}
 
   async take(entry: Entry): Promise<void> {
@@ -433,6 +466,7 @@ class RcloneWrite {
       if (existing && !existing.IsDir) return void this.fileErrors.push({ path: entry.path, error: `A file named '${name}' is already there, so the folder could not be made.` });
       if (!existing) {
         await this.target.mkdir(remotePath, this.options.signal);
+        if (this.top && relative === this.top.claimed) this.onTopMade(remotePath);
         this.created.push(relative);
         (await this.itemsOf(folder)).set(name, { Path: remotePath, Name: name, Size: -1, ModTime: '', IsDir: true });
         this.folders.set(remotePath, new Map());
@@ -525,7 +559,7 @@ class RcloneWrite {
       await this.target.move(temporaryPath, joinPath(folder, name), this.options.signal);
       (existing ? this.updated : this.created).push(relative);
     } catch (error) {
-      await this.target.remove(temporaryPath);
+      await this.target.remove(temporaryPath, true);
       if (error instanceof Mismatch) return void this.fileErrors.push({ path: entry.path, error: `Not written: ${error.message}` });
       throw error;
     }
