@@ -306,8 +306,9 @@ async function transferAndWait(server: FerryProcess, destination: string, contai
   }
 }
 
+/** The files below `folder` that a job carried, not counting the provenance record it writes beside them. */
 async function filesBelow(folder: string): Promise<number> {
-  return (await readdir(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).length;
+  return (await readdir(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile() && entry.name !== PROVENANCE_RECORD).length;
 }
 
 /** rclone's environment for a WebDAV remote named `dav` (rclone.org/docs/#config-file: RCLONE_CONFIG_<NAME>_<OPTION>). */
@@ -328,6 +329,9 @@ function rcloneCopy(from: string, to: string, env: NodeJS.ProcessEnv = process.e
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`rclone copy ${from} ${to} exited with ${code}`))));
   });
 }
+
+/** what every upload and transfer writes at the top of what it wrote (docs/provenance.md) */
+const PROVENANCE_RECORD = 'ferry-provenance.json';
 
 const rcloneAvailable = spawnSync('rclone', ['version'], { stdio: 'ignore' }).status === 0;
 
@@ -465,7 +469,7 @@ async function main(): Promise<void> {
           await mkdir(uploads, { recursive: true });
           n++;
         });
-        const written = (await readdir(uploads, { recursive: true, withFileTypes: true })).filter((dirent) => dirent.isFile()).length;
+        const written = (await readdir(uploads, { recursive: true, withFileTypes: true })).filter((dirent) => dirent.isFile() && dirent.name !== PROVENANCE_RECORD).length;
         if (written !== expectedFiles) throw new Error(`upload: ${written} files on disk after the last run, the bag holds ${expectedFiles}`);
         const unzipDir = path.join(root, 'unzipped');
         const unzip = await medianOf(() => command('unzip', ['-q', '-o', out, '-d', unzipDir]), () => rm(unzipDir, { recursive: true, force: true }));
@@ -711,8 +715,23 @@ async function main(): Promise<void> {
     checkRows(rows, [...only].reduce((sum, group) => sum + ROWS[group as Group], 0));
     await report(rows);
   } finally {
-    for (const server of servers) server.child.kill('SIGTERM');
-    if (!args.keep) await rm(root, { recursive: true, force: true });
+    // each server ends before its data is removed: one still writing (a job's record, a
+    // remembered digest) under a removal makes it fail with ENOTEMPTY
+    await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            if (server.child.exitCode !== null || server.child.signalCode !== null) return resolve();
+            const force = setTimeout(() => server.child.kill('SIGKILL'), 5000);
+            server.child.once('exit', () => {
+              clearTimeout(force);
+              resolve();
+            });
+            server.child.kill('SIGTERM');
+          }),
+      ),
+    );
+    if (!args.keep) await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   }
 }
 
