@@ -1,10 +1,10 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort, stopChild, waitForPort } from '../webdav/process.js';
 
 /**
  * A real git smart-HTTP server for tests: Debian's `git http-backend` (the CGI git itself
@@ -48,17 +48,6 @@ export function apacheGitUnavailableReason(): string | null {
   return null;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 'Seed', GIT_AUTHOR_EMAIL: 'seed@example.org', GIT_COMMITTER_NAME: 'Seed', GIT_COMMITTER_EMAIL: 'seed@example.org', GIT_CONFIG_NOSYSTEM: '1', HOME: os.tmpdir() };
 
 export async function startApacheGit(): Promise<ApacheGit> {
@@ -93,7 +82,7 @@ export async function startApacheGit(): Promise<ApacheGit> {
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
-      await waitForPort(port, child, () => stderr);
+      await waitForPort('apache2', port, child, () => stderr);
       const base = `http://127.0.0.1:${port}/git/`;
       return {
         base,
@@ -198,32 +187,4 @@ function config(o: { dir: string; repos: string; port: number; asRoot: boolean }
     '</Location>',
     '',
   ].join('\n');
-}
-
-async function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`apache2 exited with ${child.exitCode}: ${stderr().trim()}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`apache2 did not listen on port ${port} within 15 s: ${stderr().trim()}`);
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // SIGTERM to the parent stops its workers too
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
 }
