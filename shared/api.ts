@@ -139,8 +139,10 @@ export type JobKind = 'upload' | 'transfer' | 'verify' | 'download' | 'check';
  * `completed_with_errors` — some files failed (report.failed_files), the rest arrived and checked;
  * `failed` — nothing arrived, or the job stopped (error says why, report what changed);
  * `cancelled` — stopped on request: incomplete, report says what changed before it stopped.
+ * Before it ends a job is `queued` (waiting its turn), `running`, or `paused` (held by the
+ * user; it keeps what it did so far and continues from there when resumed).
  */
-export type JobStatus = 'queued' | 'running' | 'succeeded' | 'completed_with_errors' | 'failed' | 'cancelled';
+export type JobStatus = 'queued' | 'running' | 'paused' | 'succeeded' | 'completed_with_errors' | 'failed' | 'cancelled';
 
 export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['succeeded', 'completed_with_errors', 'failed', 'cancelled'];
 
@@ -148,6 +150,27 @@ export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['succeeded', 'comple
 export function isFinishedStatus(status: JobStatus): boolean {
   return FINISHED_JOB_STATUSES.includes(status);
 }
+
+/**
+ * How the job queue runs (GET/PUT /api_v1/queue/, access key): at most `concurrency` jobs at
+ * once, at most `per_target[t]` of them touching target t (as source or destination), and
+ * all of them together reading at most `bandwidth_limit` bytes a second (null: no limit).
+ */
+export interface QueueSettings {
+  concurrency: number;
+  per_target: Record<string, number>;
+  bandwidth_limit: number | null;
+}
+
+/** The queue as it stands: its settings, and the tickets waiting to run in the order they will. */
+export interface QueueState {
+  settings: QueueSettings;
+  waiting: string[];
+}
+
+/** Where a waiting job moves in the queue (POST /api_v1/jobs/<ticket>/move/). */
+export type QueueMove = 'first' | 'up' | 'down' | 'last';
+export const QUEUE_MOVES: readonly QueueMove[] = ['first', 'up', 'down', 'last'];
 
 export interface JobProgress {
   files_done: number;

@@ -18,6 +18,8 @@ export const IPC = {
   dragOut: 'ferry:drag-out',
   /** invoke(path) → void: show a downloaded file in the system file manager */
   reveal: 'ferry:reveal',
+  /** invoke(number) → void: the jobs' progress on the taskbar/dock (shared/queue-progress.ts) */
+  taskbarProgress: 'ferry:taskbar-progress',
   /** main → renderer: DownloadProgress for a download or a drag-out staging */
   progress: 'ferry:progress',
   /** main → renderer: MenuCommand chosen in the application menu */
@@ -35,6 +37,7 @@ export const INVOKE_CHANNELS: readonly IpcChannel[] = [
   IPC.download,
   IPC.dragOut,
   IPC.reveal,
+  IPC.taskbarProgress,
 ];
 
 /** Channels the renderer may listen on (main → renderer). */
@@ -112,6 +115,8 @@ export interface FerryBridge {
   download(request: DownloadRequest): Promise<DownloadResult>;
   dragOut(request: DragOutRequest): Promise<DragOutResult>;
   reveal(path: string): Promise<void>;
+  /** the jobs' progress on the taskbar or dock: 0–1, above 1 indeterminate, below 0 none */
+  setTaskbarProgress(value: number): Promise<void>;
   /** the absolute path behind a dropped File ("" for files made in JavaScript) */
   pathForFile(file: File): string;
   onProgress(listener: (progress: TransferProgress) => void): () => void;

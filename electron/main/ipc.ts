@@ -13,6 +13,7 @@ import {
   type UiState,
 } from '../../shared/ipc.js';
 import { downloadToFile, isApiDownloadPath, safeFileName, stageForDrag } from './downloads.js';
+import { taskbarProgress } from './taskbar-progress.js';
 import { isAppUrl } from './window-options.js';
 import type { createWindowStateWriter } from './window-state.js';
 
@@ -106,8 +107,11 @@ export function registerIpc(context: IpcContext): () => void {
     if (typeof filePath === 'string' && saved.has(filePath)) shell.showItemInFolder(filePath);
   });
 
+  const showProgress = taskbarProgress(context.window);
+  handle(IPC.taskbarProgress, (_event, value: unknown) => showProgress(value));
+
   return () => {
-    for (const channel of [IPC.connection, IPC.getUiState, IPC.setUiState, IPC.openDialog, IPC.download, IPC.dragOut, IPC.reveal]) {
+    for (const channel of [IPC.connection, IPC.getUiState, IPC.setUiState, IPC.openDialog, IPC.download, IPC.dragOut, IPC.reveal, IPC.taskbarProgress]) {
       ipcMain.removeHandler(channel);
     }
   };

@@ -41,6 +41,7 @@ const bridge: FerryBridge = {
   download: (request) => invoke(IPC.download, request),
   dragOut: (request) => invoke(IPC.dragOut, request),
   reveal: (path) => invoke(IPC.reveal, path),
+  setTaskbarProgress: (value) => invoke(IPC.taskbarProgress, value),
   pathForFile: (file) => webUtils.getPathForFile(file),
   onProgress: (listener) => listen(IPC.progress, isProgress, listener),
   onMenu: (listener) => listen(IPC.menu, isMenuCommand, listener),

@@ -140,9 +140,10 @@ export const componentSchemas = [
       kind: { type: 'string', enum: ['upload', 'transfer', 'verify', 'download', 'check'] },
       status: {
         type: 'string',
-        enum: ['queued', 'running', 'succeeded', 'completed_with_errors', 'failed', 'cancelled'],
+        enum: ['queued', 'running', 'paused', 'succeeded', 'completed_with_errors', 'failed', 'cancelled'],
         description:
-          'succeeded: every file arrived and every available check passed; completed_with_errors: some files failed ' +
+          'queued: waiting its turn (GET /api_v1/queue/ has the order); paused: held by the user, continues from where it ' +
+          'stopped when resumed; succeeded: every file arrived and every available check passed; completed_with_errors: some files failed ' +
           '(report.failed_files), the rest arrived and checked; failed: nothing arrived, or the job stopped (error says why); ' +
           'cancelled: stopped on request, incomplete. A finished job\'s report says what changed.',
       },
@@ -215,6 +216,29 @@ export const componentSchemas = [
         properties: { target: { type: 'string' }, resource_id: { type: 'string' } },
       },
       retry_of: { ...nullableString, description: 'a job made by POST /api_v1/jobs/<ticket>/retry/: the ticket it retries' },
+    },
+  },
+  {
+    $id: 'QueueState',
+    type: 'object',
+    additionalProperties: false,
+    required: ['settings', 'waiting'],
+    properties: {
+      settings: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['concurrency', 'per_target', 'bandwidth_limit'],
+        properties: {
+          concurrency: { type: 'integer', minimum: 1, description: 'jobs running at once' },
+          per_target: {
+            type: 'object',
+            additionalProperties: { type: 'integer', minimum: 1 },
+            description: 'at most this many running jobs may read or write the target',
+          },
+          bandwidth_limit: { type: ['integer', 'null'], description: 'bytes a second all running jobs read together; null: no limit' },
+        },
+      },
+      waiting: { type: 'array', items: { type: 'string' }, description: 'tickets of the queued jobs, in the order they will run' },
     },
   },
 ] as const;

@@ -7,6 +7,7 @@ import { createDetailCache } from './stores/details.js';
 import { createDuplicatePrompt } from './stores/duplicates.js';
 import { createJobsStore } from './stores/jobs.js';
 import { createLocalRootsStore } from './stores/local-roots.js';
+import { createQueueStore } from './stores/queue.js';
 import { createPaneStore, type PaneSide, type PaneStore } from './stores/pane.js';
 import { createSessionStore } from './stores/session.js';
 import { createUiStore } from './stores/ui.js';
@@ -19,6 +20,7 @@ export interface ServiceOptions {
 }
 
 function createBaseServices({ api, bridge, storage = safeLocalStorage() }: ServiceOptions) {
+  const jobs = createJobsStore(storage);
   return {
     api,
     bridge,
@@ -27,7 +29,8 @@ function createBaseServices({ api, bridge, storage = safeLocalStorage() }: Servi
       PaneStore
     >,
     details: createDetailCache(api),
-    jobs: createJobsStore(storage),
+    jobs,
+    queue: createQueueStore(api, jobs),
     duplicates: createDuplicatePrompt(storage),
     session: createSessionStore(api),
     localRoots: createLocalRootsStore(api),

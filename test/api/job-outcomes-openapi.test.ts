@@ -15,7 +15,7 @@ it('describes every job status, failed_files and POST /api_v1/jobs/{ticket}/retr
     components: { schemas: Record<string, { properties: Record<string, { enum?: string[]; properties?: Record<string, unknown> }> }> };
   };
   const job = spec.components.schemas.Job!;
-  expect(job.properties.status!.enum).toEqual(['queued', 'running', ...FINISHED_JOB_STATUSES]);
+  expect(job.properties.status!.enum).toEqual(['queued', 'running', 'paused', ...FINISHED_JOB_STATUSES]);
   expect(Object.keys(job.properties.report!.properties!)).toEqual(expect.arrayContaining(['failed_files', 'unconfirmed']));
   expect(Object.keys(job.properties)).toContain('retry_of');
   const retry = spec.paths['/api_v1/jobs/{ticket}/retry/']!.post!;

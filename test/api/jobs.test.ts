@@ -187,3 +187,52 @@ describe('GET /api_v1/jobs/ and /api_v1/jobs/events/ (access key)', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
   });
 });
+
+describe('the queue: pause, resume, order and settings', () => {
+  const json = (body: unknown) => ({ body: JSON.stringify(body), headers: { ...ferry.bearer(), 'content-type': 'application/json' } });
+
+  it('pauses a running job for the token that started it, resumes it as a resumed run, and it completes', async () => {
+    const ticket = await startJob('tok-dave');
+    await untilStatus(ticket, 'running');
+    await expectApiError(await ferry.fetch(`/api_v1/jobs/${ticket}/pause/`, { method: 'POST', headers: { 'service-destination-token': 'tok-eve' } }), 403, 'forbidden');
+    const pause = await ferry.fetch(`/api_v1/jobs/${ticket}/pause/`, { method: 'POST', headers: { 'service-destination-token': 'tok-dave' } });
+    expect(pause.status).toBe(200);
+    expect(((await pause.json()) as Job).status).toBe('paused');
+    const resume = await ferry.fetch(`/api_v1/jobs/${ticket}/resume/`, { method: 'POST', headers: { 'service-destination-token': 'tok-dave' } });
+    expect(resume.status).toBe(200);
+    await untilStatus(ticket, 'running');
+    await releaseVault();
+    expect((await waitForJob(ferry, ticket)).status).toBe('succeeded');
+    await expectApiError(await ferry.fetch(`/api_v1/jobs/${ticket}/pause/`, { method: 'POST', headers: ferry.bearer() }), 409, 'conflict');
+  });
+
+  it('reads and changes the queue settings with the access key only, refusing bad values with a sentence', async () => {
+    await expectApiError(await ferry.fetch('/api_v1/queue/'), 401, 'unauthorized');
+    const before = await (await ferry.fetch('/api_v1/queue/', { headers: ferry.bearer() })).json();
+    expect(before).toMatchObject({ settings: { per_target: {}, bandwidth_limit: null }, waiting: [] });
+    const bad = await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 99 }) });
+    await expectApiError(bad, 400, 'bad_request');
+    const changed = await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 1, per_target: { vault: 1 }, bandwidth_limit: 1_048_576 }) });
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toEqual({ settings: { concurrency: 1, per_target: { vault: 1 }, bandwidth_limit: 1_048_576 }, waiting: [] });
+
+    // with one job at a time, a second waits, and can be moved and cleared around
+    const first = await startJob('tok-erin');
+    await untilStatus(first, 'running');
+    const second = await startJob('tok-erin');
+    const third = await startJob('tok-erin');
+    const moved = await ferry.fetch(`/api_v1/jobs/${third}/move/`, { method: 'POST', ...json({ to: 'first' }) });
+    expect(moved.status).toBe(200);
+    expect(((await moved.json()) as { waiting: string[] }).waiting).toEqual([third, second]);
+    await expectApiError(await ferry.fetch(`/api_v1/jobs/${first}/move/`, { method: 'POST', ...json({ to: 'last' }) }), 409, 'conflict');
+    await expectApiError(await ferry.fetch(`/api_v1/jobs/${third}/move/`, { method: 'POST', ...json({ to: 'sideways' }) }), 400, 'bad_request');
+    for (let i = 0; i < 3; i++) await releaseVault();
+    for (const ticket of [first, second, third]) expect((await waitForJob(ferry, ticket)).status).toBe('succeeded');
+
+    const cleared = await ferry.fetch('/api_v1/jobs/', { method: 'DELETE', headers: ferry.bearer() });
+    expect(cleared.status).toBe(200);
+    expect(((await cleared.json()) as { removed: number }).removed).toBeGreaterThanOrEqual(3);
+    await expectApiError(await getJob(first, ferry.bearer()), 404, 'ticket_not_found');
+    await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 2, per_target: {}, bandwidth_limit: null }) });
+  });
+});

@@ -141,6 +141,13 @@ describe('GET /api_v1/openapi.json', () => {
         'GET /api_v1/jobs/{ticket}/',
         'DELETE /api_v1/jobs/{ticket}/',
         'POST /api_v1/jobs/{ticket}/retry/',
+        // the queue (docs/api.md "The job queue")
+        'DELETE /api_v1/jobs/',
+        'POST /api_v1/jobs/{ticket}/pause/',
+        'POST /api_v1/jobs/{ticket}/resume/',
+        'POST /api_v1/jobs/{ticket}/move/',
+        'GET /api_v1/queue/',
+        'PUT /api_v1/queue/',
         // a check job (docs/api.md "Check")
         'POST /api_v1/targets/{target}/resources/{resource}/check/',
         'GET /api_v1/openapi.json',

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../target.js';
+import { Bandwidth } from './bandwidth.js';
 import { WatchedEntries } from './entry-stream.js';
 import { SourceCheckFailed } from './source-check.js';
 import { readWholeOf, withReadWhole } from './whole-entry.js';
@@ -31,6 +32,29 @@ async function* fromArray(entries: Entry[]): AsyncIterable<Entry> {
 }
 
 describe('WatchedEntries', () => {
+  it("holds every byte a writer reads to the queue's bandwidth limit, streamed or whole", async () => {
+    const data = Buffer.alloc(64 * 1024, 3);
+    let reserved = 0;
+    const bandwidth = new Bandwidth();
+    bandwidth.limit = 1 << 30; // high enough not to slow the test; what counts is that every byte asks
+    const reserve = bandwidth.reserve.bind(bandwidth);
+    bandwidth.reserve = (bytes) => ((reserved += bytes), reserve(bytes));
+    const whole = fileEntry('D/whole.bin', data, { md5: md5(data) });
+    withReadWhole(whole, async () => ({ bytes: data, hashes: { md5: md5(data) } }));
+    const watched = new WatchedEntries(fromArray([fileEntry('D/a.bin', data, { md5: md5(data) }, 8), whole]), {
+      signal: new AbortController().signal,
+      onProgress: () => undefined,
+      bandwidth,
+    });
+    const out: Buffer[] = [];
+    for await (const entry of watched) {
+      const readWhole = readWholeOf(entry);
+      out.push(readWhole ? (await readWhole([])).bytes : await buffer(await entry.open()));
+    }
+    expect(Buffer.concat(out)).toEqual(Buffer.concat([data, data]));
+    expect(reserved).toBe(2 * data.length);
+  });
+
   it('counts bytes and files and passes the bytes through unchanged', async () => {
     const data = Buffer.from('hello fixity world');
     const progress: { files_done: number; bytes_done: number }[] = [];

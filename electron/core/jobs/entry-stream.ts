@@ -3,6 +3,7 @@ import type { FixityFailure } from '../../../shared/api.js';
 import { CancelledError } from '../errors.js';
 import type { HashAlgorithm } from '../hashing.js';
 import type { Entry } from '../target.js';
+import type { Bandwidth } from './bandwidth.js';
 import { CheckedHashingStream, SourceCheckFailed } from './source-check.js';
 import { readWholeOf, withReadWhole } from './whole-entry.js';
 
@@ -14,6 +15,8 @@ export interface WatchedEntriesOptions {
   onProgress(progress: { files_done: number; bytes_done: number }): void;
   /** remember the files no read finished, for readUnread() (a staged bag write checks them all) */
   trackUnread?: boolean;
+  /** the queue's shared limit on bytes read per second; a limit set while a file is being read applies from the next file */
+  bandwidth?: Bandwidth;
 }
 
 /**
@@ -168,7 +171,10 @@ export class WatchedEntries implements AsyncIterable<Entry> {
         this.open.add(raw);
         this.open.add(hasher);
         if (this.options.signal.aborted) this.destroyAll();
-        return raw.pipe(hasher);
+        const throttle = this.options.bandwidth?.throttle(this.options.signal);
+        if (!throttle) return raw.pipe(hasher);
+        throttle.on('error', (error) => hasher.destroy(error));
+        return raw.pipe(throttle).pipe(hasher);
       },
     };
     // The whole-file path (small files): the same count and check, without a stream; a file
@@ -188,6 +194,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
           }
           throw error;
         }
+        await this.options.bandwidth?.take(file.bytes.length, this.options.signal);
         if (file.bytes.length > counted) {
           this.bytesDone += file.bytes.length - counted;
           counted = file.bytes.length;

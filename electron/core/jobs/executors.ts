@@ -208,7 +208,7 @@ async function writeWatched(
   /** an archive not yet checked: every byte must match (a bag's manifests, a ZIP's CRC-32s) before any file is put in place */
   verifyBag = false,
 ): Promise<JobReport> {
-  const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done), trackUnread: verifyBag });
+  const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done), trackUnread: verifyBag, bandwidth: ctx.bandwidth });
   const options: StagedWriteOptions = writeOptionsOf(ctx, params);
   if (verifyBag) {
     options.beforeCommit = async () => {

@@ -1,10 +1,11 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { FINISHED_JOB_STATUSES, type Job, type JobKind, type JobProgress, type JobReport, type JobStatus } from '../../../shared/api.js';
+import { FINISHED_JOB_STATUSES, type Job, type JobKind, type JobProgress, type JobReport, type JobStatus, type QueueMove, type QueueSettings, type QueueState } from '../../../shared/api.js';
 import { CancelledError, conflict, FerryError, isFerryError, notFound, notSupported } from '../errors.js';
 import { formatDate } from '../time.js';
 import { TEMP_SUFFIX, writeFileAtomic } from './atomic-file.js';
+import { Bandwidth } from './bandwidth.js';
 import { endingOf, StoppedWithReport } from './outcome.js';
 import { emptyReport, type JobExecutionContext, type JobExecutor, type JobService, type RetryParams, type SubmitJob } from './types.js';
 
@@ -33,25 +34,40 @@ export interface StoredJob {
   params: Record<string, unknown>;
   ownedFiles: string[];
   tokenSha256: string[];
+  /** a paused job's: what its runs so far changed */
+  partialReport?: JobReport | null;
 }
 
 /**
- * The abort reason close() gives running executors. Executors that clean up after
- * themselves (a spooled upload) check `isShutdownAbort(signal)` and keep what a resumed
- * run needs.
+ * The abort reasons after which a job runs again later: Ferry stopping (close()) or the
+ * user pausing it. Executors that clean up after themselves (a spooled upload, a multipart
+ * upload) check `isShutdownAbort(signal)` and keep what the resumed run needs.
  */
-export class JobServiceClosing extends Error {
+export abstract class ResumableStop extends Error {}
+
+export class JobServiceClosing extends ResumableStop {
   constructor() {
     super('Ferry is stopping; the job will resume when it starts again.');
     this.name = 'JobServiceClosing';
   }
 }
 
+export class JobPaused extends ResumableStop {
+  constructor() {
+    super('The job was paused; it continues from where it stopped when resumed.');
+    this.name = 'JobPaused';
+  }
+}
+
+/** True when the job stopped to run again later (Ferry stopping, or paused): keep what a resumed run needs. */
 export function isShutdownAbort(signal: AbortSignal): boolean {
-  return signal.aborted && signal.reason instanceof JobServiceClosing;
+  return signal.aborted && signal.reason instanceof ResumableStop;
 }
 
 const FINISHED: ReadonlySet<JobStatus> = new Set(FINISHED_JOB_STATUSES);
+const QUEUE_FILE = 'queue.json';
+/** the most jobs that may run at once, whatever the settings say: each holds sockets, files and memory */
+export const MAX_CONCURRENCY = 16;
 const TICKET_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const UNEXPECTED_ERROR = 'The job stopped because of an unexpected error inside Ferry; the details are in Ferry\'s log.';
 
@@ -67,6 +83,9 @@ interface JobRecord {
   /** settles when the running executor has returned and the outcome is recorded */
   settled: Promise<void> | null;
   cancelRequested: boolean;
+  pauseRequested: boolean;
+  /** what the runs before a pause changed (persisted): a cancel of the paused job reports it */
+  partialReport: JobReport | null;
   // progress throttling
   lastFlush: number;
   flushTimer: NodeJS.Timeout | null;
@@ -89,10 +108,12 @@ class FileJobService implements JobService {
   private readonly queue: string[] = [];
   private readonly listeners = new Set<(job: Job) => void>();
   private readonly now: () => Date;
-  private readonly concurrency: number;
+  private settings: QueueSettings;
+  /** the one limit on the bytes every running job reads together (settings.bandwidth_limit) */
+  readonly bandwidth = new Bandwidth();
+  private readonly runningRecords = new Set<JobRecord>();
   private readonly progressIntervalMs: number;
   private readonly accessKeyDigest: Buffer;
-  private running = 0;
   private dirReady: Promise<void> | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
   private pruning: Promise<void> | null = null;
@@ -101,7 +122,7 @@ class FileJobService implements JobService {
 
   constructor(private readonly options: JobServiceOptions) {
     this.now = options.now ?? (() => new Date());
-    this.concurrency = Math.max(1, Math.floor(options.concurrency));
+    this.settings = { concurrency: Math.min(MAX_CONCURRENCY, Math.max(1, Math.floor(options.concurrency))), per_target: {}, bandwidth_limit: null };
     this.progressIntervalMs = options.progressIntervalMs ?? 250;
     this.accessKeyDigest = sha256(options.accessKey);
   }
@@ -113,6 +134,7 @@ class FileJobService implements JobService {
 
   async start(): Promise<void> {
     await this.ensureDir();
+    await this.loadQueueSettings();
     const loaded = await this.loadAll();
     for (const record of loaded) this.records.set(record.job.ticket_number, record);
 
@@ -217,12 +239,88 @@ class FileJobService implements JobService {
       await this.settle(record, 'cancelled', { report: emptyReport(), error: null });
       return clone(record.job);
     }
+    if (record.job.status === 'paused') {
+      // what the runs before the pause changed stays in the report: cancelled, not undone
+      await this.settle(record, 'cancelled', { report: record.partialReport ?? emptyReport(), error: null });
+      return clone(record.job);
+    }
     record.cancelRequested = true;
     record.controller?.abort(new CancelledError());
     // Give the executor a moment to unwind so the answer usually says "cancelled"; an
     // executor deaf to its signal still ends cancelled when it returns.
     await Promise.race([record.settled, delay(10_000)]);
     return clone(record.job);
+  }
+
+  async pause(ticket: string): Promise<Job> {
+    const record = this.records.get(ticket);
+    if (!record) throw ticketNotFound(ticket);
+    if (FINISHED.has(record.job.status)) throw conflict('The job has already finished.');
+    if (record.job.status === 'paused') return clone(record.job);
+    if (record.job.status === 'queued') {
+      this.removeFromQueue(ticket);
+      record.job.status = 'paused';
+      await this.persist(record);
+      this.publish(record);
+      return clone(record.job);
+    }
+    record.pauseRequested = true;
+    record.controller?.abort(new JobPaused());
+    await Promise.race([record.settled, delay(10_000)]);
+    return clone(record.job);
+  }
+
+  async resume(ticket: string): Promise<Job> {
+    const record = this.records.get(ticket);
+    if (!record) throw ticketNotFound(ticket);
+    if (record.job.status !== 'paused') {
+      if (FINISHED.has(record.job.status)) throw conflict('The job has already finished; retry its failed files or start it again instead.');
+      return clone(record.job); // waiting or running already
+    }
+    if (!this.executors.has(record.job.kind)) throw notSupported(`This version of Ferry cannot run ${record.job.kind} jobs.`);
+    record.job.status = 'queued';
+    // a resumed job goes first: the user asked for it by name
+    this.queue.unshift(ticket);
+    await this.persist(record);
+    this.publish(record);
+    this.pump();
+    return clone(record.job);
+  }
+
+  async move(ticket: string, to: QueueMove): Promise<QueueState> {
+    const record = this.records.get(ticket);
+    if (!record) throw ticketNotFound(ticket);
+    const waiting = this.waiting();
+    const index = waiting.indexOf(ticket);
+    if (index < 0) throw conflict('Only a job waiting to run can be moved in the queue; this one is not waiting.');
+    waiting.splice(index, 1);
+    const position = to === 'first' ? 0 : to === 'last' ? waiting.length : to === 'up' ? Math.max(0, index - 1) : Math.min(waiting.length, index + 1);
+    waiting.splice(position, 0, ticket);
+    this.queue.splice(0, this.queue.length, ...waiting);
+    return this.queueState();
+  }
+
+  queueState(): QueueState {
+    return { settings: structuredClone(this.settings), waiting: this.waiting() };
+  }
+
+  async configureQueue(update: Partial<QueueSettings>): Promise<QueueState> {
+    const next: QueueSettings = {
+      concurrency: update.concurrency === undefined ? this.settings.concurrency : clampConcurrency(update.concurrency),
+      per_target: update.per_target === undefined ? this.settings.per_target : perTargetLimits(update.per_target),
+      bandwidth_limit: update.bandwidth_limit === undefined ? this.settings.bandwidth_limit : bandwidthLimit(update.bandwidth_limit),
+    };
+    await this.ensureDir();
+    await writeFileAtomic(path.join(this.options.dir, QUEUE_FILE), `${JSON.stringify(next, null, 2)}\n`);
+    this.applySettings(next);
+    this.pump();
+    return this.queueState();
+  }
+
+  async clearFinished(): Promise<number> {
+    const finished = [...this.records.values()].filter((record) => FINISHED.has(record.job.status));
+    for (const record of finished) await this.remove(record);
+    return finished.length;
   }
 
   async retry(ticket: string, tokens: Record<string, string>): Promise<Job> {
@@ -279,16 +377,72 @@ class FileJobService implements JobService {
 
   // ---- running -------------------------------------------------------------------
 
+  /**
+   * Starts waiting jobs in queue order while there is room: fewer than `concurrency` running,
+   * and each target the job touches under its own limit. A job held back by its target's
+   * limit keeps its place; a later job for other targets may start before it.
+   */
   private pump(): void {
-    while (!this.closing && this.running < this.concurrency && this.queue.length > 0) {
-      const ticket = this.queue.shift()!;
-      const record = this.records.get(ticket);
-      if (!record || record.job.status !== 'queued') continue;
-      this.running += 1;
+    if (this.closing) return;
+    for (let index = 0; index < this.queue.length && this.runningRecords.size < this.settings.concurrency; ) {
+      const record = this.records.get(this.queue[index]!);
+      if (!record || record.job.status !== 'queued') {
+        this.queue.splice(index, 1);
+        continue;
+      }
+      if (!this.hasRoomFor(record.job)) {
+        index += 1;
+        continue;
+      }
+      this.queue.splice(index, 1);
+      this.runningRecords.add(record);
       record.settled = this.run(record).finally(() => {
-        this.running -= 1;
+        this.runningRecords.delete(record);
         this.pump();
       });
+    }
+  }
+
+  private hasRoomFor(job: Job): boolean {
+    for (const target of targetsOf(job)) {
+      const limit = this.settings.per_target[target];
+      if (limit === undefined) continue;
+      let busy = 0;
+      for (const running of this.runningRecords) if (targetsOf(running.job).includes(target)) busy += 1;
+      if (busy >= limit) return false;
+    }
+    return true;
+  }
+
+  private waiting(): string[] {
+    return this.queue.filter((ticket) => this.records.get(ticket)?.job.status === 'queued');
+  }
+
+  private removeFromQueue(ticket: string): void {
+    const index = this.queue.indexOf(ticket);
+    if (index >= 0) this.queue.splice(index, 1);
+  }
+
+  private applySettings(settings: QueueSettings): void {
+    this.settings = settings;
+    this.bandwidth.limit = settings.bandwidth_limit;
+  }
+
+  private async loadQueueSettings(): Promise<void> {
+    let stored: Partial<QueueSettings>;
+    try {
+      stored = JSON.parse(await readFile(path.join(this.options.dir, QUEUE_FILE), 'utf8')) as Partial<QueueSettings>;
+    } catch {
+      return; // none saved yet (or unreadable): the defaults stand
+    }
+    try {
+      this.applySettings({
+        concurrency: stored.concurrency === undefined ? this.settings.concurrency : clampConcurrency(stored.concurrency),
+        per_target: stored.per_target === undefined ? {} : perTargetLimits(stored.per_target),
+        bandwidth_limit: stored.bandwidth_limit === undefined ? null : bandwidthLimit(stored.bandwidth_limit),
+      });
+    } catch (error) {
+      console.error('ferry: ignoring unreadable queue settings:', error instanceof Error ? error.message : String(error));
     }
   }
 
@@ -309,6 +463,7 @@ class FileJobService implements JobService {
       signal: controller.signal,
       progress: (update) => this.progress(record, update),
       resumed: record.resumed,
+      bandwidth: this.bandwidth,
     };
     let outcome: { report: JobReport } | { error: unknown };
     try {
@@ -323,6 +478,7 @@ class FileJobService implements JobService {
 
     if (this.closed) return; // the service is gone; the file still says running
     const shutdown = controller.signal.reason instanceof JobServiceClosing;
+    const paused = controller.signal.reason instanceof JobPaused && !record.cancelRequested;
     if ('report' in outcome) {
       if (record.cancelRequested) {
         await this.settle(record, 'cancelled', { report: outcome.report, error: null });
@@ -341,6 +497,15 @@ class FileJobService implements JobService {
     if (shutdown && !record.cancelRequested) {
       // Stopping, not failing: keep `running` on disk so the next start resumes it.
       await this.persist(record);
+    } else if (paused) {
+      // Held, not failed: the next run continues from here (a resumed run), and what this
+      // one changed is kept for the report of a cancel.
+      record.pauseRequested = false;
+      record.resumed = true;
+      record.partialReport = report;
+      record.job.status = 'paused';
+      await this.persist(record);
+      this.publish(record);
     } else if (record.cancelRequested || cause instanceof CancelledError) {
       await this.settle(record, 'cancelled', { report, error: null });
     } else {
@@ -447,6 +612,7 @@ class FileJobService implements JobService {
           params: record.params,
           ownedFiles: record.ownedFiles,
           tokenSha256: record.tokenSha256,
+          ...(record.partialReport ? { partialReport: record.partialReport } : {}),
         };
         try {
           await writeFileAtomic(this.fileOf(record.job.ticket_number), `${JSON.stringify(stored, null, 2)}\n`);
@@ -479,6 +645,7 @@ class FileJobService implements JobService {
             params: stored.params ?? {},
             ownedFiles: Array.isArray(stored.ownedFiles) ? stored.ownedFiles : [],
             tokenSha256: Array.isArray(stored.tokenSha256) ? stored.tokenSha256 : [],
+            partialReport: stored.partialReport ?? null,
           }),
         );
       } catch (error) {
@@ -500,16 +667,20 @@ class FileJobService implements JobService {
     for (const record of [...this.records.values()]) {
       if (!FINISHED.has(record.job.status) || !record.job.finished) continue;
       if (Date.parse(record.job.finished) >= cutoff) continue;
-      record.removed = true;
-      await record.writing;
-      await removeOwnedFiles(record);
-      await rm(this.fileOf(record.job.ticket_number), { force: true }).catch(() => undefined);
-      this.records.delete(record.job.ticket_number);
+      await this.remove(record);
     }
+  }
+
+  private async remove(record: JobRecord): Promise<void> {
+    record.removed = true;
+    await record.writing;
+    await removeOwnedFiles(record);
+    await rm(this.fileOf(record.job.ticket_number), { force: true }).catch(() => undefined);
+    this.records.delete(record.job.ticket_number);
   }
 }
 
-function newRecord(job: Job, stored: { params: Record<string, unknown>; ownedFiles: string[]; tokenSha256: string[] }): JobRecord {
+function newRecord(job: Job, stored: { params: Record<string, unknown>; ownedFiles: string[]; tokenSha256: string[]; partialReport?: JobReport | null }): JobRecord {
   return {
     job,
     params: stored.params,
@@ -520,6 +691,8 @@ function newRecord(job: Job, stored: { params: Record<string, unknown>; ownedFil
     controller: null,
     settled: null,
     cancelRequested: false,
+    pauseRequested: false,
+    partialReport: stored.partialReport ?? null,
     lastFlush: 0,
     flushTimer: null,
     dirty: false,
@@ -536,6 +709,35 @@ function newRecord(job: Job, stored: { params: Record<string, unknown>; ownedFil
  */
 async function removeOwnedFiles(record: JobRecord): Promise<void> {
   for (const file of record.ownedFiles) await rm(file, { force: true, recursive: true }).catch(() => undefined);
+}
+
+/** the targets a job reads or writes: what per-target limits count */
+function targetsOf(job: Job): string[] {
+  return job.source && job.source.target !== job.target ? [job.target, job.source.target] : [job.target];
+}
+
+function clampConcurrency(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_CONCURRENCY) {
+    throw new FerryError(400, 'bad_request', `The number of jobs running at once must be a whole number from 1 to ${MAX_CONCURRENCY}.`);
+  }
+  return value;
+}
+
+function perTargetLimits(value: unknown): Record<string, number> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new FerryError(400, 'bad_request', 'per_target must be an object of target ids and numbers of jobs.');
+  }
+  const limits: Record<string, number> = {};
+  for (const [target, limit] of Object.entries(value)) limits[target] = clampConcurrency(limit);
+  return limits;
+}
+
+function bandwidthLimit(value: unknown): number | null {
+  if (value === null) return null;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1024) {
+    throw new FerryError(400, 'bad_request', 'The bandwidth limit is a whole number of bytes a second, at least 1024 (1 KiB/s), or null for no limit.');
+  }
+  return value;
 }
 
 function ticketNotFound(ticket: string) {

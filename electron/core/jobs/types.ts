@@ -1,4 +1,5 @@
-import type { Job, JobKind, JobProgress, JobReport } from '../../../shared/api.js';
+import type { Job, JobKind, JobProgress, JobReport, QueueMove, QueueSettings, QueueState } from '../../../shared/api.js';
+import type { Bandwidth } from './bandwidth.js';
 
 /**
  * What a running job's executor gets. Executors are registered per job kind, so a new
@@ -13,8 +14,10 @@ export interface JobExecutionContext {
   signal: AbortSignal;
   /** merge progress; the runner persists and publishes it at a bounded rate */
   progress(update: Partial<JobProgress>): void;
-  /** true when this run resumes a job that was running when the service stopped */
+  /** true when this run resumes a job that was running when the service stopped, or was paused */
   resumed: boolean;
+  /** the queue's limit on bytes read per second, shared by every running job */
+  bandwidth: Bandwidth;
 }
 
 /**
@@ -55,8 +58,19 @@ export interface JobService {
   list(): Job[];
   /** true when `token` is one the job was started with, or the access key */
   mayAccess(ticket: string, token: string): boolean;
-  /** 409 FerryError when already finished */
+  /** 409 FerryError when already finished; a paused job ends cancelled with what it changed */
   cancel(ticket: string): Promise<Job>;
+  /** holds a waiting or running job (a running one stops and keeps what it did); 409 when finished */
+  pause(ticket: string): Promise<Job>;
+  /** puts a paused job first in the queue; it continues as a resumed run */
+  resume(ticket: string): Promise<Job>;
+  /** moves a waiting job within the queue; 409 when it is not waiting */
+  move(ticket: string, to: QueueMove): Promise<QueueState>;
+  queueState(): QueueState;
+  /** changes the queue's settings (400 on a bad value), saves them, and starts what now has room */
+  configureQueue(update: Partial<QueueSettings>): Promise<QueueState>;
+  /** removes every finished job now; the count removed */
+  clearFinished(): Promise<number>;
   /**
    * A new job of the same kind for the finished job's failed files only, run with `tokens`
    * (by role; a role left out is looked up again as on resume). 409 when the job has not

@@ -1,8 +1,9 @@
 // Jobs (extension): one job for whoever started it, the list and a live event stream for
-// the app (access key), cancel, and a retry of a finished job's failed files.
+// the app (access key), cancel, pause and resume, a retry of a finished job's failed files,
+// and the queue: its order and settings (access key).
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ACKNOWLEDGEMENT_MESSAGE, type Acknowledgement, type Job } from '../../../shared/api.js';
+import { ACKNOWLEDGEMENT_MESSAGE, QUEUE_MOVES, type Acknowledgement, type Job, type QueueMove, type QueueSettings } from '../../../shared/api.js';
 import type { FerryCore } from '../../core/ferry-core.js';
 import { FerryError, forbidden, notFound, unauthorized } from '../../core/errors.js';
 import type { ServerContext } from '../context.js';
@@ -155,11 +156,129 @@ export function registerJobRoutes(app: FastifyInstance, { core }: ServerContext)
     },
   );
 
+  app.delete(
+    '/api_v1/jobs/',
+    {
+      schema: {
+        summary: 'Clear finished jobs (access key)',
+        description: 'Removes every finished job now, as pruning would later. Waiting, running and paused jobs stay.',
+        tags: ['jobs'],
+        headers: authHeaders,
+        response: {
+          200: { type: 'object', required: ['removed'], properties: { removed: { type: 'integer' } } },
+          ...errorResponses(401),
+        },
+      },
+    },
+    async (request) => {
+      requireAccessKey(core, request);
+      return { removed: await core.jobs.clearFinished() };
+    },
+  );
+
+  app.post<{ Params: { ticket: string } }>(
+    '/api_v1/jobs/:ticket/pause/',
+    {
+      schema: {
+        summary: 'Pause a job (the token that started it, or the access key)',
+        description:
+          'A waiting job stays out of the queue; a running one stops and keeps what it did (status paused). ' +
+          'POST …/resume/ continues it from there; DELETE cancels it. 409 when the job has finished.',
+        tags: ['jobs'],
+        params: ticketParams,
+        headers: authHeaders,
+        response: { 200: ref('Job'), ...errorResponses(401, 403, 404, 409) },
+      },
+    },
+    async (request) => core.jobs.pause(accessibleJob(core, request).ticket_number),
+  );
+
+  app.post<{ Params: { ticket: string } }>(
+    '/api_v1/jobs/:ticket/resume/',
+    {
+      schema: {
+        summary: 'Resume a paused job (the token that started it, or the access key)',
+        description:
+          'The job goes first in the queue and continues as a resumed run: what it completed before the pause is not done ' +
+          'again where the destination lets Ferry tell. A job that is not paused is answered as it is; 409 when it has finished.',
+        tags: ['jobs'],
+        params: ticketParams,
+        headers: authHeaders,
+        response: { 200: ref('Job'), ...errorResponses(401, 403, 404, 405, 409) },
+      },
+    },
+    async (request) => core.jobs.resume(accessibleJob(core, request).ticket_number),
+  );
+
+  app.post<{ Params: { ticket: string }; Body: { to: QueueMove } }>(
+    '/api_v1/jobs/:ticket/move/',
+    {
+      schema: {
+        summary: 'Move a waiting job in the queue (access key)',
+        description: 'to: first, up, down or last. Answers the queue as it now stands; 409 when the job is not waiting.',
+        tags: ['jobs'],
+        params: ticketParams,
+        headers: authHeaders,
+        body: { type: 'object', required: ['to'], additionalProperties: false, properties: { to: { type: 'string', enum: [...QUEUE_MOVES] } } },
+        response: { 200: ref('QueueState'), ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request) => {
+      requireAccessKey(core, request);
+      return core.jobs.move(request.params.ticket, request.body.to);
+    },
+  );
+
+  app.get(
+    '/api_v1/queue/',
+    {
+      schema: {
+        summary: 'The job queue: its settings and the waiting jobs in order (access key)',
+        tags: ['jobs'],
+        headers: authHeaders,
+        response: { 200: ref('QueueState'), ...errorResponses(401) },
+      },
+    },
+    async (request) => {
+      requireAccessKey(core, request);
+      return core.jobs.queueState();
+    },
+  );
+
+  app.put<{ Body: Partial<QueueSettings> }>(
+    '/api_v1/queue/',
+    {
+      schema: {
+        summary: "Change the queue's settings (access key)",
+        description:
+          'Any of concurrency (1–16 jobs at once), per_target ({target: jobs}, replacing the whole map) and bandwidth_limit ' +
+          '(bytes a second all running jobs read together, at least 1024; null: no limit). Saved across restarts. A lower ' +
+          'concurrency lets running jobs finish; a bandwidth limit applies from the next file each job reads.',
+        tags: ['jobs'],
+        headers: authHeaders,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            concurrency: { type: 'integer' },
+            per_target: { type: 'object', additionalProperties: { type: 'integer' } },
+            bandwidth_limit: { type: ['integer', 'null'] },
+          },
+        },
+        response: { 200: ref('QueueState'), ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      requireAccessKey(core, request);
+      return core.jobs.configureQueue(request.body ?? {});
+    },
+  );
+
   app.delete<{ Params: { ticket: string } }>(
     '/api_v1/jobs/:ticket/',
     {
       schema: {
-        summary: 'Cancel a job (409 when already finished)',
+        summary: 'Cancel a job (409 when already finished); a paused job ends cancelled with what it changed',
         tags: ['jobs'],
         params: ticketParams,
         headers: authHeaders,

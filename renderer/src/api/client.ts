@@ -6,6 +6,9 @@ import type {
   ApiError as ApiErrorBody,
   DuplicateFileAction,
   Job,
+  QueueMove,
+  QueueSettings,
+  QueueState,
   ResourceDetail,
   ResourceSummary,
   TargetDescription,
@@ -140,6 +143,14 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     jobs: () => json<Job[]>('/api_v1/jobs/'),
     job: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`),
     cancelJob: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`, { method: 'DELETE' }),
+    pauseJob: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/pause/`, { method: 'POST' }),
+    resumeJob: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/resume/`, { method: 'POST' }),
+    moveJob: (ticket: string, to: QueueMove) =>
+      json<QueueState>(`/api_v1/jobs/${seg(ticket)}/move/`, { method: 'POST', ...jsonBody({ to }) }),
+    queue: () => json<QueueState>('/api_v1/queue/'),
+    configureQueue: (settings: Partial<QueueSettings>) =>
+      json<QueueState>('/api_v1/queue/', { method: 'PUT', ...jsonBody(settings) }),
+    clearFinishedJobs: () => json<{ removed: number }>('/api_v1/jobs/', { method: 'DELETE' }),
     /** a new job for a finished job's failed files only (POST /api_v1/jobs/<ticket>/retry/) */
     retryFailedFiles: (ticket: string) => json<Acknowledgement>(`/api_v1/jobs/${seg(ticket)}/retry/`, { method: 'POST' }),
     upload: (target: string, containerId: ContainerRef, zip: Blob, duplicateAction: DuplicateFileAction) => {

@@ -1,15 +1,17 @@
 // The window: two panes side by side, details on demand, the jobs below.
 import { useEffect } from 'react';
 import { useStore } from 'zustand';
+import type { Job } from '../../../shared/api.js';
 import type { MenuCommand, UiState } from '../../../shared/ipc.js';
 import { otherSide } from '../actions.js';
 import { forgetAccessKey } from '../api/connection.js';
+import { notifyJobEnds, pageNotifier, showQueueProgress } from '../job-notices.js';
 import { useServices, type Services } from '../services.js';
 import { locationOf, type PaneSide } from '../stores/pane.js';
 import { AccountsDialog } from './AccountsDialog.js';
 import { DetailPanel } from './DetailPanel.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
-import { JobsPanel } from './JobsPanel.js';
+import { jobLabel, JobsPanel } from './JobsPanel.js';
 import { LocalFoldersDialog } from './LocalFoldersDialog.js';
 import { focusPane, Pane } from './Pane.js';
 import { Places } from './Places.js';
@@ -102,6 +104,17 @@ function runMenuCommand(services: Services, command: MenuCommand): void {
   }
 }
 
+/** Desktop notifications of long jobs' ends, and the taskbar progress in the desktop app. */
+function startJobNotices(services: Services): () => void {
+  const { jobs, session, bridge } = services;
+  const notifier = pageNotifier();
+  const label = (job: Job) => jobLabel(job, jobs.store.getState().submissions[job.ticket_number], session.readableName, () => null);
+  const stops = [notifier ? notifyJobEnds(jobs, notifier, label) : null, bridge ? showQueueProgress(jobs, bridge) : null];
+  return () => {
+    for (const stop of stops) stop?.();
+  };
+}
+
 export function useStartup(services: Services): void {
   useEffect(() => {
     const controller = new AbortController();
@@ -111,10 +124,13 @@ export function useStartup(services: Services): void {
       focusPane('left');
     })();
     services.actions.followJobs(controller.signal);
+    void services.queue.load();
+    const stopNotices = startJobNotices(services);
     const stopPersist = persistLocations(services);
     const stopMenu = services.bridge?.onMenu((command) => runMenuCommand(services, command));
     return () => {
       controller.abort();
+      stopNotices();
       stopPersist();
       stopMenu?.();
     };

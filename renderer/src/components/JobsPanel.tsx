@@ -7,12 +7,15 @@ import { useStore } from 'zustand';
 import type { Job } from '../../../shared/api.js';
 import { useServices } from '../services.js';
 import { CancelAll } from './CancelAll.js';
+import { JobLog } from './JobLog.js';
+import { ClearFinished, describeQueue, QueueSettingsForm } from './QueueControls.js';
 import { canRetryFailedFiles, etaSeconds, isFinished, outcomeOf, retryLabel, type JobView, type Submission } from '../stores/jobs.js';
 import { formatBytes, formatDuration, formatSpeed } from '../format.js';
 
 const STATUS_TEXT: Record<Job['status'], string> = {
   queued: 'Waiting',
   running: 'Running',
+  paused: 'Paused',
   succeeded: 'Done',
   completed_with_errors: 'Done with errors',
   failed: 'Failed',
@@ -187,6 +190,50 @@ export function JobProgressBar({ job, label }: { job: Job; label: string }) {
   );
 }
 
+const ordinal = (n: number) => `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
+
+/** Pause, resume, and a waiting job's place in the queue with the buttons that move it. */
+function QueueButtons({ job, label, report }: { job: Job; label: string; report: (problem: string | null) => void }) {
+  const { queue } = useServices();
+  const waiting = useStore(queue.store, (s) => s.queue?.waiting ?? []);
+  const place = waiting.indexOf(job.ticket_number);
+  if (job.status === 'paused') {
+    return (
+      <button type="button" title="Continue from where it stopped" onClick={async () => report(await queue.resume(job.ticket_number))}>
+        Resume
+      </button>
+    );
+  }
+  if (job.status !== 'running' && job.status !== 'queued') return null;
+  return (
+    <>
+      <button type="button" title="Hold this job; it keeps what it did" onClick={async () => report(await queue.pause(job.ticket_number))}>
+        Pause
+      </button>
+      {job.status === 'queued' && place >= 0 ? (
+        <span className="queue-place">
+          <span className="hint">{ordinal(place + 1)} in the queue</span>
+          <button type="button" aria-label={`Run ${label} next`} disabled={place === 0} onClick={async () => report(await queue.move(job.ticket_number, 'first'))}>
+            Run next
+          </button>
+          <button type="button" aria-label={`Move ${label} up`} title="Move up" disabled={place === 0} onClick={async () => report(await queue.move(job.ticket_number, 'up'))}>
+            ↑
+          </button>
+          <button
+            type="button"
+            aria-label={`Move ${label} down`}
+            title="Move down"
+            disabled={place === waiting.length - 1}
+            onClick={async () => report(await queue.move(job.ticket_number, 'down'))}
+          >
+            ↓
+          </button>
+        </span>
+      ) : null}
+    </>
+  );
+}
+
 function JobRow({ view }: { view: JobView }) {
   const { actions, jobs, session, panes, details } = useServices();
   const submission = useStore(jobs.store, (s) => s.submissions[view.job.ticket_number]);
@@ -232,12 +279,14 @@ function JobRow({ view }: { view: JobView }) {
       ) : null}
       {finished ? <Report job={job} /> : null}
       {finished ? <FailedFiles job={job} /> : null}
+      {finished ? <JobLog job={job} /> : null}
       {problem ? (
         <p className="job-error" role="alert">
           {problem}
         </p>
       ) : null}
       <div className="job-actions">
+        <QueueButtons job={job} label={label} report={setProblem} />
         {!finished ? (
           <button type="button" onClick={async () => setProblem(await actions.cancelJob(job.ticket_number))}>
             Cancel
@@ -263,7 +312,9 @@ function JobRow({ view }: { view: JobView }) {
 }
 
 export function JobsPanel() {
-  const { jobs } = useServices();
+  const { jobs, queue, session } = useServices();
+  const queueState = useStore(queue.store, (s) => s.queue);
+  const [settingsOpen, setSettingsOpen] = useState(false);
   const order = useStore(jobs.store, (s) => s.order);
   const all = useStore(jobs.store, (s) => s.jobs);
   const stream = useStore(jobs.store, (s) => s.stream);
@@ -276,8 +327,14 @@ export function JobsPanel() {
           Jobs{running ? ` (${running} active)` : ''}
         </h2>
         {stream === 'reconnecting' ? <span className="hint">Reconnecting to live updates…</span> : null}
+        <span className="queue-summary hint">{queueState ? describeQueue(queueState.settings, session.readableName) : null}</span>
+        <button type="button" aria-expanded={settingsOpen} onClick={() => setSettingsOpen(!settingsOpen)}>
+          Queue settings
+        </button>
+        <ClearFinished />
         <CancelAll />
       </div>
+      {settingsOpen ? <QueueSettingsForm onClose={() => setSettingsOpen(false)} /> : null}
       {loadError ? (
         <p className="message error" role="alert">
           {loadError}

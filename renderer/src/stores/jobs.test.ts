@@ -13,6 +13,18 @@ describe('merging job observations', () => {
     expect(mergeJob(cancelled, job('t', 'failed'), 1)).toBe(cancelled);
   });
 
+  it('follows a pause back and forth (running → paused → queued → running), never out of a finished state', () => {
+    let view = mergeJob(undefined, job('t', 'running', 600), 0);
+    view = mergeJob(view, job('t', 'paused', 600), 1);
+    expect(view.job.status).toBe('paused');
+    view = mergeJob(view, job('t', 'queued', 600), 2);
+    expect(view.job.status).toBe('queued');
+    view = mergeJob(view, job('t', 'running', 600), 3);
+    expect(view.job.status).toBe('running');
+    const done = mergeJob(undefined, job('t', 'cancelled'), 0);
+    expect(mergeJob(done, job('t', 'paused'), 1)).toBe(done);
+  });
+
   it('derives a speed and an ETA from successive events', () => {
     let view = mergeJob(undefined, job('t', 'running', 0, 10_000), 0);
     view = mergeJob(view, job('t', 'running', 1000, 10_000), 1000);

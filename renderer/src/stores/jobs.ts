@@ -24,7 +24,9 @@ export interface Submission {
   blobKey?: string;
 }
 
-const RANK: Record<JobStatus, number> = { queued: 0, running: 1, succeeded: 2, completed_with_errors: 2, failed: 2, cancelled: 2 };
+// A pause sends a job back (running → paused → queued → running), so order is judged only
+// between the states a job passes through once: a stale "queued" never undoes "running".
+const RANK: Record<JobStatus, number> = { queued: 0, running: 1, paused: 1, succeeded: 2, completed_with_errors: 2, failed: 2, cancelled: 2 };
 export const isFinished = (status: JobStatus) => isFinishedStatus(status);
 
 /** What a job retrying another's failed files is called. */
@@ -37,6 +39,7 @@ export function outcomeOf(job: Job): Outcome {
   switch (job.status) {
     case 'queued':
     case 'running':
+    case 'paused':
       return 'pending';
     case 'succeeded':
       return 'complete';
@@ -61,7 +64,8 @@ export function mergeJob(previous: JobView | undefined, incoming: Job, now: numb
   }
   const old = previous.job;
   if (JSON.stringify(old) === JSON.stringify(incoming)) return previous; // nothing new
-  if (RANK[incoming.status] < RANK[old.status]) return previous;
+  const pauseMove = !isFinished(old.status) && (old.status === 'paused' || incoming.status === 'paused');
+  if (RANK[incoming.status] < RANK[old.status] && !pauseMove) return previous;
   if (isFinished(old.status) && isFinished(incoming.status) && old.status !== incoming.status) return previous;
   if (incoming.status === old.status && incoming.progress.bytes_done < old.progress.bytes_done) return previous;
 
@@ -148,6 +152,11 @@ export function createJobsStore(storage: Pick<Storage, 'getItem' | 'setItem'> | 
     load: (list: readonly Job[]) => apply(list),
     /** one SSE `job` event */
     event: (job: Job) => apply([job]),
+    /** drops every finished job from the list (after the server cleared them) */
+    forgetFinished(): void {
+      const jobs = Object.fromEntries(Object.entries(store.getState().jobs).filter(([, view]) => !isFinished(view.job.status)));
+      store.setState({ jobs, order: orderOf(jobs) });
+    },
     setStream: (stream: JobsState['stream']) => store.setState({ stream }),
     setLoadError: (loadError: string | null) => store.setState({ loadError }),
     remember(ticket: string, submission: Submission): void {
