@@ -5,28 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { expect, test as base } from '@playwright/test';
-import { startServer, type RunningServer } from '../support/ferry-server.js';
-import { choosePlace, jobs, openFolder, pane, row, ui2Shots, watchCsp } from '../support/ui.js';
+import { expect } from '@playwright/test';
+import { ferryTest } from '../support/fixture.js';
+import { choosePlace, jobs, openFolder, pane, row, ui2Shots } from '../support/ui.js';
 
 const SLOW = randomBytes(2 * 1024 * 1024);
 
-const test = base.extend<{ ferry: RunningServer }>({
-  page: async ({ page }, use) => {
-    const cspViolations = await watchCsp(page);
-    await use(page);
-    expect(cspViolations()).toEqual([]);
-  },
-  ferry: async ({}, use) => {
-    const server = await startServer({
-      workspaceFiles: { 'project/slow.bin': SLOW, 'project/a.csv': 'a\n1\n', 'project/b.csv': 'b\n2\n', 'dest/': '' },
-    });
-    try {
-      await use(server);
-    } finally {
-      await server.stop();
-    }
-  },
+const test = ferryTest({
+  workspaceFiles: { 'project/slow.bin': SLOW, 'project/a.csv': 'a\n1\n', 'project/b.csv': 'b\n2\n', 'dest/': '' },
 });
 
 test('the queue: one job at a time under a bandwidth limit, pause and resume, run next, log, clear finished', async ({ page, ferry }) => {

@@ -4,9 +4,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JobStatus } from '../../../shared/api.js';
 import { StoppedWithReport } from './outcome.js';
 import { createJobService, isShutdownAbort } from './service.js';
+import { waitFor, waitStatus } from './test-support/wait.js';
 import { emptyReport, type JobExecutionContext, type JobService, type SubmitJob } from './types.js';
 
 let dir: string;
@@ -36,17 +36,7 @@ const request = (target = 'memory', source?: string): SubmitJob => ({
   tokens: {},
 });
 
-async function waitFor<T>(check: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
-const waitStatus = (service: JobService, ticket: string, status: JobStatus) => waitFor(() => service.get(ticket)?.status === status && service.get(ticket));
 
 /** An executor that runs until released (or its signal aborts), recording each run. */
 function heldExecutor() {
@@ -62,12 +52,18 @@ function heldExecutor() {
   return { runs, executor, release, ran: (ticket: string) => runs.filter((ctx) => ctx.job.ticket_number === ticket) };
 }
 
+/** A started service of `concurrency` whose transfer jobs run until released. */
+async function startHeld(concurrency: number) {
+  const service = makeService(concurrency);
+  const held = heldExecutor();
+  service.register('transfer', held.executor);
+  await service.start();
+  return { service, held };
+}
+
 describe('job queue', () => {
   it('pauses a running job, keeps what it did for the resumed run, and resumes it first', async () => {
-    const service = makeService(1);
-    const held = heldExecutor();
-    service.register('transfer', held.executor);
-    await service.start();
+    const { service, held } = await startHeld(1);
     const a = await service.submit(request());
     const b = await service.submit(request());
     await waitFor(() => held.ran(a.ticket_number).length === 1);
@@ -96,19 +92,13 @@ describe('job queue', () => {
   });
 
   it('a paused job cancelled ends cancelled with what it had changed, and survives a restart paused', async () => {
-    const first = makeService(1);
-    const held = heldExecutor();
-    first.register('transfer', held.executor);
-    await first.start();
+    const { service: first, held: held } = await startHeld(1);
     const job = await first.submit(request());
     await waitFor(() => held.runs.length === 1);
     await first.pause(job.ticket_number);
     await first.close();
 
-    const second = makeService(1);
-    const again = heldExecutor();
-    second.register('transfer', again.executor);
-    await second.start();
+    const { service: second, held: again } = await startHeld(1);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(second.get(job.ticket_number)?.status).toBe('paused');
     expect(again.runs).toHaveLength(0); // paused stays paused across a restart
@@ -118,10 +108,7 @@ describe('job queue', () => {
   });
 
   it('a waiting job paused leaves the queue; pausing or resuming a finished job is refused', async () => {
-    const service = makeService(1);
-    const held = heldExecutor();
-    service.register('transfer', held.executor);
-    await service.start();
+    const { service, held } = await startHeld(1);
     const a = await service.submit(request());
     const b = await service.submit(request());
     await waitFor(() => held.runs.length === 1);
@@ -139,10 +126,7 @@ describe('job queue', () => {
   });
 
   it('moves waiting jobs, and runs them in the new order', async () => {
-    const service = makeService(1);
-    const held = heldExecutor();
-    service.register('transfer', held.executor);
-    await service.start();
+    const { service, held } = await startHeld(1);
     const running = await service.submit(request());
     const [a, b, c] = [await service.submit(request()), await service.submit(request()), await service.submit(request())];
     await waitFor(() => held.runs.length === 1);
@@ -161,10 +145,7 @@ describe('job queue', () => {
   });
 
   it('keeps to a per-target limit while other targets run, and a raised limit starts what waits', async () => {
-    const service = makeService(3);
-    const held = heldExecutor();
-    service.register('transfer', held.executor);
-    await service.start();
+    const { service, held } = await startHeld(3);
     await service.configureQueue({ per_target: { webdav: 1 } });
     const first = await service.submit(request('webdav', 'local'));
     const second = await service.submit(request('osf', 'webdav')); // touches webdav as its source
@@ -178,10 +159,7 @@ describe('job queue', () => {
   });
 
   it('a lower concurrency lets running jobs finish and starts no more; settings are saved', async () => {
-    const service = makeService(2);
-    const held = heldExecutor();
-    service.register('transfer', held.executor);
-    await service.start();
+    const { service, held } = await startHeld(2);
     const jobs = [await service.submit(request()), await service.submit(request()), await service.submit(request())];
     await waitFor(() => held.runs.length === 2);
     await service.configureQueue({ concurrency: 1, bandwidth_limit: 1_048_576 });
@@ -210,10 +188,7 @@ describe('job queue', () => {
   });
 
   it('clears finished jobs and their files, and nothing else', async () => {
-    const service = makeService(1);
-    const held = heldExecutor();
-    service.register('transfer', held.executor);
-    await service.start();
+    const { service, held } = await startHeld(1);
     const done = await service.submit(request());
     const running = await service.submit(request());
     await waitFor(() => held.runs.length === 1);

@@ -9,6 +9,7 @@ import type { Job, JobStatus } from '../../../shared/api.js';
 import { CancelledError, FerryError, badRequest } from '../errors.js';
 import { StoppedWithReport } from './outcome.js';
 import { createJobService, type JobServiceOptions } from './service.js';
+import { waitFor, waitStatus } from './test-support/wait.js';
 import { emptyReport, type JobExecutionContext, type JobService, type SubmitJob } from './types.js';
 
 const ACCESS_KEY = 'a'.repeat(64);
@@ -42,15 +43,6 @@ function gate() {
   return { open, opened };
 }
 
-async function waitFor<T>(check: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 const statusOf = (service: JobService, ticket: string): JobStatus | undefined => service.get(ticket)?.status;
 const waitStatus = (service: JobService, ticket: string, status: JobStatus) =>
