@@ -4,7 +4,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, stopChild, waitForPort } from '../webdav/process.js';
+import { startOnFreePort, stopChild, type StartedServer } from '../webdav/process.js';
 
 /**
  * A real git smart-HTTP server for tests: Debian's `git http-backend` (the CGI git itself
@@ -72,82 +72,79 @@ export async function startApacheGit(): Promise<ApacheGit> {
   const git = async (cwd: string, ...args: string[]) => (await run('git', ['-c', 'safe.directory=*', '-c', 'init.defaultBranch=main', ...args], { cwd, env: GIT_ENV, maxBuffer: 64 * 1024 * 1024 })).stdout;
   let logged = 0;
 
-  let lastError: unknown;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const conf = path.join(dir, 'httpd.conf');
-    await writeFile(conf, config({ dir, repos, port, asRoot }));
-    // its own process group: on SIGTERM prefork's parent signals its whole group (ap_unixd_killpg), which must not include the test runner
-    const child = spawn(APACHE, ['-DFOREGROUND', '-d', dir, '-f', conf], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    try {
-      await waitForPort('apache2', port, child, () => stderr);
-      const base = `http://127.0.0.1:${port}/git/`;
-      return {
-        base,
-        username,
-        password,
-        async createRepo(name, files = {}) {
-          const bare = path.join(repos, `${name}.git`);
-          await git(repos, 'init', '--bare', '-q', bare);
-          if (Object.keys(files).length) {
-            const work = await mkdtemp(path.join(os.tmpdir(), 'ferry-gitseed-'));
-            await git(work, 'init', '-q');
-            for (const [file, content] of Object.entries(files)) {
-              await mkdir(path.dirname(path.join(work, file)), { recursive: true });
-              await writeFile(path.join(work, file), content);
-            }
-            await git(work, 'add', '-A');
-            await git(work, 'commit', '-q', '-m', 'seed');
-            await git(work, 'push', '-q', bare, 'HEAD:refs/heads/main');
-            await rm(work, { recursive: true, force: true });
-          }
-          await giveToServer();
-          return `${base}${name}.git`;
-        },
-        git: (name, ...args) => git(path.join(repos, `${name}.git`), ...args),
-        async pushFromElsewhere(name, files) {
-          const work = await mkdtemp(path.join(os.tmpdir(), 'ferry-gitother-'));
-          const url = `http://${username}:${password}@127.0.0.1:${port}/git/${name}.git`;
-          await git(work, 'clone', '-q', url, '.');
-          for (const [file, content] of Object.entries(files)) {
-            await mkdir(path.dirname(path.join(work, file)), { recursive: true });
-            await writeFile(path.join(work, file), content);
-          }
-          await git(work, 'add', '-A');
-          await git(work, 'commit', '-q', '-m', 'someone else');
-          await git(work, 'push', '-q', 'origin', 'HEAD:refs/heads/main');
-          await rm(work, { recursive: true, force: true });
-        },
-        async takeRequests() {
-          // httpd logs a request after answering it: wait until the log stops growing
-          const read = async () => (await readFile(path.join(dir, 'access.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
-          let lines = await read();
-          for (let settled = 0; settled < 3; ) {
-            await new Promise((r) => setTimeout(r, 50));
-            const again = await read();
-            settled = again.length === lines.length ? settled + 1 : 0;
-            lines = again;
-          }
-          const fresh = lines.slice(logged);
-          logged = lines.length;
-          return fresh;
-        },
-        stop: async () => {
-          await stopChild(child);
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
-    } catch (error) {
-      lastError = error;
-      await stopChild(child);
-      const log = await readFile(path.join(dir, 'error.log'), 'utf8').catch(() => '');
-      if (!/Address already in use/.test(log + stderr)) break;
-    }
+  const conf = path.join(dir, 'httpd.conf');
+  let started: StartedServer;
+  try {
+    started = await startOnFreePort(
+      'apache2',
+      async (port) => {
+        await writeFile(conf, config({ dir, repos, port, asRoot }));
+        // its own process group: on SIGTERM prefork's parent signals its whole group (ap_unixd_killpg), which must not include the test runner
+        return spawn(APACHE, ['-DFOREGROUND', '-d', dir, '-f', conf], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+      },
+      () => readFile(path.join(dir, 'error.log'), 'utf8').catch(() => ''),
+    );
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
   }
-  await rm(dir, { recursive: true, force: true });
-  throw lastError;
+  const { child, port } = started;
+  const base = `http://127.0.0.1:${port}/git/`;
+  return {
+    base,
+    username,
+    password,
+    async createRepo(name, files = {}) {
+      const bare = path.join(repos, `${name}.git`);
+      await git(repos, 'init', '--bare', '-q', bare);
+      if (Object.keys(files).length) {
+        const work = await mkdtemp(path.join(os.tmpdir(), 'ferry-gitseed-'));
+        await git(work, 'init', '-q');
+        for (const [file, content] of Object.entries(files)) {
+          await mkdir(path.dirname(path.join(work, file)), { recursive: true });
+          await writeFile(path.join(work, file), content);
+        }
+        await git(work, 'add', '-A');
+        await git(work, 'commit', '-q', '-m', 'seed');
+        await git(work, 'push', '-q', bare, 'HEAD:refs/heads/main');
+        await rm(work, { recursive: true, force: true });
+      }
+      await giveToServer();
+      return `${base}${name}.git`;
+    },
+    git: (name, ...args) => git(path.join(repos, `${name}.git`), ...args),
+    async pushFromElsewhere(name, files) {
+      const work = await mkdtemp(path.join(os.tmpdir(), 'ferry-gitother-'));
+      const url = `http://${username}:${password}@127.0.0.1:${port}/git/${name}.git`;
+      await git(work, 'clone', '-q', url, '.');
+      for (const [file, content] of Object.entries(files)) {
+        await mkdir(path.dirname(path.join(work, file)), { recursive: true });
+        await writeFile(path.join(work, file), content);
+      }
+      await git(work, 'add', '-A');
+      await git(work, 'commit', '-q', '-m', 'someone else');
+      await git(work, 'push', '-q', 'origin', 'HEAD:refs/heads/main');
+      await rm(work, { recursive: true, force: true });
+    },
+    async takeRequests() {
+      // httpd logs a request after answering it: wait until the log stops growing
+      const read = async () => (await readFile(path.join(dir, 'access.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
+      let lines = await read();
+      for (let settled = 0; settled < 3; ) {
+        await new Promise((r) => setTimeout(r, 50));
+        const again = await read();
+        settled = again.length === lines.length ? settled + 1 : 0;
+        lines = again;
+      }
+      const fresh = lines.slice(logged);
+      logged = lines.length;
+      return fresh;
+    },
+    stop: async () => {
+      await stopChild(child);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 // several workers: a test may push from another client while Ferry's own push is in flight

@@ -4,7 +4,7 @@ import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/p
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, stopChild, waitForPort, type RealWebdav } from './process.js';
+import { startOnFreePort, stopChild, type RealWebdav } from './process.js';
 
 /**
  * A real WebDAV server for tests: Debian's Apache httpd with mod_dav / mod_dav_fs, Basic
@@ -51,35 +51,30 @@ export async function startApacheWebdav(): Promise<ApacheWebdav> {
     await chmod(path.join(dir, 'htpasswd'), 0o644);
   }
 
-  let lastError: unknown;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const conf = path.join(dir, 'httpd.conf');
-    await writeFile(conf, config({ dir, dataDir, lockDir, port, asRoot }));
-    const child = spawn(APACHE, ['-X', '-d', dir, '-f', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    try {
-      await waitForPort('apache2', port, child, () => stderr);
-      return {
-        url: `http://127.0.0.1:${port}/dav/`,
-        username,
-        password,
-        dataDir,
-        stop: async () => {
-          await stopChild(child);
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
-    } catch (error) {
-      lastError = error;
-      await stopChild(child);
-      const log = await readFile(path.join(dir, 'error.log'), 'utf8').catch(() => '');
-      if (!/Address already in use/.test(log + stderr)) break;
-    }
+  const conf = path.join(dir, 'httpd.conf');
+  try {
+    const { child, port } = await startOnFreePort(
+      'apache2',
+      async (port) => {
+        await writeFile(conf, config({ dir, dataDir, lockDir, port, asRoot }));
+        return spawn(APACHE, ['-X', '-d', dir, '-f', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+      },
+      () => readFile(path.join(dir, 'error.log'), 'utf8').catch(() => ''),
+    );
+    return {
+      url: `http://127.0.0.1:${port}/dav/`,
+      username,
+      password,
+      dataDir,
+      stop: async () => {
+        await stopChild(child);
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
   }
-  await rm(dir, { recursive: true, force: true });
-  throw lastError;
 }
 
 function config(o: { dir: string; dataDir: string; lockDir: string; port: number; asRoot: boolean }): string {

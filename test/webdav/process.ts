@@ -44,6 +44,42 @@ export async function waitForPort(name: string, port: number, child: ChildProces
   throw new Error(`${name} did not listen on port ${port} within 15 s: ${stderr().trim()}`);
 }
 
+export interface StartedServer {
+  child: ChildProcess;
+  port: number;
+  /** what the server wrote to stderr so far */
+  stderr: () => string;
+}
+
+/**
+ * Starts a server on a free loopback port and waits until it listens. Another process can
+ * take the port between freePort() and the server's bind, so a start that failed with
+ * "address already in use" (in its stderr, or in `log()` for a server that logs elsewhere,
+ * like Apache) tries again on a new port, three times at most; any other failure is thrown.
+ */
+export async function startOnFreePort(
+  name: string,
+  spawnAt: (port: number) => ChildProcess | Promise<ChildProcess>,
+  log: () => Promise<string> = async () => '',
+): Promise<StartedServer> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const child = await spawnAt(port);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await waitForPort(name, port, child, () => stderr);
+      return { child, port, stderr: () => stderr };
+    } catch (error) {
+      lastError = error;
+      await stopChild(child);
+      if (!/address already in use/i.test((await log()) + stderr)) break;
+    }
+  }
+  throw lastError;
+}
+
 /** SIGTERM, then SIGKILL after 5 s; resolves once the process has exited. */
 export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;

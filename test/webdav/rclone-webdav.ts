@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, stopChild, waitForPort, type RealWebdav } from './process.js';
+import { startOnFreePort, stopChild, type RealWebdav } from './process.js';
 
 /**
  * A second, independent real WebDAV server: `rclone serve webdav` (Go, golang.org/x/net/webdav
@@ -26,33 +26,25 @@ export async function startRcloneWebdav(): Promise<RealWebdav> {
   await mkdir(dataDir);
   const username = 'alice';
   const password = `pw-${Math.random().toString(36).slice(2)}`;
-  let lastError: unknown;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const child = spawn(RCLONE, ['serve', 'webdav', dataDir, '--addr', `127.0.0.1:${port}`, '--user', username, '--pass', password, '--log-level', 'ERROR', '--dir-cache-time', '0s'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, RCLONE_CONFIG: path.join(dir, 'no-rclone.conf') },
-    });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    try {
-      await waitForPort('rclone serve webdav', port, child, () => stderr);
-      return {
-        url: `http://127.0.0.1:${port}/`,
-        username,
-        password,
-        dataDir,
-        stop: async () => {
-          await stopChild(child);
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
-    } catch (error) {
-      lastError = error;
-      await stopChild(child);
-      if (!/address already in use/i.test(stderr)) break;
-    }
+  try {
+    const { child, port } = await startOnFreePort('rclone serve webdav', (port) =>
+      spawn(RCLONE, ['serve', 'webdav', dataDir, '--addr', `127.0.0.1:${port}`, '--user', username, '--pass', password, '--log-level', 'ERROR', '--dir-cache-time', '0s'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, RCLONE_CONFIG: path.join(dir, 'no-rclone.conf') },
+      }),
+    );
+    return {
+      url: `http://127.0.0.1:${port}/`,
+      username,
+      password,
+      dataDir,
+      stop: async () => {
+        await stopChild(child);
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
   }
-  await rm(dir, { recursive: true, force: true });
-  throw lastError;
 }

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, stopChild, waitForPort, type RealWebdav } from './process.js';
+import { startOnFreePort, stopChild, type RealWebdav } from './process.js';
 
 /**
  * A real SabreDAV server (Debian's php-sabre-dav, the library Nextcloud's WebDAV is built
@@ -31,34 +31,26 @@ export async function startSabreNextcloud(): Promise<RealWebdav> {
   await mkdir(dataDir);
   const username = 'alice';
   const password = `pw-${Math.random().toString(36).slice(2)}`;
-  let lastError: unknown;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
+  try {
     // a few workers, so a slow upload does not hold up every other request
-    const child = spawn(PHP, ['-d', 'display_errors=0', '-d', 'post_max_size=0', '-d', 'upload_max_filesize=0', '-S', `127.0.0.1:${port}`, ROUTER], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { PATH: process.env.PATH, PHP_CLI_SERVER_WORKERS: '4', FERRY_DAV_ROOT: dataDir, FERRY_DAV_USER: username, FERRY_DAV_PASSWORD: password },
-    });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    try {
-      await waitForPort('php -S (SabreDAV)', port, child, () => stderr);
-      return {
-        url: `http://127.0.0.1:${port}/remote.php/dav/files/${username}/`,
-        username,
-        password,
-        dataDir,
-        stop: async () => {
-          await stopChild(child);
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
-    } catch (error) {
-      lastError = error;
-      await stopChild(child);
-      if (!/address already in use/i.test(stderr)) break;
-    }
+    const { child, port } = await startOnFreePort('php -S (SabreDAV)', (port) =>
+      spawn(PHP, ['-d', 'display_errors=0', '-d', 'post_max_size=0', '-d', 'upload_max_filesize=0', '-S', `127.0.0.1:${port}`, ROUTER], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { PATH: process.env.PATH, PHP_CLI_SERVER_WORKERS: '4', FERRY_DAV_ROOT: dataDir, FERRY_DAV_USER: username, FERRY_DAV_PASSWORD: password },
+      }),
+    );
+    return {
+      url: `http://127.0.0.1:${port}/remote.php/dav/files/${username}/`,
+      username,
+      password,
+      dataDir,
+      stop: async () => {
+        await stopChild(child);
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
   }
-  await rm(dir, { recursive: true, force: true });
-  throw lastError;
 }

@@ -43,10 +43,7 @@ function gate() {
   return { open, opened };
 }
 
-
 const statusOf = (service: JobService, ticket: string): JobStatus | undefined => service.get(ticket)?.status;
-const waitStatus = (service: JobService, ticket: string, status: JobStatus) =>
-  waitFor(() => statusOf(service, ticket) === status && service.get(ticket));
 
 async function stored(ticket: string) {
   return JSON.parse(await readFile(path.join(dir, `${ticket}.json`), 'utf8'));
