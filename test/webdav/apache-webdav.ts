@@ -1,10 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startOnFreePort, stopChild, type RealWebdav } from './process.js';
+import { serveWebdav, startOnFreePort, type RealWebdav } from './process.js';
 
 /**
  * A real WebDAV server for tests: Debian's Apache httpd with mod_dav / mod_dav_fs, Basic
@@ -52,29 +52,20 @@ export async function startApacheWebdav(): Promise<ApacheWebdav> {
   }
 
   const conf = path.join(dir, 'httpd.conf');
-  try {
-    const { child, port } = await startOnFreePort(
-      'apache2',
-      async (port) => {
-        await writeFile(conf, config({ dir, dataDir, lockDir, port, asRoot }));
-        return spawn(APACHE, ['-X', '-d', dir, '-f', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-      },
-      () => readFile(path.join(dir, 'error.log'), 'utf8').catch(() => ''),
-    );
-    return {
-      url: `http://127.0.0.1:${port}/dav/`,
-      username,
-      password,
-      dataDir,
-      stop: async () => {
-        await stopChild(child);
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    throw error;
-  }
+  return serveWebdav(
+    dir,
+    { username, password, dataDir },
+    () =>
+      startOnFreePort(
+        'apache2',
+        async (port) => {
+          await writeFile(conf, config({ dir, dataDir, lockDir, port, asRoot }));
+          return spawn(APACHE, ['-X', '-d', dir, '-f', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+        },
+        () => readFile(path.join(dir, 'error.log'), 'utf8').catch(() => ''),
+      ),
+    (port) => `http://127.0.0.1:${port}/dav/`,
+  );
 }
 
 function config(o: { dir: string; dataDir: string; lockDir: string; port: number; asRoot: boolean }): string {

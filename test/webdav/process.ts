@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import net from 'node:net';
 
 /**
@@ -13,6 +14,34 @@ export interface RealWebdav {
   /** the folder on disk the server serves */
   dataDir: string;
   stop(): Promise<void>;
+}
+
+/**
+ * A started WebDAV server as the tests see it: `stop()` ends the process, then removes its
+ * scratch folder `dir` (which holds `dataDir`). A failed start removes `dir` too.
+ */
+export async function serveWebdav(
+  dir: string,
+  fields: Omit<RealWebdav, 'url' | 'stop'>,
+  start: () => Promise<StartedServer>,
+  urlAt: (port: number) => string,
+): Promise<RealWebdav> {
+  let started: StartedServer;
+  try {
+    started = await start();
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const { child, port } = started;
+  return {
+    ...fields,
+    url: urlAt(port),
+    stop: async () => {
+      await stopChild(child);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export async function freePort(): Promise<number> {

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startOnFreePort, stopChild, type RealWebdav } from './process.js';
+import { serveWebdav, startOnFreePort, type RealWebdav } from './process.js';
 
 /**
  * A second, independent real WebDAV server: `rclone serve webdav` (Go, golang.org/x/net/webdav
@@ -26,25 +26,16 @@ export async function startRcloneWebdav(): Promise<RealWebdav> {
   await mkdir(dataDir);
   const username = 'alice';
   const password = `pw-${Math.random().toString(36).slice(2)}`;
-  try {
-    const { child, port } = await startOnFreePort('rclone serve webdav', (port) =>
-      spawn(RCLONE, ['serve', 'webdav', dataDir, '--addr', `127.0.0.1:${port}`, '--user', username, '--pass', password, '--log-level', 'ERROR', '--dir-cache-time', '0s'], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: { ...process.env, RCLONE_CONFIG: path.join(dir, 'no-rclone.conf') },
-      }),
-    );
-    return {
-      url: `http://127.0.0.1:${port}/`,
-      username,
-      password,
-      dataDir,
-      stop: async () => {
-        await stopChild(child);
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    throw error;
-  }
+  return serveWebdav(
+    dir,
+    { username, password, dataDir },
+    () =>
+      startOnFreePort('rclone serve webdav', (port) =>
+        spawn(RCLONE, ['serve', 'webdav', dataDir, '--addr', `127.0.0.1:${port}`, '--user', username, '--pass', password, '--log-level', 'ERROR', '--dir-cache-time', '0s'], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+          env: { ...process.env, RCLONE_CONFIG: path.join(dir, 'no-rclone.conf') },
+        }),
+      ),
+    (port) => `http://127.0.0.1:${port}/`,
+  );
 }

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startOnFreePort, stopChild, type RealWebdav } from './process.js';
+import { serveWebdav, startOnFreePort, type RealWebdav } from './process.js';
 
 /**
  * A real SabreDAV server (Debian's php-sabre-dav, the library Nextcloud's WebDAV is built
@@ -31,26 +31,16 @@ export async function startSabreNextcloud(): Promise<RealWebdav> {
   await mkdir(dataDir);
   const username = 'alice';
   const password = `pw-${Math.random().toString(36).slice(2)}`;
-  try {
-    // a few workers, so a slow upload does not hold up every other request
-    const { child, port } = await startOnFreePort('php -S (SabreDAV)', (port) =>
-      spawn(PHP, ['-d', 'display_errors=0', '-d', 'post_max_size=0', '-d', 'upload_max_filesize=0', '-S', `127.0.0.1:${port}`, ROUTER], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: { PATH: process.env.PATH, PHP_CLI_SERVER_WORKERS: '4', FERRY_DAV_ROOT: dataDir, FERRY_DAV_USER: username, FERRY_DAV_PASSWORD: password },
-      }),
-    );
-    return {
-      url: `http://127.0.0.1:${port}/remote.php/dav/files/${username}/`,
-      username,
-      password,
-      dataDir,
-      stop: async () => {
-        await stopChild(child);
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    throw error;
-  }
+  return serveWebdav(
+    dir,
+    { username, password, dataDir },
+    () =>
+      startOnFreePort('php -S (SabreDAV)', (port) =>
+        spawn(PHP, ['-d', 'display_errors=0', '-d', 'post_max_size=0', '-d', 'upload_max_filesize=0', '-S', `127.0.0.1:${port}`, ROUTER], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+          env: { PATH: process.env.PATH, PHP_CLI_SERVER_WORKERS: '4', FERRY_DAV_ROOT: dataDir, FERRY_DAV_USER: username, FERRY_DAV_PASSWORD: password },
+        }),
+      ),
+    (port) => `http://127.0.0.1:${port}/remote.php/dav/files/${username}/`,
+  );
 }
