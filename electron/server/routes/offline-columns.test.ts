@@ -7,7 +7,7 @@ import type { ResourceNode, TargetContext } from '../../core/target.js';
 import { rawZip } from '../../core/zip/testing/raw-zip.js';
 import { jsonArrayStream } from '../stream-json.js';
 import { summaryWriter, toSummary } from './resources.js';
-import { NodeColumns } from '../../core/targets/offline/node-columns.js';
+import { NodeColumns } from '../../core/node-columns.js';
 import { OfflineTarget } from '../../core/targets/offline/offline-target.js';
 
 // The columnar listing (rows written from the index's bytes) against the listing of nodes:
