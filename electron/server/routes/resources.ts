@@ -6,7 +6,7 @@ import type { ResourceDetail, ResourceSummary, TargetAction } from '../../../sha
 import { badRequest, notSupported } from '../../core/errors.js';
 import type { ResourceInfo, ResourceNode, Target, TargetContext } from '../../core/target.js';
 import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
-import { teeIntoLibrary, type Library } from '../../core/targets/offline/library.js';
+import { teeIntoLibrary, type DownloadLibrary } from '../../core/download-library.js';
 import { capabilitiesOf } from '../../core/capabilities.js';
 import { ROOT_CONTAINER, type NodeColumns } from '../../core/node-columns.js';
 import { listWithSizes, LISTED_FIELDS } from './listing-sizes.js';
@@ -361,7 +361,7 @@ export function registerResourceRoutes(app: FastifyInstance, context: ServerCont
   registerSelectionRoutes(app, context);
 }
 
-async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetContext, id: string, library: Library | null): Promise<FastifyReply> {
+async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetContext, id: string, library: DownloadLibrary | null): Promise<FastifyReply> {
   const read = await target.read(ctx, id);
   const bagName = bagNameFor(target.info.name, id);
   // "Keep offline": the same bytes also go to the library, under a temporary name until
