@@ -269,7 +269,7 @@ export class WorkerHashSession {
     const slot = this.slot;
     this.slot = -1;
     if (this.filled === 0) return;
-    this.ring.pending[slot] = this.groups.length;
+    this.ring.hand(slot, this.groups.length);
     for (const { worker } of this.groups) worker.worker.postMessage({ op: 'update', id: this.id, ring: this.ring.id, slot, offset: slot * SLOT_BYTES, length: this.filled });
   }
 
