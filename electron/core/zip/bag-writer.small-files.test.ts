@@ -83,7 +83,8 @@ describe("small local files read by the workers themselves (the local target's d
     const inner = await new LocalTarget({ root }).read(ctx, encodeLocalId('Data'));
     const entries = (async function* () {
       for await (const entry of inner.entries) {
-        if (entry.path === gone) await unlink(entry.direct!.absolutePath);
+        // Data is at the workspace's top, so an entry's path is its path in the workspace
+        if (entry.path === gone) await unlink(path.join(root, entry.path));
         yield entry;
       }
     })();
