@@ -1,6 +1,8 @@
 // The layer rules of ARCHITECTURE.md, checked on every import of every source file:
 //   electron/core    never imports electron, the HTTP framework, UI code, or server/main/preload
-//   electron/server  never imports electron, main or preload, or the renderer
+//   electron/server  never imports electron, main or preload, or the renderer, nor any one
+//                    target (electron/core/targets/): it sees targets through the Target
+//                    interface, their capabilities and core's ports (target.ts, download-library.ts)
 //   renderer/        never imports anything under electron/
 //   shared/          pure: no Node built-ins, no electron/, no renderer/
 // Usage: node scripts/check-boundaries.mjs [root]   (exit 1 and a list when broken)
@@ -15,7 +17,11 @@ const RULES = [
     packages: [/^electron$/, /^electron\//, /^fastify$/, /^@fastify\//, /^react$/, /^react-dom/, /^react\//, /^zustand/],
     folders: ['electron/server', 'electron/main', 'electron/preload', 'renderer'],
   },
-  { layer: 'electron/server', packages: [/^electron$/, /^electron\//, /^react/, /^zustand/], folders: ['electron/main', 'electron/preload', 'renderer'] },
+  {
+    layer: 'electron/server',
+    packages: [/^electron$/, /^electron\//, /^react/, /^zustand/],
+    folders: ['electron/main', 'electron/preload', 'renderer', 'electron/core/targets'],
+  },
   { layer: 'renderer', packages: [/^electron$/, /^electron\//, /^fastify/, /^@fastify\//], folders: ['electron'] },
   { layer: 'shared', packages: [/^node:/, /^electron/, /^fastify/, /^fs$/, /^path$/], folders: ['electron', 'renderer'] },
 ];

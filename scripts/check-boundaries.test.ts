@@ -23,7 +23,7 @@ describe('layer boundary check', () => {
   it('passes a tree that keeps the rules', () => {
     tree = mkdtempSync(path.join(os.tmpdir(), 'ferry-bounds-'));
     file('electron/core/a.ts', "import { x } from './b.js';\nimport fs from 'node:fs';\n// import 'electron' in a comment is fine\n");
-    file('electron/server/s.ts', "import Fastify from 'fastify';\nimport { a } from '../core/a.js';\n");
+    file('electron/server/s.ts', "import Fastify from 'fastify';\nimport { a } from '../core/a.js';\nimport { c } from '../core/capabilities.js';\n");
     file('renderer/src/App.tsx', "import { create } from 'zustand';\nimport type { Job } from '../../shared/api.js';\n");
     expect(check().status).toBe(0);
   });
@@ -36,6 +36,8 @@ describe('layer boundary check', () => {
     ['electron/core/x.ts', "export { routes } from '../server/routes.js';", 'electron/server is off limits'],
     ['electron/server/x.ts', "const { app } = require('electron');", "imports 'electron'"],
     ['electron/server/x.ts', "const m = await import('../main/index.js');", 'electron/main is off limits'],
+    ['electron/server/routes/x.ts', "import { Library } from '../../core/targets/offline/library.js';", 'electron/core/targets is off limits'],
+    ['electron/server/x.ts', "import type { LocalTarget } from '../core/targets/local/local-target.js';", 'electron/core/targets is off limits'],
     ['renderer/src/x.ts', "import { startFerry } from '../../electron/host.js';", 'electron is off limits'],
     ['shared/x.ts', "import fs from 'node:fs';", "imports 'node:fs'"],
   ])('fails %s with %s', (where, code, message) => {

@@ -28,7 +28,7 @@ describe('each switch changes the path taken', () => {
     vi.stubEnv('FERRY_FAST_PATHS', setting);
     return {
       crc32: await import('./crc32.js'),
-      columns: await import('./targets/offline/node-columns.js'),
+      capabilities: await import('./capabilities.js'),
     };
   }
 
@@ -41,9 +41,15 @@ describe('each switch changes the path taken', () => {
     expect(off.crc32.crc32(bytes)).toBe(0xcbf43926);
   });
 
-  it('columnar-listing off: a target with listColumns is listed row by row', async () => {
-    const target = { listColumns: () => undefined } as never;
-    expect((await freshModules('')).columns.hasColumnarListing(target)).toBe(true);
-    expect((await freshModules('-columnar-listing')).columns.hasColumnarListing(target)).toBe(false);
+  it('each capability is hidden exactly when its fast path is off', async () => {
+    const columnarListing = { listColumns: () => undefined } as never;
+    const cacheableListings = { isKept: () => true };
+    const target = { capabilities: { stagedWrites: true, cacheableListings, columnarListing } } as never;
+    expect((await freshModules('')).capabilities.capabilitiesOf(target)).toEqual({ stagedWrites: true, cacheableListings, columnarListing });
+    expect((await freshModules('-columnar-listing')).capabilities.capabilitiesOf(target)).toEqual({ stagedWrites: true, cacheableListings });
+    expect((await freshModules('-kept-listings')).capabilities.capabilitiesOf(target)).toEqual({ stagedWrites: true, columnarListing });
+    expect((await freshModules('-staged-bag-check')).capabilities.capabilitiesOf(target)).toEqual({ cacheableListings, columnarListing });
+    expect((await freshModules('off')).capabilities.capabilitiesOf(target)).toEqual({});
+    expect((await freshModules('')).capabilities.capabilitiesOf({} as never)).toEqual({});
   });
 });

@@ -17,6 +17,7 @@ import { createLocalRootTarget } from './targets/local/index.js';
 import { LocalRoots } from './local-roots.js';
 import { startRcloneService, type RcloneAccounts } from './targets/rclone/index.js';
 import { Library } from './targets/offline/library.js';
+import type { DownloadLibrary } from './download-library.js';
 import { defaultLibraryDir } from './targets/offline/offline-target.js';
 import { registerVerifyExecutor } from './verify-job.js';
 
@@ -29,7 +30,7 @@ export interface FerryCore {
   readonly accessKey: string;
   readonly jobs: JobService;
   /** where "keep offline" puts a copy of a download (the offline target lists it) */
-  readonly library: Library;
+  readonly library: DownloadLibrary;
   /** rclone remotes added in Ferry; null without rclone */
   readonly rcloneAccounts: RcloneAccounts | null;
   /** delete, rename/move, new folder and the trash, over any target that offers them */

@@ -5,9 +5,19 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HashingPassThrough, INLINE_HASH_BYTES, hashFile, hashStream, hashWorkersAvailable, StreamHasher } from './hashing.js';
+import { COMPUTABLE_HASHES, HashingPassThrough, INLINE_HASH_BYTES, hashFile, isComputableHash, hashStream, hashWorkersAvailable, StreamHasher } from './hashing.js';
 
 const ALGORITHMS = ['md5', 'sha256', 'sha1', 'sha512'] as const;
+
+describe('the hashes Ferry computes', () => {
+  it('are the ones every stream here computes, strongest first; other names are not computable', async () => {
+    expect([...COMPUTABLE_HASHES]).toEqual(['sha512', 'sha256', 'sha1', 'md5']);
+    const bytes = randomBytes(1000);
+    expect((await hashStream(Readable.from([bytes]), COMPUTABLE_HASHES)).hashes).toEqual(expected(bytes, COMPUTABLE_HASHES));
+    for (const name of COMPUTABLE_HASHES) expect(isComputableHash(name)).toBe(true);
+    for (const name of ['crc32', 'git-sha1', 'quickxor', 'MD5', '']) expect(isComputableHash(name)).toBe(false);
+  });
+});
 
 function expected(bytes: Buffer, algorithms: readonly string[] = ALGORITHMS): Record<string, string> {
   return Object.fromEntries(algorithms.map((algorithm) => [algorithm, createHash(algorithm).update(bytes).digest('hex')]));

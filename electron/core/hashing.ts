@@ -6,8 +6,18 @@ import { Transform, type TransformCallback, type Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { SharedRing } from './shared-ring.js';
 
-/** Algorithms Ferry computes; names as in the contract's `hashes` keys. */
-export type HashAlgorithm = 'md5' | 'sha1' | 'sha256' | 'sha512';
+/**
+ * The algorithms Ferry computes from bytes, strongest first (the order a check picks one in);
+ * names as in the contract's `hashes` keys. The one list: everything that asks "can Ferry
+ * compute this digest?" asks here.
+ */
+export const COMPUTABLE_HASHES = ['sha512', 'sha256', 'sha1', 'md5'] as const;
+export type HashAlgorithm = (typeof COMPUTABLE_HASHES)[number];
+
+/** Whether Ferry can compute `algorithm` (a name as a target reports it) from bytes. */
+export function isComputableHash(algorithm: string): algorithm is HashAlgorithm {
+  return (COMPUTABLE_HASHES as readonly string[]).includes(algorithm);
+}
 
 // Hashing is the CPU cost of every transfer (md5 ≈ 1.5 ns/byte, even sha256 with SHA-NI
 // ≈ 0.5). For a few hundred KiB it runs right here; beyond that each algorithm runs on
@@ -259,7 +269,7 @@ export class WorkerHashSession {
     const slot = this.slot;
     this.slot = -1;
     if (this.filled === 0) return;
-    this.ring.pending[slot] = this.groups.length;
+    this.ring.hand(slot, this.groups.length);
     for (const { worker } of this.groups) worker.worker.postMessage({ op: 'update', id: this.id, ring: this.ring.id, slot, offset: slot * SLOT_BYTES, length: this.filled });
   }
 

@@ -1,12 +1,13 @@
 /**
  * Slots of shared memory that carry one stream's bytes to worker threads without copying
  * them per worker (electron/core/hashing.ts, electron/core/zip/bag-workers.ts). A slot is
- * reused, in order, once every worker it was posted to has acknowledged it.
+ * reused, in order, once every reader it was handed to (see hand) has released it. The ring
+ * alone counts its readers: a slot is never written while one still holds it.
  */
 export class SharedRing {
   readonly view: Buffer;
-  /** per slot: how many workers still read it */
-  readonly pending: Int32Array;
+  /** per slot: how many readers still hold it */
+  private readonly pending: Int32Array;
   private waiter: (() => void) | null = null;
   private next = 0;
   /** called once when a retired ring has no slot left in use */
@@ -29,7 +30,16 @@ export class SharedRing {
     return slot;
   }
 
-  /** One worker is done with the slot. */
+  /**
+   * The slot acquired goes to `readers` readers (workers it is posted to, the socket it is
+   * lent to, or this thread while it fills it); each calls release once. Replaces the count
+   * it had: call it when the slot changes hands as a whole.
+   */
+  hand(slot: number, readers: number): void {
+    this.pending[slot] = readers;
+  }
+
+  /** One reader is done with the slot. */
   release(slot: number): void {
     if (this.pending[slot]! > 0) this.pending[slot]! -= 1;
     if (this.pending[slot]! > 0) return;

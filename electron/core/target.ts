@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { NodeColumns } from './node-columns.js';
 import type {
   DuplicateFileAction,
   FileError,
@@ -15,13 +16,14 @@ import type {
  */
 export interface Target {
   readonly info: TargetInfo;
+  /** What the target can do beyond the contract, for fast paths to rely on (see TargetCapabilities); absent: nothing. */
+  readonly capabilities?: TargetCapabilities;
   /** Resources the token can see. `scope` (see ListScope) narrows the walk. */
   list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode>;
   /**
    * Optional: the same nodes as list(), in order, a batch at a time. Listings run to
    * 100,000 rows; a caller that can take batches (the HTTP listing) then pays one await per
-   * batch rather than one per row. A frozen batch is one the target will hand out again,
-   * unchanged, while what it lists is unchanged: a caller may keep what it made of it.
+   * batch rather than one per row. (Which batches a caller may keep: capabilities.cacheableListings.)
    */
   listBatches?(ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[]>;
   detail(ctx: TargetContext, id: string): Promise<ResourceInfo>;
@@ -91,6 +93,56 @@ export interface Target {
   restoreTrashed?(ctx: TargetContext, item: TrashedItem, trash: RestorableTrash): Promise<ResourceNode>;
   /** Optional: why `name` cannot be a name on this target (its own reserved names), or null. */
   checkName?(name: string): string | null;
+}
+
+// ---- Capabilities. Everything a fast path relies on beyond the contract is declared in the
+// types below, and nowhere else: no symbol, no probe for a method by name, no flag read off
+// an object's state. Each is optional, and the contract's own path gives the same bytes and
+// the same outcome without it (the shared target suite checks so, hiding each in turn). A
+// caller reads a target's through capabilitiesOf() (core/capabilities.ts), which also hides
+// each one whose fast path (core/fast-paths.ts) is switched off.
+
+/** A target's abilities beyond the contract (as rclone's backends declare `Features`). */
+export interface TargetCapabilities {
+  /** write() honours StagedWriteOptions.beforeCommit (jobs/staged-write.ts). Fast path 'staged-bag-check'. */
+  readonly stagedWrites?: true;
+  /** Some batches of listBatches() come again, as they are, while unchanged. Fast path 'kept-listings'. */
+  readonly cacheableListings?: CacheableListings;
+  /** The full listing also as columns of bytes. Fast path 'columnar-listing'. */
+  readonly columnarListing?: ColumnarListing;
+}
+
+export interface CacheableListings {
+  /**
+   * True for a batch this target will hand out again, as this very array and unchanged,
+   * while what it lists is unchanged (the array's identity is the listing's version): a
+   * caller may keep what it made of it, keyed by the array. A kept batch is frozen.
+   */
+  isKept(batch: readonly ResourceNode[]): boolean;
+}
+
+export interface ColumnarListing {
+  /** listBatches()' rows, in the same order, where a batch may come as NodeColumns (no node object per row). */
+  listColumns(ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[] | NodeColumns>;
+}
+
+/** A file's bytes (all of them, checked as its source checks them) and their digests. */
+export interface WholeFile {
+  bytes: Buffer;
+  /** hex digests: at least the algorithms asked for (lower case names) */
+  hashes: Record<string, string>;
+}
+
+/** Reads the whole file and hashes it with `algorithms` in the same pass; fails as open()'s stream would. */
+export type ReadWhole = (algorithms: readonly string[]) => Promise<WholeFile>;
+
+/** A file on this machine that Ferry may open itself (ReadResult.directFiles). */
+export interface DirectFile {
+  absolutePath: string;
+  /** lstat's size when listed */
+  size: number;
+  /** a Node fs error (with `code`) as the error the target's open() would have thrown */
+  toError(error: unknown): unknown;
 }
 
 /** What the core lends a file operation. */
@@ -238,6 +290,13 @@ export interface ReadResult {
   /** one of the target's nodes: what was read */
   root: ResourceNode;
   entries: AsyncIterable<Entry>;
+  /**
+   * Optional capability (fast path 'direct-file-reads'; ask through askDirectFiles in
+   * zip/large-file-source.ts): the caller opens the files itself, by path (O_NOFOLLOW, on a
+   * worker thread). Called before iterating; true when the target agrees: it then reads
+   * nothing ahead for this read, and its file entries carry `direct`.
+   */
+  directFiles?(): boolean;
 }
 
 /**
@@ -265,6 +324,24 @@ export interface Entry {
   remembered?: RememberedDigests;
   /** Hands the digests of all of the file's bytes, as read now, back to be remembered. */
   remember?(digests: RememberedDigests): void;
+
+  // Optional capabilities of one entry (see TargetCapabilities); a writer that does not know
+  // them uses open(), with the same result.
+
+  /**
+   * A small file (at most WHOLE_FILE_MAX_BYTES) offered as one buffer with its digests
+   * instead of a stream (jobs/whole-entry.ts; fast path 'whole-small-files', ask through
+   * readWholeOf). A wrapper of the entry that watches open() must wrap this too.
+   */
+  readWhole?: ReadWhole;
+  /**
+   * True when open()'s stream does not depend on the source's iteration: later entries may
+   * be taken, opened and read while this one is still being read (a ZIP read by its central
+   * directory). A writer may then write a large file alongside the files after it.
+   */
+  opensIndependently?: boolean;
+  /** The file on this machine, when the read agreed to direct reads (ReadResult.directFiles). */
+  direct?: DirectFile;
 }
 
 export interface RememberedDigests {

@@ -23,23 +23,28 @@ function counting() {
 
 const rows = (from: number, count: number, name = 'r'): Row[] => Array.from({ length: count }, (_, i) => ({ n: from + i, name: `${name}${from + i} "é"` }));
 
+/** Batches marked kept, as a target's CacheableListings marks them. */
+const keptBatches = new WeakSet<readonly unknown[]>();
+const keep = <T,>(batch: T[]): readonly T[] => (keptBatches.add(batch), batch);
+const isKept = (batch: readonly unknown[]) => keptBatches.has(batch);
+
 describe('jsonArrayStream', () => {
-  it('writes exactly JSON.stringify of all rows, across empty, frozen and plain batches', async () => {
-    const batches = [Object.freeze([]), Object.freeze(rows(0, 3)), [], rows(3, 2), Object.freeze(rows(5, 1)), []];
-    const text = Buffer.concat(await chunksOf(await jsonArrayStream(batchesOf(batches), counting().serialize, 'k'))).toString('utf8');
+  it('writes exactly JSON.stringify of all rows, across empty, kept and plain batches', async () => {
+    const batches = [keep([]), keep(rows(0, 3)), [], rows(3, 2), keep(rows(5, 1)), []];
+    const text = Buffer.concat(await chunksOf(await jsonArrayStream(batchesOf(batches), counting().serialize, 'k', { isKept }))).toString('utf8');
     expect(text).toBe(JSON.stringify(rows(0, 6)));
   });
 
   it('writes [] for no rows at all', async () => {
-    const text = Buffer.concat(await chunksOf(await jsonArrayStream(batchesOf([Object.freeze([]), []]), counting().serialize, 'k'))).toString();
+    const text = Buffer.concat(await chunksOf(await jsonArrayStream(batchesOf([keep([]), []]), counting().serialize, 'k', { isKept }))).toString();
     expect(text).toBe('[]');
   });
 
-  it('serializes a frozen batch once per key, a plain batch every time', async () => {
-    const kept = Object.freeze(rows(0, 4));
+  it('serializes a kept batch once per key, a plain batch every time', async () => {
+    const kept = keep(rows(0, 4));
     const plain = rows(4, 2);
     const counter = counting();
-    const run = async (key: string) => Buffer.concat(await chunksOf(await jsonArrayStream(batchesOf([kept, plain]), counter.serialize, key))).toString();
+    const run = async (key: string) => Buffer.concat(await chunksOf(await jsonArrayStream(batchesOf([kept, plain]), counter.serialize, key, { isKept }))).toString();
     const first = await run('base A');
     expect(counter.calls).toBe(6);
     expect(await run('base A')).toBe(first);
@@ -50,7 +55,7 @@ describe('jsonArrayStream', () => {
   });
 
   it('keeps a small batch in a buffer of its own size, not a chunk-sized one', () => {
-    const small = Object.freeze(rows(0, 1));
+    const small = keep(rows(0, 1));
     const bytes = keptBatchJson(small, counting().serialize, 'size');
     expect(bytes.toString()).toBe(JSON.stringify(rows(0, 1)).slice(1, -1));
     expect(bytes.buffer.byteLength).toBeLessThan(bytes.length + 4096);

@@ -2,7 +2,6 @@
 // them and written with backpressure (the Readable only pulls when the socket drains), so
 // a 100,000-entry listing never becomes one giant string or blocks the event loop.
 import { Readable } from 'node:stream';
-import { fastPathOn } from '../core/fast-paths.js';
 
 /**
  * Hand a chunk to the socket once this many characters (bytes) have gathered: large enough that the
@@ -46,7 +45,7 @@ export interface RowSerializer<T, C extends ColumnBatch = ColumnBatch> {
 
 /**
  * A batch of `count` rows held as columns by the target, not as items (see
- * electron/core/targets/offline/node-columns.ts): only the serializer's columnInto reads it.
+ * electron/core/node-columns.ts): only the serializer's columnInto reads it.
  */
 export interface ColumnBatch {
   readonly count: number;
@@ -62,8 +61,8 @@ export async function* inBatches<T>(items: AsyncIterable<T>): AsyncGenerator<rea
 }
 
 /**
- * The JSON of batches a target hands out again unchanged (frozen ones, see
- * Target.listBatches), as UTF-8 bytes, for as long as the target keeps them: a repeated
+ * The JSON of batches a target hands out again unchanged (its kept ones, see
+ * TargetCapabilities.cacheableListings), as UTF-8 bytes, for as long as the target keeps them: a repeated
  * listing of an unchanged tree then costs neither serializing nor encoding. The key names
  * the serializer (base URL, target).
  */
@@ -237,8 +236,9 @@ export async function jsonArrayStream<T, C extends ColumnBatch = never>(
    * `written`: true when everything the stream's reader was given has left the process
    * (e.g. an HTTP response's writableLength is 0: no byte waits in it or in its socket, and
    * none is in a write still under way). The stream's buffers are then used again.
+   * `isKept`: the target's CacheableListings.isKept; a kept batch's JSON is kept with it.
    */
-  options: { written?: () => boolean } = {},
+  options: { written?: () => boolean; isKept?: (batch: readonly T[]) => boolean } = {},
 ): Promise<Readable> {
   const iterator = batches[Symbol.asyncIterator]();
   const rowsIn = (batch: readonly T[] | C) => (Array.isArray(batch) ? batch.length : (batch as C).count);
@@ -254,7 +254,7 @@ export async function jsonArrayStream<T, C extends ColumnBatch = never>(
       return;
     }
     let done = false;
-    const keepBatches = fastPathOn('kept-listings');
+    const isKept = options.isKept;
     try {
       out.addBytes(OPEN);
       let comma = false;
@@ -269,7 +269,7 @@ export async function jsonArrayStream<T, C extends ColumnBatch = never>(
               await nextTurn();
             }
           }
-        } else if (batch.length > 0 && keepBatches && Object.isFrozen(batch)) {
+        } else if (batch.length > 0 && isKept?.(batch)) {
           if (comma) out.addBytes(COMMA);
           out.addBytes(keptBatchJson(batch, serialize, serializerKey));
           comma = true;

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../../electron/core/errors.js';
 import type { Entry, ResourceNode, Target, TargetContext, WriteOutcome } from '../../electron/core/target.js';
 import { collect } from './test-entries.js';
+import { describeCapabilityContract } from './capability-contract.js';
 
 export interface TargetFixture {
   target: Target;
@@ -283,6 +284,8 @@ export function describeTargetContract(name: string, setup: () => Promise<Target
         401,
       );
     });
+
+    describeCapabilityContract(name, () => fixture, setup);
   });
 }
 

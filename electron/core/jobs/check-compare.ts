@@ -1,5 +1,5 @@
 import type { CheckDifference, CheckSide } from '../../../shared/api.js';
-import type { HashAlgorithm } from '../hashing.js';
+import { COMPUTABLE_HASHES, type HashAlgorithm } from '../hashing.js';
 
 // How a check judges one path found on both sides, from what the two targets say of it (no
 // bytes). Sizes first: two different byte counts are different bytes, whatever the hashes. Then
@@ -22,15 +22,16 @@ export type Judgement =
   /** a folder on both sides: there is nothing more to compare */
   | { verdict: 'folders' };
 
-/** Strongest first; an algorithm named by neither list here (git-sha1, rclone's own) comes after, by name. */
-const PREFERENCE = ['sha512', 'sha256', 'sha1', 'md5'];
-
-/** The algorithms both targets may report, strongest first (a file is compared by the first both give). */
+/**
+ * The algorithms both targets may report, strongest first (COMPUTABLE_HASHES' order; one
+ * Ferry does not compute, git-sha1 or rclone's own, comes after, by name): a file is
+ * compared by the first both give.
+ */
 export function sharedAlgorithms(source: readonly string[], destination: readonly string[]): string[] {
   const shared = source.filter((algorithm) => destination.includes(algorithm));
   const rank = (algorithm: string) => {
-    const at = PREFERENCE.indexOf(algorithm);
-    return at < 0 ? PREFERENCE.length : at;
+    const at = (COMPUTABLE_HASHES as readonly string[]).indexOf(algorithm);
+    return at < 0 ? COMPUTABLE_HASHES.length : at;
   };
   return [...new Set(shared)].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
@@ -55,8 +56,6 @@ export function judge(path: string, source: PathFacts, destination: PathFacts, a
   return { verdict: 'no_common_hash', sizes: source.size !== null && destination.size !== null ? 'equal' : 'unknown' };
 }
 
-/** Algorithms Ferry computes from bytes (hashing.ts), in the order it would pick one. */
-const COMPUTABLE: readonly HashAlgorithm[] = ['sha512', 'sha256', 'sha1', 'md5'];
 const READ_BOTH_WITH: HashAlgorithm = 'sha256';
 
 /**
@@ -65,7 +64,7 @@ const READ_BOTH_WITH: HashAlgorithm = 'sha256';
  * the source is preferred (it is being read anyway; the destination needs a second pass).
  */
 export function readPlan(source: PathFacts, destination: PathFacts): { algorithm: HashAlgorithm; read: CheckSide[] } {
-  const given = (facts: PathFacts) => COMPUTABLE.find((algorithm) => facts.hashes[algorithm]);
+  const given = (facts: PathFacts) => COMPUTABLE_HASHES.find((algorithm) => facts.hashes[algorithm]);
   const fromDestination = given(destination);
   if (fromDestination) return { algorithm: fromDestination, read: ['source'] };
   const fromSource = given(source);

@@ -1,13 +1,11 @@
 import type { Readable } from 'node:stream';
 import type { FixityFailure } from '../../../shared/api.js';
 import { CancelledError } from '../errors.js';
-import type { HashAlgorithm } from '../hashing.js';
+import { isComputableHash } from '../hashing.js';
 import type { Entry } from '../target.js';
 import type { Bandwidth } from './bandwidth.js';
 import { CheckedHashingStream, SourceCheckFailed } from './source-check.js';
 import { readWholeOf, withReadWhole } from './whole-entry.js';
-
-const COMPUTABLE: ReadonlySet<string> = new Set<HashAlgorithm>(['md5', 'sha1', 'sha256', 'sha512']);
 
 export interface WatchedEntriesOptions {
   signal: AbortSignal;
@@ -110,7 +108,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
   private watch(entry: Entry): Entry {
     const expected = Object.entries(entry.hashes)
       .map(([algorithm, value]) => [algorithm.toLowerCase(), value.toLowerCase()] as const)
-      .filter(([algorithm]) => COMPUTABLE.has(algorithm));
+      .filter(([algorithm]) => isComputableHash(algorithm));
     // A writer may open a file more than once (a retried upload): count each byte once.
     let counted = 0;
     let finished = false;

@@ -10,7 +10,8 @@ import { openUploadZip } from '../zip/upload-reader.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
-import { supportsStagedWrites, type StagedWriteOptions } from './staged-write.js';
+import type { StagedWriteOptions } from './staged-write.js';
+import { capabilitiesOf } from '../capabilities.js';
 import { emptyReport, type JobExecutionContext, type JobService } from './types.js';
 
 export interface TransferExecutorDeps {
@@ -66,7 +67,7 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   // manifests, a plain ZIP's against their CRC-32s) in the pass that writes them, and nothing
   // is put in place unless all match: one inflate of every byte, instead of a whole checking
   // pass before the write (which a target that cannot stage gets: openUploadZip 'check').
-  const staged = supportsStagedWrites(destination);
+  const staged = capabilitiesOf(destination).stagedWrites === true;
   const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
     if (params.containerId === null && archive.topLevelFiles.length > 0 && archive.topLevel.length === 1) {

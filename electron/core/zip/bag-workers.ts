@@ -539,7 +539,7 @@ export class LargeFileJob {
     this.throwIfStopped();
     // held while the file is read into it, so a job stopped meanwhile leaves its ring to
     // drain (see finishStream) rather than to the next file while this read still writes
-    this.ring.pending[slot] = 1;
+    this.ring.hand(slot, 1);
     const start = slot * SLOT_BYTES;
     let filled = 0;
     try {
@@ -553,7 +553,7 @@ export class LargeFileJob {
       this.pool.releaseSlot(this.ring.id, slot);
       return null;
     }
-    this.ring.pending[slot] = this.assigned.length + (lend ? 1 : 0);
+    this.ring.hand(slot, this.assigned.length + (lend ? 1 : 0));
     for (const { worker } of this.assigned) worker.worker.postMessage({ op: 'chunk', id: this.id, ring: this.ring.id, slot, offset: start, length: filled });
     const bytes = this.ring.view.subarray(start, start + filled);
     if (!lend) return { bytes };
@@ -619,7 +619,7 @@ export class LargeFileJob {
     const slot = this.slot;
     this.slot = -1;
     if (this.filled === 0) return;
-    this.ring.pending[slot] = this.assigned.length;
+    this.ring.hand(slot, this.assigned.length);
     for (const { worker } of this.assigned) {
       worker.worker.postMessage({ op: 'chunk', id: this.id, ring: this.ring.id, slot, offset: slot * SLOT_BYTES, length: this.filled });
     }

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry, ReadResult } from '../target.js';
-import { DIRECT_FILE, DIRECT_FILES, LocalTarget, type DirectFile } from '../targets/local/local-target.js';
+import { LocalTarget } from '../targets/local/local-target.js';
 import { encodeLocalId } from '../targets/local/ids.js';
 import { writeBagZip } from './bag-writer.js';
 import { memoryReadResult } from './testing/folder-source.js';
@@ -80,15 +80,15 @@ describe("small local files read by the workers themselves (the local target's d
 
   /** Downloads `Data` of the workspace at `root` as a bag, removing `gone` from disk just after it is listed. */
   async function downloadWithFileGone(root: string, gone: string): Promise<void> {
-    const inner = (await new LocalTarget({ root }).read(ctx, encodeLocalId('Data'))) as ReadResult & { [DIRECT_FILES]: () => boolean };
+    const inner = await new LocalTarget({ root }).read(ctx, encodeLocalId('Data'));
     const entries = (async function* () {
       for await (const entry of inner.entries) {
-        const direct = (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE];
-        if (entry.path === gone) await unlink(direct!.absolutePath);
+        // Data is at the workspace's top, so an entry's path is its path in the workspace
+        if (entry.path === gone) await unlink(path.join(root, entry.path));
         yield entry;
       }
     })();
-    const read = { ...inner, entries, [DIRECT_FILES]: inner[DIRECT_FILES] };
+    const read: ReadResult = { ...inner, entries };
     await pipeline(writeBagZip(read, { targetName: 'local', resourceId: 'x', bagName: 'bag' }), createWriteStream(`${root}.zip`));
   }
 

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { Entry, ReadResult, RememberedDigests } from '../target.js';
+import type { DirectFile, Entry, ReadResult, RememberedDigests } from '../target.js';
 import { CancelledError, conflict } from '../errors.js';
 import { formatDate } from '../time.js';
 import { bagVerification, fixityOf, PROVENANCE_FILE, serializeProvenance, type ProvenanceFile, type ProvenanceLog } from '../provenance/format.js';
@@ -20,7 +20,7 @@ import {
 } from './bag-zip-format.js';
 import { isIncompressibleByName, isTextByName, SAMPLE_BYTES, sampleCompressesOffThread } from './compression-choice.js';
 import { ZipOutput, type LendingSink } from './zip-output.js';
-import { askDirectFiles, directFileOf, openDirectSource, streamSource, type DirectFile, type LargeFileSource } from './large-file-source.js';
+import { askDirectFiles, openDirectSource, streamSource, type LargeFileSource } from './large-file-source.js';
 
 // A download is a BagIt bag (RFC 8493) inside a ZIP, streamed: entries are pulled from the
 // target in order, hashed and compressed on worker threads while the bytes go out, and the
@@ -286,7 +286,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       const algorithms = [...WRITTEN_ALGORITHMS, ...EXTRA_CHECKABLE.filter((a) => entry.hashes[a])];
       const known = rememberedFor(entry, algorithms);
       if (entry.size !== null && entry.size <= SMALL_FILE_BYTES) {
-        const direct = directFiles ? directFileOf(entry) : undefined;
+        const direct = directFiles ? entry.direct : undefined;
         const bytes = direct ? EMPTY : await readWhole(entry);
         const compressible = level > 0 && !isIncompressibleByName(entry.path);
         // text by its name is deflated unsampled (kept only if smaller, see bag-workers.ts)
@@ -439,7 +439,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
 
   /** A large file opened for reading: by Ferry itself where the target lets it (see large-file-source.ts). */
   const openLarge = async (entry: Entry): Promise<LargeFileSource> => {
-    const direct = directFiles ? directFileOf(entry) : undefined;
+    const direct = directFiles ? entry.direct : undefined;
     const source = direct ? await openDirectSource(direct) : streamSource(await entry.open());
     currentLarge = source;
     if (failed) {

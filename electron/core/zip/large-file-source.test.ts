@@ -7,7 +7,8 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crc32 } from '../crc32.js';
 import { bagWorkers } from './bag-workers.js';
-import { openDirectSource, streamSource, type DirectFile, type LargeFileSource } from './large-file-source.js';
+import { openDirectSource, streamSource, type LargeFileSource } from './large-file-source.js';
+import type { DirectFile } from '../target.js';
 
 let dir: string;
 const bytes = randomBytes(3 * 1024 * 1024 + 5);

@@ -1,30 +1,18 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import type { Entry, ReadResult } from '../target.js';
+import { fastPathOn } from '../fast-paths.js';
+import type { DirectFile, ReadResult } from '../target.js';
 import type { LargeFileJob } from './bag-workers.js';
 
 /**
- * The direct-read handshake of a target whose files Ferry may open itself, by path (see
- * DIRECT_FILES in electron/core/targets/local/local-target.ts; registered symbols, so the
- * ZIP code does not depend on one target): the bag workers read its small files, and a
- * large file is read straight into the workers' shared memory.
+ * Asks the read's target to let Ferry open its files itself, by path (ReadResult.directFiles):
+ * true if it will, and fast path 'direct-file-reads' is on. Its file entries then carry
+ * `direct`: the bag workers read its small files, and a large file is read straight into the
+ * workers' shared memory. Call before iterating.
  */
-const DIRECT_FILES = Symbol.for('ferry.directFiles');
-const DIRECT_FILE = Symbol.for('ferry.directFile');
-export interface DirectFile {
-  absolutePath: string;
-  size: number;
-  toError(error: unknown): unknown;
-}
-
-/** Asks the read's target to let Ferry open its files: true if it will. Call before iterating. */
 export function askDirectFiles(read: ReadResult): boolean {
-  return (read as ReadResult & { [DIRECT_FILES]?: () => boolean })[DIRECT_FILES]?.() === true;
-}
-
-export function directFileOf(entry: Entry): DirectFile | undefined {
-  return (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE];
+  return fastPathOn('direct-file-reads') && read.directFiles?.() === true;
 }
 
 /** A chunk of a large file, already handed to its job's workers. */

@@ -5,7 +5,7 @@ import type { Entry } from '../target.js';
 import { FerryError, isFerryError, tooLarge } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { validateBag, type BagFile, type ValidateBagOptions, type ValidatedBag } from './bag-validator.js';
-import { OPENS_INDEPENDENTLY, withReadWhole } from '../jobs/whole-entry.js';
+import { withReadWhole } from '../jobs/whole-entry.js';
 import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole } from './zip-entry-stream.js';
 import { openArchive, type OpenedArchive } from './open-archive.js';
 import { scanCentralDirectory, type DirectoryTable } from './central-directory.js';
@@ -220,8 +220,8 @@ function makeArchive(
             return openZipEntry(zip, record.entry, zipPrefix + record.path, checkCrc);
           },
           // each entry is read at its own offset (yauzl and the window read positionally)
-          [OPENS_INDEPENDENTLY]: true,
-        } as Entry;
+          opensIndependently: true,
+        };
         yield canReadWhole(record.entry)
           ? withReadWhole(file, (algorithms) => {
               if (closed) return Promise.reject(new Error('The uploaded ZIP was already closed.'));

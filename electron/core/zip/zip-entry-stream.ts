@@ -5,7 +5,7 @@ import type yauzl from 'yauzl';
 import { crc32 } from '../crc32.js';
 import { FerryError } from '../errors.js';
 import { MultiHash } from '../hashing.js';
-import type { WholeFile } from '../jobs/whole-entry.js';
+import type { WholeFile } from '../target.js';
 
 // yauzl checks an entry's size while it streams (validateEntrySizes) but not its CRC-32.
 // A plain ZIP has no other fixity, so the CRC is checked here, in the same pass.

@@ -6,8 +6,9 @@ import type { ResourceDetail, ResourceSummary, TargetAction } from '../../../sha
 import { badRequest, notSupported } from '../../core/errors.js';
 import type { ResourceInfo, ResourceNode, Target, TargetContext } from '../../core/target.js';
 import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
-import { teeIntoLibrary, type Library } from '../../core/targets/offline/library.js';
-import { hasColumnarListing, ROOT_CONTAINER, type NodeColumns } from '../../core/targets/offline/node-columns.js';
+import { teeIntoLibrary, type DownloadLibrary } from '../../core/download-library.js';
+import { capabilitiesOf } from '../../core/capabilities.js';
+import { ROOT_CONTAINER, type NodeColumns } from '../../core/node-columns.js';
 import { listWithSizes, LISTED_FIELDS } from './listing-sizes.js';
 import { registerSelectionRoutes } from './selections.js';
 import { clientGone, type ServerContext } from '../context.js';
@@ -291,14 +292,16 @@ export function registerResourceRoutes(app: FastifyInstance, context: ServerCont
         const rows = await listWithSizes(target, ctx, scope, base);
         return reply.type('application/json; charset=utf-8').send(JSON.stringify(rows));
       }
-      const batches = hasColumnarListing(target)
-        ? target.listColumns(ctx, scope)
+      const capabilities = capabilitiesOf(target);
+      const batches = capabilities.columnarListing
+        ? capabilities.columnarListing.listColumns(ctx, scope)
         : target.listBatches
           ? target.listBatches(ctx, scope)
           : inBatches(target.list(ctx, scope));
       // the response's writableLength counts what waits in it and in its socket, and a write the kernel has not taken whole
       const body = await jsonArrayStream(batches, summaryWriter(base, name, target.info.plainIds), `${base} ${name}`, {
         written: () => reply.raw.writableLength === 0,
+        isKept: capabilities.cacheableListings?.isKept,
       });
       return reply.type('application/json; charset=utf-8').send(body);
     },
@@ -358,7 +361,7 @@ export function registerResourceRoutes(app: FastifyInstance, context: ServerCont
   registerSelectionRoutes(app, context);
 }
 
-async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetContext, id: string, library: Library | null): Promise<FastifyReply> {
+async function sendDownload(reply: FastifyReply, target: Target, ctx: TargetContext, id: string, library: DownloadLibrary | null): Promise<FastifyReply> {
   const read = await target.read(ctx, id);
   const bagName = bagNameFor(target.info.name, id);
   // "Keep offline": the same bytes also go to the library, under a temporary name until

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { MAX_RESOURCES_PER_REQUEST } from '../../../shared/api.js';
 import { notFound } from '../../core/errors.js';
 import type { Entry, ReadResult, Target, TargetContext } from '../../core/target.js';
-import { teeIntoLibrary } from '../../core/targets/offline/library.js';
+import { teeIntoLibrary } from '../../core/download-library.js';
 import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
 import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, targetParam, tokenHeader } from '../schemas.js';

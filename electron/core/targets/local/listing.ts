@@ -7,6 +7,7 @@
 import type { BigIntStats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { throwIfAborted } from '../../errors.js';
+import { KeptBatches } from '../../kept-batches.js';
 import type { ResourceNode } from '../../target.js';
 import { childIdEncoder, encodeLocalId } from './ids.js';
 import { insideFolder, joinRelative, readFolder } from './walk.js';
@@ -40,11 +41,13 @@ export interface ListerOptions {
 }
 
 export class WorkspaceLister {
+  /** the runs handed out again while their folder is unchanged (TargetCapabilities.cacheableListings) */
+  readonly kept = new KeptBatches();
   private readonly cache: FolderRowsCache;
 
   constructor(options: ListerOptions = {}) {
     const cachedRows = fastPathOn('kept-listings') ? (options.cachedRows ?? CACHED_ROWS) : 0;
-    this.cache = new FolderRowsCache(cachedRows, options.settledNs ?? SETTLED_NS);
+    this.cache = new FolderRowsCache(cachedRows, options.settledNs ?? SETTLED_NS, this.kept);
   }
 
   /** Everything below the workspace root, a run of siblings at a time (see Runs). */
@@ -105,8 +108,8 @@ export class WorkspaceLister {
  * Each folder's runs while its inode and ctime stay the same: adding, removing or renaming
  * a child, or changing the folder's permissions, moves its ctime, so an unchanged ctime
  * means the same children (a child's own contents are its own folder's entry). Kept runs
- * are frozen: the same arrays come back on every listing, which tells the HTTP layer it may
- * keep their JSON too (Target.listBatches). A folder is kept when it is seen unchanged a
+ * (and their rows) are frozen: the same arrays come back on every listing, and the target
+ * says so (capabilities.cacheableListings), so the HTTP layer may keep their JSON too. A folder is kept when it is seen unchanged a
  * second time: keeping (and the JSON the HTTP layer then keeps) costs a third more than a
  * listing, which a tree listed once should not pay. Full means "keep no more", not "evict":
  * a walk larger than the cache would otherwise evict each folder just before it is needed.
@@ -120,6 +123,7 @@ class FolderRowsCache {
   constructor(
     private readonly maxRows: number,
     private readonly settledNs: bigint,
+    private readonly kept: KeptBatches,
   ) {}
 
   get(absolutePath: string, stat: BigIntStats): Runs | null {
@@ -143,7 +147,7 @@ class FolderRowsCache {
     }
     this.seen.delete(absolutePath);
     for (const run of runs) for (const row of run) Object.freeze(row);
-    this.folders.set(absolutePath, { ino: stat.ino, ctimeNs: stat.ctimeNs, runs: Object.freeze(runs.map((run) => Object.freeze(run))), rows });
+    this.folders.set(absolutePath, { ino: stat.ino, ctimeNs: stat.ctimeNs, runs: Object.freeze(runs.map((run) => this.kept.keep(run))), rows });
     this.rows += rows;
   }
 }

@@ -24,6 +24,7 @@ import type {
   Target,
   SearchPage,
   SearchQuery,
+  TargetCapabilities,
   TargetContext,
   TargetInfo,
   WriteOptions,
@@ -40,7 +41,6 @@ import { joinInside } from './safe-path.js';
 import { WorkspaceLister } from './listing.js';
 import { isCode, walkFolders, type WalkNode } from './walk.js';
 import { writeEntries } from './writer.js';
-import { STAGED_WRITES } from '../../jobs/staged-write.js';
 import { fastPathOn } from '../../fast-paths.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
@@ -67,22 +67,11 @@ const STAT_BATCH = 64;
  * preempted for a few milliseconds (4 ms sent most of a 3,000-file download async).
  */
 const SYNC_STAT_RUN_MS = 16;
-const READ_AHEAD = Symbol('readAheadBytes');
-/**
- * The direct-read handshake with the bag writer (electron/core/zip/bag-writer.ts), keyed by
- * registered symbols so neither module imports the other. Calling `read[DIRECT_FILES]()`
- * before iterating says "I open files myself": read-ahead is off for that read, and every
- * file entry carries `[DIRECT_FILE]`, its absolute path (for opening with O_NOFOLLOW on a
- * worker thread) and how to turn a file system error into the target's FerryError.
- */
-export const DIRECT_FILES = Symbol.for('ferry.directFiles');
-export const DIRECT_FILE = Symbol.for('ferry.directFile');
-export interface DirectFile {
-  absolutePath: string;
-  /** lstat's size when listed */
-  size: number;
-  /** a Node fs error (with `code`) as the error the target's open() would have thrown */
-  toError(error: unknown): unknown;
+
+/** How a read makes its entries: `direct` once the caller agreed to open files itself (ReadResult.directFiles). */
+interface EntryMode {
+  readAhead: boolean;
+  direct: boolean;
 }
 
 /** O_NOFOLLOW where the platform has it (not on Windows, where symlinks need privileges anyway). */
@@ -120,8 +109,8 @@ interface ResolvedNode {
 
 export class LocalTarget implements Target {
   readonly info: TargetInfo;
-  /** write() honours StagedWriteOptions.beforeCommit: everything in temporaries until it passes */
-  readonly [STAGED_WRITES] = true;
+  /** write() keeps everything in temporaries until StagedWriteOptions.beforeCommit passes; unchanged folders' runs are kept */
+  readonly capabilities: TargetCapabilities;
   /** exposed so tests (and a future verify) can see what is cached and how often bytes were read */
   readonly hashCache: HashCache;
   private readonly lister = new WorkspaceLister();
@@ -142,6 +131,7 @@ export class LocalTarget implements Target {
       plainIds: true,
       supported_operations: fileOperations(),
     };
+    this.capabilities = { stagedWrites: true, cacheableListings: this.lister.kept };
     this.root = options.root;
     this.hashCache = new HashCache(options.hashCacheSize);
     this.settledAfterMs = options.settledAfterMs ?? 2000;
@@ -210,22 +200,22 @@ export class LocalTarget implements Target {
     const root = toResourceNode(resolved.relativePath, resolved.isFolder);
     const title = root.title;
     const prefixLength = resolved.relativePath.length - title.length;
-    const mode = { readAhead: fastPathOn('read-ahead') };
+    const mode: EntryMode = { readAhead: fastPathOn('read-ahead'), direct: false };
     const entries = resolved.isFolder
       ? this.folderEntries(resolved, prefixLength, ctx.signal, mode)
       : (async function* (self: LocalTarget) {
-          yield self.entryFor(resolved, title);
+          yield self.entryFor(resolved, title, mode);
         })(this);
     return {
       title,
       root,
       entries,
-      [DIRECT_FILES]: () => {
-        if (!fastPathOn('direct-file-reads')) return false;
+      directFiles: () => {
         mode.readAhead = false;
+        mode.direct = true;
         return true;
       },
-    } as ReadResult;
+    };
   }
 
   async write(_ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
@@ -365,9 +355,10 @@ export class LocalTarget implements Target {
    * ahead while the consumer works on the current one, so a folder of thousands of small
    * files does not wait on the disk (open, read, close) once per file.
    */
-  private async *folderEntries(folder: ResolvedNode, prefixLength: number, signal: AbortSignal, mode: { readAhead: boolean }): AsyncGenerator<Entry> {
-    yield this.entryFor(folder, folder.relativePath.slice(prefixLength));
-    const ahead: Entry[] = [];
+  private async *folderEntries(folder: ResolvedNode, prefixLength: number, signal: AbortSignal, mode: EntryMode): AsyncGenerator<Entry> {
+    yield this.entryFor(folder, folder.relativePath.slice(prefixLength), mode);
+    /** entries not yet yielded, with the bytes each holds read ahead */
+    const ahead: { entry: Entry; bytes: number }[] = [];
     let aheadBytes = 0;
     const walk = walkFolders(folder.absolutePath, folder.relativePath, signal);
     let statSync = fastPathOn('sync-lstat');
@@ -388,19 +379,19 @@ export class LocalTarget implements Target {
     };
     for await (const resolved of resolvedRuns(this)) {
       const small = mode.readAhead && !resolved.isFolder && resolved.stat.size <= BigInt(READ_AHEAD_FILE_BYTES);
-      const entry = this.entryFor(resolved, resolved.relativePath.slice(prefixLength), small);
-      ahead.push(entry);
-      if (small) aheadBytes += Number(resolved.stat.size);
+      const bytes = small ? Number(resolved.stat.size) : 0;
+      ahead.push({ entry: this.entryFor(resolved, resolved.relativePath.slice(prefixLength), mode, small), bytes });
+      aheadBytes += bytes;
       while (ahead.length > READ_AHEAD_FILES || aheadBytes > READ_AHEAD_BYTES) {
         const next = ahead.shift()!;
-        aheadBytes -= readAheadSize(next);
-        yield next;
+        aheadBytes -= next.bytes;
+        yield next.entry;
       }
     }
-    while (ahead.length > 0) yield ahead.shift()!;
+    while (ahead.length > 0) yield ahead.shift()!.entry;
   }
 
-  private entryFor(node: ResolvedNode, entryPath: string, readAhead = false): Entry {
+  private entryFor(node: ResolvedNode, entryPath: string, mode: EntryMode, readAhead = false): Entry {
     const version = versionOf(node);
     // The closures below keep these, not the node: its BigIntStats (~1.5 KB, most of an
     // entry) then dies young instead of living in the old generation for the whole read.
@@ -410,7 +401,7 @@ export class LocalTarget implements Target {
     // Small files are read whole at once, concurrently with the entries before them.
     const bytes = readAhead ? readSmallFile(absolutePath, size) : null;
     bytes?.catch(() => undefined); // surfaces at open(); an entry never opened must not crash Ferry
-    const entry: Entry & { [READ_AHEAD]?: number } = {
+    const entry: Entry = {
       path: entryPath,
       kind: isFolder ? 'folder' : 'file',
       size: isFolder ? null : size,
@@ -429,7 +420,6 @@ export class LocalTarget implements Target {
       },
     };
     let opened = false;
-    if (readAhead) entry[READ_AHEAD] = size;
     if (!isFolder && fastPathOn('remembered-digests')) {
       const remembered = this.hashCache.getWithCrc32(version);
       if (remembered) entry.remembered = { hashes: { ...remembered.hashes }, crc32: remembered.crc32 };
@@ -445,10 +435,7 @@ export class LocalTarget implements Target {
         }
       };
     }
-    if (!isFolder) {
-      const direct: DirectFile = { absolutePath, size, toError: (error) => toFerryError(error, relativePath) };
-      (entry as Entry & { [DIRECT_FILE]?: DirectFile })[DIRECT_FILE] = direct;
-    }
+    if (!isFolder && mode.direct) entry.direct = { absolutePath, size, toError: (error) => toFerryError(error, relativePath) };
     return entry;
   }
 
@@ -542,10 +529,6 @@ function toResourceNode(relativePath: string, isFolder: boolean): ResourceNode {
 
 function versionOf(node: ResolvedNode): FileVersion {
   return { path: node.relativePath, size: node.stat.size, mtimeNs: node.stat.mtimeNs, ino: node.stat.ino, ctimeNs: node.stat.ctimeNs };
-}
-
-function readAheadSize(entry: Entry & { [READ_AHEAD]?: number }): number {
-  return entry[READ_AHEAD] ?? 0;
 }
 
 /** The whole of a small file, opened without following a symlink. */

@@ -5,7 +5,6 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CancelledError, FerryError } from '../../errors.js';
 import type { Entry } from '../../target.js';
-import { OPENS_INDEPENDENTLY } from '../../jobs/whole-entry.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
 import { collect, ctx, entriesOf, tempDir, writeOptions } from './test-helpers.js';
@@ -325,7 +324,7 @@ describe('LocalTarget writing', () => {
           await largeMayEnd;
           yield big.subarray(1024);
         })()),
-        [OPENS_INDEPENDENTLY]: true,
+        opensIndependently: true,
       } as Entry;
       for (let i = 0; i < 5; i++) {
         yield {

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CancelledError, FerryError } from '../../errors.js';
-import { STAGED_WRITES, supportsStagedWrites, type StagedWriteOptions } from '../../jobs/staged-write.js';
+import type { StagedWriteOptions } from '../../jobs/staged-write.js';
+import { capabilitiesOf } from '../../capabilities.js';
 import type { Entry } from '../../target.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
@@ -34,8 +35,8 @@ describe('LocalTarget staged writes', () => {
   const tree = { 'Run/': null, 'Run/a.txt': 'alpha', 'Run/sub/b.txt': 'bravo', 'Run/big.bin': big, 'old.txt': 'new' };
 
   it('says it stages', () => {
-    expect(supportsStagedWrites(target)).toBe(true);
-    expect(target[STAGED_WRITES]).toBe(true);
+    expect(target.capabilities.stagedWrites).toBe(true);
+    expect(capabilitiesOf(target).stagedWrites).toBe(true);
   });
 
   it('puts nothing in place before the check, everything after it, reported as an unstaged write', async () => {

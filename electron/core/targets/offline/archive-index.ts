@@ -7,7 +7,7 @@ import { scanCentralDirectory, type DirectoryTable } from '../../zip/central-dir
 import { admitEntries, checkEntryCount, type AdmittedEntries, type ArchiveLimits } from '../../zip/entry-policy.js';
 import { openArchive } from '../../zip/open-archive.js';
 import type { ResourceNode } from '../../target.js';
-import { NodeColumns, ROOT_CONTAINER } from './node-columns.js';
+import { NodeColumns, ROOT_CONTAINER } from '../../node-columns.js';
 import { writeByteStringAsBase64url } from '../../base64url.js';
 
 // What Ferry knows of one archive in the library, read from its central directory only:

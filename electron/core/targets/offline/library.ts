@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { link, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { DownloadLibrary, KeptCopy } from '../../download-library.js';
 
 // The folders of ZIPs the `offline` target serves. Scanned at every listing, so an archive
 // dropped in or removed while Ferry runs shows up or disappears without a restart.
@@ -25,7 +26,7 @@ export function isArchiveId(id: string): boolean {
   return /^zip_[0-9a-f]{24}$/.test(id);
 }
 
-export class Library {
+export class Library implements DownloadLibrary {
   constructor(readonly dirs: string[]) {}
 
   /** The folder downloads are kept in. */
@@ -87,12 +88,7 @@ export class Library {
     return (await this.archives()).find((archive) => archive.id === id) ?? null;
   }
 
-  /**
-   * A copy of a download kept in the library: bytes go to a hidden temporary name and are
-   * renamed to `<baseName>.zip` (or `<baseName> (2).zip`, ...) only when complete, so a
-   * half-downloaded archive never appears. Pipe the download into `stream`; call `commit`
-   * after it ended, or `abort` when it failed.
-   */
+  /** See DownloadLibrary.keep. */
   async keep(baseName: string): Promise<KeptCopy> {
     await mkdir(this.primary, { recursive: true });
     const safeBase = baseName.replace(/[/\\\0]/g, '_').replace(/^\.+/, '') || 'download';
@@ -154,47 +150,4 @@ async function placeWithoutReplacing(temporary: string, candidate: string): Prom
   }
   await unlink(temporary);
   return true;
-}
-
-export interface KeptCopy {
-  stream: PassThrough;
-  /** the kept archive's file name */
-  commit(): Promise<string>;
-  abort(error?: Error): Promise<void>;
-}
-
-/** Sends `source` both to the caller and into the library; the copy is kept only if whole. */
-export function teeIntoLibrary(source: Readable, copy: KeptCopy, onKept?: (name: string) => void): Readable {
-  const out = new PassThrough();
-  source.on('data', (chunk: Buffer) => {
-    const okOut = out.write(chunk);
-    const okCopy = copy.stream.write(chunk);
-    if (!okOut || !okCopy) {
-      source.pause();
-      let waiting = (okOut ? 0 : 1) + (okCopy ? 0 : 1);
-      const resume = () => {
-        if (--waiting === 0) source.resume();
-      };
-      if (!okOut) out.once('drain', resume);
-      if (!okCopy) copy.stream.once('drain', resume);
-    }
-  });
-  let ended = false;
-  source.on('end', () => {
-    ended = true;
-    copy.stream.end();
-    copy.commit().then((name) => onKept?.(name), () => copy.abort());
-    out.end();
-  });
-  source.on('error', (error) => {
-    void copy.abort(error);
-    out.destroy(error);
-  });
-  source.on('close', () => {
-    if (!ended) void copy.abort();
-  });
-  out.on('close', () => {
-    if (!out.writableFinished) source.destroy();
-  });
-  return out;
 }

@@ -452,7 +452,7 @@ describe('damaged archives in the library', () => {
     await expect(offline.write()).rejects.toMatchObject({ status: 405, code: 'action_not_supported' });
   });
 
-  it('listBatches: the same nodes as list(), in batches; an unchanged archive hands out the same frozen batches again', async () => {
+  it('listBatches: the same nodes as list(), in batches; an unchanged archive hands out the same batches again, marked kept', async () => {
     const file = path.join(libraryDir, 'many.zip');
     await writeManyEntriesZip(file, 10_000, (i) => `many/d${i % 10}/f${i}.txt`);
     // the first listing is not kept (nor frozen); from the second listing on it is
@@ -465,10 +465,11 @@ describe('damaged archives in the library', () => {
     expect(second).toHaveLength(first.length);
     second.forEach((batch, i) => {
       expect(batch).toBe(first[i]);
+      expect(offline.capabilities.cacheableListings!.isKept(batch)).toBe(true);
       expect(Object.isFrozen(batch)).toBe(true);
     });
     const fresh = new OfflineTarget({ libraryDirs: [libraryDir], stateDir: path.join(dir, 'state'), limits: DEFAULT_LIMITS });
-    for (const batch of await collect(fresh.listBatches(ctx()))) expect(Object.isFrozen(batch)).toBe(false);
+    for (const batch of await collect(fresh.listBatches(ctx()))) expect(fresh.capabilities.cacheableListings!.isKept(batch)).toBe(false);
     // a changed archive is read again: new batches, and ids stay what they were
     await utimes(file, new Date(), new Date(Date.now() - 60_000));
     const third = await collect(offline.listBatches(ctx()));

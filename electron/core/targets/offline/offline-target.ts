@@ -16,6 +16,7 @@ import type {
   Target,
   SearchPage,
   SearchQuery,
+  TargetCapabilities,
   TargetContext,
   TargetInfo,
   VerifyOptions,
@@ -27,8 +28,9 @@ import { byCodePoint, describeZipError, indexArchive, openEntryStream, openZip, 
 import { FixityStore, type FileFixity, type FixityFailureRecord } from './fixity-store.js';
 import { archiveIdFor, isArchiveId, Library, type LibraryArchive } from './library.js';
 import { SharedZip } from './shared-zip.js';
+import { KeptBatches } from '../../kept-batches.js';
 import { withCrc32Check } from '../../jobs/source-check.js';
-import type { NodeColumns } from './node-columns.js';
+import type { NodeColumns } from '../../node-columns.js';
 
 // The `offline` target ("Downloaded ZIPs"): every ZIP in the library folders is a top-level
 // container; inside, the archive's folders and files (for a Ferry bag, the payload only).
@@ -66,7 +68,9 @@ export class OfflineTarget implements Target {
     plainIds: true,
   };
 
+  readonly capabilities: TargetCapabilities;
   readonly library: Library;
+  private readonly kept = new KeptBatches();
   private readonly fixity: FixityStore;
   private readonly listedBefore = new WeakSet<ArchiveIndex>();
   /** entries whose bytes were read and found whole (checkBytes), by the index of their archive as it is now */
@@ -75,6 +79,7 @@ export class OfflineTarget implements Target {
   private readonly indexes = new Map<string, { size: number; mtimeMs: number; ino: number; index: Promise<ArchiveIndex> }>();
 
   constructor(private readonly options: OfflineTargetOptions) {
+    this.capabilities = { cacheableListings: this.kept, columnarListing: { listColumns: (ctx, scope) => this.listColumns(ctx, scope) } };
     this.library = new Library(options.libraryDirs);
     this.fixity = new FixityStore(options.stateDir);
   }
@@ -131,7 +136,7 @@ export class OfflineTarget implements Target {
     this.listedBefore.add(index);
     const batches: (readonly ResourceNode[])[] = [];
     const head = [this.archiveNode(archive, index)];
-    if (keep) batches.push(Object.freeze(head));
+    if (keep) batches.push(this.kept.keep(head));
     yield head;
     if (columnar && !keep) {
       // listed once (so far): no node objects at all
@@ -139,7 +144,7 @@ export class OfflineTarget implements Target {
       return;
     }
     for (const batch of index.nodeBatches(archive.id, '', archive.id, true, LIST_BATCH)) {
-      if (keep) batches.push(Object.freeze(batch));
+      if (keep) batches.push(this.kept.keep(batch));
       yield batch;
     }
     if (!keep) return;

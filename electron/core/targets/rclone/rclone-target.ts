@@ -3,6 +3,7 @@ import { badRequest, CancelledError, conflict, FerryError, notFound, throwIfAbor
 import type { FileError } from '../../../../shared/api.js';
 import { fileOperations, fullActions, type CopyFromOptions, type DeleteOutcome, type MoveOutcome, type MoveTo, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type SearchPage, type SearchQuery, type Target, type TargetContext, type TargetInfo, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { pageOfNameMatches } from '../../search.js';
+import { isComputableHash } from '../../hashing.js';
 import { formatDate } from '../../time.js';
 import { rcFailure, type RcClient, type RcItem } from './rc-client.js';
 import { serverSideCopy } from './server-copy.js';
@@ -21,8 +22,6 @@ import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
 /** The hash names of rclone's that mean the same as everywhere else (hex of the bytes). */
 const STANDARD_HASHES = ['md5', 'sha1', 'sha256', 'sha512', 'crc32'] as const;
-/** Ferry computes these while sending a file, to check what the remote stored. */
-const COMPUTABLE = new Set(['md5', 'sha1', 'sha256', 'sha512']);
 /** Ferry's temporary names: a prefix no listing shows, no extension any server reserves (not `.part`). */
 const TEMP_PREFIX = '.ferry-upload-';
 /** nodes per batch handed to the HTTP listing */
@@ -362,7 +361,7 @@ export class RcloneTarget implements Target {
 
   /** The hashes both the remote and Ferry can compute, in rclone's names. */
   verifiableHashes(): string[] {
-    return this.hashes.filter((hash) => COMPUTABLE.has(hash));
+    return this.hashes.filter((hash) => isComputableHash(hash));
   }
 
   get remoteName(): string {

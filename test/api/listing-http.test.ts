@@ -3,12 +3,12 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../core/limits.js';
-import type { ResourceNode, TargetContext } from '../../core/target.js';
-import { OfflineTarget } from '../../core/targets/offline/offline-target.js';
-import { rawZip } from '../../core/zip/testing/raw-zip.js';
-import { startFerry, type Ferry } from '../../../test/api/harness.js';
-import { toSummary } from './resources.js';
+import { DEFAULT_LIMITS } from '../../electron/core/limits.js';
+import type { ResourceNode, TargetContext } from '../../electron/core/target.js';
+import { OfflineTarget } from '../../electron/core/targets/offline/offline-target.js';
+import { rawZip } from '../../electron/core/zip/testing/raw-zip.js';
+import { startFerry, type Ferry } from './harness.js';
+import { toSummary } from '../../electron/server/routes/resources.js';
 
 // A whole offline listing over real HTTP, read fast and read slowly: the listing's buffers are
 // written again once their bytes have left (see jsonArrayStream's `written`), so a reader that

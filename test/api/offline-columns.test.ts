@@ -2,13 +2,13 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../core/limits.js';
-import type { ResourceNode, TargetContext } from '../../core/target.js';
-import { rawZip } from '../../core/zip/testing/raw-zip.js';
-import { jsonArrayStream } from '../stream-json.js';
-import { summaryWriter, toSummary } from './resources.js';
-import { NodeColumns } from '../../core/targets/offline/node-columns.js';
-import { OfflineTarget } from '../../core/targets/offline/offline-target.js';
+import { DEFAULT_LIMITS } from '../../electron/core/limits.js';
+import type { ResourceNode, TargetContext } from '../../electron/core/target.js';
+import { rawZip } from '../../electron/core/zip/testing/raw-zip.js';
+import { jsonArrayStream } from '../../electron/server/stream-json.js';
+import { summaryWriter, toSummary } from '../../electron/server/routes/resources.js';
+import { NodeColumns } from '../../electron/core/node-columns.js';
+import { OfflineTarget } from '../../electron/core/targets/offline/offline-target.js';
 
 // The columnar listing (rows written from the index's bytes) against the listing of nodes:
 // the same rows, and the same bytes as JSON.stringify of every row.

@@ -1,11 +1,10 @@
-import { fastPathOn } from '../../fast-paths.js';
-import type { ListScope, ResourceNode, Target, TargetContext } from '../../target.js';
+import type { ResourceNode } from './target.js';
 
-// A listing's rows as columns over one buffer of bytes, for a target that already holds them
-// that way (the offline index keeps every id as ASCII bytes): the HTTP layer copies a row's
-// id, container and title as bytes, with no node object and no string per row. A listing of
-// 100,000 archive entries as nodes cost more in objects, strings and their garbage than in
-// its bytes.
+// A listing's rows as columns over one buffer of bytes (TargetCapabilities.columnarListing),
+// for a target that already holds them that way (the offline index keeps every id as ASCII
+// bytes): the HTTP layer copies a row's id, container and title as bytes, with no node object
+// and no string per row. A listing of 100,000 archive entries as nodes cost more in objects,
+// strings and their garbage than in its bytes.
 
 /** NodeColumns.containerStart of a row whose container is the archive itself (NodeColumns.rootId). */
 export const ROOT_CONTAINER = 0xffffffff;
@@ -78,17 +77,4 @@ export class NodeColumns {
       title: this.titlePlain[r] ? latin1(this.pathBytes, this.titleStart[r]!, this.titleEnd[r]!) : this.titleText(r),
     };
   }
-}
-
-/**
- * A target whose full listing can also come as columns: batches of nodes (the rows it makes
- * one by one) and NodeColumns, in listing order, the same rows as listBatches gives.
- */
-export interface ColumnarListing {
-  listColumns(ctx: TargetContext, scope?: ListScope): AsyncIterable<readonly ResourceNode[] | NodeColumns>;
-}
-
-export function hasColumnarListing(target: Target): target is Target & ColumnarListing {
-  if (!fastPathOn('columnar-listing')) return false;
-  return typeof (target as Partial<ColumnarListing>).listColumns === 'function';
 }
