@@ -35,6 +35,8 @@ export interface InvenioApiOptions {
   timeoutMs?: number;
   /** records per page of /api/user/records */
   pageSize?: number;
+  /** the instance's name in messages ("InvenioRDM" for any; "Zenodo") */
+  serviceName?: string;
 }
 
 export class InvenioApi {
@@ -42,16 +44,17 @@ export class InvenioApi {
   private readonly pageSize: number;
 
   constructor(readonly account: InvenioAccount, options: InvenioApiOptions = {}) {
+    const service = options.serviceName ?? 'InvenioRDM';
     this.client = new RemoteClient({
       baseUrl: `${account.url}api/`,
-      serviceName: 'InvenioRDM',
+      serviceName: service,
       ratePerSecond: options.ratePerSecond ?? 2,
       retries: options.retries,
       maxRetryAfterMs: options.maxRetryAfterMs,
       timeoutMs: options.timeoutMs,
       messages: {
-        unauthorized: `${new URL(account.url).host} does not accept this InvenioRDM token; it may have been revoked. Make a new personal access token (scope deposit:write).`,
-        forbidden: 'The InvenioRDM token has no permission for this',
+        unauthorized: `${new URL(account.url).host} does not accept this ${service} token; it may have been revoked. Make a new personal access token (scope deposit:write).`,
+        forbidden: `The ${service} token has no permission for this`,
       },
     });
     this.pageSize = Math.max(1, Math.min(100, options.pageSize ?? 50));
