@@ -33,6 +33,9 @@ import { matchesQueryString } from '../shared/query-string.js';
  *   does not allow it), presigned single PUT (needs `x-amz-tagging: dv-state=temp` and a
  *   Content-Length) or parts + `PUT /api/datasets/mpupload` with the ETags, `addFiles` with
  *   per-file results inside an HTTP 200;
+ * - `GET /api/dataverses/{id}/contents` (Dataverses.java `listContent`): the direct
+ *   sub-collections `{type:"dataverse", id, title}` and datasets (JsonPrinter `json(Dataset)`:
+ *   ids and persistent id parts, **no title**) the user may see (released, or with a role);
  * - `GET /api/access/datafile/{id}` (`format=original` for the uploaded bytes of an
  *   ingested file), `GET /api/users/:me`, `POST /api/dataverses/{alias}/datasets` (400
  *   "Validation Failed: …" for missing required fields), `GET /api/datasets/{id}/locks`.
@@ -281,6 +284,20 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       if (!collection) return fail(res, 404, `Can't find dataverse with identifier='${key}'`);
       const parent = collection.parent ? state.collections.get(collection.parent) : undefined;
       return ok(res, { id: collection.id, alias: collection.alias, name: collection.name, affiliation: 'Emulator', dataverseContacts: [{ displayOrder: 0, contactEmail: 'root@example.org' }], permissionRoot: true, description: `${collection.name} description`, dataverseType: 'UNCATEGORIZED', ...(parent ? { ownerId: parent.id } : {}), creationDate: collection.created, isReleased: false, effectiveRequiresFilesToPublishDataset: false, isMetadataBlockRoot: false, isFacetRoot: false });
+    }
+
+    if ((match = /^\/api\/dataverses\/([^/]+)\/contents$/.exec(path)) && method === 'GET') {
+      const key = decodeURIComponent(match[1] as string);
+      const collection = state.collections.get(key === ':root' ? 'root' : key) ?? [...state.collections.values()].find((c) => String(c.id) === key);
+      if (!collection) return fail(res, 404, `Can't find dataverse with identifier='${key}'`);
+      const children = [...state.collections.values()].filter((c) => c.parent === collection.alias).map((c) => ({ type: 'dataverse', id: c.id, title: c.name }));
+      const datasets = [...state.datasets.values()]
+        .filter((d) => d.dataverse === collection.alias && (d.released || d.members.has(user.id)))
+        .map((d) => {
+          const [authority, identifier] = d.persistentId.slice(4).split(/\/(.*)/s) as [string, string];
+          return { id: d.id, identifier, persistentUrl: `https://doi.org/${d.persistentId.slice(4)}`, protocol: 'doi', authority, separator: '/', publisher: 'Emulator', ...(d.released ? { publicationDate: d.released.releaseTime.slice(0, 10) } : {}), storageIdentifier: `s3://emulator-bucket:${d.persistentId.slice(4)}`, datasetType: 'dataset', type: 'dataset' };
+        });
+      return ok(res, [...children, ...datasets]);
     }
 
     if ((match = /^\/api\/dataverses\/([^/]+)\/datasets$/.exec(path)) && method === 'POST') {
