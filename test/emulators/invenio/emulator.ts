@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
 import { matchesQueryString } from '../shared/query-string.js';
@@ -21,7 +21,10 @@ import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
  *   (drafts-resources `new_version`); `POST …/draft/actions/files-import` copies the latest
  *   version's files, refused with "Please remove all files first." when the draft has files;
  * - Bearer tokens; a bad one is 401, none is 403; errors `{status, message}`;
- * - the draft's `metadata` kept as sent (POST /api/records), served back on the record.
+ * - the draft's `metadata` kept as sent (POST /api/records), served back on the record;
+ * - communities (invenio-communities `user-prefix` `/user/communities`: the user's, as a
+ *   search; `GET /api/communities/{id}`; rdm-records `community-records`
+ *   `/communities/{id}/records`: the community's published records, anyone's).
  * Instance settings are options: Zenodo's (test/emulators/zenodo/emulator.ts) are numeric
  * record ids, no empty files and `retry-after: 60` on every response.
  * Publishing is a fixture only (`addRecord(..., {published: true})`): Ferry never publishes.
@@ -54,6 +57,16 @@ export interface InvenioRecord {
   hiddenSearches: number;
 }
 
+export interface InvenioCommunity {
+  id: string;
+  slug: string;
+  title: string;
+  /** users who are members */
+  members: Set<number>;
+  /** ids of published records included in it */
+  records: Set<string>;
+}
+
 export interface InvenioEmulatorOptions {
   maxFiles?: number;
   allowEmptyFiles?: boolean;
@@ -71,6 +84,7 @@ export interface InvenioEmulatorOptions {
 
 export interface InvenioState {
   records: Map<string, InvenioRecord>;
+  communities: Map<string, InvenioCommunity>;
   tokens: Record<string, number>;
   options: Required<Omit<InvenioEmulatorOptions, 'tokens' | 'faults' | 'retryAfterAlways'>>;
   /** "METHOD /path?query" of every request */
@@ -80,6 +94,7 @@ export interface InvenioState {
   /** every request with its headers, and its body when it is JSON */
   sent: { method: string; path: string; at: number; headers: Record<string, string | string[] | undefined>; json?: unknown }[];
   addRecord(owner: number, title: string, files?: Record<string, string | Buffer>, options?: { published?: boolean }): InvenioRecord;
+  addCommunity(members: number[], slug: string, title: string, records?: InvenioRecord[]): InvenioCommunity;
 }
 
 export interface InvenioEmulator {
@@ -97,6 +112,7 @@ let nextNumericId = 1_000_000 + Math.floor(Math.random() * 1_000_000);
 export async function startInvenioEmulator(options: InvenioEmulatorOptions = {}): Promise<InvenioEmulator> {
   const state: InvenioState = {
     records: new Map(),
+    communities: new Map(),
     tokens: options.tokens ?? { 'invenio-token': 1, 'invenio-other': 2 },
     options: { maxFiles: options.maxFiles ?? 100, allowEmptyFiles: options.allowEmptyFiles ?? true, indexLagSearches: options.indexLagSearches ?? 0, numericIds: options.numericIds ?? false },
     requests: [],
@@ -110,6 +126,11 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
       for (const [key, content] of Object.entries(files)) record.files.push({ key, bytes: Buffer.isBuffer(content) ? content : Buffer.from(content), committed: true, created: time, updated: time });
       state.records.set(id, record);
       return record;
+    },
+    addCommunity(members, slug, title, records = []) {
+      const community: InvenioCommunity = { id: randomUUID(), slug, title, members: new Set(members), records: new Set(records.map((r) => r.id)) };
+      state.communities.set(community.id, community);
+      return community;
     },
   };
 
@@ -135,6 +156,20 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
 
     if (path === '/api/user/records' && method === 'GET') return userRecords(url, owner, res);
 
+    if (path === '/api/user/communities' && method === 'GET') {
+      const mine = [...state.communities.values()].filter((c) => c.members.has(owner));
+      return sendJson(res, 200, searchPage(url, '/api/user/communities', mine.map(communityJson)));
+    }
+
+    if ((match = /^\/api\/communities\/([0-9a-f-]+)(\/records)?$/.exec(path)) && method === 'GET') {
+      const community = state.communities.get(match[1] as string);
+      if (!community) return sendJson(res, 404, { status: 404, message: 'The persistent identifier does not exist.' });
+      if (!match[2]) return sendJson(res, 200, communityJson(community));
+      // CommunityRecordsService.search: the community's published records, whoever owns them
+      const included = [...community.records].map((id) => state.records.get(id)).filter((r): r is InvenioRecord => Boolean(r?.published));
+      return sendJson(res, 200, searchPage(url, `/api/communities/${community.id}/records`, included.map((r) => serialize(r, false))));
+    }
+
     if (path === '/api/records' && method === 'POST') {
       if (!/application\/json/i.test(req.headers['content-type'] ?? '')) return sendJson(res, 415, { status: 415, message: 'Unsupported media type.' });
       const json = JSON.parse(body.toString('utf8') || '{}') as { metadata?: { title?: string; creators?: unknown[]; publication_date?: string; resource_type?: unknown } };
@@ -150,7 +185,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     }
 
     if ((match = /^\/api\/records\/([a-z0-9-]+)(\/draft)?$/.exec(path)) && method === 'GET') {
-      const record = own(match[1] as string, owner, res);
+      const record = own(match[1] as string, owner, res, method, Boolean(match[2]));
       if (!record) return;
       const wantDraft = Boolean(match[2]);
       if (wantDraft && !record.draft) return sendJson(res, 404, { status: 404, message: 'The persistent identifier is not registered.' });
@@ -195,7 +230,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     }
 
     if ((match = /^\/api\/records\/([a-z0-9-]+)(\/draft)?\/files$/.exec(path))) {
-      const record = own(match[1] as string, owner, res);
+      const record = own(match[1] as string, owner, res, method, Boolean(match[2]));
       if (!record) return;
       const draft = Boolean(match[2]);
       if (draft ? !record.draft : !record.published) return sendJson(res, 404, { status: 404, message: 'The persistent identifier is not registered.' });
@@ -216,7 +251,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     }
 
     if ((match = /^\/api\/records\/([a-z0-9-]+)(\/draft)?\/files\/([^/]+)(\/content|\/commit)?$/.exec(path))) {
-      const record = own(match[1] as string, owner, res);
+      const record = own(match[1] as string, owner, res, method, Boolean(match[2]));
       if (!record) return;
       const draft = Boolean(match[2]);
       const key = decodeURIComponent(match[3] as string);
@@ -278,13 +313,39 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     sendJson(res, 200, { hits: { hits, total: visible.length }, links, sortBy: 'newest', aggregations: {} });
   }
 
-  function own(id: string, owner: number, res: ServerResponse): InvenioRecord | null {
+  /** A search answer of `hits` paged by `page`/`size`, with `links.next` while more remain. */
+  function searchPage(url: URL, path: string, all: unknown[]): Record<string, unknown> {
+    const size = Number(url.searchParams.get('size') ?? 10) || 10;
+    const page = Number(url.searchParams.get('page') ?? 1) || 1;
+    const links: Record<string, string> = { self: `${base}${path}?page=${page}&size=${size}` };
+    if (page * size < all.length) links.next = `${base}${path}?page=${page + 1}&size=${size}`;
+    return { hits: { hits: all.slice((page - 1) * size, page * size), total: all.length }, links, aggregations: {} };
+  }
+
+  function communityJson(community: InvenioCommunity): Record<string, unknown> {
+    return {
+      id: community.id,
+      slug: community.slug,
+      created: now(),
+      updated: now(),
+      metadata: { title: community.title, type: { id: 'organization' } },
+      access: { visibility: 'public', members_visibility: 'public', record_submission_policy: 'open' },
+      links: { self: `${base}/api/communities/${community.id}`, self_html: `${base}/communities/${community.slug}`, records: `${base}/api/communities/${community.id}/records` },
+    };
+  }
+
+  /**
+   * The record `id` for this request: its owner's for anything; anyone's published record to
+   * read (public access); someone else's draft is 403 when it exists, else 404 (drafts-resources
+   * read_draft resolves the draft before checking permission).
+   */
+  function own(id: string, owner: number, res: ServerResponse, method = 'POST', draft = true): InvenioRecord | null {
     const record = state.records.get(id);
-    if (!record) {
+    if (!record || (record.owner !== owner && method === 'GET' && draft && !record.draft)) {
       sendJson(res, 404, { status: 404, message: 'The persistent identifier does not exist.' });
       return null;
     }
-    if (record.owner !== owner) {
+    if (record.owner !== owner && !(method === 'GET' && !draft && record.published)) {
       sendJson(res, 403, { status: 403, message: 'Permission denied.' });
       return null;
     }

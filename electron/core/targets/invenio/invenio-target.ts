@@ -24,6 +24,7 @@ import { InvenioApi, md5Of, type InvenioApiOptions, type InvenioFile, type Inven
 import { parseInvenioToken, type InvenioAccount } from './credentials.js';
 import { escapeHtml, recordMetadata } from './metadata.js';
 import { fileId, parseInvenioId, recordId } from './ids.js';
+import { communityDetail, communityNode } from './communities.js';
 import { searchUserRecords } from './search.js';
 import { removedOnFailure } from '../../remote/new-record.js';
 
@@ -60,7 +61,8 @@ export { FOLDER_SEPARATOR } from '../../remote/flat-record.js';
  * since a key cannot be declared twice. A published record's files never change: an upload
  * into one goes into the draft of its next version (made, with the files of the latest
  * version imported, if there is none yet), which the write reports as its new resource.
- * Ferry never publishes.
+ * Ferry never publishes. The user's communities follow the records at the top, each holding
+ * its published records (communities.ts).
  */
 export class InvenioTarget implements Target {
   readonly info: TargetInfo;
@@ -100,6 +102,10 @@ export class InvenioTarget implements Target {
     if (scope?.container) {
       const parsed = parseInvenioId(scope.container);
       if (parsed.kind === 'file') return;
+      if (parsed.kind === 'community') {
+        for await (const record of api.communityRecords(parsed.communityId, ctx.signal)) yield { ...recordNode(record), container: scope.container };
+        return;
+      }
       const view = await resolve(api, parsed.recordId, ctx.signal);
       for (const file of await completedFiles(api, view, ctx.signal)) yield fileNode(view.record.id, file);
       return;
@@ -109,6 +115,9 @@ export class InvenioTarget implements Target {
       if (scope !== undefined) continue;
       for (const file of await completedFiles(api, { record: hit, draft: hit.is_draft }, ctx.signal)) yield fileNode(hit.id, file);
     }
+    // their records are listed when one is opened, never here: the user's own would be listed
+    // twice, and a community (Zenodo's) can hold many thousands
+    for await (const community of api.userCommunities(ctx.signal)) yield communityNode(community);
   }
 
   /** The instance's own index of the user's records (search.ts); answers records, not files. */
@@ -119,6 +128,7 @@ export class InvenioTarget implements Target {
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
     const parsed = parseInvenioId(id);
     const api = this.api(ctx);
+    if (parsed.kind === 'community') return communityDetail(api, parsed.communityId, this.info.name, ctx.signal);
     const view = await resolve(api, parsed.recordId, ctx.signal);
     const files = await completedFiles(api, view, ctx.signal);
     const common = {
@@ -154,6 +164,7 @@ export class InvenioTarget implements Target {
 
   async read(ctx: TargetContext, id: string): Promise<ReadResult> {
     const parsed = parseInvenioId(id);
+    if (parsed.kind === 'community') throw badRequest(`A ${this.service} community is read record by record: open it and download or transfer its records.`);
     const api = this.api(ctx);
     const view = await resolve(api, parsed.recordId, ctx.signal);
     const files = await completedFiles(api, view, ctx.signal);
@@ -204,6 +215,10 @@ export class InvenioTarget implements Target {
     }
     const parsed = parseInvenioId(containerId);
     if (parsed.kind === 'file') throw badRequest(`A ${this.service} file is not a container; upload into its record instead.`);
+    if (parsed.kind === 'community') {
+      // joining a community is a request its curators review: the owner's act, not an upload's
+      throw badRequest(`Records join a ${this.service} community by a request its curators review, which Ferry does not make. Upload into a record (or a new one), then submit it to the community on ${api.account.url}.`);
+    }
     const draft = await this.writableDraft(api, parsed.recordId, outcome, ctx.signal);
     const writer = new DraftWriter(api, draft.id, await api.files(draft.id, true, ctx.signal), options, this.limits());
     for await (const entry of entries) {
