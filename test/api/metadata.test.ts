@@ -78,17 +78,22 @@ describe('OSF → Zenodo → local', () => {
     const project = (await list('osf')).find((node) => node.title === 'Coastal Survey')!;
     expect(project.id).toBe(projectId);
     const toZenodo = await transfer('zenodo', null, 'osf', project.id);
-    const deposition = zenodo.state.depositions.get(Number(toZenodo.report!.new_resource!.id.slice(1)))!;
+    const deposition = zenodo.state.records.get(toZenodo.report!.new_resource!.id.slice(1))!;
+    // the records API's metadata schema (docs/targets/zenodo.md "Metadata")
+    expect(deposition.title).toBe('Coastal Survey');
     expect(deposition.metadata).toMatchObject({
-      title: 'Coastal Survey',
       description: '<p>Salinity at two sites &amp; monthly samples.</p>',
-      keywords: ['coast', 'salinity'],
-      creators: [{ name: 'Ada Lovelace', orcid: '0000-0002-1825-0097' }, { name: 'Charles Babbage' }],
-      license: 'cc-by-4.0',
+      subjects: [{ subject: 'coast' }, { subject: 'salinity' }],
+      creators: [
+        { person_or_org: { type: 'personal', family_name: 'Ada Lovelace', identifiers: [{ scheme: 'orcid', identifier: '0000-0002-1825-0097' }] } },
+        { person_or_org: { type: 'personal', family_name: 'Charles Babbage' } },
+      ],
+      rights: [{ id: 'cc-by-4.0' }],
+      resource_type: { id: 'dataset' },
     });
     expect(toZenodo.report!.notes ?? []).toEqual([]);
     const record = deposition.files.find((file) => file.key === 'ferry-provenance.json')!;
-    const first = (JSON.parse(record.bytes.toString('utf8')) as ProvenanceLog).entries[0]!;
+    const first = (JSON.parse(record.bytes!.toString('utf8')) as ProvenanceLog).entries[0]!;
     expect(first.source).toMatchObject({ target: 'osf', resource_id: project.id, title: 'Coastal Survey' });
     expect(first.files.map((file) => file.path.split('/').slice(1).join('/')).sort()).toEqual(['raw/log.txt', 'readings.csv']);
     for (const file of first.files) {

@@ -96,10 +96,10 @@ describe('ferry-provenance.json in every destination', () => {
   it('a transfer to Zenodo stores the record as a top-level file of the new deposition, md5-verified', async () => {
     const study = findByPath(await list('local'), 'Study')!;
     zenodoJob = await transfer('zenodo', null, 'local', study.id);
-    const deposition = zenodo.state.depositions.get(Number(zenodoJob.report!.new_resource!.id.slice(1)))!;
+    const deposition = zenodo.state.records.get(zenodoJob.report!.new_resource!.id.slice(1))!;
     expect(deposition.files.map((file) => file.key).sort()).toEqual(['a.csv', 'ferry-provenance.json', 'raw__b.txt']);
     const record = deposition.files.find((file) => file.key === 'ferry-provenance.json')!;
-    const log = JSON.parse(record.bytes.toString('utf8')) as ProvenanceLog;
+    const log = JSON.parse(record.bytes!.toString('utf8')) as ProvenanceLog;
     expect(log.entries).toHaveLength(1);
     const files1 = log.entries[0]!.files;
     expect(files1.map((file) => [file.path, file.verified, file.destination_hashes?.md5])).toEqual([

@@ -1,5 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
 import { parseMultipart } from './multipart.js';
@@ -27,10 +33,15 @@ import { matchesQueryString } from '../shared/query-string.js';
  *   does not allow it), presigned single PUT (needs `x-amz-tagging: dv-state=temp` and a
  *   Content-Length) or parts + `PUT /api/datasets/mpupload` with the ETags, `addFiles` with
  *   per-file results inside an HTTP 200;
+ * - `GET /api/dataverses/{id}/contents` (Dataverses.java `listContent`): the direct
+ *   sub-collections `{type:"dataverse", id, title}` and datasets (JsonPrinter `json(Dataset)`:
+ *   ids and persistent id parts, **no title**) the user may see (released, or with a role);
  * - `GET /api/access/datafile/{id}` (`format=original` for the uploaded bytes of an
  *   ingested file), `GET /api/users/:me`, `POST /api/dataverses/{alias}/datasets` (400
  *   "Validation Failed: …" for missing required fields), `GET /api/datasets/{id}/locks`.
  * Ferry never publishes, so publishing is only a fixture (`addDataset(..., {released})`).
+ * With `storageDir`, storage keeps parts and direct-uploaded objects as files there, streamed
+ * (a GiB upload without a GiB in memory); a file registered from one is a `disk` file.
  */
 export type ChecksumType = 'MD5' | 'SHA-1' | 'SHA-256' | 'SHA-512';
 
@@ -40,8 +51,10 @@ export interface DvFile {
   directoryLabel: string | null;
   restricted: boolean;
   contentType: string;
-  /** the stored bytes (the `.tab` of an ingested file) */
+  /** the stored bytes (the `.tab` of an ingested file); empty for a `disk` file */
   bytes: Buffer;
+  /** a direct-uploaded object kept on disk (`storageDir`) */
+  disk?: DiskObject;
   /** set for an ingested tabular file: what was uploaded */
   original: { bytes: Buffer; name: string; format: string } | null;
   checksum: { type: ChecksumType; value: string };
@@ -49,6 +62,13 @@ export interface DvFile {
   rootDataFileId: number;
   previousDataFileId: number | null;
   created: string;
+}
+
+/** An object or part storage keeps as a file (`storageDir`). */
+export interface DiskObject {
+  path: string;
+  size: number;
+  md5: string;
 }
 
 export interface DvDataset {
@@ -100,6 +120,8 @@ export interface DataverseEmulatorOptions {
   ingestLockReads?: number;
   /** how long storage takes over each part, ms (to stop a client mid-upload) */
   s3DelayMs?: number;
+  /** storage keeps parts and objects as files in this folder (made if missing) */
+  storageDir?: string;
   /** My Data searches a new dataset stays out of (Solr indexes it asynchronously) */
   indexLagSearches?: number;
 }
@@ -121,12 +143,12 @@ export interface DataverseState {
   users: Map<string, DvUser>;
   datasets: Map<number, DvDataset>;
   collections: Map<string, DvCollection>;
-  options: Required<DataverseEmulatorOptions>;
+  options: Required<Omit<DataverseEmulatorOptions, 'storageDir'>>;
   requests: RecordedRequest[];
   /** multipart uploads in progress: uploadId → parts */
-  uploads: Map<string, { key: string; parts: Map<number, Buffer> }>;
+  uploads: Map<string, { key: string; parts: Map<number, Buffer | DiskObject> }>;
   /** objects in the S3 bucket, by storage key */
-  objects: Map<string, Buffer>;
+  objects: Map<string, Buffer | DiskObject>;
   addDataset(owner: number, title: string, files?: Record<string, string | Buffer>, options?: { released?: boolean; dataverse?: string }): DvDataset;
   addCollection(owner: number, alias: string, name: string, parent?: string): DvCollection;
   /** the files of a dataset's latest version */
@@ -264,6 +286,20 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       return ok(res, { id: collection.id, alias: collection.alias, name: collection.name, affiliation: 'Emulator', dataverseContacts: [{ displayOrder: 0, contactEmail: 'root@example.org' }], permissionRoot: true, description: `${collection.name} description`, dataverseType: 'UNCATEGORIZED', ...(parent ? { ownerId: parent.id } : {}), creationDate: collection.created, isReleased: false, effectiveRequiresFilesToPublishDataset: false, isMetadataBlockRoot: false, isFacetRoot: false });
     }
 
+    if ((match = /^\/api\/dataverses\/([^/]+)\/contents$/.exec(path)) && method === 'GET') {
+      const key = decodeURIComponent(match[1] as string);
+      const collection = state.collections.get(key === ':root' ? 'root' : key) ?? [...state.collections.values()].find((c) => String(c.id) === key);
+      if (!collection) return fail(res, 404, `Can't find dataverse with identifier='${key}'`);
+      const children = [...state.collections.values()].filter((c) => c.parent === collection.alias).map((c) => ({ type: 'dataverse', id: c.id, title: c.name }));
+      const datasets = [...state.datasets.values()]
+        .filter((d) => d.dataverse === collection.alias && (d.released || d.members.has(user.id)))
+        .map((d) => {
+          const [authority, identifier] = d.persistentId.slice(4).split(/\/(.*)/s) as [string, string];
+          return { id: d.id, identifier, persistentUrl: `https://doi.org/${d.persistentId.slice(4)}`, protocol: 'doi', authority, separator: '/', publisher: 'Emulator', ...(d.released ? { publicationDate: d.released.releaseTime.slice(0, 10) } : {}), storageIdentifier: `s3://emulator-bucket:${d.persistentId.slice(4)}`, datasetType: 'dataset', type: 'dataset' };
+        });
+      return ok(res, [...children, ...datasets]);
+    }
+
     if ((match = /^\/api\/dataverses\/([^/]+)\/datasets$/.exec(path)) && method === 'POST') {
       if (!/application\/json/i.test(req.headers['content-type'] ?? '')) return fail(res, 415, 'Unsupported Media Type');
       return createDataset(decodeURIComponent(match[1] as string), body, user, res);
@@ -326,14 +362,14 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       if (method === 'DELETE') return ok(res, { message: 'Multipart upload aborted' });
       const etags = JSON.parse(body.toString('utf8')) as Record<string, string>;
       const numbers = Object.keys(etags).map(Number).sort((a, b) => a - b);
-      const pieces: Buffer[] = [];
+      const pieces: (Buffer | DiskObject)[] = [];
       for (const n of numbers) {
         const part = upload.parts.get(n);
         // S3 CompleteMultipartUpload: InvalidPart when an ETag does not match the stored part
-        if (!part || `"${md5(part)}"` !== etags[String(n)]) return fail(res, 400, `Could not complete upload: part ${n} is missing or its ETag differs.`);
+        if (!part || `"${md5Of(part)}"` !== etags[String(n)]) return fail(res, 400, `Could not complete upload: part ${n} is missing or its ETag differs.`);
         pieces.push(part);
       }
-      state.objects.set(upload.key, Buffer.concat(pieces));
+      state.objects.set(upload.key, await joined(pieces));
       return ok(res, { message: 'Multipart Upload completed' });
     }
 
@@ -347,8 +383,9 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       const bytes = original ? original.bytes : found.file.bytes;
       res.statusCode = 200;
       res.setHeader('content-type', original ? original.format : found.file.contentType);
-      res.setHeader('content-length', String(bytes.length));
+      res.setHeader('content-length', String(original ? bytes.length : sizeOf(found.file)));
       res.setHeader('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(original ? original.name : found.file.label)}`);
+      if (!original && found.file.disk) return pipeline(createReadStream(found.file.disk.path), res);
       return void res.end(bytes);
     }
 
@@ -520,6 +557,13 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     bytes: Buffer;
     contentType: string;
     checksum?: DvFile['checksum'];
+    /** a direct-uploaded object on disk (then `bytes` is empty and `checksum` given) */
+    disk?: DiskObject;
+  }
+
+  /** A direct-uploaded object as an upload: on disk as it is, else its bytes. */
+  function fromObject(object: Buffer | DiskObject): Pick<Incoming, 'bytes' | 'disk'> {
+    return Buffer.isBuffer(object) ? { bytes: object } : { bytes: Buffer.alloc(0), disk: object };
   }
 
   /** Native upload: a ZIP becomes its members, a CSV is ingested; everything else as sent. */
@@ -543,8 +587,9 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     const duplicate = others.find((f) => f.checksum.value === (upload.checksum?.value ?? digest(state.options.checksumType, upload.bytes)));
     const label = freeLabel(others, upload.name, upload.directoryLabel);
     const file = makeFile(label, upload.directoryLabel, upload.bytes, upload.contentType, upload.checksum);
+    if (upload.disk) file.disk = upload.disk;
     // tabular ingest: CSV → tab-separated `.tab`; the checksum stays the original's
-    if (/\.csv$/i.test(upload.name)) {
+    if (/\.csv$/i.test(upload.name) && !upload.disk) {
       file.original = { bytes: upload.bytes, name: upload.name, format: 'text/csv' };
       file.bytes = Buffer.from(upload.bytes.toString('utf8').replace(/,/g, '\t'));
       file.label = freeLabel(others, upload.name.replace(/\.csv$/i, '.tab'), upload.directoryLabel);
@@ -587,18 +632,18 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     let added = 0;
     for (const item of list) {
       const key = item.storageIdentifier?.replace(/^s3:\/\/[^:]+:/, '') ?? '';
-      const bytes = state.objects.get(`${dataset.persistentId.slice(4)}/${key}`);
+      const object = state.objects.get(`${dataset.persistentId.slice(4)}/${key}`);
       if (!item.storageIdentifier || !item.fileName || !item.mimeType) {
         results.push({ errorMessage: 'You must provide a storageidentifier, filename, and mimetype.', fileDetails: item });
         continue;
       }
-      if (!bytes) {
+      if (!object) {
         results.push({ storageIdentifier: item.storageIdentifier, errorMessage: 'BAD_REQUEST:Dataset store configuration does not allow provided storageIdentifier.', fileDetails: item });
         continue;
       }
       // the checksum is taken as given, not checked (s3-direct-upload-api.rst)
       const checksum = item.checksum ? { type: item.checksum['@type'], value: item.checksum['@value'] } : { type: 'MD5' as const, value: item.md5Hash ?? '' };
-      const { file, warning } = store(dataset, { name: item.fileName, directoryLabel: item.directoryLabel || null, bytes, contentType: item.mimeType, checksum }, null);
+      const { file, warning } = store(dataset, { name: item.fileName, directoryLabel: item.directoryLabel || null, ...fromObject(object), contentType: item.mimeType, checksum }, null);
       file.storageIdentifier = item.storageIdentifier;
       added++;
       results.push({ storageIdentifier: item.storageIdentifier, ...(warning ? { warningMessage: warning } : { successMessage: 'Added successfully to the dataset' }), fileDetails: fileMetadataJson(file, dataset) });
@@ -621,9 +666,9 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     const json = JSON.parse(jsonText) as { forceReplace?: boolean | string; directoryLabel?: string; label?: string; storageIdentifier?: string; fileName?: string; mimeType?: string; checksum?: { '@type': ChecksumType; '@value': string } };
     let incoming: Incoming;
     if (json.storageIdentifier) {
-      const bytes = state.objects.get(`${dataset.persistentId.slice(4)}/${json.storageIdentifier.replace(/^s3:\/\/[^:]+:/, '')}`);
-      if (!bytes) return fail(res, 400, 'Dataset store configuration does not allow provided storageIdentifier.');
-      incoming = { name: json.fileName ?? current.label, directoryLabel: json.directoryLabel ?? current.directoryLabel, bytes, contentType: json.mimeType ?? 'application/octet-stream', checksum: json.checksum ? { type: json.checksum['@type'], value: json.checksum['@value'] } : undefined };
+      const object = state.objects.get(`${dataset.persistentId.slice(4)}/${json.storageIdentifier.replace(/^s3:\/\/[^:]+:/, '')}`);
+      if (!object) return fail(res, 400, 'Dataset store configuration does not allow provided storageIdentifier.');
+      incoming = { name: json.fileName ?? current.label, directoryLabel: json.directoryLabel ?? current.directoryLabel, ...fromObject(object), contentType: json.mimeType ?? 'application/octet-stream', checksum: json.checksum ? { type: json.checksum['@type'], value: json.checksum['@value'] } : undefined };
     } else {
       const filePart = parts.find((p) => p.name === 'file');
       record.filename = filePart?.filename ?? undefined;
@@ -657,7 +702,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
   async function handleS3(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', s3Base);
     state.requests.push({ server: 's3', method: req.method ?? 'GET', path: `${url.pathname}${url.search}`, headers: { ...req.headers } });
-    const body = await readBody(req);
+    const body = await received(req);
     if (state.options.s3DelayMs) await new Promise((resolve) => setTimeout(resolve, state.options.s3DelayMs));
     const xml = (status: number, code: string, message: string) => {
       res.statusCode = status;
@@ -679,8 +724,46 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       state.objects.set(object, body);
     }
     res.statusCode = 200;
-    res.setHeader('etag', `"${md5(body)}"`);
+    res.setHeader('etag', `"${md5Of(body)}"`);
     res.end();
+  }
+
+  /** A PUT's body: to a file of its own with `storageDir`, else in memory. */
+  async function received(req: IncomingMessage): Promise<Buffer | DiskObject> {
+    if (!options.storageDir) return readBody(req);
+    await mkdir(options.storageDir, { recursive: true });
+    const file = path.join(options.storageDir, randomUUID());
+    const hash = createHash('md5');
+    let size = 0;
+    const counting = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        hash.update(chunk);
+        size += chunk.length;
+        done(null, chunk);
+      },
+    });
+    await pipeline(req, counting, createWriteStream(file));
+    return { path: file, size, md5: hash.digest('hex') };
+  }
+
+  /** The parts of a completed multipart upload as one object (S3 CompleteMultipartUpload). */
+  async function joined(pieces: (Buffer | DiskObject)[]): Promise<Buffer | DiskObject> {
+    if (pieces.every((piece) => Buffer.isBuffer(piece))) return Buffer.concat(pieces);
+    const file = path.join(options.storageDir!, randomUUID());
+    const hash = createHash('md5');
+    let size = 0;
+    const out = createWriteStream(file);
+    for (const piece of pieces) {
+      const source = Buffer.isBuffer(piece) ? [piece] : createReadStream(piece.path);
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        size += chunk.length;
+        if (!out.write(chunk)) await once(out, 'drain');
+      }
+      if (!Buffer.isBuffer(piece)) await rm(piece.path, { force: true });
+    }
+    await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    return { path: file, size, md5: hash.digest('hex') };
   }
 
   function findFile(id: number): { dataset: DvDataset; file: DvFile } | null {
@@ -697,7 +780,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       filename: file.label,
       contentType: file.contentType,
       friendlyType: file.contentType,
-      filesize: file.bytes.length,
+      filesize: sizeOf(file),
       storageIdentifier: file.storageIdentifier,
       ...(file.original ? { originalFileFormat: file.original.format, originalFormatLabel: 'Comma Separated Values', originalFileSize: file.original.bytes.length, originalFileName: file.original.name, UNF: 'UNF:6:emulator==' } : {}),
       rootDataFileId: file.rootDataFileId === file.id ? -1 : file.rootDataFileId,
@@ -754,6 +837,8 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
 }
 
 const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
+const md5Of = (object: Buffer | DiskObject) => (Buffer.isBuffer(object) ? md5(object) : object.md5);
+const sizeOf = (file: DvFile) => file.disk?.size ?? file.bytes.length;
 
 function unzip(bytes: Buffer): Promise<{ path: string; bytes: Buffer }[]> {
   return new Promise((resolve, reject) => {

@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
 import { matchesQueryString } from '../shared/query-string.js';
+import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
 
 /**
  * A loopback model of an InvenioRDM instance's records API, built from docs/targets/invenio.md
@@ -19,7 +20,13 @@ import { matchesQueryString } from '../shared/query-string.js';
  * - `POST /api/records/{id}/versions` → the new version's draft, or the one already made
  *   (drafts-resources `new_version`); `POST …/draft/actions/files-import` copies the latest
  *   version's files, refused with "Please remove all files first." when the draft has files;
- * - Bearer tokens; a bad one is 401, none is 403; errors `{status, message}`.
+ * - Bearer tokens; a bad one is 401, none is 403; errors `{status, message}`;
+ * - the draft's `metadata` kept as sent (POST /api/records), served back on the record;
+ * - communities (invenio-communities `user-prefix` `/user/communities`: the user's, as a
+ *   search; `GET /api/communities/{id}`; rdm-records `community-records`
+ *   `/communities/{id}/records`: the community's published records, anyone's).
+ * Instance settings are options: Zenodo's (test/emulators/zenodo/emulator.ts) are numeric
+ * record ids, no empty files and `retry-after: 60` on every response.
  * Publishing is a fixture only (`addRecord(..., {published: true})`): Ferry never publishes.
  */
 export interface InvenioFile {
@@ -42,10 +49,22 @@ export interface InvenioRecord {
   /** id of the next version's draft, once made */
   nextDraft: string | null;
   files: InvenioFile[];
+  /** the record's `metadata` as the client sent it (title aside) */
+  metadata: Record<string, unknown>;
   created: string;
   updated: string;
   /** user searches left before the search index shows it */
   hiddenSearches: number;
+}
+
+export interface InvenioCommunity {
+  id: string;
+  slug: string;
+  title: string;
+  /** users who are members */
+  members: Set<number>;
+  /** ids of published records included in it */
+  records: Set<string>;
 }
 
 export interface InvenioEmulatorOptions {
@@ -53,19 +72,29 @@ export interface InvenioEmulatorOptions {
   allowEmptyFiles?: boolean;
   /** searches a new draft stays out of /api/user/records */
   indexLagSearches?: number;
+  /** record ids as digits (Zenodo: "1234567") instead of "abcde-12345" */
+  numericIds?: boolean;
+  /** a `retry-after` header on every response, 2xx included (Zenodo: 60) */
+  retryAfterAlways?: number;
+  /** token → user id */
+  tokens?: Record<string, number>;
+  /** faults played in front of the server ('api') */
+  faults?: FaultPlan;
 }
 
 export interface InvenioState {
   records: Map<string, InvenioRecord>;
+  communities: Map<string, InvenioCommunity>;
   tokens: Record<string, number>;
-  options: Required<InvenioEmulatorOptions>;
+  options: Required<Omit<InvenioEmulatorOptions, 'tokens' | 'faults' | 'retryAfterAlways'>>;
   /** "METHOD /path?query" of every request */
   requests: string[];
   /** authorization header of every request, in order */
   authorizations: (string | undefined)[];
   /** every request with its headers, and its body when it is JSON */
-  sent: { method: string; path: string; headers: Record<string, string | string[] | undefined>; json?: unknown }[];
+  sent: { method: string; path: string; at: number; headers: Record<string, string | string[] | undefined>; json?: unknown }[];
   addRecord(owner: number, title: string, files?: Record<string, string | Buffer>, options?: { published?: boolean }): InvenioRecord;
+  addCommunity(members: number[], slug: string, title: string, records?: InvenioRecord[]): InvenioCommunity;
 }
 
 export interface InvenioEmulator {
@@ -78,22 +107,30 @@ const now = () => new Date().toISOString().replace('Z', '+00:00');
 const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
 /** InvenioRDM record ids: two groups of five lowercase letters and digits ("abcde-12345") */
 const newId = () => `${randomBytes(8).toString('hex').slice(0, 5)}-${randomBytes(8).toString('hex').slice(0, 5)}`;
+let nextNumericId = 1_000_000 + Math.floor(Math.random() * 1_000_000);
 
 export async function startInvenioEmulator(options: InvenioEmulatorOptions = {}): Promise<InvenioEmulator> {
   const state: InvenioState = {
     records: new Map(),
-    tokens: { 'invenio-token': 1, 'invenio-other': 2 },
-    options: { maxFiles: options.maxFiles ?? 100, allowEmptyFiles: options.allowEmptyFiles ?? true, indexLagSearches: options.indexLagSearches ?? 0 },
+    communities: new Map(),
+    tokens: options.tokens ?? { 'invenio-token': 1, 'invenio-other': 2 },
+    options: { maxFiles: options.maxFiles ?? 100, allowEmptyFiles: options.allowEmptyFiles ?? true, indexLagSearches: options.indexLagSearches ?? 0, numericIds: options.numericIds ?? false },
     requests: [],
     authorizations: [],
     sent: [],
     addRecord(owner, title, files = {}, { published = false } = {}) {
       const time = now();
-      const id = newId();
-      const record: InvenioRecord = { id, parent: newId(), owner, title, published, draft: !published, versionIndex: 1, nextDraft: null, files: [], created: time, updated: time, hiddenSearches: 0 };
+      const makeId = () => (state.options.numericIds ? String(nextNumericId++) : newId());
+      const id = makeId();
+      const record: InvenioRecord = { id, parent: makeId(), owner, title, published, draft: !published, versionIndex: 1, nextDraft: null, files: [], metadata: {}, created: time, updated: time, hiddenSearches: 0 };
       for (const [key, content] of Object.entries(files)) record.files.push({ key, bytes: Buffer.isBuffer(content) ? content : Buffer.from(content), committed: true, created: time, updated: time });
       state.records.set(id, record);
       return record;
+    },
+    addCommunity(members, slug, title, records = []) {
+      const community: InvenioCommunity = { id: randomUUID(), slug, title, members: new Set(members), records: new Set(records.map((r) => r.id)) };
+      state.communities.set(community.id, community);
+      return community;
     },
   };
 
@@ -108,7 +145,8 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     state.requests.push(`${method} ${url.pathname}${url.search}`);
     state.authorizations.push(req.headers.authorization);
     const body = await readBody(req);
-    state.sent.push({ method, path: `${url.pathname}${url.search}`, headers: { ...req.headers }, ...(/application\/json/i.test(req.headers['content-type'] ?? '') && body.length ? { json: JSON.parse(body.toString('utf8')) as unknown } : {}) });
+    if (options.retryAfterAlways !== undefined) res.setHeader('retry-after', String(options.retryAfterAlways));
+    state.sent.push({ method, path: `${url.pathname}${url.search}`, at: Date.now(), headers: { ...req.headers }, ...(/application\/json/i.test(req.headers['content-type'] ?? '') && body.length ? { json: JSON.parse(body.toString('utf8')) as unknown } : {}) });
     const token = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const owner = token ? state.tokens[token] : undefined;
     if (token && owner === undefined) return sendJson(res, 401, { status: 401, message: 'The server could not verify that you are authorized to access the URL requested.' });
@@ -118,10 +156,26 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
 
     if (path === '/api/user/records' && method === 'GET') return userRecords(url, owner, res);
 
+    if (path === '/api/user/communities' && method === 'GET') {
+      const mine = [...state.communities.values()].filter((c) => c.members.has(owner));
+      return sendJson(res, 200, searchPage(url, '/api/user/communities', mine.map(communityJson)));
+    }
+
+    if ((match = /^\/api\/communities\/([0-9a-f-]+)(\/records)?$/.exec(path)) && method === 'GET') {
+      const community = state.communities.get(match[1] as string);
+      if (!community) return sendJson(res, 404, { status: 404, message: 'The persistent identifier does not exist.' });
+      if (!match[2]) return sendJson(res, 200, communityJson(community));
+      // CommunityRecordsService.search: the community's published records, whoever owns them
+      const included = [...community.records].map((id) => state.records.get(id)).filter((r): r is InvenioRecord => Boolean(r?.published));
+      return sendJson(res, 200, searchPage(url, `/api/communities/${community.id}/records`, included.map((r) => serialize(r, false))));
+    }
+
     if (path === '/api/records' && method === 'POST') {
       if (!/application\/json/i.test(req.headers['content-type'] ?? '')) return sendJson(res, 415, { status: 415, message: 'Unsupported media type.' });
       const json = JSON.parse(body.toString('utf8') || '{}') as { metadata?: { title?: string; creators?: unknown[]; publication_date?: string; resource_type?: unknown } };
       const record = state.addRecord(owner, json.metadata?.title ?? '');
+      const { title: _title, ...metadata } = json.metadata ?? {};
+      record.metadata = metadata;
       record.hiddenSearches = state.options.indexLagSearches;
       // a draft is saved with what it lacks for publishing listed in `errors`
       const errors = [];
@@ -131,7 +185,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     }
 
     if ((match = /^\/api\/records\/([a-z0-9-]+)(\/draft)?$/.exec(path)) && method === 'GET') {
-      const record = own(match[1] as string, owner, res);
+      const record = own(match[1] as string, owner, res, method, Boolean(match[2]));
       if (!record) return;
       const wantDraft = Boolean(match[2]);
       if (wantDraft && !record.draft) return sendJson(res, 404, { status: 404, message: 'The persistent identifier is not registered.' });
@@ -159,7 +213,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
       const existing = record.nextDraft ? state.records.get(record.nextDraft) : undefined;
       if (existing) return sendJson(res, 201, serialize(existing, true));
       const next = state.addRecord(owner, record.title);
-      Object.assign(next, { parent: record.parent, versionIndex: record.versionIndex + 1 });
+      Object.assign(next, { parent: record.parent, versionIndex: record.versionIndex + 1, metadata: { ...record.metadata } });
       record.nextDraft = next.id;
       return sendJson(res, 201, serialize(next, true));
     }
@@ -176,7 +230,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     }
 
     if ((match = /^\/api\/records\/([a-z0-9-]+)(\/draft)?\/files$/.exec(path))) {
-      const record = own(match[1] as string, owner, res);
+      const record = own(match[1] as string, owner, res, method, Boolean(match[2]));
       if (!record) return;
       const draft = Boolean(match[2]);
       if (draft ? !record.draft : !record.published) return sendJson(res, 404, { status: 404, message: 'The persistent identifier is not registered.' });
@@ -197,7 +251,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     }
 
     if ((match = /^\/api\/records\/([a-z0-9-]+)(\/draft)?\/files\/([^/]+)(\/content|\/commit)?$/.exec(path))) {
-      const record = own(match[1] as string, owner, res);
+      const record = own(match[1] as string, owner, res, method, Boolean(match[2]));
       if (!record) return;
       const draft = Boolean(match[2]);
       const key = decodeURIComponent(match[3] as string);
@@ -259,13 +313,39 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     sendJson(res, 200, { hits: { hits, total: visible.length }, links, sortBy: 'newest', aggregations: {} });
   }
 
-  function own(id: string, owner: number, res: ServerResponse): InvenioRecord | null {
+  /** A search answer of `hits` paged by `page`/`size`, with `links.next` while more remain. */
+  function searchPage(url: URL, path: string, all: unknown[]): Record<string, unknown> {
+    const size = Number(url.searchParams.get('size') ?? 10) || 10;
+    const page = Number(url.searchParams.get('page') ?? 1) || 1;
+    const links: Record<string, string> = { self: `${base}${path}?page=${page}&size=${size}` };
+    if (page * size < all.length) links.next = `${base}${path}?page=${page + 1}&size=${size}`;
+    return { hits: { hits: all.slice((page - 1) * size, page * size), total: all.length }, links, aggregations: {} };
+  }
+
+  function communityJson(community: InvenioCommunity): Record<string, unknown> {
+    return {
+      id: community.id,
+      slug: community.slug,
+      created: now(),
+      updated: now(),
+      metadata: { title: community.title, type: { id: 'organization' } },
+      access: { visibility: 'public', members_visibility: 'public', record_submission_policy: 'open' },
+      links: { self: `${base}/api/communities/${community.id}`, self_html: `${base}/communities/${community.slug}`, records: `${base}/api/communities/${community.id}/records` },
+    };
+  }
+
+  /**
+   * The record `id` for this request: its owner's for anything; anyone's published record to
+   * read (public access); someone else's draft is 403 when it exists, else 404 (drafts-resources
+   * read_draft resolves the draft before checking permission).
+   */
+  function own(id: string, owner: number, res: ServerResponse, method = 'POST', draft = true): InvenioRecord | null {
     const record = state.records.get(id);
-    if (!record) {
+    if (!record || (record.owner !== owner && method === 'GET' && draft && !record.draft)) {
       sendJson(res, 404, { status: 404, message: 'The persistent identifier does not exist.' });
       return null;
     }
-    if (record.owner !== owner) {
+    if (record.owner !== owner && !(method === 'GET' && !draft && record.published)) {
       sendJson(res, 403, { status: 403, message: 'Permission denied.' });
       return null;
     }
@@ -305,12 +385,13 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
       is_published: record.published,
       status: asDraft ? (record.versionIndex > 1 ? 'new_version_draft' : 'draft') : 'published',
       pids: record.published ? { doi: { identifier: `10.5281/emulator.${record.id}`, provider: 'datacite' } } : {},
-      metadata: { title: record.title, resource_type: { id: 'dataset', title: { en: 'Dataset' } }, publication_date: record.created.slice(0, 10) },
+      metadata: { resource_type: { id: 'dataset', title: { en: 'Dataset' } }, publication_date: record.created.slice(0, 10), ...record.metadata, title: record.title },
       access: { record: 'public', files: 'public', embargo: { active: false } },
       files: { enabled: true, count: record.files.length, total_bytes: record.files.reduce((sum, f) => sum + (f.bytes?.length ?? 0), 0) },
     };
   }
 
+  options.faults?.install(server, 'api', ERROR_SHAPES.zenodo);
   base = await listenOnLoopback(server);
   return { url: base, state, close: () => closeServers(server) };
 }

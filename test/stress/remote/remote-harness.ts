@@ -16,7 +16,7 @@ import { createOsfTarget, nodeId } from '../../../electron/core/targets/osf/inde
 import { createGithubTarget } from '../../../electron/core/targets/github/index.js';
 import { createGitlabTarget } from '../../../electron/core/targets/gitlab/index.js';
 import { createZenodoTarget } from '../../../electron/core/targets/zenodo/index.js';
-import { depositionId } from '../../../electron/core/targets/zenodo/ids.js';
+import { recordId } from '../../../electron/core/targets/invenio/ids.js';
 import { createFigshareTarget } from '../../../electron/core/targets/figshare/index.js';
 import { createWebdavTarget, webdavId } from '../../../electron/core/targets/webdav/index.js';
 import { encodeForgeId } from '../../../electron/core/targets/forge/ids.js';
@@ -158,14 +158,14 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
         token: 'zenodo-token',
         target: createZenodoTarget(config({ zenodoUrl: emu.url }), secrets, { ratePerSecond: 500, retries: 3, timeoutMs: TIMEOUT_MS }),
         async source(files) {
-          return depositionId(emu.state.addDeposition(1, unique('src'), files).id);
+          return recordId(emu.state.addRecord(1, unique('src'), files).id);
         },
         async container() {
-          return depositionId(emu.state.addDeposition(1, unique('dest')).id);
+          return recordId(emu.state.addRecord(1, unique('dest')).id);
         },
         download: { request: { method: 'GET', path: '/content' }, body: { method: 'GET', path: '/content' } },
-        upload: { request: { method: 'PUT', path: '/api/files/' }, idempotent: true },
-        landing: { request: { method: 'POST', path: '/api/deposit/depositions' }, topLevel: true, idempotent: false },
+        upload: { request: { method: 'PUT', path: '/content' }, idempotent: true },
+        landing: { request: { method: 'POST', path: /\/api\/records$/ }, topLevel: true, idempotent: false },
         advertisesHash: true,
         close: () => emu.close(),
       };

@@ -58,6 +58,25 @@ export interface MyDataItem {
   updatedAt?: string;
 }
 
+/** A collection (`GET /api/dataverses/{id}`, JsonPrinter `json(Dataverse)`). */
+export interface Collection {
+  id: number;
+  alias: string;
+  name: string;
+  description?: string;
+  creationDate?: string;
+  ownerId?: number;
+}
+
+/**
+ * An item of `GET /api/dataverses/{id}/contents` (Dataverses.java `listContent`): a
+ * sub-collection with its title, or a dataset as JsonPrinter `json(Dataset)` writes it, with
+ * ids and persistent id parts but no title.
+ */
+export type CollectionItem =
+  | { type: 'dataverse'; id: number; title: string }
+  | { type: 'dataset'; id: number; protocol?: string; authority?: string; separator?: string; identifier?: string; publicationDate?: string };
+
 export interface User {
   firstName?: string;
   lastName?: string;
@@ -136,14 +155,24 @@ export class DataverseApi {
     }
   }
 
+  /** The collections the token's user has a role on, from the same My Data search. */
+  async *myCollections(signal?: AbortSignal): AsyncIterable<MyDataItem> {
+    for (let page = 1; page < 100_000; page++) {
+      const { items, more } = await this.myDataPage(page, signal, undefined, 'Dataverse');
+      yield* items;
+      if (!more) return;
+    }
+  }
+
   /**
-   * One My Data page (10 cards) of the user's datasets; with `searchTerm`, only those the
-   * Solr query `mydata_search_term` matches (DataRetrieverAPI; blank means every one).
+   * One My Data page (10 cards) of the user's datasets (or collections); with `searchTerm`,
+   * only those the Solr query `mydata_search_term` matches (DataRetrieverAPI; blank means
+   * every one).
    */
-  async myDataPage(page: number, signal?: AbortSignal, searchTerm?: string): Promise<{ items: MyDataItem[]; more: boolean }> {
+  async myDataPage(page: number, signal?: AbortSignal, searchTerm?: string, type: 'Dataset' | 'Dataverse' = 'Dataset'): Promise<{ items: MyDataItem[]; more: boolean }> {
     const params = new URLSearchParams();
     for (const role of ROLE_IDS) params.append('role_ids', String(role));
-    params.append('dvobject_types', 'Dataset');
+    params.append('dvobject_types', type);
     for (const state of ['Published', 'Unpublished', 'Draft', 'In Review']) params.append('published_states', state);
     params.set('selected_page', String(page));
     if (searchTerm !== undefined) params.set('mydata_search_term', searchTerm);
@@ -157,12 +186,22 @@ export class DataverseApi {
     }
     const cards = body.data?.items ?? [];
     const more = (body.data?.pagination?.hasNextPageNumber ?? cards.length >= MYDATA_PAGE) && cards.length > 0;
-    return { items: cards.filter((item) => item.type === 'dataset'), more };
+    return { items: cards.filter((item) => item.type === type.toLowerCase()), more };
+  }
+
+  collection(id: number, signal?: AbortSignal): Promise<Collection> {
+    return this.data<Collection>(`dataverses/${id}`, { signal });
+  }
+
+  /** The direct sub-collections and datasets of a collection that the user may see. */
+  contents(id: number, signal?: AbortSignal): Promise<CollectionItem[]> {
+    return this.data<CollectionItem[]>(`dataverses/${id}/contents`, { signal });
   }
 
   /** The latest version the token may see: the draft when the user can edit one (`:latest`). */
-  latestVersion(datasetId: number, signal?: AbortSignal, withOwners = false): Promise<DatasetVersion> {
-    return this.data<DatasetVersion>(`datasets/${datasetId}/versions/:latest`, { signal, searchParams: withOwners ? { returnOwners: true } : undefined });
+  latestVersion(datasetId: number, signal?: AbortSignal, withOwners = false, withoutFiles = false): Promise<DatasetVersion> {
+    const searchParams = { ...(withOwners ? { returnOwners: true } : {}), ...(withoutFiles ? { excludeFiles: true } : {}) };
+    return this.data<DatasetVersion>(`datasets/${datasetId}/versions/:latest`, { signal, searchParams: withOwners || withoutFiles ? searchParams : undefined });
   }
 
   /** Lock types now on a dataset (Ingest, EditInProgress, InReview, finalizePublication, …). */

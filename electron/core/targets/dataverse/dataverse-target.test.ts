@@ -43,7 +43,7 @@ describe('dataverse target: browsing', () => {
     const top = await collect(target.list(ctx(TOKEN), { container: null }));
     expect(top).toHaveLength(13);
     expect(top.map((n) => n.title)).not.toContain('Someone else');
-    expect(requests(/^GET \/api\/mydata\/retrieve/)).toHaveLength(2);
+    expect(requests(/^GET \/api\/mydata\/retrieve.*dvobject_types=Dataset/)).toHaveLength(2);
 
     const children = await collect(target.list(ctx(TOKEN), { container: datasetId(nested.id) }));
     expect(children.map((n) => [n.kind, n.title])).toEqual([['item', 'top.txt'], ['container', 'raw']]);

@@ -22,6 +22,7 @@ import { DataverseApi, type DataverseApiOptions, type DatasetVersion, type FileM
 import { parseDataverseToken } from './credentials.js';
 import { uploadDirect } from './direct-upload.js';
 import { datasetId, fileId, folderId, parseDataverseId } from './ids.js';
+import { collectionChildren, collectionDetail, myCollectionNodes } from './collections.js';
 import { searchMyData } from './search.js';
 import { stageEntry, type StagedBytes } from './staged.js';
 import { UploadJournal } from './upload-journal.js';
@@ -48,6 +49,8 @@ const HASH_NAMES: Record<string, string> = { MD5: 'md5', 'SHA-1': 'sha1', 'SHA-2
  * Dataverse installations through the Native, Data Access and direct upload APIs. The
  * datasets the token's user has a role on are the top-level containers; each shows its latest
  * version (the draft when the user has one) with its files, folders made from `directoryLabel`.
+ * The collections the user has a role on follow them, each holding its sub-collections and
+ * datasets (collections.ts); an upload into a collection makes a new dataset there.
  *
  * An ingested tabular file (CSV, Stata, SPSS, … rewritten to `.tab` by Dataverse) is shown and
  * read as what was uploaded: its original name and size, downloaded with `format=original`,
@@ -90,6 +93,7 @@ export class DataverseTarget implements Target {
     if (scope?.container) {
       const parsed = parseDataverseId(scope.container);
       if (parsed.kind === 'file') return;
+      if (parsed.kind === 'collection') return yield* collectionChildren(api, parsed.collectionId, ctx.signal);
       const version = await api.latestVersion(parsed.datasetId, ctx.signal);
       const prefix = parsed.kind === 'folder' ? parsed.path : '';
       for (const node of versionNodes(version)) if (node.parent === prefix) yield node.node;
@@ -101,6 +105,9 @@ export class DataverseTarget implements Target {
       const version = await api.latestVersion(item.entity_id, ctx.signal);
       for (const node of versionNodes(version)) yield node.node;
     }
+    // their contents are listed when one is opened, never here: a dataset of the user's would
+    // be listed twice, and a collection may hold thousands
+    yield* myCollectionNodes(api, ctx.signal);
   }
 
   /** The user's datasets found by the installation's Solr index, through My Data (search.ts). */
@@ -111,6 +118,7 @@ export class DataverseTarget implements Target {
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
     const parsed = parseDataverseId(id);
     const api = this.api(ctx);
+    if (parsed.kind === 'collection') return collectionDetail(api, parsed.collectionId, ctx.signal);
     const version = await api.latestVersion(parsed.datasetId, ctx.signal, parsed.kind === 'dataset');
     const common = datasetExtra(api, version);
     if (parsed.kind === 'dataset') {
@@ -155,6 +163,7 @@ export class DataverseTarget implements Target {
   async read(ctx: TargetContext, id: string): Promise<ReadResult> {
     const parsed = parseDataverseId(id);
     const api = this.api(ctx);
+    if (parsed.kind === 'collection') throw badRequest('A Dataverse collection is read dataset by dataset: open it and download or transfer its datasets.');
     const version = await api.latestVersion(parsed.datasetId, ctx.signal);
     const open = (file: FileMetadata) => async () =>
       verifyAdvertised(await api.download(file.dataFile.id, isIngested(file), ctx.signal), { hashes: hashesOf(file), size: sizeOf(file) }, { service: 'Dataverse', path: pathOf(file) });
@@ -193,7 +202,10 @@ export class DataverseTarget implements Target {
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const api = this.api(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-    if (containerId === null) {
+    const parsed = containerId === null ? null : parseDataverseId(containerId);
+    if (parsed === null || parsed.kind === 'collection') {
+      // a new dataset in the account's collection, or in the one uploaded into
+      const collection = parsed ? String(parsed.collectionId) : api.account.collection;
       // a new draft dataset that a failed or cancelled upload made is deleted again (remote/new-record.ts)
       await removedOnFailure((recordMade) =>
         writeBelowOneTopFolder(
@@ -202,7 +214,7 @@ export class DataverseTarget implements Target {
           outcome,
           'A new Dataverse dataset',
           async (top) => {
-            const made = await this.createDataset(api, top, options, ctx.signal);
+            const made = await this.createDataset(api, collection, top, options, ctx.signal);
             recordMade({
               label: `the new draft dataset '${made.title}' (${made.persistentId})`,
               howToRemove: `delete it on its page, ${api.account.url}dataset.xhtml?persistentId=${encodeURIComponent(made.persistentId)}&version=DRAFT (Edit Dataset → Delete Dataset)`,
@@ -218,7 +230,6 @@ export class DataverseTarget implements Target {
       if (!outcome.newResource) throw badRequest('The upload holds nothing to deposit: a new Dataverse dataset needs one top folder.');
       return outcome;
     }
-    const parsed = parseDataverseId(containerId);
     if (parsed.kind === 'file') throw badRequest('A Dataverse file is not a container; upload into its dataset or one of its folders instead.');
     const session = await this.session(api, parsed.datasetId, parsed.kind === 'folder' ? `${parsed.path}/` : '', options);
     for await (const entry of entries) {
@@ -241,13 +252,13 @@ export class DataverseTarget implements Target {
   }
 
   /**
-   * A new draft dataset in the account's collection, with the citation block's required
+   * A new draft dataset in `collection` (an alias or id), with the citation block's required
    * fields filled: the title (the top folder's name, made distinct among the user's
    * datasets), the token's user as author and contact, a description naming the job, and the
    * subject "Other". An installation that requires more refuses with 400; its words are
    * passed on with what to do.
    */
-  private async createDataset(api: DataverseApi, wanted: string, options: WriteOptions, signal: AbortSignal): Promise<{ id: number; persistentId: string; title: string }> {
+  private async createDataset(api: DataverseApi, collection: string, wanted: string, options: WriteOptions, signal: AbortSignal): Promise<{ id: number; persistentId: string; title: string }> {
     const taken = new Set<string>();
     for await (const item of api.myDatasets(signal)) taken.add(item.name);
     let title = wanted;
@@ -271,10 +282,10 @@ export class DataverseTarget implements Target {
         },
       },
     };
-    const made = await api.createDataset(api.account.collection, body, signal);
+    const made = await api.createDataset(collection, body, signal);
     if ('refused' in made) {
       throw badRequest(
-        `Dataverse refused to create the dataset '${title}' in the collection '${api.account.collection}': ${made.refused} ` +
+        `Dataverse refused to create the dataset '${title}' in the collection '${collection}': ${made.refused} ` +
           'Ferry fills in the title, author, contact e-mail, description and subject; this installation requires more. ' +
           'Create the dataset in Dataverse with those fields filled in, then upload into it.',
       );

@@ -17,6 +17,16 @@ export interface InvenioRecord {
   links: { self?: string; self_html?: string; [key: string]: string | undefined };
 }
 
+/** A community (invenio-communities CommunitySchema): `id` is a UUID, `slug` its short name. */
+export interface InvenioCommunity {
+  id: string;
+  slug?: string;
+  created?: string;
+  updated?: string;
+  metadata?: { title?: string };
+  links?: { self_html?: string };
+}
+
 export interface InvenioFile {
   key: string;
   status: 'pending' | 'completed' | string;
@@ -35,6 +45,8 @@ export interface InvenioApiOptions {
   timeoutMs?: number;
   /** records per page of /api/user/records */
   pageSize?: number;
+  /** the instance's name in messages ("InvenioRDM" for any; "Zenodo") */
+  serviceName?: string;
 }
 
 export class InvenioApi {
@@ -42,35 +54,34 @@ export class InvenioApi {
   private readonly pageSize: number;
 
   constructor(readonly account: InvenioAccount, options: InvenioApiOptions = {}) {
+    const service = options.serviceName ?? 'InvenioRDM';
     this.client = new RemoteClient({
       baseUrl: `${account.url}api/`,
-      serviceName: 'InvenioRDM',
+      serviceName: service,
       ratePerSecond: options.ratePerSecond ?? 2,
       retries: options.retries,
       maxRetryAfterMs: options.maxRetryAfterMs,
       timeoutMs: options.timeoutMs,
       messages: {
-        unauthorized: `${new URL(account.url).host} does not accept this InvenioRDM token; it may have been revoked. Make a new personal access token (scope deposit:write).`,
-        forbidden: 'The InvenioRDM token has no permission for this',
+        unauthorized: `${new URL(account.url).host} does not accept this ${service} token; it may have been revoked. Make a new personal access token (scope deposit:write).`,
+        forbidden: `The ${service} token has no permission for this`,
       },
     });
     this.pageSize = Math.max(1, Math.min(100, options.pageSize ?? 50));
   }
 
   /** The user's drafts and latest published records, following `links.next`. */
-  async *userRecords(signal?: AbortSignal): AsyncIterable<InvenioRecord> {
-    let url: string | null = `user/records?size=${this.pageSize}&page=1&sort=newest`;
-    for (let guard = 0; url && guard < 10_000; guard++) {
-      const page: { hits?: { hits?: InvenioRecord[] }; links?: { next?: string } } = await this.client.json(url, { token: this.account.token, signal });
-      yield* page.hits?.hits ?? [];
-      url = page.links?.next ?? null;
-    }
+  userRecords(signal?: AbortSignal): AsyncIterable<InvenioRecord> {
+    return this.pages<InvenioRecord>(`user/records?size=${this.pageSize}&page=1&sort=newest`, signal);
   }
 
-  /** The draft of a record, or null when it has none (a published record not being edited). */
+  /**
+   * The draft of a record, or null when it has none the user may see: a published record not
+   * being edited (404), or someone else's record (403: its draft is not the user's to read).
+   */
   async draft(id: string, signal?: AbortSignal): Promise<InvenioRecord | null> {
-    const response = await this.client.request(`records/${id}/draft`, { token: this.account.token, signal, allow: [404], headers: { accept: 'application/json' } });
-    if (response.status === 404) {
+    const response = await this.client.request(`records/${id}/draft`, { token: this.account.token, signal, allow: [403, 404], headers: { accept: 'application/json' } });
+    if (response.status === 404 || response.status === 403) {
       await response.body?.cancel();
       return null;
     }
@@ -99,6 +110,29 @@ export class InvenioApi {
   newVersion(id: string, signal?: AbortSignal): Promise<InvenioRecord> {
     // safe to repeat: the service answers the existing next draft (drafts-resources new_version)
     return this.client.json<InvenioRecord>(`records/${id}/versions`, { method: 'POST', token: this.account.token, signal, retry: true });
+  }
+
+  /** The communities the user is a member of (invenio-communities `/user/communities`), following `links.next`. */
+  userCommunities(signal?: AbortSignal): AsyncIterable<InvenioCommunity> {
+    return this.pages<InvenioCommunity>(`user/communities?size=${this.pageSize}&page=1&sort=newest`, signal);
+  }
+
+  community(id: string, signal?: AbortSignal): Promise<InvenioCommunity> {
+    return this.client.json<InvenioCommunity>(`communities/${id}`, { token: this.account.token, signal });
+  }
+
+  /** A community's published records, anyone's (rdm-records `community-records`). */
+  communityRecords(id: string, signal?: AbortSignal): AsyncIterable<InvenioRecord> {
+    return this.pages<InvenioRecord>(`communities/${id}/records?size=${this.pageSize}&page=1&sort=newest`, signal);
+  }
+
+  private async *pages<T>(first: string, signal?: AbortSignal): AsyncIterable<T> {
+    let url: string | null = first;
+    for (let guard = 0; url && guard < 10_000; guard++) {
+      const page: { hits?: { hits?: T[] }; links?: { next?: string } } = await this.client.json(url, { token: this.account.token, signal });
+      yield* page.hits?.hits ?? [];
+      url = page.links?.next ?? null;
+    }
   }
 
   async importFiles(id: string, signal?: AbortSignal): Promise<void> {

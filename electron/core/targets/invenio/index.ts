@@ -5,7 +5,7 @@ import { InvenioTarget, type InvenioTargetOptions } from './invenio-target.js';
 
 export { InvenioTarget, FOLDER_SEPARATOR, type InvenioTargetOptions } from './invenio-target.js';
 export { parseInvenioToken, type InvenioAccount } from './credentials.js';
-export { fileId, parseInvenioId, recordId } from './ids.js';
+export { communityId, fileId, parseInvenioId, recordId } from './ids.js';
 
 /**
  * The `invenio` target. A bare token is for `config.remotes.invenioUrl` (none by default:

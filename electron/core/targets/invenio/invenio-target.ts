@@ -19,15 +19,36 @@ import { isPerFileFailure } from '../../remote/file-failure.js';
 import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
+import { formatBytes } from '../../../../shared/format.js';
 import { InvenioApi, md5Of, type InvenioApiOptions, type InvenioFile, type InvenioRecord } from './api.js';
-import { parseInvenioToken } from './credentials.js';
+import { parseInvenioToken, type InvenioAccount } from './credentials.js';
+import { escapeHtml, recordMetadata } from './metadata.js';
 import { fileId, parseInvenioId, recordId } from './ids.js';
+import { communityDetail, communityNode } from './communities.js';
 import { searchUserRecords } from './search.js';
 import { removedOnFailure } from '../../remote/new-record.js';
 
 export interface InvenioTargetOptions extends InvenioApiOptions {
   /** the instance a bare token is for ('' when none is configured) */
   defaultUrl: string;
+  /**
+   * One known instance as a target of its own (zenodo/index.ts): its target id and name, and
+   * how its tokens name the account. Without it, the `invenio` target for any instance.
+   */
+  instance?: InvenioInstance;
+}
+
+/** A named InvenioRDM instance with its documented limits (docs/targets/<name>.md). */
+export interface InvenioInstance {
+  name: string;
+  readableName: string;
+  account(token: string): InvenioAccount;
+  /** files per record, checked before an upload (RDM_RECORDS_MAX_FILES_COUNT) */
+  maxFiles: number;
+  /** bytes per file and per record, checked before an upload */
+  maxRecordBytes: number;
+  /** false where the instance refuses empty files (RECORDS_RESOURCES_ALLOW_EMPTY_FILES) */
+  allowEmptyFiles: boolean;
 }
 
 /** InvenioRDM records hold files, not folders: nested paths are flattened (flat-record.ts). */
@@ -40,30 +61,37 @@ export { FOLDER_SEPARATOR } from '../../remote/flat-record.js';
  * since a key cannot be declared twice. A published record's files never change: an upload
  * into one goes into the draft of its next version (made, with the files of the latest
  * version imported, if there is none yet), which the write reports as its new resource.
- * Ferry never publishes.
+ * Ferry never publishes. The user's communities follow the records at the top, each holding
+ * its published records (communities.ts).
  */
 export class InvenioTarget implements Target {
-  readonly info: TargetInfo = {
-    name: 'invenio',
-    readable_name: 'InvenioRDM',
-    supported_actions: fullActions(true),
-    supported_hash_algorithms: ['md5'],
-    credential: 'remote',
-    // ids.ts builds every id from record ids ([a-z0-9-]) and base64url text
-    plainIds: true,
-  };
-
+  readonly info: TargetInfo;
+  /** the instance's name in messages */
+  private readonly service: string;
   private readonly clients = new Map<string, InvenioApi>();
 
-  constructor(private readonly options: InvenioTargetOptions) {}
+  constructor(private readonly options: InvenioTargetOptions) {
+    this.service = options.instance?.readableName ?? 'InvenioRDM';
+    this.info = {
+      name: options.instance?.name ?? 'invenio',
+      readable_name: this.service,
+      supported_actions: fullActions(true),
+      supported_hash_algorithms: ['md5'],
+      credential: 'remote',
+      // ids.ts builds every id from record ids ([a-z0-9-]) and base64url text
+      plainIds: true,
+      // metadata.ts: a transfer's descriptive metadata fills the new record's
+      keepsMetadata: true,
+    };
+  }
 
   private api(ctx: TargetContext): InvenioApi {
-    const account = parseInvenioToken(ctx.token, this.options.defaultUrl);
+    const account = this.options.instance?.account(ctx.token) ?? parseInvenioToken(ctx.token, this.options.defaultUrl);
     const key = `${account.url}\n${account.token}`;
     let api = this.clients.get(key);
     if (!api) {
       if (this.clients.size >= 16) this.clients.delete(this.clients.keys().next().value as string);
-      api = new InvenioApi(account, this.options);
+      api = new InvenioApi(account, { ...this.options, serviceName: this.service });
       this.clients.set(key, api);
     }
     return api;
@@ -74,6 +102,10 @@ export class InvenioTarget implements Target {
     if (scope?.container) {
       const parsed = parseInvenioId(scope.container);
       if (parsed.kind === 'file') return;
+      if (parsed.kind === 'community') {
+        for await (const record of api.communityRecords(parsed.communityId, ctx.signal)) yield { ...recordNode(record), container: scope.container };
+        return;
+      }
       const view = await resolve(api, parsed.recordId, ctx.signal);
       for (const file of await completedFiles(api, view, ctx.signal)) yield fileNode(view.record.id, file);
       return;
@@ -83,20 +115,24 @@ export class InvenioTarget implements Target {
       if (scope !== undefined) continue;
       for (const file of await completedFiles(api, { record: hit, draft: hit.is_draft }, ctx.signal)) yield fileNode(hit.id, file);
     }
+    // their records are listed when one is opened, never here: the user's own would be listed
+    // twice, and a community (Zenodo's) can hold many thousands
+    for await (const community of api.userCommunities(ctx.signal)) yield communityNode(community);
   }
 
   /** The instance's own index of the user's records (search.ts); answers records, not files. */
   search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
-    return searchUserRecords(this.api(ctx), ctx, query, recordNode);
+    return searchUserRecords(this.api(ctx), ctx, query, recordNode, this.service);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
     const parsed = parseInvenioId(id);
     const api = this.api(ctx);
+    if (parsed.kind === 'community') return communityDetail(api, parsed.communityId, this.info.name, ctx.signal);
     const view = await resolve(api, parsed.recordId, ctx.signal);
     const files = await completedFiles(api, view, ctx.signal);
     const common = {
-      provider: 'invenio',
+      provider: this.info.name,
       instance: api.account.url,
       record_id: view.record.id,
       parent_id: view.record.parent?.id ?? null,
@@ -128,12 +164,13 @@ export class InvenioTarget implements Target {
 
   async read(ctx: TargetContext, id: string): Promise<ReadResult> {
     const parsed = parseInvenioId(id);
+    if (parsed.kind === 'community') throw badRequest(`A ${this.service} community is read record by record: open it and download or transfer its records.`);
     const api = this.api(ctx);
     const view = await resolve(api, parsed.recordId, ctx.signal);
     const files = await completedFiles(api, view, ctx.signal);
     const open = (file: InvenioFile) => async () => {
       const md5 = md5Of(file.checksum);
-      return verifyAdvertised(await api.download(view.record.id, view.draft, file.key, ctx.signal), { hashes: md5 ? { md5 } : {}, size: file.size ?? null }, { service: 'InvenioRDM', path: file.key });
+      return verifyAdvertised(await api.download(view.record.id, view.draft, file.key, ctx.signal), { hashes: md5 ? { md5 } : {}, size: file.size ?? null }, { service: this.service, path: file.key });
     };
     if (parsed.kind === 'file') {
       const file = findFile(view.record, files, parsed.key);
@@ -158,9 +195,9 @@ export class InvenioTarget implements Target {
           entries,
           options,
           outcome,
-          'A new InvenioRDM record',
+          `A new ${this.service} record`,
           async (top) => {
-            const draft = await this.createDraft(api, top, options, ctx.signal);
+            const draft = await this.createDraft(api, top, options, outcome, ctx.signal);
             made({
               label: `the new draft record '${titleOf(draft)}' (${draft.id})`,
               howToRemove: `delete the draft on ${api.account.url}uploads/${draft.id}`,
@@ -168,18 +205,22 @@ export class InvenioTarget implements Target {
               remove: () => api.deleteDraft(draft.id, AbortSignal.timeout(30_000)),
             });
             outcome.newResource = { id: recordId(draft.id), title: titleOf(draft) };
-            return new DraftWriter(api, draft.id, [], options);
+            return new DraftWriter(api, draft.id, [], options, this.limits());
           },
           (writer, entry, relativePath) => writer.upload(entry, relativePath, outcome),
         ),
       );
-      if (!outcome.newResource) throw badRequest('The upload holds nothing to deposit: a new InvenioRDM record needs one top folder.');
+      if (!outcome.newResource) throw badRequest(`The upload holds nothing to deposit: a new ${this.service} record needs one top folder.`);
       return outcome;
     }
     const parsed = parseInvenioId(containerId);
-    if (parsed.kind === 'file') throw badRequest('An InvenioRDM file is not a container; upload into its record instead.');
+    if (parsed.kind === 'file') throw badRequest(`A ${this.service} file is not a container; upload into its record instead.`);
+    if (parsed.kind === 'community') {
+      // joining a community is a request its curators review: the owner's act, not an upload's
+      throw badRequest(`Records join a ${this.service} community by a request its curators review, which Ferry does not make. Upload into a record (or a new one), then submit it to the community on ${api.account.url}.`);
+    }
     const draft = await this.writableDraft(api, parsed.recordId, outcome, ctx.signal);
-    const writer = new DraftWriter(api, draft.id, await api.files(draft.id, true, ctx.signal), options);
+    const writer = new DraftWriter(api, draft.id, await api.files(draft.id, true, ctx.signal), options, this.limits());
     for await (const entry of entries) {
       throwIfAborted(options.signal);
       if (entry.kind === 'folder') continue;
@@ -210,26 +251,48 @@ export class InvenioTarget implements Target {
     return next;
   }
 
+  private limits(): UploadLimits {
+    return { service: this.service, maxFiles: this.options.instance?.maxFiles ?? null, maxRecordBytes: this.options.instance?.maxRecordBytes ?? null, allowEmptyFiles: this.options.instance?.allowEmptyFiles ?? true };
+  }
+
   /**
    * A new draft with what its deposit form needs first: the title (the top folder, made
-   * distinct among the user's records), resource type "dataset", today's publication date
-   * and a description naming the job. Creators are left to the owner, who must add them
-   * before publishing (the draft is saved without them).
+   * distinct among the user's records), resource type "dataset", a publication date (today
+   * unless the source has one) and a description (the source's, else one naming the job),
+   * with the rest of a transfer's descriptive metadata (metadata.ts). Without creators from
+   * the source they are left to the owner, who must add them before publishing (the draft is
+   * saved without them).
    */
-  private async createDraft(api: InvenioApi, wanted: string, options: WriteOptions, signal: AbortSignal): Promise<InvenioRecord> {
+  private async createDraft(api: InvenioApi, wanted: string, options: WriteOptions, outcome: WriteOutcome, signal: AbortSignal): Promise<InvenioRecord> {
     const taken = new Set<string>();
     for await (const hit of api.userRecords(signal)) taken.add(titleOf(hit));
     let title = wanted;
     for (let n = 2; taken.has(title); n++) title = `${wanted} (${n})`;
+    const { fields, notes } = recordMetadata(options.metadata, this.service);
+    if (notes.length > 0) outcome.notes = [...(outcome.notes ?? []), ...notes];
     return api.createDraft(
       {
         access: { record: 'public', files: 'public' },
         files: { enabled: true },
-        metadata: { resource_type: { id: 'dataset' }, title, publication_date: new Date().toISOString().slice(0, 10), description: `Deposited with Ferry (${options.jobLabel}).` },
+        metadata: {
+          resource_type: { id: 'dataset' },
+          title,
+          publication_date: new Date().toISOString().slice(0, 10),
+          description: `<p>Deposited with Ferry (${escapeHtml(options.jobLabel)}).</p>`,
+          ...fields,
+        },
       },
       signal,
     );
   }
+}
+
+/** An instance's documented limits, checked before bytes are sent (null: none known). */
+interface UploadLimits {
+  service: string;
+  maxFiles: number | null;
+  maxRecordBytes: number | null;
+  allowEmptyFiles: boolean;
 }
 
 /** Uploads into one draft, knowing its files by key. */
@@ -241,6 +304,7 @@ class DraftWriter {
     private readonly draftId: string,
     files: InvenioFile[],
     private readonly options: WriteOptions,
+    private readonly limits: UploadLimits,
   ) {
     this.byKey = new Map(files.map((file) => [file.key, file]));
   }
@@ -254,6 +318,8 @@ class DraftWriter {
     const bytes = await sizeAndMd5(entry, signal);
     try {
       if (complete && md5Of(existing?.checksum) === bytes.md5) return void outcome.ignored.push(entry.path);
+      const refusal = this.refusal(key, bytes.size);
+      if (refusal) return void outcome.fileErrors.push({ path: entry.path, error: refusal });
       // a key is declared once per draft: a changed (or half-uploaded) file goes first
       if (existing) await this.api.deleteFile(this.draftId, key, signal);
       this.byKey.delete(key);
@@ -270,7 +336,7 @@ class DraftWriter {
       const stored = md5Of(committed.checksum);
       if (stored !== bytes.md5) {
         await this.api.deleteFile(this.draftId, key).catch(() => undefined);
-        throw new FerryError(502, 'upstream_error', `InvenioRDM stored '${key}' with MD5 ${stored ?? 'none'}, but Ferry sent ${bytes.md5}; the file was removed again. Try again.`);
+        throw new FerryError(502, 'upstream_error', `${this.limits.service} stored '${key}' with MD5 ${stored ?? 'none'}, but Ferry sent ${bytes.md5}; the file was removed again. Try again.`);
       }
       this.byKey.set(key, committed);
       (complete ? outcome.updated : outcome.created).push(entry.path);
@@ -280,6 +346,18 @@ class DraftWriter {
     } finally {
       await bytes.dispose();
     }
+  }
+
+  /** Why the instance would refuse this file (its documented limits), or null. */
+  private refusal(key: string, size: number): string | null {
+    const { service, maxFiles, maxRecordBytes, allowEmptyFiles } = this.limits;
+    if (size === 0 && !allowEmptyFiles) return `${service} does not accept empty (0-byte) files.`;
+    const others = [...this.byKey.values()].filter((file) => file.key !== key);
+    if (maxFiles !== null && others.length >= maxFiles) return `A ${service} record holds at most ${maxFiles} files; this one is full.`;
+    if (maxRecordBytes !== null && others.reduce((sum, file) => sum + (file.size ?? 0), 0) + size > maxRecordBytes) {
+      return `A ${service} record holds at most ${formatBytes(maxRecordBytes, { decimal: true })}; this file would exceed it.`;
+    }
+    return null;
   }
 }
 

@@ -12,10 +12,10 @@ import type { InvenioApi, InvenioRecord } from './api.js';
 export const INVENIO_MAX_RESULTS = 10_000;
 
 /** One page of the records the index finds; `hits.total` says whether another page exists. */
-export async function searchUserRecords(api: InvenioApi, ctx: TargetContext, query: SearchQuery, toNode: (record: InvenioRecord) => ResourceNode): Promise<SearchPage> {
+export async function searchUserRecords(api: InvenioApi, ctx: TargetContext, query: SearchQuery, toNode: (record: InvenioRecord) => ResourceNode, service = 'InvenioRDM'): Promise<SearchPage> {
   const last = INVENIO_MAX_RESULTS / SEARCH_PAGE_SIZE;
   // past the window the instance answers 400 "Invalid pagination parameters." (params/pagination.py)
-  if (query.page > last) throw badRequest(`InvenioRDM answers only the first ${INVENIO_MAX_RESULTS} results of a search (page ${last}); narrow it down.`);
+  if (query.page > last) throw badRequest(`${service} answers only the first ${INVENIO_MAX_RESULTS} results of a search (page ${last}); narrow it down.`);
   const answer = await api.client.json<{ hits?: { hits?: InvenioRecord[]; total?: number | { value?: number } } }>('user/records', {
     token: api.account.token,
     signal: ctx.signal,

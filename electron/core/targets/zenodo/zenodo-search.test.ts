@@ -6,7 +6,7 @@ import type { Target } from '../../target.js';
 import { startZenodoEmulator, type ZenodoEmulator } from '../../../../test/emulators/zenodo/emulator.js';
 import { ctx } from '../../../../test/target-suite/test-entries.js';
 import { createZenodoTarget } from './index.js';
-import { depositionId } from './ids.js';
+import { recordId } from '../invenio/index.js';
 
 let emulator: ZenodoEmulator;
 let target: Target;
@@ -19,20 +19,20 @@ beforeEach(async () => {
 afterEach(() => emulator.close());
 
 describe('zenodo target: search', () => {
-  it("asks Zenodo's index for the user's depositions matching q, drafts and published alike", async () => {
-    const draft = emulator.state.addDeposition(1, 'Coral survey 2024', { 'reef.csv': 'x' });
-    const published = emulator.state.addDeposition(1, 'Soil samples', { 'survey-sheet.pdf': 'y' }, true);
-    emulator.state.addDeposition(1, 'Unrelated', {});
-    emulator.state.addDeposition(2, 'Survey of somebody else', {});
+  it("asks Zenodo's index (/api/user/records) for the user's records matching q, drafts and published alike", async () => {
+    const draft = emulator.state.addRecord(1, 'Coral survey 2024', { 'reef.csv': 'x' });
+    const published = emulator.state.addRecord(1, 'Soil samples', { 'survey-sheet.pdf': 'y' }, { published: true });
+    emulator.state.addRecord(1, 'Unrelated', {});
+    emulator.state.addRecord(2, 'Survey of somebody else', {});
     const page = await target.search!(ctx('zenodo-token'), { text: 'Survey', page: 1 });
     expect(page).toMatchObject({ method: 'index', next: null });
-    expect(page.nodes.map((n) => n.id).sort()).toEqual([depositionId(draft.id), depositionId(published.id)].sort());
+    expect(page.nodes.map((n) => n.id).sort()).toEqual([recordId(draft.id), recordId(published.id)].sort());
     expect(page.nodes.every((n) => n.kind === 'container' && n.container === null)).toBe(true);
-    expect(emulator.state.requests.at(-1)).toBe(`GET /api/deposit/depositions?q=Survey&page=1&size=${SEARCH_PAGE_SIZE}`);
+    expect(emulator.state.requests.at(-1)).toBe(`GET /api/user/records?q=Survey&page=1&size=${SEARCH_PAGE_SIZE}&sort=bestmatch`);
   });
 
   it('offers the next page while pages come back full', async () => {
-    for (let i = 0; i < SEARCH_PAGE_SIZE + 2; i++) emulator.state.addDeposition(1, `Batch ${i}`, {});
+    for (let i = 0; i < SEARCH_PAGE_SIZE + 2; i++) emulator.state.addRecord(1, `Batch ${i}`, {});
     const first = await target.search!(ctx('zenodo-token'), { text: 'batch', page: 1 });
     expect(first.nodes).toHaveLength(SEARCH_PAGE_SIZE);
     expect(first.next).toBe(2);
