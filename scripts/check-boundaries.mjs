@@ -3,6 +3,8 @@
 //   electron/server  never imports electron, main or preload, or the renderer
 //   renderer/        never imports anything under electron/
 //   shared/          pure: no Node built-ins, no electron/, no renderer/
+//   electron/core/zip  the ZIP format only (reading, the entry policy, writing): never imports
+//                      electron/core/bag, which builds BagIt on top of it
 // Usage: node scripts/check-boundaries.mjs [root]   (exit 1 and a list when broken)
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -17,6 +19,7 @@ const RULES = [
   },
   { layer: 'electron/server', packages: [/^electron$/, /^electron\//, /^react/, /^zustand/], folders: ['electron/main', 'electron/preload', 'renderer'] },
   { layer: 'renderer', packages: [/^electron$/, /^electron\//, /^fastify/, /^@fastify\//], folders: ['electron'] },
+  { layer: 'electron/core/zip', packages: [], folders: ['electron/core/bag'] },
   { layer: 'shared', packages: [/^node:/, /^electron/, /^fastify/, /^fs$/, /^path$/], folders: ['electron', 'renderer'] },
 ];
 

@@ -6,7 +6,7 @@ import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
 import type { DescriptiveMetadata, Entry, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
-import { openUploadZip } from '../zip/upload-reader.js';
+import { openUploadZip } from '../bag/upload-reader.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';

@@ -1,6 +1,6 @@
 import type { JobReport } from '../../../shared/api.js';
 import type { DescriptiveMetadata, Entry, Target, TargetContext } from '../target.js';
-import { carriedInBagZip } from './bag-record.js';
+import { carriedInBagZip } from '../bag/bag-record.js';
 import type { ProvenanceResource } from './format.js';
 import { ProvenanceRecorder } from './recorder.js';
 

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ResourceDetail, ResourceSummary, TargetAction } from '../../../shared/api.js';
 import { badRequest, notSupported } from '../../core/errors.js';
 import type { ResourceInfo, ResourceNode, Target, TargetContext } from '../../core/target.js';
-import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
+import { bagNameFor, writeBagZip } from '../../core/bag/bag-writer.js';
 import { teeIntoLibrary, type Library } from '../../core/targets/offline/library.js';
 import { hasColumnarListing, ROOT_CONTAINER, type NodeColumns } from '../../core/targets/offline/node-columns.js';
 import { listWithSizes, LISTED_FIELDS } from './listing-sizes.js';

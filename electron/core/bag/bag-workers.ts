@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { LOCAL_HEADER_BYTES, FLAG_UTF8 } from './bag-zip-format.js';
-import { sampleDecision } from './compression-choice.js';
+import { LOCAL_HEADER_BYTES, FLAG_UTF8 } from '../zip/zip-records.js';
+import { sampleDecision } from '../zip/compression-choice.js';
 import { SharedRing } from '../shared-ring.js';
 import { CancelledError } from '../errors.js';
 import { fastCrc32ModulePath } from '../crc32.js';

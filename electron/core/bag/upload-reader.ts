@@ -6,10 +6,10 @@ import { FerryError, isFerryError, tooLarge } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { validateBag, type BagFile, type ValidateBagOptions, type ValidatedBag } from './bag-validator.js';
 import { OPENS_INDEPENDENTLY, withReadWhole } from '../jobs/whole-entry.js';
-import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole } from './zip-entry-stream.js';
-import { openArchive, type OpenedArchive } from './open-archive.js';
-import { scanCentralDirectory, type DirectoryTable } from './central-directory.js';
-import { admitEntries, checkEntryCount } from './entry-policy.js';
+import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole } from '../zip/zip-entry-stream.js';
+import { openArchive, type OpenedArchive } from '../zip/open-archive.js';
+import { scanCentralDirectory, type DirectoryTable } from '../zip/central-directory.js';
+import { admitEntries, checkEntryCount } from '../zip/entry-policy.js';
 
 // An uploaded ZIP (already spooled to disk) read through its central directory, never
 // extracted. Everything the policy refuses (entry-policy.ts: hostile, over a limit) is

@@ -1,5 +1,5 @@
 import yauzl from 'yauzl';
-import { PROVENANCE_FILE } from './format.js';
+import { PROVENANCE_FILE } from '../provenance/format.js';
 
 // The provenance record an uploaded bag carries: Ferry's bags hold it as a tag file at the
 // bag's top (beside bagit.txt), outside the payload the upload reader hands the writer. It is
