@@ -1,39 +1,28 @@
-import yauzl from 'yauzl';
+import type { Readable } from 'node:stream';
 import { PROVENANCE_FILE } from '../provenance/format.js';
 
 // The provenance record an uploaded bag carries: Ferry's bags hold it as a tag file at the
-// bag's top (beside bagit.txt), outside the payload the upload reader hands the writer. It is
-// read here from the spooled ZIP so the upload's record extends it instead of starting anew.
+// bag's top (beside bagit.txt), outside the payload the upload reader hands the writer. The
+// upload reader finds it in the central directory it has already read (one reader of central
+// directories: zip/central-directory.ts) and reads it here, so the upload's record extends it
+// instead of starting anew.
 
 /** a record bigger than this is not one Ferry wrote; it is not read */
 const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
-/** The text of `<bag>/ferry-provenance.json` of a zipped bag, or null when it has none. */
-export async function carriedInBagZip(zipPath: string): Promise<string | null> {
-  const zip = await yauzl.openPromise(zipPath, { lazyEntries: true, autoClose: false });
-  try {
-    const records = new Map<string, yauzl.Entry>();
-    const bagits = new Set<string>();
-    await new Promise<void>((resolve, reject) => {
-      zip.on('entry', (entry: yauzl.Entry) => {
-        const match = /^([^/]+\/)?([^/]+)$/.exec(entry.fileName);
-        if (match?.[2] === PROVENANCE_FILE) records.set(match[1] ?? '', entry);
-        if (match?.[2] === 'bagit.txt') bagits.add(match[1] ?? '');
-        zip.readEntry();
-      });
-      zip.once('end', () => resolve());
-      zip.once('error', reject);
-      zip.readEntry();
-    });
-    const root = [...bagits].find((candidate) => records.has(candidate));
-    if (root === undefined) return null;
-    const entry = records.get(root)!;
-    if (entry.uncompressedSize > MAX_RECORD_BYTES) return null;
-    const stream = await zip.openReadStreamPromise(entry);
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
-  } finally {
-    zip.close();
-  }
+/** A tag file of the bag, as the upload reader found it. */
+export interface TagFile {
+  /** relative to the bag's top */
+  path: string;
+  size: number;
+  open(): Promise<Readable>;
+}
+
+/** The text of the bag's `ferry-provenance.json` among its tag files, or null when it has none (or one too big to be Ferry's). */
+export async function carriedRecord(tagFiles: readonly TagFile[]): Promise<string | null> {
+  const record = tagFiles.find((file) => file.path === PROVENANCE_FILE);
+  if (record === undefined || record.size > MAX_RECORD_BYTES) return null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of await record.open()) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
