@@ -88,8 +88,11 @@ if (args.only !== 'transfer') {
   }, async () => {
     const form = new FormData();
     form.set('service-file', await openAsBlob(storedZip), 'stored.zip');
+    const posted = performance.now();
     const { ticket_number: ticket } = await api<{ ticket_number: string }>(`api_v1/targets/local/resources/${encodeURIComponent(storedId)}/`, { method: 'POST', headers: { 'duplicate-file-action': 'update' }, body: form });
+    const spooled = performance.now();
     await waitFor(ticket);
+    console.log(`  (spooled in ${((spooled - posted) / 1000).toFixed(3)} s, job ${((performance.now() - spooled) / 1000).toFixed(3)} s)`);
   });
 }
 
