@@ -5,7 +5,7 @@ import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { performance } from 'node:perf_hooks';
 import { LocalTarget, encodeLocalId } from '../electron/core/targets/local/index.js';
-import { writeBagZip, bagNameFor } from '../electron/core/zip/bag-writer.js';
+import { writeBagZip, bagNameFor } from '../electron/core/bag/bag-writer.js';
 
 const [root, folder, out, rounds = '1'] = process.argv.slice(2) as [string, string, string, string?];
 const target = new LocalTarget({ root });

@@ -44,7 +44,7 @@ const only = new Set<string>(args.only ?? GROUPS);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`--only ${group}: expected one of ${GROUPS.join(', ')}`);
 const wanted = (group: Group) => only.has(group);
 /** rows each group adds */
-const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 6, hashing: 1, listing: 2, api: 1, memory: 2 };
+const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 7, hashing: 1, listing: 2, api: 1, memory: 2 };
 
 const scale = Number(args.scale);
 const MiB = 1024 * 1024;
@@ -622,6 +622,11 @@ async function main(): Promise<void> {
       const unzipDir = path.join(root, 'unzipped-stored');
       const unzip = await medianOf(() => command('unzip', ['-q', '-o', storedZip, '-d', unzipDir]), () => rm(unzipDir, { recursive: true, force: true }));
       add({ name: `upload a stored ZIP (zip -0, ${label}) until the job ends`, ferry_seconds: upload, reference: 'unzip', reference_seconds: unzip, ratio: upload / unzip, goal: '≤ 1.0', met: upload <= unzip });
+
+      // one server ran every row of this group but the rclone job's (local → local, to and from
+      // WebDAV, the stored-ZIP uploads), one after the other: its high-water mark over them all
+      const transferPeak = await peakRssBytes(from.server.child.pid!);
+      add({ name: 'peak server RSS through the transfer rows', ferry_seconds: local, reference: 'limit 200 MB', reference_seconds: 0, ratio: transferPeak / MiB, goal: '< 200 MB', met: transferPeak < 200 * 1000 * 1000, note: `${(transferPeak / MiB).toFixed(0)} MiB peak (VmHWM)` });
     }
 
     // ---- hashing for detail

@@ -5,6 +5,8 @@
 //                    interface, their capabilities and core's ports (target.ts, download-library.ts)
 //   renderer/        never imports anything under electron/
 //   shared/          pure: no Node built-ins, no electron/, no renderer/
+//   electron/core/zip  the ZIP format only (reading, the entry policy, writing): never imports
+//                      electron/core/bag, which builds BagIt on top of it
 // Usage: node scripts/check-boundaries.mjs [root]   (exit 1 and a list when broken)
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -23,6 +25,7 @@ const RULES = [
     folders: ['electron/main', 'electron/preload', 'renderer', 'electron/core/targets'],
   },
   { layer: 'renderer', packages: [/^electron$/, /^electron\//, /^fastify/, /^@fastify\//], folders: ['electron'] },
+  { layer: 'electron/core/zip', packages: [], folders: ['electron/core/bag'] },
   { layer: 'shared', packages: [/^node:/, /^electron/, /^fastify/, /^fs$/, /^path$/], folders: ['electron', 'renderer'] },
 ];
 

@@ -29,8 +29,23 @@ describe('each switch changes the path taken', () => {
     return {
       crc32: await import('./crc32.js'),
       capabilities: await import('./capabilities.js'),
+      hashing: await import('./hashing.js'),
+      watched: await import('./jobs/entry-stream.js'),
     };
   }
+
+  it("shared-hashing off: a job's fixity check hashes the bytes itself, not through the hasher upstream", async () => {
+    const { Readable } = await import('node:stream');
+    for (const [setting, shared] of [['', true], ['-shared-hashing', false]] as const) {
+      const { hashing, watched } = await freshModules(setting);
+      const upstream = new hashing.HashingPassThrough(['md5']);
+      const entry = { path: 'a.txt', kind: 'file' as const, size: 3, mtime: null, hashes: { sha256: '0'.repeat(64) }, open: async () => Readable.from([Buffer.from('abc')]).pipe(upstream) };
+      const entries = new watched.WatchedEntries((async function* () { yield entry; })(), { signal: new AbortController().signal, onProgress: () => undefined });
+      for await (const seen of entries) await seen.open();
+      expect(upstream.algorithms.includes('sha256')).toBe(shared);
+      entries.dispose();
+    }
+  });
 
   it('native-crc32 off: CRC-32 comes from zlib, with the same values', async () => {
     const on = await freshModules('');

@@ -29,6 +29,8 @@ export const FAST_PATHS = [
   'columnar-listing',
   /** a WebDAV write keeps several files' PUT and MOVE in flight (WEBDAV_IN_FLIGHT), results in entry order */
   'webdav-parallel',
+  /** a job's fixity check takes its digests from the provenance record's hasher upstream, so each byte is hashed once */
+  'shared-hashing',
 ] as const;
 
 export type FastPath = (typeof FAST_PATHS)[number];

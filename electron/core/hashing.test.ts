@@ -124,3 +124,42 @@ describe('HashingPassThrough.addAlgorithms', () => {
     expect(hasher.addAlgorithms(['sha1'])).toBe(false);
   });
 });
+
+describe('a hasher downstream of another hashes nothing itself (hashAlongWith)', () => {
+  it('takes its digests from the hasher its bytes come from, which computes them once for both', async () => {
+    const bytes = randomBytes(3 * INLINE_HASH_BYTES + 17);
+    const upstream = new HashingPassThrough(['md5']);
+    const downstream = new HashingPassThrough(['sha256']);
+    downstream.hashAlongWith(upstream);
+    expect(upstream.algorithms).toEqual(['md5', 'sha256']);
+    // a consumer further down asks the downstream one: the upstream one computes it
+    expect(downstream.addAlgorithms(['sha1'])).toBe(true);
+    expect(upstream.algorithms).toEqual(['md5', 'sha256', 'sha1']);
+    const out: Buffer[] = [];
+    await pipeline(Readable.from(chunked(bytes, [1000, 70_000])), upstream, downstream, async (source: AsyncIterable<Buffer>) => {
+      for await (const chunk of source) out.push(chunk);
+    });
+    expect(Buffer.concat(out).equals(bytes)).toBe(true);
+    expect(upstream.digests).toEqual(expected(bytes, ['md5', 'sha256', 'sha1']));
+    expect(downstream.digests).toEqual(expected(bytes, ['sha256', 'sha1']));
+    expect(downstream.bytes).toBe(bytes.length);
+  });
+
+  it('hashes alone when the source is no hasher, or has passed bytes already', async () => {
+    const bytes = randomBytes(5000);
+    const upstream = new HashingPassThrough(['md5']);
+    upstream.write(bytes.subarray(0, 10));
+    const downstream = new HashingPassThrough(['sha256']);
+    downstream.hashAlongWith(upstream);
+    expect(upstream.algorithms).toEqual(['md5']);
+    upstream.end(bytes.subarray(10));
+    const plain = new HashingPassThrough(['sha256']);
+    plain.hashAlongWith(Readable.from([bytes]));
+    for (const [source, hasher] of [[upstream, downstream], [Readable.from([bytes]), plain]] as const) {
+      await pipeline(source, hasher, async (chunks: AsyncIterable<Buffer>) => {
+        for await (const chunk of chunks) void chunk;
+      });
+      expect(hasher.digests).toEqual(expected(bytes, ['sha256']));
+    }
+  });
+});

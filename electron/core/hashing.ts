@@ -366,6 +366,11 @@ export class HashingPassThrough extends Transform {
   private readonly names: string[];
   bytes = 0;
   digests: Record<string, string> | null = null;
+  /**
+   * The hasher this one's bytes come from, when it took this one's algorithms (see
+   * hashAlongWith): it then hashes for both, and this one's digests are its digests.
+   */
+  private upstream: HashingPassThrough | null = null;
 
   constructor(
     algorithms: readonly string[],
@@ -385,20 +390,40 @@ export class HashingPassThrough extends Transform {
    * can take its digests instead of hashing the same bytes again.
    */
   addAlgorithms(algorithms: readonly string[]): boolean {
-    if (this.bytes > 0 || !this.hasher.addAlgorithms(algorithms)) return false;
+    if (this.bytes > 0) return false;
+    if (!(this.upstream ? this.upstream.addAlgorithms(algorithms) : this.hasher.addAlgorithms(algorithms))) return false;
     for (const algorithm of algorithms) if (!this.names.includes(algorithm)) this.names.push(algorithm);
     return true;
+  }
+
+  /**
+   * Lets `source`, the stream piped into this one, compute this one's digests too when it is
+   * a HashingPassThrough that has not passed a byte yet: they see the same bytes, so a chain
+   * of watchers (a job's fixity check over the provenance record's watch, each a hasher)
+   * hashes each byte once. Call before any byte has passed; otherwise this one hashes alone.
+   */
+  hashAlongWith(source: Readable): void {
+    if (this.bytes > 0 || this.upstream || !(source instanceof HashingPassThrough) || !source.addAlgorithms(this.names)) return;
+    this.upstream = source;
+    this.hasher.abort();
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
     this.onBytes?.(chunk.length);
-    const copied = this.hasher.update(chunk);
+    const copied = this.upstream ? undefined : this.hasher.update(chunk);
     if (copied) copied.then(() => callback(null, chunk), callback);
     else callback(null, chunk);
   }
 
   override _flush(callback: TransformCallback): void {
+    if (this.upstream) {
+      // the source has flushed (its digests are final) before its end reached this stream
+      const found = this.upstream.digests ?? {};
+      this.digests = Object.fromEntries(this.names.filter((name) => found[name] !== undefined).map((name) => [name, found[name]!]));
+      callback();
+      return;
+    }
     this.hasher.digest().then((digests) => {
       this.digests = digests;
       callback();

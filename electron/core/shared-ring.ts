@@ -1,6 +1,6 @@
 /**
  * Slots of shared memory that carry one stream's bytes to worker threads without copying
- * them per worker (electron/core/hashing.ts, electron/core/zip/bag-workers.ts). A slot is
+ * them per worker (electron/core/hashing.ts, electron/core/bag/bag-workers.ts). A slot is
  * reused, in order, once every reader it was handed to (see hand) has released it. The ring
  * alone counts its readers: a slot is never written while one still holds it.
  */

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { badRequest, FerryError, tooLarge } from '../core/errors.js';
-import { looksLikeZip } from '../core/zip/open-archive.js';
+import { looksLikeZip } from '../core/zip/central-directory.js';
 import { formatBytes } from '../../shared/format.js';
 
 export const FILE_FIELD = 'service-file';

@@ -9,7 +9,7 @@ import { tokenAccount } from '../../electron/core/keychain/port.js';
 import { LocalTarget } from '../../electron/core/targets/local/local-target.js';
 import { createOsfTarget } from '../../electron/core/targets/osf/index.js';
 import { createDataverseTarget } from '../../electron/core/targets/dataverse/index.js';
-import { validateBag, type BagFile } from '../../electron/core/zip/bag-validator.js';
+import { validateBag, type BagFile } from '../../electron/core/bag/bag-validator.js';
 import { startOsfEmulator, type OsfEmulator } from '../emulators/osf/emulator.js';
 import { startDataverseEmulator, type DataverseEmulator } from '../emulators/dataverse/emulator.js';
 import { run, startFerry, unzipTo, waitForJob, type Ferry } from './harness.js';

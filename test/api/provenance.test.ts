@@ -13,8 +13,8 @@ import { tokenAccount } from '../../electron/core/keychain/port.js';
 import type { ProvenanceLog } from '../../electron/core/provenance/format.js';
 import { LocalTarget } from '../../electron/core/targets/local/index.js';
 import { createZenodoTarget } from '../../electron/core/targets/zenodo/index.js';
-import { bagNameFor, writeBagZip } from '../../electron/core/zip/bag-writer.js';
-import { folderReadResult } from '../../electron/core/zip/testing/folder-source.js';
+import { bagNameFor, writeBagZip } from '../../electron/core/bag/bag-writer.js';
+import { folderReadResult } from '../../electron/core/bag/testing/folder-source.js';
 import { startZenodoEmulator, type ZenodoEmulator } from '../emulators/zenodo/emulator.js';
 import { expectApiError, findByPath, renamed, startFerry, uploadForm, waitForJob, writeTree, type Ferry } from './harness.js';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFerryError } from '../../electron/core/errors.js';
 import { DEFAULT_LIMITS } from '../../electron/core/limits.js';
-import { openUploadZip } from '../../electron/core/zip/upload-reader.js';
+import { openUploadZip } from '../../electron/core/bag/upload-reader.js';
 import { filesOf, suiteBags, suiteMissing, zipBag, type SuiteBag, type SuiteClass } from './suite.js';
 
 type Outcome = { kind: 'bag'; warnings: string[]; files: Map<string, Buffer> } | { kind: 'plain' } | { kind: 'refused'; message: string };

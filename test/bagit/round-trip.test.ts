@@ -13,11 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
 import { DEFAULT_LIMITS } from '../../electron/core/limits.js';
 import type { Entry } from '../../electron/core/target.js';
-import { bagNameFor, writeBagZip } from '../../electron/core/zip/bag-writer.js';
-import { parseBagDeclaration, parseTagFields, tagFieldProblems } from '../../electron/core/zip/bagit-format.js';
-import { memoryReadResult } from '../../electron/core/zip/testing/folder-source.js';
+import { bagNameFor, writeBagZip } from '../../electron/core/bag/bag-writer.js';
+import { parseBagDeclaration, parseTagFields, tagFieldProblems } from '../../electron/core/bag/bagit-format.js';
+import { memoryReadResult } from '../../electron/core/bag/testing/folder-source.js';
 import { readZipText } from '../../electron/core/zip/testing/zip-inspect.js';
-import { openUploadZip, type UploadArchive } from '../../electron/core/zip/upload-reader.js';
+import { openUploadZip, type UploadArchive } from '../../electron/core/bag/upload-reader.js';
 
 let work: string;
 let counter = 0;

@@ -14,7 +14,7 @@ import { DEFAULT_LIMITS } from '../../electron/core/limits.js';
 import { LocalTarget } from '../../electron/core/targets/local/local-target.js';
 import { encodeLocalId } from '../../electron/core/targets/local/ids.js';
 import { createOfflineTarget } from '../../electron/core/targets/offline/index.js';
-import { openUploadZip } from '../../electron/core/zip/upload-reader.js';
+import { openUploadZip } from '../../electron/core/bag/upload-reader.js';
 import { rawZip } from '../../electron/core/zip/testing/raw-zip.js';
 import { snapshotTree, startFerry, uploadForm, waitForJob, type Ferry } from '../api/harness.js';
 

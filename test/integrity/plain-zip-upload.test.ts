@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
 import type { Job } from '../../shared/api.js';
 import { encodeLocalId } from '../../electron/core/targets/local/ids.js';
-import { openUploadZip } from '../../electron/core/zip/upload-reader.js';
+import { openUploadZip } from '../../electron/core/bag/upload-reader.js';
 import { DEFAULT_LIMITS } from '../../electron/core/limits.js';
 import { snapshotTree, startFerry, uploadForm, waitForJob, writeTree, type Ferry } from '../api/harness.js';
 import { LocalTarget } from '../../electron/core/targets/local/local-target.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../../electron/core/errors.js';
 import { DEFAULT_LIMITS } from '../../electron/core/limits.js';
-import { openUploadZip } from '../../electron/core/zip/upload-reader.js';
+import { openUploadZip } from '../../electron/core/bag/upload-reader.js';
 import { rawZip, type RawEntry } from '../../electron/core/zip/testing/raw-zip.js';
 
 let dir: string;

@@ -22,11 +22,12 @@ export const builtCliAvailable = () => existsSync(path.resolve('out/main/cli.js'
  * Starts the CLI from source (through tsx) unless `built` is set, then waits until
  * endpoint.json names this process.
  */
-export async function startFerryProcess(options: { dataDir: string; workspace: string; built?: boolean; extraArgs?: string[]; env?: NodeJS.ProcessEnv }): Promise<FerryProcess> {
+/** `nodeArgs`: options for node itself, before the script (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+export async function startFerryProcess(options: { dataDir: string; workspace: string; built?: boolean; extraArgs?: string[]; env?: NodeJS.ProcessEnv; nodeArgs?: string[] }): Promise<FerryProcess> {
   const args = options.built
     ? [BUILT_CLI, 'serve']
     : ['--import', 'tsx', path.resolve('electron/cli.ts'), 'serve'];
-  const child = spawn(process.execPath, [...args, '--port', '0', '--data-dir', options.dataDir, '--workspace', options.workspace, ...(options.extraArgs ?? [])], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...args, '--port', '0', '--data-dir', options.dataDir, '--workspace', options.workspace, ...(options.extraArgs ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? 'disabled:', ...options.env },
   });

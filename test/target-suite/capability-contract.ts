@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { NodeColumns } from '../../electron/core/node-columns.js';
 import type { ReadResult, ResourceNode, Target, TargetCapabilities, TargetContext, WriteOptions, WriteOutcome } from '../../electron/core/target.js';
 import type { StagedWriteOptions } from '../../electron/core/jobs/staged-write.js';
-import { writeBagZip } from '../../electron/core/zip/bag-writer.js';
+import { writeBagZip } from '../../electron/core/bag/bag-writer.js';
 import { summaryWriter } from '../../electron/server/routes/resources.js';
 import { inBatches, jsonArrayStream } from '../../electron/server/stream-json.js';
 import { collect, entriesFrom } from './test-entries.js';

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { FixityFailure } from '../../../shared/api.js';
 import { CancelledError } from '../errors.js';
+import { fastPathOn } from '../fast-paths.js';
 import { isComputableHash } from '../hashing.js';
 import type { Entry } from '../target.js';
 import type { Bandwidth } from './bandwidth.js';
@@ -161,6 +162,8 @@ export class WatchedEntries implements AsyncIterable<Entry> {
         // error before that (a small damaged ZIP entry) would otherwise be uncaught and end the
         // process. pipeline() still reports the stored error to the writer.
         hasher.on('error', () => undefined);
+        // a source that hashes as it passes (the provenance record's watch) hashes for this check too
+        if (fastPathOn('shared-hashing')) hasher.hashAlongWith(raw);
         hasher.on('close', () => {
           this.open.delete(raw);
           this.open.delete(hasher);

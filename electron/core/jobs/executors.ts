@@ -6,7 +6,7 @@ import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
 import type { DescriptiveMetadata, Entry, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
-import { openUploadZip } from '../zip/upload-reader.js';
+import { openUploadZip } from '../bag/upload-reader.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
@@ -85,7 +85,7 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
     // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
     const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
-    const provenance = await startUploadProvenance({ ...common, spoolPath: params.spoolPath, kind: archive.kind, topLevel: archive.topLevel });
+    const provenance = await startUploadProvenance({ ...common, kind: archive.kind, topLevel: archive.topLevel, carriedRecord: archive.carriedRecord });
     const report = await writeWatched(ctx, destination, token, watchedForProvenance(provenance, archive.entries()), params, staged);
     return await completeProvenance(provenance, { token, signal: ctx.signal }, report);
   } finally {

@@ -21,10 +21,28 @@ describe('file-writing worker threads', () => {
     expect(await readFile(file, 'utf8')).toBe('hello world');
     const onDisk = await lstat(file, { bigint: true });
     expect(onDisk.mtimeNs).toBe(BigInt(mtime.getTime()) * 1_000_000n);
-    expect(stat).toEqual({ size: 11n, mtimeNs: onDisk.mtimeNs, ino: onDisk.ino });
+    expect(stat).toEqual({ size: 11n, mtimeNs: onDisk.mtimeNs, ino: onDisk.ino, placeError: null });
     expect(Number(onDisk.mode) & 0o777).toBe(0o644 & ~process.umask());
     // the caller's buffer is not moved to the worker
     expect(window.toString()).toBe('xxhello worldyy');
+  });
+
+  it('puts the written file in place in the same hop when asked, or says why not and leaves it written', async () => {
+    const temporary = path.join(dir, '.tmp-1');
+    const target = path.join(dir, 'placed.txt');
+    const stat = await fileWriteWorkers().writeNewFile(temporary, Buffer.from('placed'), null, false, target);
+    expect(stat.placeError).toBeNull();
+    expect(await readFile(target, 'utf8')).toBe('placed');
+    expect((await lstat(target, { bigint: true })).ino).toBe(stat.ino);
+    expect(await readdir(dir)).toEqual(['placed.txt']);
+    // a folder with something in it where the file should go: the rename fails, the temporary stays for the caller
+    const folder = path.join(dir, 'folder');
+    await mkdir(folder);
+    await writeFile(path.join(folder, 'inside'), 'x');
+    const blocked = await fileWriteWorkers().writeNewFile(path.join(dir, '.tmp-2'), Buffer.from('blocked'), null, false, folder);
+    expect(blocked.placeError).toMatchObject({ code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/), syscall: 'rename' });
+    expect(await readFile(path.join(dir, '.tmp-2'), 'utf8')).toBe('blocked');
+    expect(await readdir(folder)).toEqual(['inside']);
   });
 
   it('never replaces or follows what is already there, and says why as Node would', async () => {

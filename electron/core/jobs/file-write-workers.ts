@@ -27,7 +27,12 @@ function write(m) {
     const s = fs.fstatSync(fd, { bigint: true });
     fs.closeSync(fd);
     fd = -1;
-    return { id: m.id, size: s.size, mtimeNs: s.mtimeNs, ino: s.ino };
+    // put in place in the same hop when asked; a failed rename leaves the written temporary to the caller
+    let placeError = null;
+    if (m.placeAt !== null) {
+      try { fs.renameSync(m.path, m.placeAt); } catch (e) { placeError = described(e); }
+    }
+    return { id: m.id, size: s.size, mtimeNs: s.mtimeNs, ino: s.ino, placeError };
   } catch (e) {
     // only a file this call made is removed (an EEXIST from open is someone else's)
     if (fd >= 0) {
@@ -65,8 +70,13 @@ function renames(m) {
   });
   return { id: m.id, errors };
 }
+// The written bytes go back with the replies (transferred, not copied): this thread allocates
+// almost nothing of its own, so it would collect its garbage rarely, and the file buffers it
+// was handed would pile up dead in its memory (tens of MiB) until external-memory pressure
+// forced a collection. The main thread's frequent young collections free them at once.
 parentPort.on('message', (batch) => {
-  parentPort.postMessage(batch.map((m) => (m.op === 'write' ? write(m) : m.op === 'renames' ? renames(m) : sync(m))));
+  const replies = batch.map((m) => (m.op === 'write' ? write(m) : m.op === 'renames' ? renames(m) : sync(m)));
+  parentPort.postMessage(replies, batch.filter((m) => m.op === 'write').map((m) => m.bytes));
 });
 `;
 
@@ -85,7 +95,7 @@ interface WorkerError {
 }
 
 /** a reply: an error, or (for a write) the file's stat */
-type FromWorker = { id: number; error?: WorkerError | null; errors?: (WorkerError | null)[] } & Partial<WrittenFileStat>;
+type FromWorker = { id: number; error?: WorkerError | null; errors?: (WorkerError | null)[]; placeError?: WorkerError | null } & Partial<WrittenFileStat>;
 
 interface Waiting {
   resolve(message: FromWorker): void;
@@ -123,16 +133,20 @@ class FileWriteWorkers {
    * Writes `bytes` to a new file at `path` (which must not exist), its mtime set when given,
    * fsynced when `sync`. The file is left in place only on success. Errors are Node's own
    * (with code, errno, syscall), so a caller maps them as it maps any fs error.
+   *
+   * `placeAt`: then renamed there in the same hop, once written whole (`placeError` says why
+   * not, the file then still at `path`): a file that needs nothing more between its write and
+   * its rename costs the calling thread one message, not a promise fs call more.
    */
-  async writeNewFile(path: string, bytes: Uint8Array, mtime: Date | null, sync: boolean): Promise<WrittenFileStat> {
+  async writeNewFile(path: string, bytes: Uint8Array, mtime: Date | null, sync: boolean, placeAt: string | null = null): Promise<WrittenFileStat & { placeError: NodeJS.ErrnoException | null }> {
     // a copy of exactly these bytes is moved to the worker: the source may be a slice of a
     // larger buffer (a window on the ZIP) or of Node's shared pool, neither of which may move
     const copy = new Uint8Array(bytes.length);
     copy.set(bytes);
     const now = Date.now() / 1000;
-    const reply = await this.ask({ op: 'write', path, bytes: copy.buffer, atime: now, mtime: mtime === null ? null : mtime.getTime() / 1000, sync }, [copy.buffer]);
+    const reply = await this.ask({ op: 'write', path, bytes: copy.buffer, atime: now, mtime: mtime === null ? null : mtime.getTime() / 1000, sync, placeAt }, [copy.buffer]);
     if (reply.error) throw asNodeError(reply.error, path);
-    return { size: reply.size!, mtimeNs: reply.mtimeNs!, ino: reply.ino! };
+    return { size: reply.size!, mtimeNs: reply.mtimeNs!, ino: reply.ino!, placeError: reply.placeError ? asNodeError(reply.placeError, path) : null };
   }
 
   /**

@@ -1,6 +1,5 @@
 import type { JobReport } from '../../../shared/api.js';
 import type { DescriptiveMetadata, Entry, Target, TargetContext } from '../target.js';
-import { carriedInBagZip } from './bag-record.js';
 import type { ProvenanceResource } from './format.js';
 import { ProvenanceRecorder } from './recorder.js';
 
@@ -24,11 +23,12 @@ interface StartCommon {
 
 /** Upload: the source is the ZIP; a bag's own record (its tag file) is extended. */
 export async function startUploadProvenance(
-  job: StartCommon & { spoolPath: string; kind: 'bag' | 'plain'; topLevel: string[] },
+  job: StartCommon & { kind: 'bag' | 'plain'; topLevel: string[]; carriedRecord(): Promise<string | null> },
 ): Promise<ProvenanceRecorder | null> {
   if (!provenanceOn(job.params)) return null;
   const source: ProvenanceResource = { target: job.kind === 'bag' ? 'bag' : 'zip', resource_id: null, title: job.topLevel.length === 1 ? job.topLevel[0]! : null };
-  const carried = job.kind === 'bag' ? await carriedInBagZip(job.spoolPath).catch(() => null) : null;
+  // a record that cannot be read is one this job does not extend (the job goes on)
+  const carried = await job.carriedRecord().catch(() => null);
   return new ProvenanceRecorder({ action: 'upload', ticket: job.ticket, source, destination: job.destination, containerId: job.containerId, carried });
 }
 

@@ -6,14 +6,14 @@ import { decodeEntryName } from './entry-name.js';
 // the thread pool) per entry: a 100,000-entry archive took ~10 s to list. The directory is
 // one contiguous run of bytes, so it is read here in large chunks and parsed in a loop,
 // making the same yauzl.Entry objects (ZIP64 sizes and offsets exactly as yauzl gives them),
-// which yauzl then opens as usual for the entry data. yauzl still finds and checks the end
-// records (open-archive.ts). The one reader of central directories in Ferry: uploads and the
+// which yauzl then opens as usual for the entry data. The end records are checked here too
+// (checkEndRecords, before open-archive.ts lets yauzl follow them). The one reader of central directories in Ferry: uploads and the
 // offline library both read theirs here. Names are decoded by entry-name.ts and judged by
 // the policy (entry-policy.ts), never here: a hostile name is read as it is, then refused.
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
 const RECORD_BYTES = 46;
-const SIGNATURE = 0x02014b50;
+const DIRECTORY_SIGNATURE = 0x02014b50;
 
 /** Where the central directory is, as yauzl found it (its end records are parsed by yauzl.open); offsets within the archive. */
 interface DirectoryPosition {
@@ -190,7 +190,7 @@ function scanChunk(table: DirectoryTable, buffer: Buffer, chunk: number, at: num
   for (; i < entryCount; i++) {
     if (at + RECORD_BYTES > end) break;
     const signature = (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
-    if (signature !== SIGNATURE) throw new Error(`invalid central directory file header signature: 0x${signature.toString(16)}`);
+    if (signature !== DIRECTORY_SIGNATURE) throw new Error(`invalid central directory file header signature: 0x${signature.toString(16)}`);
     const nameLength = b[at + 28]! | (b[at + 29]! << 8);
     const extraLength = b[at + 30]! | (b[at + 31]! << 8);
     const commentLength = b[at + 32]! | (b[at + 33]! << 8);
@@ -340,4 +340,117 @@ function isPrintableAscii(raw: Buffer): boolean {
     if (byte < 0x20 || byte > 0x7e) return false;
   }
   return true;
+}
+
+// ---- The end records: where the central directory is, checked before yauzl follows them
+
+const END_RECORD_BYTES = 22;
+const END_RECORD_SIGNATURE = 0x06054b50;
+const ZIP64_LOCATOR_BYTES = 20;
+const ZIP64_LOCATOR_SIGNATURE = 0x07064b50;
+const ZIP64_END_RECORD_BYTES = 56;
+const ZIP64_END_RECORD_SIGNATURE = 0x06064b50;
+
+/** A local file header, or the end record that is all an empty ZIP holds. */
+const ZIP_STARTS = [0x04034b50, END_RECORD_SIGNATURE];
+
+/**
+ * Whether `file` is recognisably a ZIP, cheaply, before it is kept (an upload's spool): it
+ * starts with a ZIP record, or, with other data in front (a self-extractor, padding), its
+ * tail holds an end-of-central-directory record, where every reader looks for one. Whether
+ * it is a readable ZIP is openArchive's to say.
+ */
+export async function looksLikeZip(file: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    const head = Buffer.alloc(4);
+    if ((await handle.read(head, 0, 4, 0)).bytesRead === 4 && ZIP_STARTS.includes(head.readUInt32LE(0))) return true;
+    const tailBytes = Math.min(size, END_RECORD_BYTES + 0xffff);
+    if (tailBytes < END_RECORD_BYTES) return false;
+    const tail = Buffer.alloc(tailBytes);
+    await handle.read(tail, 0, tailBytes, size - tailBytes);
+    return lastEndRecordAt(tail) >= 0;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The end records checked before yauzl follows them, and the bytes in front of the archive
+ * found. Returns `base` (see OpenedArchive). Throws a plain Error with a short reason.
+ *
+ * yauzl reads the ZIP64 end record wherever the locator says, inside a read callback: an
+ * offset past 2^53 made fs.read throw there, an uncaught exception (the service went down,
+ * the job never ended). Found by the hostile corpus.
+ *
+ * Data in front: the end record says where the central directory starts counting from the
+ * archive's first byte, but the directory ends where the end record (or the ZIP64 end
+ * record) begins. When the two disagree by `base` bytes and a directory record is found
+ * there and not at the stated offset, the archive starts `base` bytes into the file: as
+ * Info-ZIP's unzip and Go's archive/zip read self-extractors whose offsets were never
+ * adjusted (`zip -A` adjusts them; then base is 0).
+ */
+export async function checkEndRecords(file: string, fileSize: number): Promise<number> {
+  const tailBytes = Math.min(fileSize, ZIP64_LOCATOR_BYTES + END_RECORD_BYTES + 0xffff);
+  const tail = Buffer.alloc(tailBytes);
+  const handle = await open(file, 'r');
+  try {
+    await handle.read(tail, 0, tailBytes, fileSize - tailBytes);
+    const at = lastEndRecordAt(tail);
+    if (at < 0) return 0; // yauzl says so itself
+    const endOffset = fileSize - tailBytes + at;
+    let directorySize = tail.readUInt32LE(at + 12);
+    let directoryOffset = tail.readUInt32LE(at + 16);
+    let directoryEnd = endOffset;
+    if (at >= ZIP64_LOCATOR_BYTES && tail.readUInt32LE(at - ZIP64_LOCATOR_BYTES) === ZIP64_LOCATOR_SIGNATURE) {
+      const statedOffset = tail.readBigUInt64LE(at - ZIP64_LOCATOR_BYTES + 8);
+      if (statedOffset > BigInt(fileSize - ZIP64_END_RECORD_BYTES)) throw new Error('its ZIP64 end record is said to lie past the end of the file');
+      let recordOffset = Number(statedOffset);
+      const record = Buffer.alloc(ZIP64_END_RECORD_BYTES);
+      await handle.read(record, 0, ZIP64_END_RECORD_BYTES, recordOffset);
+      if (record.readUInt32LE(0) !== ZIP64_END_RECORD_SIGNATURE) {
+        // In front of an archive whose offsets were never adjusted, the locator's offset is
+        // short by the same bytes: the record is then found where writers put it, right
+        // before the locator (as Info-ZIP looks for it). Read through the shifted view,
+        // yauzl then finds it at the stated offset.
+        const before = endOffset - ZIP64_LOCATOR_BYTES - ZIP64_END_RECORD_BYTES;
+        if (before <= recordOffset || (await signatureAt(handle, before, fileSize)) !== ZIP64_END_RECORD_SIGNATURE) return 0; // yauzl says so itself
+        await handle.read(record, 0, ZIP64_END_RECORD_BYTES, before);
+        const base = before - recordOffset;
+        if (record.readBigUInt64LE(48) + BigInt(base) > BigInt(fileSize) || record.readBigUInt64LE(40) > BigInt(fileSize)) return 0;
+        if (record.readBigUInt64LE(32) > BigInt(Math.ceil(fileSize / 46))) throw new Error('it claims more entries than the file can hold');
+        const shifted = Number(record.readBigUInt64LE(48)) + base;
+        return (await signatureAt(handle, shifted, fileSize)) === DIRECTORY_SIGNATURE ? base : 0;
+      }
+      recordOffset = Number(statedOffset);
+      if (record.readBigUInt64LE(48) > BigInt(fileSize)) throw new Error('its central directory is said to start past the end of the file');
+      if (record.readBigUInt64LE(32) > BigInt(Math.ceil(fileSize / 46))) throw new Error('it claims more entries than the file can hold');
+      // both under the file's size, checked above and just now
+      if (record.readBigUInt64LE(40) > BigInt(fileSize)) return 0;
+      directorySize = Number(record.readBigUInt64LE(40));
+      directoryOffset = Number(record.readBigUInt64LE(48));
+      directoryEnd = recordOffset;
+    }
+    const base = directoryEnd - directorySize - directoryOffset;
+    if (base <= 0 || directorySize === 0) return 0;
+    // the stated offset holds a directory record after all (a directory followed by other data): no shift
+    if (await signatureAt(handle, directoryOffset, fileSize) === DIRECTORY_SIGNATURE) return 0;
+    return (await signatureAt(handle, base + directoryOffset, fileSize)) === DIRECTORY_SIGNATURE ? base : 0;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function signatureAt(handle: FileHandle, offset: number, fileSize: number): Promise<number | null> {
+  if (offset < 0 || offset + 4 > fileSize) return null;
+  const bytes = Buffer.alloc(4);
+  const { bytesRead } = await handle.read(bytes, 0, 4, offset);
+  return bytesRead === 4 ? bytes.readUInt32LE(0) : null;
+}
+
+/** Where the last end-record signature in `tail` starts (from the end, as yauzl and other readers look for it), or -1. */
+function lastEndRecordAt(tail: Buffer): number {
+  for (let i = tail.length - END_RECORD_BYTES; i >= 0; i--) if (tail.readUInt32LE(i) === END_RECORD_SIGNATURE) return i;
+  return -1;
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ResourceDetail, ResourceSummary, TargetAction } from '../../../shared/api.js';
 import { badRequest, notSupported } from '../../core/errors.js';
 import type { ResourceInfo, ResourceNode, Target, TargetContext } from '../../core/target.js';
-import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
+import { bagNameFor, writeBagZip } from '../../core/bag/bag-writer.js';
 import { teeIntoLibrary, type DownloadLibrary } from '../../core/download-library.js';
 import { capabilitiesOf } from '../../core/capabilities.js';
 import { ROOT_CONTAINER, type NodeColumns } from '../../core/node-columns.js';

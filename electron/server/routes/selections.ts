@@ -10,7 +10,7 @@ import { MAX_RESOURCES_PER_REQUEST } from '../../../shared/api.js';
 import { notFound } from '../../core/errors.js';
 import type { Entry, ReadResult, Target, TargetContext } from '../../core/target.js';
 import { teeIntoLibrary } from '../../core/download-library.js';
-import { bagNameFor, writeBagZip } from '../../core/zip/bag-writer.js';
+import { bagNameFor, writeBagZip } from '../../core/bag/bag-writer.js';
 import { clientGone, type ServerContext } from '../context.js';
 import { errorResponses, targetParam, tokenHeader } from '../schemas.js';
 import { resolveTargetToken } from '../tokens.js';

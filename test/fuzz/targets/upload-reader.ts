@@ -3,7 +3,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LIMITS } from '../../../electron/core/limits.js';
 import type { Entry } from '../../../electron/core/target.js';
-import { openUploadZip, type UploadArchive } from '../../../electron/core/zip/upload-reader.js';
+import { openUploadZip, type UploadArchive } from '../../../electron/core/bag/upload-reader.js';
 import { READ_CONCURRENCY, forEachConcurrently } from './concurrently.js';
 import { Finding, assertSafePath, expectFerryError } from './verdict.js';
 

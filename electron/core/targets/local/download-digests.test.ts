@@ -4,7 +4,7 @@ import { mkdir, open, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { expect, it } from 'vitest';
-import { bagNameFor, writeBagZip} from '../../zip/bag-writer.js';
+import { bagNameFor, writeBagZip} from '../../bag/bag-writer.js';
 import type { ProvenanceEntry as Provenance, ProvenanceLog } from '../../provenance/format.js';
 import { readZipText } from '../../zip/testing/zip-inspect.js';
 import { encodeLocalId } from './ids.js';

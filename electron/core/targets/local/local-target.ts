@@ -7,7 +7,7 @@ import { lstat, mkdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { badRequest, conflict, notFound } from '../../errors.js';
-import { hashStream } from '../../hashing.js';
+import { hashStream, MultiHash } from '../../hashing.js';
 import { formatNanoseconds } from '../../time.js';
 import type {
   DeleteOutcome,
@@ -41,6 +41,7 @@ import { joinInside } from './safe-path.js';
 import { WorkspaceLister } from './listing.js';
 import { isCode, walkFolders, type WalkNode } from './walk.js';
 import { writeEntries } from './writer.js';
+import { WHOLE_FILE_MAX_BYTES, withReadWhole } from '../../jobs/whole-entry.js';
 import { fastPathOn } from '../../fast-paths.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
@@ -398,9 +399,16 @@ export class LocalTarget implements Target {
     const { absolutePath, relativePath, isFolder } = node;
     const size = Number(node.stat.size);
     const changedAtMs = Number(node.stat.ctimeNs / 1_000_000n);
-    // Small files are read whole at once, concurrently with the entries before them.
-    const bytes = readAhead ? readSmallFile(absolutePath, size) : null;
+    // Small files are read whole at once, concurrently with the entries before them. Taken
+    // once (a second read reads the file again), and let go then: a job that keeps its
+    // entries to the end (the provenance record) must not keep every small file's bytes too.
+    let bytes = readAhead ? readSmallFile(absolutePath, size) : null;
     bytes?.catch(() => undefined); // surfaces at open(); an entry never opened must not crash Ferry
+    const takeEarly = (): Promise<Buffer> | null => {
+      const early = bytes;
+      bytes = null;
+      return early;
+    };
     const entry: Entry = {
       path: entryPath,
       kind: isFolder ? 'folder' : 'file',
@@ -410,16 +418,26 @@ export class LocalTarget implements Target {
       open: async () => {
         if (isFolder) throw new Error(`'${entryPath}' is a folder; only files have bytes to open.`);
         try {
-          // read ahead once; a second open (a retry) reads the file again
-          const early = bytes && !opened ? await bytes : null;
-          opened = true;
-          return early ? readableOf(early) : await openNoFollow(absolutePath);
+          const early = takeEarly();
+          return early ? readableOf(await early) : await openNoFollow(absolutePath);
         } catch (error) {
           throw toFerryError(error, relativePath);
         }
       },
     };
-    let opened = false;
+    // A small file goes to a job's writer as one buffer hashed once for every layer that asks
+    // (the fixity check, the provenance record, the writer's hash cache: whole-entry.ts), not
+    // as a chain of streams that each hash it again.
+    if (!isFolder && size <= WHOLE_FILE_MAX_BYTES) {
+      withReadWhole(entry, async (algorithms) => {
+        try {
+          const whole = await (takeEarly() ?? readSmallFile(absolutePath, size));
+          return { bytes: whole, hashes: digestsOf(whole, algorithms) };
+        } catch (error) {
+          throw toFerryError(error, relativePath);
+        }
+      });
+    }
     if (!isFolder && fastPathOn('remembered-digests')) {
       const remembered = this.hashCache.getWithCrc32(version);
       if (remembered) entry.remembered = { hashes: { ...remembered.hashes }, crc32: remembered.crc32 };
@@ -549,6 +567,13 @@ async function readSmallFile(absolutePath: string, expectedSize: number): Promis
   } finally {
     await handle.close();
   }
+}
+
+/** Digests of bytes already in memory, in one pass. */
+function digestsOf(bytes: Buffer, algorithms: readonly string[]): Record<string, string> {
+  const hash = new MultiHash(algorithms);
+  hash.update(bytes);
+  return hash.digest();
 }
 
 /** A stream of bytes already in memory, in one chunk. */

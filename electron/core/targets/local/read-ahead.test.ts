@@ -88,3 +88,48 @@ it('stopping early leaves nothing behind that breaks the next read', async () =>
     }
   }
 });
+
+it('a small file is offered whole (whole-small-files), its bytes and digests those of the file, read ahead once and from disk after that', async () => {
+  const { createHash } = await import('node:crypto');
+  const { readWholeOf } = await import('../../jobs/whole-entry.js');
+  const target = new LocalTarget({ root });
+  const read = await target.read(ctx(), encodeLocalId('Data'));
+  let offered = 0;
+  for await (const entry of read.entries) {
+    if (entry.kind === 'folder') continue;
+    const expected = files.get(entry.path)!;
+    const readWhole = readWholeOf(entry);
+    // up to 1 MiB: offered whole; the one file over it streams
+    expect(readWhole === null).toBe(expected.length > 1024 * 1024);
+    if (!readWhole) continue;
+    offered++;
+    for (let time = 0; time < 2; time++) {
+      const whole = await readWhole(['md5', 'sha256']);
+      expect(whole.bytes.equals(expected)).toBe(true);
+      expect(whole.hashes).toEqual({ md5: createHash('md5').update(expected).digest('hex'), sha256: createHash('sha256').update(expected).digest('hex') });
+    }
+    // and the stream after a whole read is the file's too
+    expect((await bytesOf(await entry.open())).equals(expected)).toBe(true);
+  }
+  expect(offered).toBe(files.size - 1);
+});
+
+it('a second whole read of a file changed meanwhile gives its new bytes (the read-ahead copy is used once)', async () => {
+  const { readWholeOf } = await import('../../jobs/whole-entry.js');
+  const target = new LocalTarget({ root });
+  const read = await target.read(ctx(), encodeLocalId('Data'));
+  for await (const entry of read.entries) {
+    if (entry.path !== 'Data/d1/f01.bin') continue;
+    const absolute = path.join(root, entry.path);
+    const original = await readFile(absolute);
+    const first = await readWholeOf(entry)!([]);
+    expect(first.bytes.equals(original)).toBe(true);
+    const changed = Buffer.from(original).fill(7);
+    await writeFile(absolute, changed);
+    try {
+      expect((await readWholeOf(entry)!([])).bytes.equals(changed)).toBe(true);
+    } finally {
+      await writeFile(absolute, original);
+    }
+  }
+});

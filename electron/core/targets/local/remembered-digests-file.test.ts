@@ -4,7 +4,7 @@ import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/pr
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-import { bagNameFor, writeBagZip} from '../../zip/bag-writer.js';
+import { bagNameFor, writeBagZip} from '../../bag/bag-writer.js';
 import type { ProvenanceLog } from '../../provenance/format.js';
 import { readZipText } from '../../zip/testing/zip-inspect.js';
 import { HashCache } from './hash-cache.js';

@@ -76,6 +76,12 @@ interface WrittenTemporary {
   timesSet: boolean;
   /** its stat after writing, when taken */
   stat: WrittenFileStat | null;
+  /**
+   * When the write was asked to put it in place (`placeAt`): null once renamed there, else
+   * why not (the temporary is then still where it was written). Undefined: not asked, or not
+   * done (the caller renames it).
+   */
+  placeError?: unknown | null;
 }
 
 /** A staged file (see StagedWriteOptions): written, checked, waiting to be put in place. */
@@ -364,7 +370,10 @@ class Writer {
     }
 
     const temporary = path.join(folder, temporaryName());
-    const written = await this.writeTemporary(entry, temporary, existing !== null, signal);
+    // A new file of an unstaged write needs nothing between its write and its rename: a
+    // writer that can (a small file written on a worker thread) puts it in place in the same hop.
+    const placeAt = existing === null && !this.beforeCommit ? target : null;
+    const written = await this.writeTemporary(entry, temporary, existing !== null, signal, placeAt);
     try {
       if (existing !== null && BigInt(written.bytes) === existing.size) {
         const existingHashes = await this.params.hashCache.getOrCompute(this.versionOf(target, existing), () => hashNoFollow(target, this.params.algorithms));
@@ -380,7 +389,8 @@ class Writer {
         return;
       }
       try {
-        await rename(temporary, target);
+        if (written.placeError === undefined) await rename(temporary, target);
+        else if (written.placeError !== null) throw written.placeError;
         this.written.add(foldName(target));
       } catch (error) {
         // A folder appeared at the destination after the check above.
@@ -391,8 +401,10 @@ class Writer {
       await unlink(temporary).catch(() => undefined);
       throw error;
     }
-    const stored = await lstatOrNull(target);
-    if (stored?.isFile()) this.params.hashCache.set(this.versionOf(target, stored), written.hashes);
+    // the temporary's stat, taken after its times were set, is the file's (a rename keeps
+    // size, mtime and inode): no lstat after the rename
+    const stored = written.stat !== null && written.timesSet ? written.stat : await lstatOrNull(target);
+    if (stored !== null && (stored === written.stat || (stored as BigIntStats).isFile())) this.params.hashCache.set(this.versionOf(target, stored), written.hashes);
     (existing === null ? out.created : out.updated).push(destination);
   }
 
@@ -465,8 +477,8 @@ class Writer {
    * the temporary file on any failure; an abort becomes CancelledError. Replacements are
    * fsynced before the rename so a crash cannot leave an empty file where data was.
    */
-  private async writeTemporary(entry: Entry, temporary: string, replacing: boolean, signal: AbortSignal): Promise<WrittenTemporary> {
-    if (entry.size !== null && entry.size <= CONCURRENT_FILE_BYTES) return this.writeSmallTemporary(entry, temporary, replacing, signal);
+  private async writeTemporary(entry: Entry, temporary: string, replacing: boolean, signal: AbortSignal, placeAt: string | null = null): Promise<WrittenTemporary> {
+    if (entry.size !== null && entry.size <= CONCURRENT_FILE_BYTES) return this.writeSmallTemporary(entry, temporary, replacing, signal, placeAt);
     const source: Readable = await entry.open();
     // A stream that is already hashing (the job runner's fixity check) computes what the
     // cache needs too, when asked before its first byte (so at once, before any await): the
@@ -497,9 +509,9 @@ class Writer {
    * its stat taken through the open handle: a handful of file-system calls and no write
    * stream per file, which is what an upload of thousands of small files pays for.
    */
-  private async writeSmallTemporary(entry: Entry, temporary: string, replacing: boolean, signal: AbortSignal): Promise<WrittenTemporary> {
+  private async writeSmallTemporary(entry: Entry, temporary: string, replacing: boolean, signal: AbortSignal, placeAt: string | null): Promise<WrittenTemporary> {
     const readWhole = readWholeOf(entry);
-    if (readWhole) return this.writeWholeTemporary(entry, readWhole, temporary, replacing);
+    if (readWhole) return this.writeWholeTemporary(entry, readWhole, temporary, replacing, placeAt);
     const source: Readable = await entry.open();
     const upstream = source instanceof HashingPassThrough && source.addAlgorithms(this.params.algorithms) ? source : null;
     const hasher = upstream ?? new HashingPassThrough(this.params.algorithms);
@@ -550,16 +562,17 @@ class Writer {
    * pass as the reader's own checks: read first, so a damaged entry leaves no temporary; then
    * the same few calls through one handle as writeSmallTemporary.
    */
-  private async writeWholeTemporary(entry: Entry, readWhole: ReadWhole, temporary: string, replacing: boolean): Promise<WrittenTemporary> {
+  private async writeWholeTemporary(entry: Entry, readWhole: ReadWhole, temporary: string, replacing: boolean, placeAt: string | null): Promise<WrittenTemporary> {
     const { bytes, hashes } = await readWhole(this.params.algorithms);
     const mtime = entry.mtime && !Number.isNaN(entry.mtime.getTime()) ? entry.mtime : null;
     const workers = fileWriteWorkers();
     if (workers.available) {
       try {
-        // open, write, times, (fsync of a replacement), fstat, close in one hop to a worker
-        // thread; it removes the temporary itself when any of them fails
-        const stat = await workers.writeNewFile(temporary, bytes, mtime, replacing);
-        return { hashes: this.wantedHashes(hashes), bytes: bytes.length, timesSet: mtime !== null, stat };
+        // open, write, times, (fsync of a replacement), fstat, close (and the rename to
+        // `placeAt`) in one hop to a worker thread; it removes the temporary itself when any
+        // but the rename fails
+        const { placeError, ...stat } = await workers.writeNewFile(temporary, bytes, mtime, replacing, placeAt);
+        return { hashes: this.wantedHashes(hashes), bytes: bytes.length, timesSet: mtime !== null, stat, ...(placeAt !== null ? { placeError } : {}) };
       } catch (error) {
         if (!(error instanceof FileWorkerLost)) throw this.params.options.signal.aborted ? new CancelledError() : error;
         // the worker died mid-write: whatever it left goes, and this file is written here

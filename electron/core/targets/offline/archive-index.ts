@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type yauzl from 'yauzl';
 import { isFerryError } from '../../errors.js';
-import { parseManifest } from '../../zip/bagit-format.js';
+import { parseManifest } from '../../bag/bagit-format.js';
 import { bagDownloadView, PROVENANCE_FILE, type BagProvenanceV1 as Provenance } from '../../provenance/format.js';
 import { scanCentralDirectory, type DirectoryTable } from '../../zip/central-directory.js';
 import { admitEntries, checkEntryCount, type AdmittedEntries, type ArchiveLimits } from '../../zip/entry-policy.js';

@@ -9,7 +9,7 @@ import yazl from 'yazl';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../limits.js';
 import type { ResourceNode, TargetContext } from '../../target.js';
-import { bagNameFor, writeBagZip } from '../../zip/bag-writer.js';
+import { bagNameFor, writeBagZip } from '../../bag/bag-writer.js';
 import { LocalTarget } from '../local/local-target.js';
 import { OfflineTarget } from './offline-target.js';
 import { indexArchive } from './archive-index.js';

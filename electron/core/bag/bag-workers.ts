@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { LOCAL_HEADER_BYTES, FLAG_UTF8 } from './bag-zip-format.js';
-import { sampleDecision } from './compression-choice.js';
+import { LOCAL_HEADER_BYTES, FLAG_UTF8, writeLocalHeader } from '../zip/zip-records.js';
+import { sampleDecision } from '../zip/compression-choice.js';
 import { SharedRing } from '../shared-ring.js';
 import { CancelledError } from '../errors.js';
 import { fastCrc32ModulePath } from '../crc32.js';
@@ -35,6 +35,8 @@ const crc32 = (() => {
   return zlib.crc32;
 })();
 const sampleDecision = (${sampleDecision.toString()});
+// the one local-header writer (zip/zip-records.ts)
+const writeLocalHeader = (${writeLocalHeader.toString()});
 // A small file is judged on its first 4 KiB (the entropy test costs ~2 ns a byte, a
 // quarter of deflating text, so a large sample would add a quarter to every text file);
 // under 4 KiB it is simply deflated, and kept only if smaller: a trial would cost as much.
@@ -162,18 +164,7 @@ function batch(m) {
       }
     }
     if (method === 0) bytes.copy(out, body);
-    out.writeUInt32LE(0x04034b50, at);
-    out.writeUInt16LE(20, at + 4);
-    out.writeUInt16LE(FLAG_UTF8, at + 6);
-    out.writeUInt16LE(method, at + 8);
-    out.writeUInt16LE(f.dosTime, at + 10);
-    out.writeUInt16LE(f.dosDate, at + 12);
-    out.writeUInt32LE(crc >>> 0, at + 14);
-    out.writeUInt32LE(compressedSize, at + 18);
-    out.writeUInt32LE(bytes.length, at + 22);
-    out.writeUInt16LE(name.length, at + 26);
-    out.writeUInt16LE(0, at + 28);
-    name.copy(out, at + LOCAL_HEADER_BYTES);
+    writeLocalHeader(out, at, FLAG_UTF8, method, f.dosTime, f.dosDate, crc, compressedSize, bytes.length, name);
     const recordBytes = LOCAL_HEADER_BYTES + name.length + compressedSize;
     at += recordBytes;
     results.push({ hashes, crc, method, compressedSize, size: bytes.length, recordBytes, error: null });

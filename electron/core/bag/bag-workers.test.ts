@@ -6,7 +6,7 @@ import path from 'node:path';
 import { crc32, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { BagWorkerPool, type BatchFile } from './bag-workers.js';
-import { LOCAL_HEADER_BYTES } from './bag-zip-format.js';
+import { LOCAL_HEADER_BYTES } from '../zip/zip-records.js';
 
 // The workers' answers must be exactly what the main thread would compute: digests, CRC,
 // the bytes (stored or deflated), and ZIP local headers a reader accepts.

@@ -12,7 +12,7 @@ import { bagNameFor, writeBagZip} from './bag-writer.js';
 import type { ProvenanceEntry as Provenance, ProvenanceLog } from '../provenance/format.js';
 import { parseManifest } from './bagit-format.js';
 import { memoryReadResult } from './testing/folder-source.js';
-import { readZipText, run } from './testing/zip-inspect.js';
+import { readZipText, run } from '../zip/testing/zip-inspect.js';
 
 // A source that remembers a file's digests with the CRC-32 of the bytes they came from
 // (the local target) lets a download skip md5 and sha256 while the bytes it reads still

@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS } from '../limits.js';
 import { bagNameFor, writeBagZip } from './bag-writer.js';
 import { parseManifest } from './bagit-format.js';
 import { folderReadResult } from './testing/folder-source.js';
-import { run } from './testing/zip-inspect.js';
+import { run } from '../zip/testing/zip-inspect.js';
 import { openUploadZip } from './upload-reader.js';
 
 // A downloaded bag is also an RO-Crate (RO-Crate 1.2, the crate's root at the bag's top).

@@ -3,9 +3,10 @@
 // Info-ZIP extended timestamp in the central directory, data descriptors for entries whose
 // CRC and sizes are known only after their bytes, and ZIP64 fields only where needed.
 //
-// The local header of a file read whole is built on a worker thread with its data (see
-// bag-workers.ts, same layout as `streamedLocalHeader` but with CRC and sizes filled in and
-// no data-descriptor flag); this module builds the rest on the main thread.
+// The local header of a file read whole is built on a worker thread with its data
+// (bag/bag-workers.ts, by writeLocalHeader's own text, with CRC and sizes filled in and no
+// data-descriptor flag); this module builds the rest on the main thread. The one writer of
+// ZIP records in Ferry.
 
 export const LOCAL_HEADER_BYTES = 30;
 const CENTRAL_RECORD_BYTES = 46;
@@ -65,16 +66,30 @@ export function zipEntryName(path: string, isFolder: boolean): Buffer {
 /** A local header whose CRC and sizes come later, in a data descriptor. */
 export function streamedLocalHeader(name: Buffer, method: number, dosTime: number, dosDate: number): Buffer {
   const header = Buffer.alloc(LOCAL_HEADER_BYTES + name.length);
-  header.writeUInt32LE(0x04034b50, 0);
-  header.writeUInt16LE(VERSION_NEEDED_UTF8, 4);
-  header.writeUInt16LE(FLAG_UTF8 | FLAG_DATA_DESCRIPTOR, 6);
-  header.writeUInt16LE(method, 8);
-  header.writeUInt16LE(dosTime, 10);
-  header.writeUInt16LE(dosDate, 12);
   // CRC and sizes stay 0
-  header.writeUInt16LE(name.length, 26);
-  name.copy(header, LOCAL_HEADER_BYTES);
+  writeLocalHeader(header, 0, FLAG_UTF8 | FLAG_DATA_DESCRIPTOR, method, dosTime, dosDate, 0, 0, 0, name);
   return header;
+}
+
+/**
+ * The one writer of a local file header (and its name) into `out` at `at`: for streamed
+ * entries here, and on the bag workers for files read whole, whose source embeds this
+ * function's text (bag-workers.ts). So it names nothing outside itself: literals only
+ * (LOCAL_HEADER_BYTES is 30, version needed 2.0 as every entry Ferry writes is UTF-8-named).
+ */
+export function writeLocalHeader(out: Buffer, at: number, flags: number, method: number, dosTime: number, dosDate: number, crc: number, compressedSize: number, size: number, name: Buffer): void {
+  out.writeUInt32LE(0x04034b50, at);
+  out.writeUInt16LE(20, at + 4);
+  out.writeUInt16LE(flags, at + 6);
+  out.writeUInt16LE(method, at + 8);
+  out.writeUInt16LE(dosTime, at + 10);
+  out.writeUInt16LE(dosDate, at + 12);
+  out.writeUInt32LE(crc >>> 0, at + 14);
+  out.writeUInt32LE(compressedSize, at + 18);
+  out.writeUInt32LE(size, at + 22);
+  out.writeUInt16LE(name.length, at + 26);
+  out.writeUInt16LE(0, at + 28);
+  name.copy(out, at + 30);
 }
 
 export function dataDescriptor(crc: number, compressedSize: number, size: number): Buffer {

@@ -11,7 +11,7 @@ import { bagNameFor, writeBagZip} from './bag-writer.js';
 import type { ProvenanceLog } from '../provenance/format.js';
 import { parseManifest, parseTagFields } from './bagit-format.js';
 import { folderReadResult, memoryReadResult } from './testing/folder-source.js';
-import { listZip, readZipText, run } from './testing/zip-inspect.js';
+import { listZip, readZipText, run } from '../zip/testing/zip-inspect.js';
 
 let work: string;
 beforeAll(async () => {

@@ -6,10 +6,11 @@ import { FerryError, isFerryError, tooLarge } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { validateBag, type BagFile, type ValidateBagOptions, type ValidatedBag } from './bag-validator.js';
 import { withReadWhole } from '../jobs/whole-entry.js';
-import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole } from './zip-entry-stream.js';
-import { openArchive, type OpenedArchive } from './open-archive.js';
-import { scanCentralDirectory, type DirectoryTable } from './central-directory.js';
-import { admitEntries, checkEntryCount } from './entry-policy.js';
+import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole } from '../zip/zip-entry-stream.js';
+import { openArchive, type OpenedArchive } from '../zip/open-archive.js';
+import { scanCentralDirectory, type DirectoryTable } from '../zip/central-directory.js';
+import { admitEntries, checkEntryCount } from '../zip/entry-policy.js';
+import { carriedRecord } from './bag-record.js';
 
 // An uploaded ZIP (already spooled to disk) read through its central directory, never
 // extracted. Everything the policy refuses (entry-policy.ts: hostile, over a limit) is
@@ -26,6 +27,8 @@ export interface UploadArchive {
   totalBytes: number;
   /** what a bag's validation accepted with a reservation (see ValidatedBag); none for a plain ZIP */
   warnings: string[];
+  /** the provenance record a bag carries as a tag file (bag-record.ts); null for a plain ZIP or a bag without one */
+  carriedRecord(): Promise<string | null>;
   /**
    * payload entries (for a bag: relative to data/, hashes from its manifests); re-iterable.
    * An entry with a manifest digest is not CRC-checked here: its reader must check `hashes`
@@ -153,7 +156,7 @@ interface ArchiveSource {
 }
 
 function plainArchive(source: ArchiveSource, records: ZipRecord[]): UploadArchive {
-  return makeArchive(source, 'plain', records.filter((r) => !r.litter), '', () => ({}), []);
+  return makeArchive(source, 'plain', records.filter((r) => !r.litter), '', () => ({}), [], async () => null);
 }
 
 /** The bag's payload as validation found it: its files are exactly those `bag.hashes` holds. */
@@ -162,7 +165,10 @@ function bagArchive(source: ArchiveSource, bagRecords: ZipRecord[], bagRoot: str
     .filter((r) => r.path.startsWith('data/'))
     .map((r) => ({ ...r, path: r.path.slice('data/'.length) }))
     .filter((r) => r.kind === 'folder' || bag.hashes.has(r.path));
-  return makeArchive(source, 'bag', payload, `${bagRoot}data/`, (path) => ({ ...bag.hashes.get(path) }), bag.warnings);
+  const tagFiles = bagRecords
+    .filter((r) => r.kind === 'file' && !r.path.includes('/'))
+    .map((r) => ({ path: r.path, size: r.size, open: () => openZipEntry(source.zip, r.entry, bagRoot + r.path) }));
+  return makeArchive(source, 'bag', payload, `${bagRoot}data/`, (path) => ({ ...bag.hashes.get(path) }), bag.warnings, () => carriedRecord(tagFiles));
 }
 
 /** digests the job checks every byte against (entry-stream.ts), each stronger than a CRC-32 */
@@ -176,6 +182,7 @@ function makeArchive(
   zipPrefix: string,
   hashesOf: (path: string) => Record<string, string>,
   warnings: string[],
+  carried: () => Promise<string | null>,
 ): UploadArchive {
   const files = records.filter((r) => r.kind === 'file');
   const topLevel = [...new Set(records.map((r) => r.path.split('/')[0]!))];
@@ -239,6 +246,7 @@ function makeArchive(
     fileCount: files.length,
     totalBytes: files.reduce((sum, r) => sum + r.size, 0),
     warnings,
+    carriedRecord: () => (closed ? Promise.reject(new Error('The uploaded ZIP was already closed.')) : carried()),
     entries,
     close: async () => {
       if (closed) return;

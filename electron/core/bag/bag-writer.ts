@@ -17,9 +17,9 @@ import {
   streamedLocalHeader,
   zipEntryName,
   type CentralRecord,
-} from './bag-zip-format.js';
-import { isIncompressibleByName, isTextByName, SAMPLE_BYTES, sampleCompressesOffThread } from './compression-choice.js';
-import { ZipOutput, type LendingSink } from './zip-output.js';
+} from '../zip/zip-records.js';
+import { isIncompressibleByName, isTextByName, SAMPLE_BYTES, sampleCompressesOffThread } from '../zip/compression-choice.js';
+import { ZipOutput, type LendingSink } from '../zip/zip-output.js';
 import { askDirectFiles, openDirectSource, streamSource, type LargeFileSource } from './large-file-source.js';
 
 // A download is a BagIt bag (RFC 8493) inside a ZIP, streamed: entries are pulled from the

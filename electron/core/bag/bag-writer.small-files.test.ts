@@ -11,7 +11,7 @@ import { LocalTarget } from '../targets/local/local-target.js';
 import { encodeLocalId } from '../targets/local/ids.js';
 import { writeBagZip } from './bag-writer.js';
 import { memoryReadResult } from './testing/folder-source.js';
-import { listZip, readZipText, run } from './testing/zip-inspect.js';
+import { listZip, readZipText, run } from '../zip/testing/zip-inspect.js';
 
 // Small files go to the bag workers whole (read by them, or handed over as bytes), many at once: memory must stay bounded when the
 // client does not read, and the bag must be the same as ever (hashes, store/deflate, order).

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../limits.js';
-import { rawZip, type RawEntry } from './testing/raw-zip.js';
+import { rawZip, type RawEntry } from '../zip/testing/raw-zip.js';
 import { openUploadZip } from './upload-reader.js';
 
 let dir: string;

@@ -10,7 +10,7 @@ import type { Entry } from '../target.js';
 import { writeBagZip } from './bag-writer.js';
 import { openUploadZip } from './upload-reader.js';
 import { memoryReadResult } from './testing/folder-source.js';
-import { run } from './testing/zip-inspect.js';
+import { run } from '../zip/testing/zip-inspect.js';
 
 // More than 65,535 entries needs the ZIP64 end-of-central-directory records (the classic
 // record counts entries in 16 bits). Files over 4 GiB use the same ZIP64 machinery in

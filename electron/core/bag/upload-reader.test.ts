@@ -15,8 +15,8 @@ import { bagNameFor, writeBagZip } from './bag-writer.js';
 import { readWholeOf } from '../jobs/whole-entry.js';
 import { openUploadZip, type UploadArchive } from './upload-reader.js';
 import { folderReadResult } from './testing/folder-source.js';
-import { rawZip, type RawEntry } from './testing/raw-zip.js';
-import { run } from './testing/zip-inspect.js';
+import { rawZip, type RawEntry } from '../zip/testing/raw-zip.js';
+import { run } from '../zip/testing/zip-inspect.js';
 
 let work: string;
 let counter = 0;

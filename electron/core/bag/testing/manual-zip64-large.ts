@@ -1,7 +1,7 @@
 // Manual check, too slow for CI (minutes, ~5 GB of temp disk): a bag holding one file
 // over 4 GiB, STORED, so sizes and offsets both need ZIP64. Checks it with `unzip -t`
 // and reads it back through openUploadZip (full bag validation = every byte hashed).
-//   npx tsx electron/core/zip/testing/manual-zip64-large.ts [GiB, default 4.5]
+//   npx tsx electron/core/bag/testing/manual-zip64-large.ts [GiB, default 4.5]
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { DEFAULT_LIMITS } from '../../limits.js';
 import { writeBagZip } from '../bag-writer.js';
 import { openUploadZip } from '../upload-reader.js';
 import { memoryReadResult } from './folder-source.js';
-import { run } from './zip-inspect.js';
+import { run } from '../../zip/testing/zip-inspect.js';
 
 async function main(): Promise<void> {
   const size = Math.round(Number(process.argv[2] ?? 4.5) * 1024 ** 3);
