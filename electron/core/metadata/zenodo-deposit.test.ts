@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { depositMetadata } from './metadata.js';
+import { depositMetadata } from './zenodo-deposit.js';
 
 describe('depositMetadata', () => {
   it('sets what a deposition holds, and names what it cannot', () => {
