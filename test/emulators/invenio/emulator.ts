@@ -41,6 +41,8 @@ export interface InvenioRecord {
   versionIndex: number;
   /** id of the next version's draft, once made */
   nextDraft: string | null;
+  /** the metadata as created, besides the title (kept as sent: the emulator does not check its schema) */
+  metadata?: Record<string, unknown>;
   files: InvenioFile[];
   created: string;
   updated: string;
@@ -123,6 +125,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
       const json = JSON.parse(body.toString('utf8') || '{}') as { metadata?: { title?: string; creators?: unknown[]; publication_date?: string; resource_type?: unknown } };
       const record = state.addRecord(owner, json.metadata?.title ?? '');
       record.hiddenSearches = state.options.indexLagSearches;
+      record.metadata = json.metadata;
       // a draft is saved with what it lacks for publishing listed in `errors`
       const errors = [];
       if (!json.metadata?.creators?.length) errors.push({ field: 'metadata.creators', messages: ['Missing data for required field.'] });
@@ -305,7 +308,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
       is_published: record.published,
       status: asDraft ? (record.versionIndex > 1 ? 'new_version_draft' : 'draft') : 'published',
       pids: record.published ? { doi: { identifier: `10.5281/emulator.${record.id}`, provider: 'datacite' } } : {},
-      metadata: { title: record.title, resource_type: { id: 'dataset', title: { en: 'Dataset' } }, publication_date: record.created.slice(0, 10) },
+      metadata: { resource_type: { id: 'dataset', title: { en: 'Dataset' } }, publication_date: record.created.slice(0, 10), ...record.metadata, title: record.title },
       access: { record: 'public', files: 'public', embargo: { active: false } },
       files: { enabled: true, count: record.files.length, total_bytes: record.files.reduce((sum, f) => sum + (f.bytes?.length ?? 0), 0) },
     };

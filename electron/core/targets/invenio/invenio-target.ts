@@ -2,6 +2,7 @@ import { badRequest, FerryError, notFound, throwIfAborted } from '../../errors.j
 import { normalizeTimestamp } from '../../time.js';
 import {
   fullActions,
+  type DescriptiveMetadata,
   type Entry,
   type ListScope,
   type ReadResult,
@@ -24,6 +25,7 @@ import { parseInvenioToken } from './credentials.js';
 import { fileId, parseInvenioId, recordId } from './ids.js';
 import { searchUserRecords } from './search.js';
 import { removedOnFailure } from '../../remote/new-record.js';
+import { invenioMetadata, readInvenioMetadata } from '../../metadata/invenio.js';
 
 export interface InvenioTargetOptions extends InvenioApiOptions {
   /** the instance a bare token is for ('' when none is configured) */
@@ -51,6 +53,7 @@ export class InvenioTarget implements Target {
     credential: 'remote',
     // ids.ts builds every id from record ids ([a-z0-9-]) and base64url text
     plainIds: true,
+    keepsMetadata: true,
   };
 
   private readonly clients = new Map<string, InvenioApi>();
@@ -88,6 +91,14 @@ export class InvenioTarget implements Target {
   /** The instance's own index of the user's records (search.ts); answers records, not files. */
   search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
     return searchUserRecords(this.api(ctx), ctx, query, recordNode);
+  }
+
+  /** A record's (its draft's, when it has one) metadata in the common model (metadata/invenio.ts); null for a file. */
+  async describe(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null> {
+    const parsed = parseInvenioId(id);
+    if (parsed.kind !== 'record') return null;
+    const { record } = await resolve(this.api(ctx), parsed.recordId, ctx.signal);
+    return readInvenioMetadata(record.metadata as Record<string, unknown> | undefined);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
@@ -160,7 +171,7 @@ export class InvenioTarget implements Target {
           outcome,
           'A new InvenioRDM record',
           async (top) => {
-            const draft = await this.createDraft(api, top, options, ctx.signal);
+            const draft = await this.createDraft(api, top, options, outcome, ctx.signal);
             made({
               label: `the new draft record '${titleOf(draft)}' (${draft.id})`,
               howToRemove: `delete the draft on ${api.account.url}uploads/${draft.id}`,
@@ -216,16 +227,19 @@ export class InvenioTarget implements Target {
    * and a description naming the job. Creators are left to the owner, who must add them
    * before publishing (the draft is saved without them).
    */
-  private async createDraft(api: InvenioApi, wanted: string, options: WriteOptions, signal: AbortSignal): Promise<InvenioRecord> {
+  private async createDraft(api: InvenioApi, wanted: string, options: WriteOptions, outcome: WriteOutcome, signal: AbortSignal): Promise<InvenioRecord> {
     const taken = new Set<string>();
     for await (const hit of api.userRecords(signal)) taken.add(titleOf(hit));
     let title = wanted;
     for (let n = 2; taken.has(title); n++) title = `${wanted} (${n})`;
+    // the source's descriptive metadata where the records schema holds it (metadata/invenio.ts)
+    const described = invenioMetadata(options.metadata);
+    if (described.notes.length) outcome.notes = [...(outcome.notes ?? []), ...described.notes];
     return api.createDraft(
       {
         access: { record: 'public', files: 'public' },
         files: { enabled: true },
-        metadata: { resource_type: { id: 'dataset' }, title, publication_date: new Date().toISOString().slice(0, 10), description: `Deposited with Ferry (${options.jobLabel}).` },
+        metadata: { resource_type: { id: 'dataset' }, title, publication_date: new Date().toISOString().slice(0, 10), description: `Deposited with Ferry (${options.jobLabel}).`, ...described.fields },
       },
       signal,
     );

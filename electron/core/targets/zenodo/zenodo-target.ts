@@ -3,6 +3,7 @@ import { formatBytes } from '../../../../shared/format.js';
 import { normalizeTimestamp } from '../../time.js';
 import {
   fullActions,
+  type DescriptiveMetadata,
   type Entry,
   type ListScope,
   type ReadResult,
@@ -21,7 +22,7 @@ import { depositionId, fileId, parseZenodoId } from './ids.js';
 import { searchDepositions } from './search.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
-import { depositMetadata } from '../../metadata/zenodo-deposit.js';
+import { depositMetadata, readDepositMetadata } from '../../metadata/zenodo-deposit.js';
 import { escapeHtml } from '../../metadata/model.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
@@ -86,6 +87,13 @@ export class ZenodoTarget implements Target {
   /** Zenodo's own index of the user's depositions (search.ts); answers depositions, not files. */
   search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
     return searchDepositions(this.api, ctx, query, depositionNode);
+  }
+
+  /** A deposition's metadata in the common model (metadata/zenodo-deposit.ts); null for a file. */
+  async describe(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null> {
+    const parsed = parseZenodoId(id);
+    if (parsed.kind !== 'deposition') return null;
+    return readDepositMetadata((await this.api.deposition(ctx.token, parsed.depositionId, ctx.signal)).metadata as Record<string, unknown> | undefined);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
