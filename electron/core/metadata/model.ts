@@ -87,3 +87,9 @@ export function fullName(given: unknown, family: unknown): string {
 export function fundingPhrase(funding: NonNullable<DescriptiveMetadata['funding']>): string {
   return funding.map((f) => [f.funder, f.award].filter(Boolean).join(' ')).join('; ');
 }
+
+/** Metadata a person reviewed (a request's `metadata`, its shape already checked): ORCID iDs bare, empty fields dropped. */
+export function reviewedMetadata(metadata: DescriptiveMetadata): DescriptiveMetadata {
+  const creators = metadata.creators?.map((c) => ({ ...c, ...(c.orcid ? { orcid: bareOrcid(c.orcid) ?? c.orcid } : {}) }));
+  return compact({ ...metadata, ...(creators ? { creators } : {}) });
+}
