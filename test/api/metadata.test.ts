@@ -86,7 +86,7 @@ describe('OSF → Zenodo → local', () => {
       creators: [{ name: 'Ada Lovelace', orcid: '0000-0002-1825-0097' }, { name: 'Charles Babbage' }],
       license: 'cc-by-4.0',
     });
-    expect(toZenodo.report!.notes ?? []).toEqual([]);
+    expect(toZenodo.report!.notes ?? []).toEqual([expect.stringMatching(/^Zenodo keeps no folders: .*'raw\/log\.txt' as 'raw__log\.txt'/)]);
     const record = deposition.files.find((file) => file.key === 'ferry-provenance.json')!;
     const first = (JSON.parse(record.bytes.toString('utf8')) as ProvenanceLog).entries[0]!;
     expect(first.source).toMatchObject({ target: 'osf', resource_id: project.id, title: 'Coastal Survey' });

@@ -329,7 +329,7 @@ export class FigshareTarget implements Target {
   private async uploadOne(ctx: TargetContext, article: ArticleFiles, entry: Entry, relativePath: string, options: WriteOptions, outcome: WriteOutcome): Promise<void> {
     const { token } = ctx;
     const signal = options.signal;
-    const name = flatName(relativePath);
+    const name = flatName(relativePath, outcome, 'figshare');
     if (article.files === null) {
       article.files = [];
       for await (const file of this.api.files(token, article, signal)) article.files.push(file);

@@ -260,7 +260,7 @@ class DraftWriter {
   }
 
   async upload(entry: Entry, relativePath: string, outcome: WriteOutcome): Promise<void> {
-    const key = flatName(relativePath);
+    const key = flatName(relativePath, outcome, 'InvenioRDM');
     const existing = this.byKey.get(key);
     const complete = existing?.status === 'completed';
     if (complete && this.options.duplicateAction === 'ignore') return void outcome.ignored.push(entry.path);

@@ -234,7 +234,7 @@ export class ZenodoTarget implements Target {
 
   /** One file into a draft's bucket; remote refusals become per-file errors. */
   private async uploadOne(ctx: TargetContext, deposition: Deposition, entry: Entry, relativePath: string, options: WriteOptions, outcome: WriteOutcome): Promise<void> {
-    const key = flatName(relativePath);
+    const key = flatName(relativePath, outcome, 'Zenodo');
     const files = (deposition.files ??= []);
     const existing = files.find((file) => file.filename === key);
     const fail = (error: string) => outcome.fileErrors.push({ path: entry.path, error });
