@@ -305,6 +305,26 @@ export interface TransferRequest {
   source_target_name: string;
   source_resource_id?: string;
   source_resource_ids?: string[];
+  /** a new top-level resource's descriptive metadata, as reviewed (GET …/metadata/): used instead of the source's */
+  metadata?: DescriptiveMetadata;
+}
+
+/**
+ * Descriptive metadata in one model for every target (issue #21; docs/provenance.md). A field
+ * left out is not known; nothing is filled in by guess.
+ */
+export interface DescriptiveMetadata {
+  title?: string;
+  /** plain text */
+  description?: string;
+  creators?: { name: string; orcid?: string; affiliation?: string }[];
+  keywords?: string[];
+  /** an SPDX identifier (e.g. "CC-BY-4.0") where known, else the licence's name */
+  license?: string;
+  /** YYYY-MM-DD */
+  publication_date?: string;
+  related_identifiers?: { identifier: string; relation: string }[];
+  funding?: { funder: string; award?: string }[];
 }
 
 /** The most resources one transfer or download request may name (its JSON body must also stay under 1 MiB). */

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { NodeColumns } from './node-columns.js';
 import type {
+  DescriptiveMetadata,
   DuplicateFileAction,
   FileError,
   FileOperation,
@@ -364,23 +365,8 @@ export interface WriteOptions {
   metadata?: DescriptiveMetadata;
 }
 
-/**
- * Descriptive metadata in one model for every target (issue #21). A field left out is not
- * known; nothing is filled in by guess.
- */
-export interface DescriptiveMetadata {
-  title?: string;
-  /** plain text */
-  description?: string;
-  creators?: { name: string; orcid?: string; affiliation?: string }[];
-  keywords?: string[];
-  /** an SPDX identifier (e.g. "CC-BY-4.0") where known, else the licence's name */
-  license?: string;
-  /** YYYY-MM-DD */
-  publication_date?: string;
-  related_identifiers?: { identifier: string; relation: string }[];
-  funding?: { funder: string; award?: string }[];
-}
+/** Descriptive metadata in one model for every target: declared in shared/api.ts, where the API's clients use it too. */
+export type { DescriptiveMetadata };
 
 export interface CopyFromOptions extends WriteOptions {
   /** the source target's token */

@@ -124,6 +124,55 @@ export const componentSchemas = [
     },
   },
   {
+    $id: 'DescriptiveMetadata',
+    type: 'object',
+    description:
+      "Descriptive metadata in Ferry's one model (docs/provenance.md): a field left out is not known. What a destination " +
+      "cannot hold of it is named in the job's report.notes.",
+    additionalProperties: false,
+    properties: {
+      title: { type: 'string', maxLength: 1000 },
+      description: { type: 'string', maxLength: 100_000, description: 'plain text; paragraphs separated by a blank line' },
+      creators: {
+        type: 'array',
+        maxItems: 1000,
+        items: {
+          type: 'object',
+          required: ['name'],
+          additionalProperties: false,
+          properties: {
+            name: { type: 'string', minLength: 1, maxLength: 500 },
+            orcid: { type: 'string', pattern: '^(https?://(www\\.)?orcid\\.org/)?[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{3}[0-9X]$', description: 'an ORCID iD, bare or as its URL' },
+            affiliation: { type: 'string', maxLength: 500 },
+          },
+        },
+      },
+      keywords: { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 500 } },
+      license: { type: 'string', maxLength: 500, description: 'an SPDX identifier (CC-BY-4.0) where known, else the licence\'s name' },
+      publication_date: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' },
+      related_identifiers: {
+        type: 'array',
+        maxItems: 1000,
+        items: {
+          type: 'object',
+          required: ['identifier', 'relation'],
+          additionalProperties: false,
+          properties: { identifier: { type: 'string', minLength: 1, maxLength: 2000 }, relation: { type: 'string', minLength: 1, maxLength: 100, description: "DataCite's relation type, e.g. isSupplementTo" } },
+        },
+      },
+      funding: {
+        type: 'array',
+        maxItems: 1000,
+        items: {
+          type: 'object',
+          required: ['funder'],
+          additionalProperties: false,
+          properties: { funder: { type: 'string', minLength: 1, maxLength: 500 }, award: { type: 'string', maxLength: 500 } },
+        },
+      },
+    },
+  },
+  {
     $id: 'Acknowledgement',
     type: 'object',
     required: ['ticket_number', 'message'],

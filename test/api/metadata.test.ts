@@ -91,7 +91,7 @@ describe('OSF → Zenodo → local', () => {
       rights: [{ id: 'cc-by-4.0' }],
       resource_type: { id: 'dataset' },
     });
-    expect(toZenodo.report!.notes ?? []).toEqual([]);
+    expect(toZenodo.report!.notes ?? []).toEqual([expect.stringMatching(/^Zenodo keeps no folders: .*'raw\/log\.txt' as 'raw__log\.txt'/)]);
     const record = deposition.files.find((file) => file.key === 'ferry-provenance.json')!;
     const first = (JSON.parse(record.bytes!.toString('utf8')) as ProvenanceLog).entries[0]!;
     expect(first.source).toMatchObject({ target: 'osf', resource_id: project.id, title: 'Coastal Survey' });

@@ -234,6 +234,8 @@ export function describeTargetContract(name: string, setup: () => Promise<Target
         for (const file of files) expect(outcome.created).toContain(file);
         expect(outcome.updated).toEqual([]);
         expect(outcome.newResource).toBeUndefined();
+        // A flat target never flattens silently: the job's notes say the folders were not kept.
+        if (fixture.flatNamespace) expect(outcome.notes).toEqual(expect.arrayContaining([expect.stringMatching(/keeps no folders/)]));
         await expectStored(tree);
       });
 

@@ -45,6 +45,8 @@ export interface TransferParams {
    * (containerId), so the source's top folder, named here, is left out of their paths
    */
   insideTop?: string;
+  /** a new top-level resource's descriptive metadata as a person reviewed it, used instead of the source's */
+  metadata?: DescriptiveMetadata;
 }
 
 /**
@@ -155,10 +157,18 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
   const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
   // descriptive metadata (title, creators …) for a new top-level resource, and what could not be carried
-  const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId);
+  const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId, params.metadata);
   const written = await writeWatched(ctx, destination, destinationToken, watchedForProvenance(provenance, read.entries), { ...params, metadata: described.metadata });
-  const report = described.notes.length > 0 ? { ...written, notes: [...(written.notes ?? []), ...described.notes] } : written;
+  const notes = [...described.notes, ...titleNotes(described.metadata, written)];
+  const report = notes.length > 0 ? { ...written, notes: [...(written.notes ?? []), ...notes] } : written;
   return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
+}
+
+/** A new resource is named after the source's top folder (made distinct): a described title it does not bear is said, not dropped. */
+function titleNotes(metadata: DescriptiveMetadata | undefined, report: JobReport): string[] {
+  const made = report.new_resource?.title;
+  if (!metadata?.title || !made || made === metadata.title) return [];
+  return [`The new resource is named '${made}' after the source's folder; the title '${metadata.title}' was not given to it. Rename it on the destination if you want that title.`];
 }
 
 /**
@@ -332,6 +342,8 @@ function transferParams(raw: Record<string, unknown>): TransferParams {
     duplicateAction: duplicateActionOf(raw),
     ...(only ? { only } : {}),
     ...(typeof raw.insideTop === 'string' ? { insideTop: raw.insideTop } : {}),
+    // checked against the DescriptiveMetadata schema when the request came in
+    ...(raw.metadata && typeof raw.metadata === 'object' ? { metadata: raw.metadata as DescriptiveMetadata } : {}),
   };
 }
 

@@ -68,8 +68,9 @@ export function identifierOf(extra: Record<string, unknown>): string | null {
 
 /**
  * A transfer to a new top-level resource carries the source's descriptive metadata
- * (Target.describe). Notes say what could not be carried: a source that could not say, or a
- * destination that keeps none (the destination's writer names what it could not hold).
+ * (Target.describe), or the copy a person `reviewed` instead. Notes say what could not be
+ * carried: a source that could not say, or a destination that keeps none (the destination's
+ * writer names what it could not hold).
  */
 export async function metadataForTransfer(
   source: Target,
@@ -77,11 +78,12 @@ export async function metadataForTransfer(
   sourceId: string,
   destination: Target,
   containerId: string | null,
+  reviewed?: DescriptiveMetadata,
 ): Promise<{ metadata?: DescriptiveMetadata; notes: string[] }> {
-  if (containerId !== null || !source.describe) return { notes: [] };
+  if (containerId !== null || (!source.describe && !reviewed)) return { notes: [] };
   let metadata: DescriptiveMetadata | null;
   try {
-    metadata = await source.describe(sourceCtx, sourceId);
+    metadata = reviewed ?? (await source.describe!(sourceCtx, sourceId));
   } catch (error) {
     return { notes: [`The ${source.info.readable_name} resource's descriptive metadata could not be read (${error instanceof Error ? error.message : String(error)}); none was carried.`] };
   }

@@ -9,7 +9,23 @@ import type { Entry, WriteOptions, WriteOutcome } from '../target.js';
  */
 export const FOLDER_SEPARATOR = '__';
 
-export const flatName = (relativePath: string) => relativePath.split('/').join(FOLDER_SEPARATOR);
+/**
+ * The name `relativePath` gets in a flat record. The first time a write flattens a sub-path,
+ * `outcome.notes` says so, naming `service` (e.g. "Zenodo"): the folders are not kept as
+ * folders, and a person should not find that out later.
+ */
+export function flatName(relativePath: string, outcome: WriteOutcome, service: string): string {
+  const name = relativePath.split('/').join(FOLDER_SEPARATOR);
+  if (name !== relativePath && !outcome.notes?.some((note) => note.startsWith(flattenedNotePrefix(service)))) {
+    outcome.notes = [
+      ...(outcome.notes ?? []),
+      `${flattenedNotePrefix(service)} files in subfolders were stored with their folder path in their names ('${relativePath}' as '${name}'); Ferry does not split such names into folders again when it reads them.`,
+    ];
+  }
+  return name;
+}
+
+const flattenedNotePrefix = (service: string) => `${service} keeps no folders:`;
 
 /**
  * A top-level write into a new record: every entry must sit under one top folder, which names

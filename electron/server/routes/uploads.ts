@@ -15,6 +15,7 @@ import { FILE_FIELD, spoolUpload } from '../spool.js';
 import { resolveTargetToken } from '../tokens.js';
 import { jobPath, resourceFromPath } from '../urls.js';
 import { requireAction } from './resources.js';
+import { reviewedMetadata } from '../../core/metadata/model.js';
 
 export function parseDuplicateAction(value: string | string[] | undefined): DuplicateFileAction {
   const text = (Array.isArray(value) ? value[0] : value)?.trim().toLowerCase();
@@ -109,6 +110,12 @@ const bodySchema = {
             maxItems: MAX_RESOURCES_PER_REQUEST,
             items: { type: 'string', minLength: 1 },
           },
+          metadata: {
+            ...ref('DescriptiveMetadata'),
+            description:
+              'A new top-level resource only: its descriptive metadata as reviewed (GET …/resources/<id>/metadata/, edited), ' +
+              "used instead of the source's. What the destination cannot hold is named in the job's report.notes.",
+          },
         },
       },
     },
@@ -196,6 +203,9 @@ async function acceptPost(
   } else if (request.mediaType === 'application/json') {
     const body = request.body as TransferRequest;
     const ids = sourceIdsOf(body, containerId);
+    if (body.metadata && containerId !== null) {
+      throw badRequest('metadata describes a new top-level resource; a transfer into a folder keeps the folder\'s own. Leave metadata out, or transfer to the top level.');
+    }
     const source = core.targets.get(body.source_target_name);
     requireAction(source, 'resource_download');
     const sourceToken = await resolveTargetToken(core, source, request, 'source');
@@ -213,6 +223,7 @@ async function acceptPost(
         containerId,
         duplicateAction,
         provenance,
+        ...(body.metadata ? { metadata: reviewedMetadata(body.metadata) } : {}),
       },
       tokens: { source: sourceToken, destination },
     });

@@ -84,7 +84,80 @@ export interface DvDataset {
   ingestLockReads: number;
   /** My Data searches left before the index shows it */
   hiddenSearches: number;
+  /** the citation block's fields as created, besides the title; unset: only the title */
+  citation?: DvCitationField[];
+  /** the version's licence; unset: the installation's default (CC0 1.0) */
+  license?: { name: string; uri: string };
 }
+
+export interface DvCitationField {
+  typeName: string;
+  multiple: boolean;
+  typeClass: string;
+  value: unknown;
+}
+
+/**
+ * GET /api/licenses (Dataverse 5.10+): CC0 1.0 ships as the default; installations add
+ * more from scripts/api/data/licenses (here CC BY 4.0, as most do).
+ */
+export const DATAVERSE_LICENSES = [
+  { id: 1, name: 'CC0 1.0', shortDescription: 'Creative Commons CC0 1.0 Universal Public Domain Dedication.', uri: 'http://creativecommons.org/publicdomain/zero/1.0', iconUrl: 'https://licensebuttons.net/p/zero/1.0/88x31.png', active: true, isDefault: true, sortOrder: 0 },
+  { id: 2, name: 'CC BY 4.0', shortDescription: 'Creative Commons Attribution 4.0 International License.', uri: 'http://creativecommons.org/licenses/by/4.0', iconUrl: 'https://licensebuttons.net/l/by/4.0/88x31.png', active: true, isDefault: false, sortOrder: 2 },
+];
+
+/**
+ * The citation block's fields the emulator knows (citation.tsv), each with its type class and
+ * children, and the controlled vocabularies Ferry writes. JsonParser refuses an unknown type
+ * ("Can't find type '<name>'") and a value outside a vocabulary ("Value '<v>' does not exist
+ * in type '<name>'").
+ */
+const CITATION_TYPES: Record<string, { typeClass: string; multiple: boolean; children?: string[] }> = {
+  title: { typeClass: 'primitive', multiple: false },
+  author: { typeClass: 'compound', multiple: true, children: ['authorName', 'authorAffiliation', 'authorIdentifierScheme', 'authorIdentifier'] },
+  datasetContact: { typeClass: 'compound', multiple: true, children: ['datasetContactName', 'datasetContactAffiliation', 'datasetContactEmail'] },
+  dsDescription: { typeClass: 'compound', multiple: true, children: ['dsDescriptionValue', 'dsDescriptionDate'] },
+  subject: { typeClass: 'controlledVocabulary', multiple: true },
+  keyword: { typeClass: 'compound', multiple: true, children: ['keywordValue', 'keywordVocabulary', 'keywordVocabularyURI'] },
+  publication: { typeClass: 'compound', multiple: true, children: ['publicationCitation', 'publicationIDType', 'publicationIDNumber', 'publicationURL'] },
+  grantNumber: { typeClass: 'compound', multiple: true, children: ['grantNumberAgency', 'grantNumberValue'] },
+  productionDate: { typeClass: 'primitive', multiple: false },
+};
+const VOCABULARIES: Record<string, string[]> = {
+  subject: ['Agricultural Sciences', 'Arts and Humanities', 'Astronomy and Astrophysics', 'Business and Management', 'Chemistry', 'Computer and Information Science', 'Earth and Environmental Sciences', 'Engineering', 'Law', 'Mathematical Sciences', 'Medicine, Health and Life Sciences', 'Physics', 'Social Sciences', 'Other'],
+  authorIdentifierScheme: ['ORCID', 'ISNI', 'LCNA', 'VIAF', 'GND', 'DAI', 'ResearcherID', 'ScopusID'],
+  publicationIDType: ['ark', 'arXiv', 'bibcode', 'cstr', 'doi', 'ean13', 'eissn', 'handle', 'isbn', 'issn', 'istc', 'lissn', 'lsid', 'pmid', 'purl', 'upc', 'url', 'urn', 'DASH-NRS'],
+};
+
+/** Why JsonParser would refuse these citation fields, or null. */
+function citationProblem(fields: DvCitationField[]): string | null {
+  const check = (field: DvCitationField, allowed: Record<string, { typeClass: string; multiple: boolean }>): string | null => {
+    const type = allowed[field.typeName] ?? (VOCABULARIES[field.typeName] ? { typeClass: 'controlledVocabulary', multiple: field.multiple } : field.typeName in CHILD_NAMES ? { typeClass: 'primitive', multiple: false } : null);
+    if (!type) return `Can't find type '${field.typeName}'`;
+    if (field.typeClass !== type.typeClass || field.multiple !== type.multiple) return `incorrect typeClass or multiple for '${field.typeName}'`;
+    const values = field.multiple ? (Array.isArray(field.value) ? field.value : null) : [field.value];
+    if (!values) return `Invalid values submitted for ${field.typeName}. It should be an array of values.`;
+    for (const value of values) {
+      if (field.typeClass === 'compound') {
+        const parent = CITATION_TYPES[field.typeName]!;
+        for (const [childName, child] of Object.entries(value as Record<string, DvCitationField>)) {
+          if (!parent.children!.includes(childName) || child.typeName !== childName) return `Can't find type '${childName}'`;
+          const problem = check(child, {});
+          if (problem) return problem;
+        }
+      } else if (field.typeClass === 'controlledVocabulary') {
+        if (!VOCABULARIES[field.typeName]!.includes(String(value))) return `Value '${String(value)}' does not exist in type '${field.typeName}'`;
+      } else if (typeof value !== 'string') return `Invalid value for ${field.typeName}`;
+    }
+    return null;
+  };
+  for (const field of fields) {
+    const problem = check(field, CITATION_TYPES);
+    if (problem) return problem;
+  }
+  return null;
+}
+const CHILD_NAMES = Object.fromEntries(Object.values(CITATION_TYPES).flatMap((t) => t.children ?? []).map((name) => [name, true]));
 
 /** A collection (a "dataverse"): `root` always exists and takes anyone's datasets. */
 export interface DvCollection {
@@ -272,6 +345,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     if (path === '/api/info/version' && method === 'GET') return ok(res, { version: '6.8', build: 'emulator' });
     if (!user) return fail(res, 401, 'User not found for the given API key.');
 
+    if (path === '/api/licenses' && method === 'GET') return ok(res, DATAVERSE_LICENSES);
     if (path === '/api/users/:me' && method === 'GET') {
       return ok(res, { id: user.id, identifier: `@${user.identifier}`, displayName: `${user.firstName} ${user.lastName}`, firstName: user.firstName, lastName: user.lastName, email: user.email, superuser: false, deactivated: false, affiliation: 'Emulator' });
     }
@@ -492,7 +566,7 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     if (!collection) return fail(res, 404, `Can't find dataverse with identifier='${alias}'`);
     // root takes anyone's datasets (as on Harvard Dataverse); elsewhere a role is needed
     if (collection.alias !== 'root' && !collection.members.has(user.id)) return fail(res, 403, `User @${user.identifier} is not permitted to perform requested action.`);
-    const json = JSON.parse(body.toString('utf8')) as { datasetVersion?: { metadataBlocks?: { citation?: { fields?: { typeName: string; value: unknown }[] } } } };
+    const json = JSON.parse(body.toString('utf8')) as { datasetVersion?: { license?: { name?: string; uri?: string }; metadataBlocks?: { citation?: { fields?: DvCitationField[] } } } };
     if (!json.datasetVersion) return fail(res, 400, 'Please provide initial version in the dataset json');
     const fields = json.datasetVersion.metadataBlocks?.citation?.fields ?? [];
     const has = (name: string) => fields.some((field) => field.typeName === name && JSON.stringify(field.value ?? '').replace(/"/g, '').trim() !== '');
@@ -500,8 +574,15 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     const labels: Record<string, string> = { title: 'Title', author: 'Author', datasetContact: 'Point of Contact', dsDescription: 'Description', subject: 'Subject', keyword: 'Keyword', productionDate: 'Production Date' };
     const missing = ['title', 'author', 'datasetContact', 'dsDescription', 'subject', ...state.options.extraRequiredFields].filter((name) => !has(name));
     if (missing.length) return fail(res, 400, `Validation Failed: ${missing.map((name) => `${labels[name] ?? name} is required. (Invalid value:edu.harvard.iq.dataverse.DatasetField[ id=null ])`).join(', ')}.`);
+    const problem = citationProblem(fields);
+    if (problem) return fail(res, 400, `Error parsing Json: ${problem}`);
+    const wantedLicense = json.datasetVersion.license;
+    const license = wantedLicense ? DATAVERSE_LICENSES.find((l) => l.active && (l.uri === wantedLicense.uri || l.name === wantedLicense.name)) : undefined;
+    if (wantedLicense && !license) return fail(res, 400, `Error parsing Json: Invalid license: ${wantedLicense.uri ?? wantedLicense.name}`);
     const title = String(fields.find((field) => field.typeName === 'title')?.value ?? '');
     const dataset = state.addDataset(user.id, title, {}, { dataverse: collection.alias });
+    dataset.citation = fields.filter((field) => field.typeName !== 'title');
+    if (license) dataset.license = { name: license.name, uri: license.uri };
     dataset.hiddenSearches = state.options.indexLagSearches + 1;
     ok(res, { id: dataset.id, persistentId: dataset.persistentId }, {}, 201);
   }
@@ -823,9 +904,9 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       lastUpdateTime: draft ? dataset.draft!.lastUpdateTime : dataset.released!.releaseTime,
       ...(draft ? {} : { releaseTime: dataset.released!.releaseTime }),
       createTime: draft ? dataset.draft!.createTime : dataset.released!.releaseTime,
-      license: { name: 'CC0 1.0', uri: 'http://creativecommons.org/publicdomain/zero/1.0' },
+      license: dataset.license ?? { name: 'CC0 1.0', uri: 'http://creativecommons.org/publicdomain/zero/1.0' },
       fileAccessRequest: true,
-      metadataBlocks: { citation: { displayName: 'Citation Metadata', name: 'citation', fields: [{ typeName: 'title', multiple: false, typeClass: 'primitive', value: dataset.title }] } },
+      metadataBlocks: { citation: { displayName: 'Citation Metadata', name: 'citation', fields: [{ typeName: 'title', multiple: false, typeClass: 'primitive', value: dataset.title }, ...(dataset.citation ?? [])] } },
       ...(returnOwners ? { isPartOf: ownersOf(dataset.dataverse) } : {}),
       ...(excludeFiles ? {} : { files: files.map((file) => fileMetadataJson(file, dataset)) }),
     };

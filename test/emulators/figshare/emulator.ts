@@ -58,7 +58,23 @@ export interface FigshareArticle {
   modified: string;
   isPublic: boolean;
   files: FigshareFile[];
+  /** the ArticleCreate fields beyond title, description and defined_type, as sent (authors, keywords, license, references, funding_list, timeline) */
+  described: { authors?: { name?: string; orcid_id?: string }[]; keywords?: string[]; license?: number; references?: string[]; funding_list?: { title: string }[]; timeline?: Record<string, string> };
 }
+
+/**
+ * figshare's public licences (GET /licenses, /account/licenses: `{value, name, url}`); an
+ * institution adds its own. Only these values are accepted as an item's `license`.
+ */
+export const FIGSHARE_LICENSES = [
+  { value: 1, name: 'CC BY 4.0', url: 'https://creativecommons.org/licenses/by/4.0/' },
+  { value: 2, name: 'CC0', url: 'https://creativecommons.org/publicdomain/zero/1.0/' },
+  { value: 3, name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
+  { value: 4, name: 'GPL', url: 'https://www.gnu.org/licenses/gpl.html' },
+  { value: 5, name: 'GPL 2.0+', url: 'https://www.gnu.org/licenses/gpl-2.0.html' },
+  { value: 6, name: 'GPL 3.0+', url: 'https://www.gnu.org/licenses/gpl-3.0.html' },
+  { value: 7, name: 'Apache 2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0.html' },
+];
 
 export interface FigshareProject {
   id: number;
@@ -143,7 +159,7 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     },
     addArticle(owner, title, projectId, files = {}, flags = {}) {
       const article: FigshareArticle = {
-        id: nextId++, owner, projectId, title, description: '', definedType: 'dataset', created: stamp(), modified: stamp(), isPublic: Boolean(flags.public), files: [],
+        id: nextId++, owner, projectId, title, description: '', definedType: 'dataset', created: stamp(), modified: stamp(), isPublic: Boolean(flags.public), files: [], described: {},
       };
       for (const [name, content] of Object.entries(files)) {
         const bytes = Buffer.isBuffer(content) ? content : Buffer.from(content);
@@ -223,7 +239,7 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     return {
       id: a.id, title: a.title, doi: '', handle: '', url, url_public_html: `https://figshare.com/articles/_/${a.id}`, url_public_api: `${api}/articles/${a.id}`,
       url_private_html: `https://figshare.com/account/articles/${a.id}`, url_private_api: `${api}/account/articles/${a.id}`,
-      published_date: a.isPublic ? a.modified : null, timeline: { posted: a.isPublic ? a.modified : null, firstOnline: a.isPublic ? a.modified : null },
+      published_date: a.isPublic ? a.modified : null, timeline: { posted: a.isPublic ? a.modified : null, firstOnline: a.isPublic ? a.modified : null, ...a.described.timeline },
       thumb: '', defined_type: 3, defined_type_name: a.definedType, group_id: null, resource_title: null, resource_doi: null,
       created_date: a.created, modified_date: a.modified,
     };
@@ -233,12 +249,17 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     for (const file of a.files) observe(file);
     return {
       ...serializeArticleSummary(a),
-      group_resource_id: null, embargo_date: null, citation: `${a.title}. figshare.`, embargo_reason: '', references: [], custom_fields: [],
+      group_resource_id: null, embargo_date: null, citation: `${a.title}. figshare.`, embargo_reason: '', references: a.described.references ?? [], custom_fields: [],
       size: a.files.reduce((s, f) => s + f.size, 0), metadata_reason: '', funding: '', figshare_url: `https://figshare.com/articles/_/${a.id}`,
       embargo_type: null, is_embargoed: false, version: a.isPublic ? 1 : 0, confidential_reason: '',
-      files: a.files.map(serializeFile), description: a.description, tags: [], is_active: true,
-      authors: [{ url_name: '_', is_active: true, id: 1, full_name: 'Jane Doe', orcid_id: '' }], is_public: a.isPublic, categories: [],
-      is_confidential: false, license: { url: 'https://creativecommons.org/licenses/by/4.0/', name: 'CC BY 4.0', value: 1 },
+      files: a.files.map(serializeFile), description: a.description, tags: a.described.keywords ?? [], keywords: a.described.keywords ?? [], is_active: true,
+      // without authors sent, figshare names the account's owner
+      authors: a.described.authors?.length
+        ? a.described.authors.map((author, i) => ({ url_name: '_', is_active: false, id: 100 + i, full_name: author.name ?? '', orcid_id: author.orcid_id ?? '' }))
+        : [{ url_name: '_', is_active: true, id: 1, full_name: 'Jane Doe', orcid_id: '' }],
+      is_public: a.isPublic, categories: [],
+      is_confidential: false, license: FIGSHARE_LICENSES.find((l) => l.value === (a.described.license ?? 1)),
+      funding_list: (a.described.funding_list ?? []).map((f, i) => ({ id: 200 + i, title: f.title, grant_code: '', funder_name: '', is_user_defined: 1, url: '' })),
       has_linked_file: false, status: a.isPublic ? 'public' : 'draft', is_metadata_record: false, download_disabled: false,
     };
   }
@@ -282,6 +303,7 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
 
     if (path === '/account') return sendJson(res, 200, { id: owner, first_name: 'Jane', last_name: 'Doe', used_quota_private: 0, quota: 20 * 1024 ** 3 });
 
+    if (path === '/account/licenses' && method === 'GET') return sendJson(res, 200, FIGSHARE_LICENSES);
     if (path === '/account/projects' && method === 'GET') {
       const page = paginate(url, res, [...state.projects.values()].filter((p) => member(p, owner)).sort((a, b) => a.id - b.id));
       return void (page && sendJson(res, 200, page.map((p) => serializeProject(p, false, owner))));
@@ -430,8 +452,53 @@ export async function startFigshareEmulator(options: FigshareEmulatorOptions = {
     const article = state.addArticle(owner, title, projectId);
     article.description = String(data.description ?? '');
     if (typeof data.defined_type === 'string') article.definedType = data.defined_type;
+    const refused = describedFields(data);
+    if (typeof refused === 'string') {
+      state.articles.delete(article.id);
+      return sendJson(res, 422, { message: refused, code: 'InvalidParams' });
+    }
+    article.described = refused;
     const location = projectId ? `${api}/account/projects/${projectId}/articles/${article.id}` : `${api}/account/articles/${article.id}`;
     sendJson(res, 201, { entity_id: article.id, location, warnings: [] });
+  }
+
+  /**
+   * ArticleCreate's descriptive fields (swagger `ArticleCreate`): `authors` objects of id, name,
+   * first_name, last_name, email, orcid_id, at most 10; `keywords` strings; `license` one of the
+   * account's licence values; `references` URLs; `funding_list` `{id?, title}`; `timeline`
+   * dates YYYY-MM-DD. Anything else in them: a sentence, as figshare's 422.
+   */
+  function describedFields(data: Record<string, unknown>): FigshareArticle['described'] | string {
+    const described: FigshareArticle['described'] = {};
+    if (data.authors !== undefined) {
+      if (!Array.isArray(data.authors) || data.authors.length > 10) return 'authors: at most 10 authors';
+      const allowed = new Set(['id', 'name', 'first_name', 'last_name', 'email', 'orcid_id']);
+      if (data.authors.some((a) => !a || typeof a !== 'object' || Object.keys(a as object).some((k) => !allowed.has(k)))) return 'authors: unknown author field';
+      described.authors = data.authors as { name?: string; orcid_id?: string }[];
+    }
+    if (data.keywords !== undefined) {
+      if (!Array.isArray(data.keywords) || data.keywords.some((k) => typeof k !== 'string')) return 'keywords: a list of strings';
+      described.keywords = data.keywords as string[];
+    }
+    if (data.license !== undefined) {
+      if (!FIGSHARE_LICENSES.some((l) => l.value === data.license)) return 'license: invalid license value';
+      described.license = data.license as number;
+    }
+    if (data.references !== undefined) {
+      if (!Array.isArray(data.references) || data.references.some((r) => typeof r !== 'string' || !/^https?:\/\//.test(r))) return 'references: each must be a URL';
+      described.references = data.references as string[];
+    }
+    if (data.funding_list !== undefined) {
+      if (!Array.isArray(data.funding_list) || data.funding_list.some((f) => typeof (f as { title?: unknown })?.title !== 'string')) return 'funding_list: each needs a title';
+      described.funding_list = data.funding_list as { title: string }[];
+    }
+    if (data.timeline !== undefined) {
+      const timeline = data.timeline as Record<string, unknown>;
+      const keys = ['firstOnline', 'publisherPublication', 'publisherAcceptance'];
+      if (!timeline || typeof timeline !== 'object' || Object.entries(timeline).some(([k, v]) => !keys.includes(k) || typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(v))) return 'timeline: dates YYYY-MM-DD';
+      described.timeline = timeline as Record<string, string>;
+    }
+    return described;
   }
 
   function paginate<T>(url: URL, res: ServerResponse, items: T[]): T[] | null {

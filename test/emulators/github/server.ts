@@ -24,6 +24,10 @@ export interface GithubRepo {
   name: string;
   private: boolean;
   description: string | null;
+  /** the repository's topics (GET /repos answers them since 2021 without a preview header) */
+  topics: string[];
+  /** the licence GitHub detected: `{key, name, spdx_id, url, node_id}` in the answer, or null */
+  license: { key: string; name: string; spdx_id: string } | null;
   default_branch: string;
   created_at: string;
   updated_at: string;
@@ -133,6 +137,8 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
         name,
         private: options.private ?? true,
         description: null,
+        topics: [],
+        license: null,
         default_branch: 'main',
         created_at: now(),
         updated_at: now(),
@@ -251,8 +257,8 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       visibility: repo.private ? 'private' : 'public',
       archived: false,
       disabled: false,
-      topics: [],
-      license: null,
+      topics: repo.topics,
+      license: repo.license ? { ...repo.license, url: `${baseUrl(req)}/licenses/${repo.license.key}`, node_id: 'MDc6TGljZW5zZTA=' } : null,
       default_branch: repo.default_branch,
       permissions: { admin: true, maintain: true, push: true, triage: true, pull: true },
     };

@@ -1,3 +1,4 @@
+import type { DataverseLicense } from '../../metadata/dataverse.js';
 import type { Readable } from 'node:stream';
 import { FerryError } from '../../errors.js';
 import { RemoteClient } from '../../remote/http.js';
@@ -41,6 +42,8 @@ export interface DatasetVersion {
   createTime?: string;
   releaseTime?: string;
   metadataBlocks?: { citation?: { fields?: { typeName: string; value: unknown }[] } };
+  /** Dataverse 5.10+: the version's licence (`{name, uri}`), unset for custom terms */
+  license?: { name?: string; uri?: string };
   files?: FileMetadata[];
   /** with `returnOwners`: the collection it is in (JsonPrinter.getOwnersFromDvObject) */
   isPartOf?: { type?: string; identifier?: string | number; displayName?: string };
@@ -213,6 +216,11 @@ export class DataverseApi {
   async locks(datasetId: number, signal?: AbortSignal): Promise<string[]> {
     const locks = await this.data<{ lockType: string }[]>(`datasets/${datasetId}/locks`, { signal });
     return locks.map((lock) => lock.lockType);
+  }
+
+  /** The installation's licences (GET /api/licenses, Dataverse 5.10+): a new dataset may name one of the active ones. */
+  licenses(signal?: AbortSignal): Promise<DataverseLicense[]> {
+    return this.data<DataverseLicense[]>('licenses', { signal });
   }
 
   /** POST a new dataset; a 400 is returned for the caller to explain (the fields it lacks). */

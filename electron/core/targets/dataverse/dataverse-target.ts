@@ -9,6 +9,7 @@ import {
   type ResourceNode,
   type SearchPage,
   type SearchQuery,
+  type DescriptiveMetadata,
   type Target,
   type TargetContext,
   type TargetInfo,
@@ -28,6 +29,7 @@ import { stageEntry, type StagedBytes } from './staged.js';
 import { UploadJournal } from './upload-journal.js';
 import { isZipName, wrapInZip } from './zip-wrap.js';
 import { removedOnFailure } from '../../remote/new-record.js';
+import { dataverseFields, readDataverseMetadata } from '../../metadata/dataverse.js';
 
 export interface DataverseTargetOptions extends DataverseApiOptions {
   /** the installation a bare token is for */
@@ -69,6 +71,7 @@ export class DataverseTarget implements Target {
     credential: 'remote',
     // ids.ts builds every id from digits and base64url text
     plainIds: true,
+    keepsMetadata: true,
   };
 
   private readonly clients = new Map<string, DataverseApi>();
@@ -199,6 +202,13 @@ export class DataverseTarget implements Target {
     return { title, root, entries: entries() };
   }
 
+  /** A dataset's citation block and licence (metadata/dataverse.ts); null for folders and files. */
+  async describe(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null> {
+    const parsed = parseDataverseId(id);
+    if (parsed.kind !== 'dataset') return null;
+    return readDataverseMetadata(await this.api(ctx).latestVersion(parsed.datasetId, ctx.signal));
+  }
+
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const api = this.api(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
@@ -214,7 +224,7 @@ export class DataverseTarget implements Target {
           outcome,
           'A new Dataverse dataset',
           async (top) => {
-            const made = await this.createDataset(api, collection, top, options, ctx.signal);
+            const made = await this.createDataset(api, collection, top, options, outcome, ctx.signal);
             recordMade({
               label: `the new draft dataset '${made.title}' (${made.persistentId})`,
               howToRemove: `delete it on its page, ${api.account.url}dataset.xhtml?persistentId=${encodeURIComponent(made.persistentId)}&version=DRAFT (Edit Dataset → Delete Dataset)`,
@@ -254,11 +264,13 @@ export class DataverseTarget implements Target {
   /**
    * A new draft dataset in `collection` (an alias or id), with the citation block's required
    * fields filled: the title (the top folder's name, made distinct among the user's
-   * datasets), the token's user as author and contact, a description naming the job, and the
-   * subject "Other". An installation that requires more refuses with 400; its words are
-   * passed on with what to do.
+   * datasets), the token's user as contact, and from the source's descriptive metadata
+   * (metadata/dataverse.ts) the authors, description, keywords, related publications, grants
+   * and licence; without them the token's user is the author and the description names the
+   * job; the subject is "Other". What the block cannot hold is named in the job's notes. An
+   * installation that requires more refuses with 400; its words are passed on with what to do.
    */
-  private async createDataset(api: DataverseApi, collection: string, wanted: string, options: WriteOptions, signal: AbortSignal): Promise<{ id: number; persistentId: string; title: string }> {
+  private async createDataset(api: DataverseApi, collection: string, wanted: string, options: WriteOptions, outcome: WriteOutcome, signal: AbortSignal): Promise<{ id: number; persistentId: string; title: string }> {
     const taken = new Set<string>();
     for await (const item of api.myDatasets(signal)) taken.add(item.name);
     let title = wanted;
@@ -266,17 +278,19 @@ export class DataverseTarget implements Target {
     const user = await api.me(signal);
     const name = user.lastName && user.firstName ? `${user.lastName}, ${user.firstName}` : user.displayName || user.lastName || 'Unknown';
     if (!user.email) throw badRequest('Your Dataverse account has no e-mail address, which a new dataset needs as its contact. Add one to your account, or create the dataset in Dataverse and upload into it.');
+    const licenses = options.metadata?.license ? await api.licenses(signal) : [];
+    const described = dataverseFields(options.metadata, { author: name, description: `Deposited with Ferry (${options.jobLabel}).` }, licenses);
+    if (described.notes.length) outcome.notes = [...(outcome.notes ?? []), ...described.notes];
     const primitive = (typeName: string, value: string) => ({ typeName, multiple: false, typeClass: 'primitive', value });
     const body = {
       datasetVersion: {
+        ...(described.fields.license ? { license: described.fields.license } : {}),
         metadataBlocks: {
           citation: {
             fields: [
               primitive('title', title),
-              { typeName: 'author', multiple: true, typeClass: 'compound', value: [{ authorName: primitive('authorName', name) }] },
               { typeName: 'datasetContact', multiple: true, typeClass: 'compound', value: [{ datasetContactName: primitive('datasetContactName', name), datasetContactEmail: primitive('datasetContactEmail', user.email) }] },
-              { typeName: 'dsDescription', multiple: true, typeClass: 'compound', value: [{ dsDescriptionValue: primitive('dsDescriptionValue', `Deposited with Ferry (${options.jobLabel}).`) }] },
-              { typeName: 'subject', multiple: true, typeClass: 'controlledVocabulary', value: ['Other'] },
+              ...described.fields.citation,
             ],
           },
         },
@@ -286,7 +300,7 @@ export class DataverseTarget implements Target {
     if ('refused' in made) {
       throw badRequest(
         `Dataverse refused to create the dataset '${title}' in the collection '${collection}': ${made.refused} ` +
-          'Ferry fills in the title, author, contact e-mail, description and subject; this installation requires more. ' +
+          'Ferry fills in the title, author, contact e-mail, description and subject (and what the source describes); this installation requires more. ' +
           'Create the dataset in Dataverse with those fields filled in, then upload into it.',
       );
     }

@@ -1,3 +1,4 @@
+import type { FigshareFields, FigshareLicense } from '../../metadata/figshare.js';
 import type { Readable } from 'node:stream';
 import { FerryError, unauthorized } from '../../errors.js';
 import { RemoteClient, type RequestOptions } from '../../remote/http.js';
@@ -163,7 +164,12 @@ export class FigshareApi {
   }
 
   /** A new private article, in a project or standalone; its id. */
-  async createArticle(token: string, fields: { title: string; description: string; defined_type: string }, projectId: number | null, signal?: AbortSignal): Promise<number> {
+  /** The licences the account may choose (figshare's public ones and its institution's): `{value, name, url}`. */
+  async licenses(token: string, signal?: AbortSignal): Promise<FigshareLicense[]> {
+    return this.json<FigshareLicense[]>(token, 'account/licenses', { signal });
+  }
+
+  async createArticle(token: string, fields: { title: string; description: string; defined_type: string } & FigshareFields, projectId: number | null, signal?: AbortSignal): Promise<number> {
     const url = projectId === null ? 'account/articles' : `account/projects/${projectId}/articles`;
     const created = await this.json<{ entity_id?: number; location: string }>(token, url, { method: 'POST', json: fields, signal });
     return created.entity_id ?? Number(/(\d+)\/?$/.exec(created.location)?.[1]);

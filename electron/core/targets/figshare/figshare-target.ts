@@ -10,6 +10,7 @@ import {
   type ResourceNode,
   type SearchPage,
   type SearchQuery,
+  type DescriptiveMetadata,
   type Target,
   type TargetContext,
   type TargetInfo,
@@ -23,6 +24,8 @@ import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { removedOnFailure } from '../../remote/new-record.js';
 import { FigshareApi, type ArticleRef, type FigshareApiOptions, type FigshareArticle, type FigshareFile } from './api.js';
 import { searchOwnArticles } from './search.js';
+import { figshareFields, readFigshareMetadata, type FigshareFields } from '../../metadata/figshare.js';
+import type { Written } from '../../metadata/model.js';
 
 /**
  * Ids: project `p<id>`; item `a<id>`, or `p<project>_a<id>` for an item reached through its
@@ -70,6 +73,7 @@ export class FigshareTarget implements Target {
     supported_actions: fullActions(true),
     supported_hash_algorithms: ['md5'],
     credential: 'remote',
+    keepsMetadata: true,
   };
 
   private readonly api: FigshareApi;
@@ -113,6 +117,13 @@ export class FigshareTarget implements Target {
   /** figshare's own index of the account's items (search.ts); answers items, not files. */
   search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
     return searchOwnArticles(this.api, ctx, query, articleNode);
+  }
+
+  /** An item's title, description, authors, keywords, licence, dates, references and funding (metadata/figshare.ts); null for projects and files. */
+  async describe(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null> {
+    const parsed = parseFigshareId(id);
+    if (parsed.kind !== 'article') return null;
+    return readFigshareMetadata((await this.api.article(ctx.token, parsed.article, ctx.signal)) as unknown as Record<string, unknown>);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
@@ -272,7 +283,9 @@ export class FigshareTarget implements Target {
         'A new figshare item',
         async (top) => {
           title = await this.distinctTitle(ctx, top);
-          const created: ArticleFiles = { id: await this.api.createArticle(ctx.token, newArticleFields(title, options), null, ctx.signal), project: null, files: [] };
+          const described = await this.describedFields(ctx, options);
+          if (described.notes.length) outcome.notes = [...(outcome.notes ?? []), ...described.notes];
+          const created: ArticleFiles = { id: await this.api.createArticle(ctx.token, { ...newArticleFields(title, options), ...described.fields }, null, ctx.signal), project: null, files: [] };
           made({
             label: `the new figshare item '${title}' (id ${created.id})`,
             howToRemove: `delete it in figshare under My data (https://figshare.com/account/articles/${created.id})`,
@@ -286,6 +299,12 @@ export class FigshareTarget implements Target {
     if (!article) throw badRequest('The upload holds nothing: a new figshare item needs one top folder.');
     outcome.newResource = { id: articleId(article), title };
     return outcome;
+  }
+
+  /** The source's metadata as item fields; the account's licences are read only when there is a licence to match. */
+  private async describedFields(ctx: TargetContext, options: WriteOptions): Promise<Written<FigshareFields>> {
+    const licenses = options.metadata?.license ? await this.api.licenses(ctx.token, ctx.signal) : [];
+    return figshareFields(options.metadata, licenses);
   }
 
   private async distinctTitle(ctx: TargetContext, wanted: string): Promise<string> {
@@ -310,7 +329,7 @@ export class FigshareTarget implements Target {
   private async uploadOne(ctx: TargetContext, article: ArticleFiles, entry: Entry, relativePath: string, options: WriteOptions, outcome: WriteOutcome): Promise<void> {
     const { token } = ctx;
     const signal = options.signal;
-    const name = flatName(relativePath);
+    const name = flatName(relativePath, outcome, 'figshare');
     if (article.files === null) {
       article.files = [];
       for await (const file of this.api.files(token, article, signal)) article.files.push(file);

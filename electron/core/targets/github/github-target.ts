@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../../errors.js';
 import { normalizeTimestamp } from '../../time.js';
-import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { fullActions, type DescriptiveMetadata, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 import { createOctokit, gh, NOT_FOUND_HINT, type GithubClientOptions, type GithubOctokit } from './client.js';
 import { GIT_SHA1 } from '../forge/git-hash.js';
@@ -13,6 +13,9 @@ import { cloneEntries } from '../forge/clone-entries.js';
 import { GitHttp } from '../forge/git-http.js';
 import { ShallowClone } from '../forge/shallow-clone.js';
 import { createHash } from 'node:crypto';
+import { CITATION_CFF, readCitationCff } from '../../metadata/citation-cff.js';
+import { METADATA_FILE_MAX_BYTES } from '../../metadata/found-at-top.js';
+import { repositoryMetadata } from '../../metadata/forge.js';
 
 export interface GithubTargetOptions extends GithubClientOptions {
   /** per-file limits (GitHub's own by default) */
@@ -137,6 +140,20 @@ export class GithubTarget implements Target {
       hashes: item.type === 'blob' ? { [GIT_SHA1]: item.sha } : {},
       extra,
     };
+  }
+
+  /**
+   * A repository's description, topics and licence, under its own CITATION.cff when the
+   * default branch has one at the top (metadata/forge.ts); null for folders and files.
+   */
+  async describe(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null> {
+    const octokit = this.client(ctx);
+    const { repoId, path } = decodeForgeId(PREFIX, id, 'GitHub');
+    if (path) return null;
+    const repo = await repoById(octokit, repoId);
+    const cff = (await listTree(octokit, repo, repo.defaultBranch, '')).find((item) => item.path === CITATION_CFF && item.type === 'blob');
+    const citation = cff && (cff.size ?? 0) <= METADATA_FILE_MAX_BYTES ? readCitationCff((await readSmallBlob(octokit, repo, cff)).toString('utf8')) : null;
+    return repositoryMetadata({ name: repo.name, description: repo.description, topics: repo.topics, license: repo.license }, citation);
   }
 
   async read(ctx: TargetContext, id: string): Promise<ReadResult> {

@@ -19,6 +19,9 @@ export interface Repo {
   cloneUrl: string;
   description: string | null;
   sizeKb: number;
+  topics: string[];
+  /** GitHub's `license.spdx_id` ("NOASSERTION" for a licence it could not name), or null */
+  license: string | null;
 }
 
 export interface TreeItem {
@@ -44,6 +47,8 @@ interface RawRepo {
   clone_url?: string;
   description: string | null;
   size?: number;
+  topics?: string[];
+  license?: { spdx_id?: string | null } | null;
 }
 
 export function toRepo(raw: RawRepo): Repo {
@@ -61,6 +66,8 @@ export function toRepo(raw: RawRepo): Repo {
     cloneUrl: raw.clone_url ?? `${raw.html_url}.git`,
     description: raw.description,
     sizeKb: raw.size ?? 0,
+    topics: raw.topics ?? [],
+    license: raw.license?.spdx_id ?? null,
   };
 }
 

@@ -2,6 +2,7 @@ import { badRequest, FerryError, notFound, throwIfAborted } from '../../errors.j
 import { normalizeTimestamp } from '../../time.js';
 import {
   fullActions,
+  type DescriptiveMetadata,
   type Entry,
   type ListScope,
   type ReadResult,
@@ -22,11 +23,12 @@ import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { formatBytes } from '../../../../shared/format.js';
 import { InvenioApi, md5Of, type InvenioApiOptions, type InvenioFile, type InvenioRecord } from './api.js';
 import { parseInvenioToken, type InvenioAccount } from './credentials.js';
-import { escapeHtml, recordMetadata } from './metadata.js';
 import { fileId, parseInvenioId, recordId } from './ids.js';
 import { communityDetail, communityNode } from './communities.js';
 import { searchUserRecords } from './search.js';
 import { removedOnFailure } from '../../remote/new-record.js';
+import { invenioMetadata, readInvenioMetadata } from '../../metadata/invenio.js';
+import { textToHtml } from '../../metadata/model.js';
 
 export interface InvenioTargetOptions extends InvenioApiOptions {
   /** the instance a bare token is for ('' when none is configured) */
@@ -123,6 +125,14 @@ export class InvenioTarget implements Target {
   /** The instance's own index of the user's records (search.ts); answers records, not files. */
   search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
     return searchUserRecords(this.api(ctx), ctx, query, recordNode, this.service);
+  }
+
+  /** A record's (its draft's, when it has one) metadata in the common model (metadata/invenio.ts); null for a file. */
+  async describe(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null> {
+    const parsed = parseInvenioId(id);
+    if (parsed.kind !== 'record') return null;
+    const { record } = await resolve(this.api(ctx), parsed.recordId, ctx.signal);
+    return readInvenioMetadata(record.metadata as Record<string, unknown> | undefined);
   }
 
   async detail(ctx: TargetContext, id: string): Promise<ResourceInfo> {
@@ -268,8 +278,9 @@ export class InvenioTarget implements Target {
     for await (const hit of api.userRecords(signal)) taken.add(titleOf(hit));
     let title = wanted;
     for (let n = 2; taken.has(title); n++) title = `${wanted} (${n})`;
-    const { fields, notes } = recordMetadata(options.metadata, this.service);
-    if (notes.length > 0) outcome.notes = [...(outcome.notes ?? []), ...notes];
+    // the source's descriptive metadata where the records schema holds it (metadata/invenio.ts)
+    const described = invenioMetadata(options.metadata, this.service);
+    if (described.notes.length) outcome.notes = [...(outcome.notes ?? []), ...described.notes];
     return api.createDraft(
       {
         access: { record: 'public', files: 'public' },
@@ -278,8 +289,8 @@ export class InvenioTarget implements Target {
           resource_type: { id: 'dataset' },
           title,
           publication_date: new Date().toISOString().slice(0, 10),
-          description: `<p>Deposited with Ferry (${escapeHtml(options.jobLabel)}).</p>`,
-          ...fields,
+          description: textToHtml(`Deposited with Ferry (${options.jobLabel}).`),
+          ...described.fields,
         },
       },
       signal,
@@ -310,7 +321,7 @@ class DraftWriter {
   }
 
   async upload(entry: Entry, relativePath: string, outcome: WriteOutcome): Promise<void> {
-    const key = flatName(relativePath);
+    const key = flatName(relativePath, outcome, this.limits.service);
     const existing = this.byKey.get(key);
     const complete = existing?.status === 'completed';
     if (complete && this.options.duplicateAction === 'ignore') return void outcome.ignored.push(entry.path);

@@ -11,6 +11,7 @@ import { hashStream, MultiHash } from '../../hashing.js';
 import { formatNanoseconds } from '../../time.js';
 import type {
   DeleteOutcome,
+  DescriptiveMetadata,
   Entry,
   ListScope,
   MoveOutcome,
@@ -43,6 +44,7 @@ import { isCode, walkFolders, type WalkNode } from './walk.js';
 import { writeEntries } from './writer.js';
 import { WHOLE_FILE_MAX_BYTES, withReadWhole } from '../../jobs/whole-entry.js';
 import { fastPathOn } from '../../fast-paths.js';
+import { METADATA_FILE_MAX_BYTES, metadataAtTop } from '../../metadata/found-at-top.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
 /**
@@ -172,6 +174,27 @@ export class LocalTarget implements Target {
   /** Not an index: a bounded name match over the whole listing (core/search.ts). */
   search(ctx: TargetContext, query: SearchQuery): Promise<SearchPage> {
     return pageOfNameMatches(this.list(ctx), query);
+  }
+
+  /**
+   * A folder's own description: `ro-crate-metadata.json`, else `CITATION.cff`, at its top
+   * (metadata/found-at-top.ts); null for a file or a folder with neither. Only a regular file
+   * (never a link) up to 1 MiB is read.
+   */
+  async describe(_ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null> {
+    const resolved = await this.resolve(id);
+    if (!resolved.isFolder) return null;
+    return metadataAtTop(async (name) => {
+      const file = joinInside(resolved.absolutePath, name);
+      const stat = await lstat(file).catch(() => null);
+      if (!stat?.isFile() || stat.size > METADATA_FILE_MAX_BYTES) return null;
+      const handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+      try {
+        return await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
+    });
   }
 
   async detail(_ctx: TargetContext, id: string): Promise<ResourceInfo> {

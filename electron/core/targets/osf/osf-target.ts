@@ -37,7 +37,7 @@ import {
 import { OsfOperations } from './operations.js';
 import { OsfWriter } from './writer.js';
 import { searchOsfNodes } from './search.js';
-import { creatorOf, licenseIdOf, nodeMetadata } from './metadata.js';
+import { creatorOf, licenseIdOf, nodeMetadata } from '../../metadata/osf.js';
 
 /**
  * OSF as a Ferry target. The tree: projects (top level) → components and storage

@@ -1,5 +1,6 @@
-import type { DescriptiveMetadata } from '../../target.js';
-import type { JsonApiResource } from './client.js';
+import type { DescriptiveMetadata } from './model.js';
+import { spdxOf } from './licenses.js';
+import type { JsonApiResource } from '../targets/osf/client.js';
 
 type Creator = NonNullable<DescriptiveMetadata['creators']>[number];
 
@@ -26,29 +27,9 @@ export function nodeMetadata(node: JsonApiResource, licenseName: string | null, 
   if (typeof a.description === 'string' && a.description) metadata.description = unescapeHtml(a.description);
   if (creators.length > 0) metadata.creators = creators;
   if (Array.isArray(a.tags) && a.tags.length > 0) metadata.keywords = a.tags.map(String);
-  if (licenseName) metadata.license = SPDX_BY_OSF_NAME.get(licenseName.trim().toLowerCase()) ?? licenseName;
+  if (licenseName) metadata.license = spdxOf(licenseName);
   return metadata;
 }
-
-/**
- * OSF names its licences (GET /v2/licenses/); where the name is one of these, the common
- * model gets the SPDX identifier. Any other name is passed on as it is, for the writer to
- * set or to report.
- */
-const SPDX_BY_OSF_NAME: ReadonlyMap<string, string> = new Map(
-  [
-    ['CC0 1.0 Universal', 'CC0-1.0'],
-    ['CC-By Attribution 4.0 International', 'CC-BY-4.0'],
-    ['CC-BY Attribution-ShareAlike 4.0 International', 'CC-BY-SA-4.0'],
-    ['CC-BY Attribution-NonCommercial 4.0 International', 'CC-BY-NC-4.0'],
-    ['CC-By Attribution-NonCommercial-NoDerivatives 4.0 International', 'CC-BY-NC-ND-4.0'],
-    ['MIT License', 'MIT'],
-    ['Apache License 2.0', 'Apache-2.0'],
-    ['GNU General Public License (GPL) 3.0', 'GPL-3.0'],
-    ['GNU General Public License (GPL) 2.0', 'GPL-2.0'],
-    ['Mozilla Public License 2.0', 'MPL-2.0'],
-  ].map(([name, spdx]) => [name!.toLowerCase(), spdx!]),
-);
 
 /** The id of the licence a node links, if any. */
 export function licenseIdOf(node: JsonApiResource): string | null {
