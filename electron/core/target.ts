@@ -285,6 +285,14 @@ export interface WriteOptions {
    * it could not (never dropped silently). Others ignore it.
    */
   metadata?: DescriptiveMetadata;
+  /**
+   * Called once the destination has confirmed a file (created, updated, or found already
+   * there), with its path as the entry named it; never for a file that may be partial. A
+   * job's resume journal listens (jobs/resume-journal.ts).
+   */
+  onFileWritten?(path: string): void;
+  /** A top-level write: called as soon as the new resource exists, before any file goes in. */
+  onNewResource?(resource: { id: string; title: string }): void;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Job, JobKind, JobProgress, JobReport } from '../../../shared/api.js';
+import type { ResumeJournal } from './resume-journal.js';
 
 /**
  * What a running job's executor gets. Executors are registered per job kind, so a new
@@ -15,6 +16,8 @@ export interface JobExecutionContext {
   progress(update: Partial<JobProgress>): void;
   /** true when this run resumes a job that was running when the service stopped */
   resumed: boolean;
+  /** what earlier runs of this job completed; record files as the destination confirms them */
+  journal: ResumeJournal;
 }
 
 /**
@@ -44,10 +47,13 @@ export interface SubmitJob {
   ownedFiles?: string[];
   /** the ticket of the job this one retries the failed files of */
   retryOf?: string;
+  /** the ticket of the finished job this one resumes (its journal is carried over) */
+  resumeOf?: string;
 }
 
 export interface JobService {
-  register(kind: JobKind, executor: JobExecutor, retry?: RetryParams): void;
+  /** `resumable`: a cancelled or failed job of this kind may be resumed (its params still hold all it needs) */
+  register(kind: JobKind, executor: JobExecutor, retry?: RetryParams, resumable?: boolean): void;
   /** loads persisted jobs, resumes or fails the ones that were running, starts pruning */
   start(): Promise<void>;
   submit(request: SubmitJob): Promise<Job>;
@@ -63,6 +69,12 @@ export interface JobService {
    * finished or has no failed file; 405 when its kind cannot be retried file by file.
    */
   retry(ticket: string, tokens: Record<string, string>): Promise<Job>;
+  /**
+   * A new job with the finished job's parameters that skips the files it completed (its
+   * resume journal), run with `tokens` as for retry. 409 when the job has not finished or
+   * succeeded; 405 when its kind cannot be resumed.
+   */
+  resume(ticket: string, tokens: Record<string, string>): Promise<Job>;
   /** every file a known job owns (absolute paths): what a sweep of leftovers must keep */
   ownedFiles(): Set<string>;
   /** listener gets every change; returns an unsubscribe function */
