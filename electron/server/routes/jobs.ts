@@ -1,7 +1,8 @@
 // Jobs (extension): one job for whoever started it, the list and a live event stream for
-// the app (access key), cancel, and a retry of a finished job's failed files.
+// the app (access key), cancel, a retry of a finished job's failed files, and a resume of
+// a cancelled or failed one.
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ACKNOWLEDGEMENT_MESSAGE, type Acknowledgement, type Job } from '../../../shared/api.js';
 import type { FerryCore } from '../../core/ferry-core.js';
 import { FerryError, forbidden, notFound, unauthorized } from '../../core/errors.js';
@@ -15,6 +16,23 @@ const HEARTBEAT_MS = 15_000;
 export const MAX_EVENT_STREAMS = 16;
 
 type TicketRequest = FastifyRequest<{ Params: { ticket: string } }>;
+
+/** The tokens a new run of `job` (retry, resume) needs, by role, from the request or the keychain. */
+async function tokensToRunAgain(core: FerryCore, request: TicketRequest, job: Job): Promise<Record<string, string>> {
+  const tokens: Record<string, string> = {};
+  if (job.kind === 'verify') {
+    tokens.source = await resolveTargetToken(core, core.targets.get(job.target), request, 'source');
+  } else {
+    tokens.destination = await resolveTargetToken(core, core.targets.get(job.target), request, 'destination');
+    if (job.source) tokens.source = await resolveTargetToken(core, core.targets.get(job.source.target), request, 'source');
+  }
+  return tokens;
+}
+
+function acknowledged(reply: FastifyReply, job: Job): FastifyReply {
+  const acknowledgement: Acknowledgement = { ticket_number: job.ticket_number, message: ACKNOWLEDGEMENT_MESSAGE };
+  return reply.code(202).header('location', jobPath(job.ticket_number)).send(acknowledgement);
+}
 
 /** The job, if the request shows a token that started it (or the access key). */
 export function accessibleJob(core: FerryCore, request: TicketRequest): Job {
@@ -142,16 +160,33 @@ export function registerJobRoutes(app: FastifyInstance, { core }: ServerContext)
     },
     async (request, reply) => {
       const job = accessibleJob(core, request);
-      const tokens: Record<string, string> = {};
-      if (job.kind === 'verify') {
-        tokens.source = await resolveTargetToken(core, core.targets.get(job.target), request, 'source');
-      } else {
-        tokens.destination = await resolveTargetToken(core, core.targets.get(job.target), request, 'destination');
-        if (job.source) tokens.source = await resolveTargetToken(core, core.targets.get(job.source.target), request, 'source');
-      }
-      const retry = await core.jobs.retry(job.ticket_number, tokens);
-      const acknowledgement: Acknowledgement = { ticket_number: retry.ticket_number, message: ACKNOWLEDGEMENT_MESSAGE };
-      return reply.code(202).header('location', jobPath(retry.ticket_number)).send(acknowledgement);
+      const retry = await core.jobs.retry(job.ticket_number, await tokensToRunAgain(core, request, job));
+      return acknowledged(reply, retry);
+    },
+  );
+
+  app.post<{ Params: { ticket: string } }>(
+    '/api_v1/jobs/:ticket/resume/',
+    {
+      schema: {
+        summary: 'Resume a cancelled or failed transfer where it stopped (the token that started it, or the access key)',
+        description:
+          'A new job with the same parameters that does not send again the files the earlier job completed (its resume ' +
+          'journal: a file counts once the destination confirmed it, and only while the source file has the same size and ' +
+          'hash or modification time); a top-level transfer goes on in the resource it made. The new job carries ' +
+          'resumed.from and resumed.files_already_done; its report lists the files left out in already_done. A job ' +
+          'that was running when Ferry stopped or crashed needs no request: it resumes by itself when Ferry starts. ' +
+          'Tokens as for retry/. 409 when the job has not finished or succeeded; 405 for an upload (its ZIP is not kept).',
+        tags: ['jobs'],
+        params: ticketParams,
+        headers: authHeaders,
+        response: { 202: ref('Acknowledgement'), ...errorResponses(401, 403, 404, 405, 409) },
+      },
+    },
+    async (request, reply) => {
+      const job = accessibleJob(core, request);
+      const resumed = await core.jobs.resume(job.ticket_number, await tokensToRunAgain(core, request, job));
+      return acknowledged(reply, resumed);
     },
   );
 

@@ -99,6 +99,13 @@ export function FailedFiles({ job }: { job: Job }) {
   );
 }
 
+/** A job going on where an earlier run stopped (a crash, a restart, a resume): what that run had done. */
+export function resumedText(job: Job): string | null {
+  if (!job.resumed) return null;
+  const count = job.resumed.files_already_done;
+  return `Resumed, ${count === 1 ? '1 file' : `${count} files`} already done.`;
+}
+
 /** Cancelled, or failed before it had been through every file: its work is incomplete, and says so. */
 function stoppedEarly(job: Job): boolean {
   if (job.status === 'cancelled') return true;
@@ -223,6 +230,7 @@ function JobRow({ view }: { view: JobView }) {
         {job.status === 'running' && view.speed !== null ? <span>{formatSpeed(view.speed)}</span> : null}
         {job.status === 'running' && eta !== null ? <span>{formatDuration(eta)} left</span> : null}
       </div>
+      {job.resumed ? <p className="job-resumed">{resumedText(job)}</p> : null}
       {job.error ? <p className={outcome === 'partial' ? 'job-warning' : 'job-error'}>{job.error}</p> : null}
       {stoppedEarly(job) ? (
         <p className="job-incomplete">
