@@ -372,12 +372,10 @@ export async function tokenFor(ctx: JobExecutionContext, deps: Pick<TransferExec
   if (target.info.credential === 'access-key') return deps.accessKey;
   const stored = await deps.secrets.get(tokenAccount(target.info.name));
   if (stored) return stored;
-  const why = ctx.resumed ? 'This job could not be resumed' : 'This job could not start';
-  throw new FerryError(
-    401,
-    'unauthorized',
-    `${why} because the ${target.info.readable_name} token is not stored in the keychain; submit the job again.`,
-  );
+  const why = ctx.resumed ? 'This job could not go on by itself after Ferry restarted' : 'This job could not start';
+  // a transfer's journal outlives this failure: resumed with the token, it sends only what is missing
+  const next = ctx.resumed && ctx.job.kind === 'transfer' ? 'resume it with the token; the files it completed are not sent again' : 'submit the job again';
+  throw new FerryError(401, 'unauthorized', `${why} because the ${target.info.readable_name} token is not stored in the keychain; ${next}.`);
 }
 
 function describeTopLevel(names: string[]): string {
