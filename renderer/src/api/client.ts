@@ -142,6 +142,8 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     cancelJob: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`, { method: 'DELETE' }),
     /** a new job for a finished job's failed files only (POST /api_v1/jobs/<ticket>/retry/) */
     retryFailedFiles: (ticket: string) => json<Acknowledgement>(`/api_v1/jobs/${seg(ticket)}/retry/`, { method: 'POST' }),
+    /** a new job going on where a cancelled or failed transfer stopped (POST /api_v1/jobs/<ticket>/resume/) */
+    resumeJob: (ticket: string) => json<Acknowledgement>(`/api_v1/jobs/${seg(ticket)}/resume/`, { method: 'POST' }),
     upload: (target: string, containerId: ContainerRef, zip: Blob, duplicateAction: DuplicateFileAction) => {
       const form = new FormData();
       form.append('service-file', zip, 'upload.zip');

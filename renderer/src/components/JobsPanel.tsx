@@ -7,7 +7,7 @@ import { useStore } from 'zustand';
 import type { Job } from '../../../shared/api.js';
 import { useServices } from '../services.js';
 import { CancelAll } from './CancelAll.js';
-import { canRetryFailedFiles, etaSeconds, isFinished, outcomeOf, retryLabel, type JobView, type Submission } from '../stores/jobs.js';
+import { canResume, canRetryFailedFiles, etaSeconds, isFinished, outcomeOf, retryLabel, type JobView, type Submission } from '../stores/jobs.js';
 import { formatBytes, formatDuration, formatSpeed } from '../format.js';
 
 const STATUS_TEXT: Record<Job['status'], string> = {
@@ -256,8 +256,13 @@ function JobRow({ view }: { view: JobView }) {
             {job.kind === 'verify' ? 'Verify again' : 'Retry failed files'}
           </button>
         ) : null}
+        {canResume(job) && !canRetryFailedFiles(job) ? (
+          <button type="button" onClick={async () => setProblem(await actions.resumeJob(job.ticket_number))}>
+            Resume
+          </button>
+        ) : null}
         {(job.status === 'failed' || job.status === 'cancelled' || (job.kind === 'upload' && job.status === 'completed_with_errors')) &&
-        !canRetryFailedFiles(job) ? (
+        !canRetryFailedFiles(job) && !canResume(job) ? (
           <button type="button" onClick={async () => setProblem(await actions.retryJob(job.ticket_number))}>
             Retry
           </button>
