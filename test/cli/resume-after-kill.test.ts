@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -6,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Job } from '../../shared/api.js';
 import { startOsfEmulator, type OsfEmulator } from '../emulators/osf/emulator.js';
 import { startFerryProcess, type FerryProcess } from '../support/ferry-process.js';
+import { rcloneUnavailableReason, writeRcloneConfig } from '../rclone/servers.js';
 import { apacheUnavailableReason, startApacheWebdav, type ApacheWebdav } from '../webdav/apache-webdav.js';
+import { freePort, stopChild, waitForPort } from '../webdav/process.js';
 
 // Issue #18 part 5: `ferry serve` is SIGKILLed in the middle of a 1,000-file top-level
 // transfer, started again on the same data dir, and the job resumed. Counted from the
@@ -23,6 +26,8 @@ const relativeOf = (i: number) => `d${i % FOLDERS}/${nameOf(i)}`;
 
 const apacheMissing = apacheUnavailableReason();
 if (apacheMissing) console.warn(`resume-after-kill: the WebDAV case is skipped: ${apacheMissing}`);
+const rcloneMissing = rcloneUnavailableReason();
+if (rcloneMissing) console.warn(`resume-after-kill: the rclone case is skipped: ${rcloneMissing}`);
 
 interface Scenario {
   ferry: FerryProcess;
@@ -124,11 +129,14 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
   let dir: string | null = null;
   let dav: ApacheWebdav | null = null;
   let osf: OsfEmulator | null = null;
+  let rcd: ChildProcess | null = null;
   const ferries: FerryProcess[] = [];
   afterEach(async () => {
     for (const ferry of ferries.splice(0)) if (ferry.child.exitCode === null && ferry.child.signalCode === null) ferry.child.kill('SIGKILL');
     await dav?.stop();
     await osf?.close();
+    if (rcd) await stopChild(rcd);
+    rcd = null;
     if (dir) await rm(dir, { recursive: true, force: true });
     dav = null;
     osf = null;
@@ -190,6 +198,69 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
       `resume-after-kill (WebDAV): killed after ${completedBefore.size} files moved; resumed with ${job.resumed!.files_already_done} already done; ` +
         `${after.filter((line) => line.startsWith('PUT ')).length} PUTs after the restart for ${FILES - completedBefore.size} files not yet complete`,
     );
+  });
+
+  it.skipIf(rcloneMissing !== null)('rclone server-side copy: the resumed job waits for the engine job that outlived Ferry', { timeout: 300_000 }, async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-resume-rclone-'));
+    const left = path.join(dir, 'left');
+    const right = path.join(dir, 'right');
+    await mkdir(path.join(left, 'Run'), { recursive: true });
+    await mkdir(right);
+    const hashes = new Map<string, string>();
+    for (let i = 0; i < 12; i++) {
+      const bytes = randomBytes(1024 * 1024);
+      hashes.set(nameOf(i), sha256(bytes));
+      await writeFile(path.join(left, 'Run', nameOf(i)), bytes);
+    }
+    // a remote engine (FERRY_RCLONE_URL) that outlives Ferry, slowed so the kill lands mid-copy
+    const configPath = await writeRcloneConfig(dir, { left: { type: 'alias', remote: left }, right: { type: 'alias', remote: right } });
+    const port = await freePort();
+    const engine = spawn('rclone', ['rcd', '--rc-addr', `127.0.0.1:${port}`, '--rc-no-auth', '--config', configPath, '--bwlimit', '1M', '--transfers', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    rcd = engine;
+    let stderr = '';
+    engine.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await waitForPort('rclone rcd', port, engine, () => stderr);
+    const rc = async <T>(command: string, params: Record<string, unknown> = {}): Promise<T> =>
+      (await (await fetch(`http://127.0.0.1:${port}/${command}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(params) })).json()) as T;
+    const env = { FERRY_RCLONE_URL: `http://127.0.0.1:${port}/` };
+    const dataDir = path.join(dir, 'data');
+    const workspace = path.join(dir, 'workspace');
+    await mkdir(workspace);
+    const first = await startFerryProcess({ dataDir, workspace, env });
+    ferries.push(first);
+    const listing = (await (await api(first, 'api_v1/targets/rclone-left/resources/?container=None')).json()) as { id: string; title: string }[];
+    const run = listing.find((resource) => resource.title === 'Run');
+    expect(run, JSON.stringify(listing)).toBeDefined();
+    const posted = await api(first, 'api_v1/targets/rclone-right/resources/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update', 'ferry-provenance': 'off' },
+      body: JSON.stringify({ source_target_name: 'rclone-left', source_resource_id: run!.id }),
+    });
+    expect(posted.status, await posted.clone().text()).toBe(202);
+    const ticket = ((await posted.json()) as { ticket_number: string }).ticket_number;
+    await until(async () => (await readdir(path.join(right, 'Run')).catch(() => [] as string[])).length >= 2, 'rclone to be copying');
+    await kill(first);
+    // every rc call is a job of rcd's; the copies are the ones in a stats group of Ferry's
+    const copies = async () => {
+      const { jobids } = await rc<{ jobids: number[] }>('job/list');
+      const statuses = await Promise.all(jobids.map((jobid) => rc<{ id: number; group: string; finished: boolean }>('job/status', { jobid })));
+      return statuses.filter((status) => status.group.startsWith('ferry-'));
+    };
+    const copying = await copies();
+    expect(copying).toHaveLength(1);
+    expect(copying[0]!.finished, 'the engine job outlived Ferry').toBe(false);
+
+    const second = await startFerryProcess({ dataDir, workspace, env });
+    ferries.push(second);
+    const job = await finished(second, ticket);
+    expect(job.status, job.error ?? '').toBe('succeeded');
+    expect(job.resumed).toEqual({ files_already_done: 0, from: null });
+    expect(job.report?.new_resource?.title).toBe('Run');
+    expect(job.report?.resources_created).toHaveLength(13); // Run and its 12 files
+    // no second copy was started: the resumed job waited for the one that was running
+    expect((await copies()).map((status) => status.id)).toEqual([copying[0]!.id]);
+    expect(await readdir(right)).toEqual(['Run']);
+    for (const [name, hash] of hashes) expect(sha256(await readFile(path.join(right, 'Run', name))), name).toBe(hash);
   });
 
   it('to the emulated OSF', { timeout: 600_000 }, async () => {

@@ -131,10 +131,15 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   }
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
   // A destination that copies from this source itself (Target.copyFrom) takes a whole first run; the unread entries are dropped.
-  const direct = params.only ? null : destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
+  const copyFrom = params.only ? undefined : destination.copyFrom?.bind(destination);
+  const direct = copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
     ...writeOptionsOf(ctx, params),
     sourceToken,
     onProgress: (done, total) => ctx.progress({ files_done: done.files, bytes_done: done.bytes, files_total: total.files, bytes_total: total.bytes }),
+    // an earlier run's copy: go on in the resource it made, and wait for its engine job while that still runs
+    resume: { top: params.containerId === null ? await madeByEarlierRun(ctx, destination, destinationToken) : null, engineJob: ctx.journal.engineJob },
+    onNewResource: (resource) => ctx.journal.recordTop({ ...resource, from: read.title }),
+    onEngineJob: (job) => ctx.journal.recordEngineJob(job),
   });
   if (direct) {
     try {

@@ -1,6 +1,6 @@
 import { copyFile, open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { Entry } from '../target.js';
+import type { EngineJob, Entry } from '../target.js';
 
 /**
  * What a job has finished, kept beside its `<ticket>.json` so that a run after a crash, a
@@ -14,12 +14,14 @@ import type { Entry } from '../target.js';
  * line only means that file is sent once more.
  *
  * One JSON object a line: `{"f": path, "i": identity}` for a file, `{"top": {...}}` for the
- * new top-level resource a top-level write made (a resumed run writes into it). A torn last
- * line (the crash came mid-write) is ignored.
+ * new top-level resource a top-level write made (a resumed run writes into it), `{"engine":
+ * {...}}` for a copy an engine runs by itself (a resumed run waits for it while it still
+ * runs). A torn last line (the crash came mid-write) is ignored.
  */
 export class ResumeJournal {
   private readonly files = new Map<string, string>();
   private top: JournaledTop | null = null;
+  private engine: EngineJob | null = null;
   private pending: string[] = [];
   private writing: Promise<void> | null = null;
   private handle: FileHandle | null = null;
@@ -58,6 +60,16 @@ export class ResumeJournal {
     return this.top;
   }
 
+  /** the engine job an earlier run started (rclone's server-side copy), or null */
+  get engineJob(): EngineJob | null {
+    return this.engine;
+  }
+
+  /** True when an earlier run left anything to go on from. */
+  get hasEarlierRun(): boolean {
+    return this.files.size > 0 || this.top !== null || this.engine !== null;
+  }
+
   /** True when an earlier run completed the file at `path` with these same source bytes. */
   has(path: string, identity: string | null): boolean {
     return identity !== null && this.files.get(path) === identity;
@@ -73,6 +85,11 @@ export class ResumeJournal {
     this.append({ top });
   }
 
+  recordEngineJob(job: EngineJob): void {
+    this.engine = job;
+    this.append({ engine: job });
+  }
+
   /** Empties the journal: what it recorded is no longer there (the earlier run's resource was removed). */
   async forget(): Promise<void> {
     await this.flush().catch(() => undefined);
@@ -80,6 +97,7 @@ export class ResumeJournal {
     this.handle = null;
     this.files.clear();
     this.top = null;
+    this.engine = null;
     await ResumeJournal.remove(this.file);
   }
 
@@ -120,7 +138,7 @@ export class ResumeJournal {
 
   private apply(line: string): void {
     if (line === '') return;
-    let record: { f?: unknown; i?: unknown; top?: Partial<JournaledTop> };
+    let record: { f?: unknown; i?: unknown; top?: Partial<JournaledTop>; engine?: Partial<EngineJob> };
     try {
       record = JSON.parse(line) as typeof record;
     } catch {
@@ -130,6 +148,10 @@ export class ResumeJournal {
     const top = record.top;
     if (top && typeof top.id === 'string' && typeof top.title === 'string' && typeof top.from === 'string') {
       this.top = { id: top.id, title: top.title, from: top.from };
+    }
+    const engine = record.engine;
+    if (engine && typeof engine.engine === 'string' && typeof engine.jobid === 'number' && typeof engine.group === 'string') {
+      this.engine = { engine: engine.engine, jobid: engine.jobid, group: engine.group };
     }
   }
 }

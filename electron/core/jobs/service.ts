@@ -324,7 +324,7 @@ class FileJobService implements JobService {
     const journal = await ResumeJournal.open(this.journalOf(record));
     // cancelled while its journal was read, or Ferry is stopping: the saved state stands
     if (record.job.status !== 'queued' || this.closing) return;
-    if (journal.filesDone > 0 || journal.newResource) {
+    if (journal.hasEarlierRun) {
       record.job.resumed = { files_already_done: journal.filesDone, from: record.job.resumed?.from ?? null };
     }
     const controller = new AbortController();
