@@ -230,6 +230,8 @@ export interface JobReport {
    * whose writing was not confirmed before it stopped; each may or may not be there.
    */
   unconfirmed?: string[];
+  /** a resumed job (Job.resumed): files an earlier run completed with these same source bytes, not sent again */
+  already_done?: string[];
   /** verify jobs: files whose bytes matched every recorded hash, and files with none to check */
   verified?: string[];
   unverified?: string[];
@@ -298,6 +300,13 @@ export interface Job {
   source?: { target: string; resource_id: string } | null;
   /** a job made by POST /api_v1/jobs/<ticket>/retry/: the ticket whose failed files it retries */
   retry_of?: string | null;
+  /**
+   * A job that goes on from where an earlier run stopped (Ferry stopped or crashed while it
+   * ran, or POST /api_v1/jobs/<ticket>/resume/ of a cancelled or failed one): how many files
+   * that run had completed, which are not sent again, and the ticket resumed (`from`, null
+   * for the same job after a restart). Null or absent: a first run.
+   */
+  resumed?: { files_already_done: number; from: string | null } | null;
 }
 
 /** One of `source_resource_id` (one resource) and `source_resource_ids` (a selection: one job). */

@@ -135,7 +135,7 @@ test('a running job can be cancelled, leaving nothing half-written', async ({ pa
   const job = jobs(page).getByRole('listitem').filter({ hasText: 'big.bin' });
   await job.getByRole('button', { name: 'Cancel' }).click();
   await expect(job).toContainText('Cancelled');
-  await expect(job.getByRole('button', { name: 'Retry' })).toBeVisible();
+  await expect(job.getByRole('button', { name: 'Resume' })).toBeVisible();
   await shot(page, '07-cancelled-job');
   const left_over = (await readdir(path.join(ferry.workspace, 'dest'))).filter((name) => name.includes('big'));
   expect(left_over).toEqual([]);

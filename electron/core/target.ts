@@ -363,6 +363,14 @@ export interface WriteOptions {
    * it could not (never dropped silently). Others ignore it.
    */
   metadata?: DescriptiveMetadata;
+  /**
+   * Called once the destination has confirmed a file (created, updated, or found already
+   * there), with its path as the entry named it; never for a file that may be partial. A
+   * job's resume journal listens (jobs/resume-journal.ts).
+   */
+  onFileWritten?(path: string): void;
+  /** A top-level write: called as soon as the new resource exists, before any file goes in. */
+  onNewResource?(resource: { id: string; title: string }): void;
 }
 
 /** Descriptive metadata in one model for every target: declared in shared/api.ts, where the API's clients use it too. */
@@ -371,8 +379,25 @@ export type { DescriptiveMetadata };
 export interface CopyFromOptions extends WriteOptions {
   /** the source target's token */
   sourceToken: string;
+  /**
+   * A job going on after Ferry stopped: the new top-level resource its first run made (the
+   * copy goes on in it, rather than make another) and the engine job that run started (the
+   * copy waits for it while it still runs, rather than start another).
+   */
+  resume?: { top: { id: string; title: string } | null; engineJob: EngineJob | null };
+  /** called as soon as a job of the copying engine has started, so a resumed run can find it */
+  onEngineJob?(job: EngineJob): void;
   /** called as files and bytes arrive; totals are null until known */
   onProgress(done: { files: number; bytes: number }, total: { files: number | null; bytes: number | null }): void;
+}
+
+/** A job an engine outside Ferry runs for a Ferry job (rclone rcd's `_async` job): it may outlive a crash of Ferry. */
+export interface EngineJob {
+  /** the engine's address (no credentials) */
+  engine: string;
+  jobid: number;
+  /** the engine's stats group of this one copy, naming it beyond the job number */
+  group: string;
 }
 
 export interface WriteOutcome {

@@ -252,6 +252,11 @@ export const componentSchemas = [
           },
           verified: { type: 'array', items: { type: 'string' } },
           unverified: { type: 'array', items: { type: 'string' } },
+          already_done: {
+            type: 'array',
+            description: 'a resumed job: files an earlier run completed with these same source bytes, not sent again',
+            items: { type: 'string' },
+          },
           check: checkReportSchema,
           new_resource: {
             type: ['object', 'null'],
@@ -265,6 +270,14 @@ export const componentSchemas = [
         properties: { target: { type: 'string' }, resource_id: { type: 'string' } },
       },
       retry_of: { ...nullableString, description: 'a job made by POST /api_v1/jobs/<ticket>/retry/: the ticket it retries' },
+      resumed: {
+        type: ['object', 'null'],
+        description:
+          'a job going on where an earlier run stopped (Ferry stopped or crashed while it ran, or POST /api_v1/jobs/<ticket>/resume/): ' +
+          'the files that run completed, not sent again, and the ticket resumed (from; null: this job, after a restart)',
+        required: ['files_already_done', 'from'],
+        properties: { files_already_done: { type: 'integer' }, from: nullableString },
+      },
     },
   },
   {

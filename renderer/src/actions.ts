@@ -521,10 +521,20 @@ export function createActions(s: BaseServices) {
 
   /** Asks the server for a new job of the finished job's failed files only. */
   async function retryFailedFiles(ticket: string): Promise<string | null> {
+    return runAgain(ticket, () => s.api.retryFailedFiles(ticket), retryLabel);
+  }
+
+  /** A cancelled or failed transfer goes on where it stopped: the files it completed are not sent again. */
+  async function resumeJob(ticket: string): Promise<string | null> {
+    return runAgain(ticket, () => s.api.resumeJob(ticket), (label) => label);
+  }
+
+  /** A new job from a finished one (retry, resume), tracked under the first one's label. */
+  async function runAgain(ticket: string, request: () => Promise<{ ticket_number: string }>, labelled: (label: string) => string): Promise<string | null> {
     try {
-      const ack = await s.api.retryFailedFiles(ticket);
+      const ack = await request();
       const submission = s.jobs.store.getState().submissions[ticket];
-      if (submission) await track(ack.ticket_number, { ...submission, label: retryLabel(submission.label) });
+      if (submission) await track(ack.ticket_number, { ...submission, label: labelled(submission.label) });
       else s.jobs.event(await s.api.job(ack.ticket_number));
       return null;
     } catch (error) {
@@ -651,6 +661,7 @@ export function createActions(s: BaseServices) {
     cancelAll,
     retryJob,
     retryFailedFiles,
+    resumeJob,
     openDestination,
     followJobs,
   };

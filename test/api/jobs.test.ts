@@ -199,7 +199,8 @@ describe('the queue: pause, resume, order and settings', () => {
     expect(pause.status).toBe(200);
     expect(((await pause.json()) as Job).status).toBe('paused');
     const resume = await ferry.fetch(`/api_v1/jobs/${ticket}/resume/`, { method: 'POST', headers: { 'service-destination-token': 'tok-dave' } });
-    expect(resume.status).toBe(200);
+    expect(resume.status).toBe(202);
+    expect(((await resume.json()) as { ticket_number: string }).ticket_number).toBe(ticket); // the paused job itself goes on
     await untilStatus(ticket, 'running');
     await releaseVault();
     expect((await waitForJob(ferry, ticket)).status).toBe('succeeded');

@@ -12,7 +12,10 @@ import { serveWebdav, startOnFreePort, type RealWebdav } from './process.js';
  * dir, run in the foreground (`-X`) as a child process and stopped by `stop()`.
  * CI needs the apt packages `apache2` (httpd + modules) and `apache2-utils` (htpasswd).
  */
-export type ApacheWebdav = RealWebdav;
+export type ApacheWebdav = RealWebdav & {
+  /** one line a request, as Apache logs it: `<method> <path> <Destination header or -> <status>` */
+  accessLog: string;
+};
 
 const APACHE = '/usr/sbin/apache2';
 const MODULES = '/usr/lib/apache2/modules';
@@ -52,7 +55,7 @@ export async function startApacheWebdav(): Promise<ApacheWebdav> {
   }
 
   const conf = path.join(dir, 'httpd.conf');
-  return serveWebdav(
+  const served = await serveWebdav(
     dir,
     { username, password, dataDir },
     () =>
@@ -66,6 +69,7 @@ export async function startApacheWebdav(): Promise<ApacheWebdav> {
       ),
     (port) => `http://127.0.0.1:${port}/dav/`,
   );
+  return { ...served, accessLog: path.join(dir, 'access.log') };
 }
 
 function config(o: { dir: string; dataDir: string; lockDir: string; port: number; asRoot: boolean }): string {
@@ -76,6 +80,7 @@ function config(o: { dir: string; dataDir: string; lockDir: string; port: number
     `PidFile "${o.dir}/httpd.pid"`,
     `ErrorLog "${o.dir}/error.log"`,
     'LogLevel warn',
+    `CustomLog "${o.dir}/access.log" "%m %U %{Destination}i %>s"`,
     `LoadModule mpm_event_module ${MODULES}/mod_mpm_event.so`,
     `LoadModule authn_core_module ${MODULES}/mod_authn_core.so`,
     `LoadModule authn_file_module ${MODULES}/mod_authn_file.so`,

@@ -197,7 +197,7 @@ describe('transfer executor', () => {
     await second.start();
     const done = await finished(second, job.ticket_number);
     expect(done.status).toBe('failed');
-    expect(done.error).toBe('This job could not be resumed because the Memory (src) token is not stored in the keychain; submit the job again.');
+    expect(done.error).toBe('This job could not go on by itself after Ferry restarted because the Memory (src) token is not stored in the keychain; resume it with the token; the files it completed are not sent again.');
   });
 });
 

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import type { DuplicateFileAction, FixityFailure, Job, JobReport } from '../../../shared/api.js';
 import { DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
-import { badRequest, FerryError, notSupported } from '../errors.js';
+import { badRequest, FerryError, isFerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
@@ -9,7 +9,9 @@ import type { DescriptiveMetadata, Entry, Target, TargetContext, WriteOptions, W
 import { openUploadZip } from '../bag/upload-reader.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
+import { JournaledEntries } from './journaled-entries.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
+import type { JournaledTop } from './resume-journal.js';
 import type { StagedWriteOptions } from './staged-write.js';
 import { capabilitiesOf } from '../capabilities.js';
 import { emptyReport, type JobExecutionContext, type JobService } from './types.js';
@@ -56,7 +58,8 @@ export interface TransferParams {
  */
 export function registerTransferExecutors(jobs: JobService, deps: TransferExecutorDeps): void {
   jobs.register('upload', (ctx) => runUpload(ctx, deps));
-  jobs.register('transfer', (ctx) => runTransfer(ctx, deps), retryTransfer);
+  // an upload's spool is gone once it has ended, so only a transfer can be resumed afterwards
+  jobs.register('transfer', (ctx) => runTransfer(ctx, deps), retryTransfer, true);
 }
 
 async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): Promise<JobReport> {
@@ -88,7 +91,9 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
     // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
     const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
     const provenance = await startUploadProvenance({ ...common, kind: archive.kind, topLevel: archive.topLevel, carriedRecord: archive.carriedRecord });
-    const report = await writeWatched(ctx, destination, token, watchedForProvenance(provenance, archive.entries()), params, staged);
+    const entries = watchedForProvenance(provenance, archive.entries());
+    const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, token) : null;
+    const report = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, entries, params, staged);
     return await completeProvenance(provenance, { token, signal: ctx.signal }, report);
   } finally {
     await archive.close();
@@ -129,10 +134,15 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   }
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
   // A destination that copies from this source itself (Target.copyFrom) takes a whole first run; the unread entries are dropped.
-  const direct = params.only ? null : destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
+  const copyFrom = params.only ? undefined : destination.copyFrom?.bind(destination);
+  const direct = copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
     ...writeOptionsOf(ctx, params),
     sourceToken,
     onProgress: (done, total) => ctx.progress({ files_done: done.files, bytes_done: done.bytes, files_total: total.files, bytes_total: total.bytes }),
+    // an earlier run's copy: go on in the resource it made, and wait for its engine job while that still runs
+    resume: { top: params.containerId === null ? await madeByEarlierRun(ctx, destination, destinationToken) : null, engineJob: ctx.journal.engineJob },
+    onNewResource: (resource) => ctx.journal.recordTop({ ...resource, from: read.title }),
+    onEngineJob: (job) => ctx.journal.recordEngineJob(job),
   });
   if (direct) {
     try {
@@ -144,13 +154,9 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   }
   if (params.only) {
     // a retry of failed files: only those, into what the first run made; its provenance was written then
-    let entries = onlyThese(read.entries, params.only);
+    const entries = onlyThese(read.entries, params.only);
     if (params.insideTop === undefined) return writeWatched(ctx, destination, destinationToken, entries, params);
-    entries = withoutTop(entries, params.insideTop);
-    const report = await writeWatched(ctx, destination, destinationToken, entries, params);
-    // failed files are named as the source names them, so a retry of this retry finds them
-    const top = params.insideTop;
-    return { ...report, failed_files: report.failed_files?.map((file) => ({ ...file, path: `${top}/${file.path}` })) };
+    return writeInsideTop(ctx, destination, destinationToken, entries, params, params.insideTop);
   }
   // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
   const sourceCtx = { token: sourceToken, signal: ctx.signal };
@@ -158,7 +164,11 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
   // descriptive metadata (title, creators …) for a new top-level resource, and what could not be carried
   const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId, params.metadata);
-  const written = await writeWatched(ctx, destination, destinationToken, watchedForProvenance(provenance, read.entries), { ...params, metadata: described.metadata });
+  const entries = watchedForProvenance(provenance, read.entries);
+  const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, destinationToken) : null;
+  const written = top
+    ? await writeIntoMadeTop(ctx, destination, destinationToken, entries, params, top)
+    : await writeWatched(ctx, destination, destinationToken, entries, { ...params, metadata: described.metadata });
   const notes = [...described.notes, ...titleNotes(described.metadata, written)];
   const report = notes.length > 0 ? { ...written, notes: [...(written.notes ?? []), ...notes] } : written;
   return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
@@ -201,6 +211,61 @@ async function* withoutTop(entries: AsyncIterable<Entry>, top: string): AsyncIte
   }
 }
 
+/**
+ * The new top-level resource an earlier run of this job made (its resume journal), when it
+ * is still there; a resumed run writes into it rather than make another. One that is gone
+ * (removed when that run stopped) takes the journal with it: everything is sent again.
+ */
+async function madeByEarlierRun(ctx: JobExecutionContext, destination: Target, token: string): Promise<JournaledTop | null> {
+  const top = ctx.journal.newResource;
+  if (!top) return null;
+  try {
+    await destination.detail({ token, signal: ctx.signal }, top.id);
+    return top;
+  } catch (error) {
+    if (!isFerryError(error) || error.status !== 404) throw error;
+    await ctx.journal.forget();
+    return null;
+  }
+}
+
+/** A resumed top-level write: into the resource the first run made, reported as that run would have. */
+async function writeIntoMadeTop(
+  ctx: JobExecutionContext,
+  destination: Target,
+  token: string,
+  entries: AsyncIterable<Entry>,
+  params: { duplicateAction: DuplicateFileAction },
+  top: JournaledTop,
+): Promise<JobReport> {
+  const report = await writeInsideTop(ctx, destination, token, entries, { ...params, containerId: top.id }, top.from);
+  const prefixed = (paths: string[]) => paths.map((path) => `${top.from}/${path}`);
+  return {
+    ...report,
+    resources_created: [top.from, ...prefixed(report.resources_created)],
+    resources_updated: prefixed(report.resources_updated),
+    resources_ignored: prefixed(report.resources_ignored),
+    new_resource: { id: top.id, title: top.title },
+  };
+}
+
+/**
+ * Entries below the source's top folder `top`, written into `containerId` (the resource made
+ * from that folder earlier); failed and already-done files keep the source's names, so a
+ * retry or resume of this job finds them.
+ */
+async function writeInsideTop(
+  ctx: JobExecutionContext,
+  destination: Target,
+  token: string,
+  entries: AsyncIterable<Entry>,
+  params: { containerId: string | null; duplicateAction: DuplicateFileAction },
+  top: string,
+): Promise<JobReport> {
+  const report = await writeWatched(ctx, destination, token, withoutTop(entries, top), { ...params, insideTop: top });
+  return { ...report, failed_files: report.failed_files?.map((file) => ({ ...file, path: `${top}/${file.path}` })) };
+}
+
 /** The entries of each resource in turn, each under its own title (the paths the destination writes). */
 async function* readEach(source: Target, ctx: TargetContext, ids: readonly string[]): AsyncGenerator<Entry> {
   for (const id of ids) {
@@ -215,12 +280,24 @@ async function writeWatched(
   destination: Target,
   token: string,
   entries: AsyncIterable<Entry>,
-  params: { containerId: string | null; duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata },
+  params: { containerId: string | null; duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata; insideTop?: string },
   /** an archive not yet checked: every byte must match (a bag's manifests, a ZIP's CRC-32s) before any file is put in place */
   verifyBag = false,
 ): Promise<JobReport> {
-  const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done), trackUnread: verifyBag, bandwidth: ctx.bandwidth });
+  // files an earlier run of the job completed are left out; each file confirmed is journaled
+  const top = params.insideTop;
+  const journaled = new JournaledEntries(ctx.journal, top === undefined ? undefined : (path) => `${top}/${path}`);
+  const watched = new WatchedEntries(journaled.filter(entries), {
+    signal: ctx.signal,
+    onProgress: (done) => ctx.progress({ ...done, files_done: done.files_done + journaled.alreadyDone.length }),
+    trackUnread: verifyBag,
+    bandwidth: ctx.bandwidth,
+  });
   const options: StagedWriteOptions = writeOptionsOf(ctx, params);
+  options.onFileWritten = journaled.onFileWritten;
+  options.onNewResource = (resource) => {
+    if (watched.topFolder !== null) ctx.journal.recordTop({ ...resource, from: watched.topFolder });
+  };
   if (verifyBag) {
     options.beforeCommit = async () => {
       // files the writer never read (ignored duplicates, per-file errors) are checked too
@@ -243,14 +320,17 @@ async function writeWatched(
   } finally {
     watched.dispose();
   }
-  // Files the writer skipped without reading (ignored duplicates) are done too.
+  // Files the writer skipped without reading (ignored duplicates) are done too, and so are
+  // those an earlier run completed.
+  const files = watched.filesSeen + journaled.alreadyDone.length;
   ctx.progress({
-    files_done: watched.filesSeen,
-    files_total: watched.filesSeen,
+    files_done: files,
+    files_total: files,
     bytes_done: Math.max(watched.bytesDone, watched.bytesSeen),
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
-  return reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null);
+  const report = reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null);
+  return journaled.alreadyDone.length > 0 ? { ...report, already_done: journaled.alreadyDone } : report;
 }
 
 function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata }): WriteOptions {
@@ -309,12 +389,10 @@ export async function tokenFor(ctx: JobExecutionContext, deps: Pick<TransferExec
   if (target.info.credential === 'access-key') return deps.accessKey;
   const stored = await deps.secrets.get(tokenAccount(target.info.name));
   if (stored) return stored;
-  const why = ctx.resumed ? 'This job could not be resumed' : 'This job could not start';
-  throw new FerryError(
-    401,
-    'unauthorized',
-    `${why} because the ${target.info.readable_name} token is not stored in the keychain; submit the job again.`,
-  );
+  const why = ctx.resumed ? 'This job could not go on by itself after Ferry restarted' : 'This job could not start';
+  // a transfer's journal outlives this failure: resumed with the token, it sends only what is missing
+  const next = ctx.resumed && ctx.job.kind === 'transfer' ? 'resume it with the token; the files it completed are not sent again' : 'submit the job again';
+  throw new FerryError(401, 'unauthorized', `${why} because the ${target.info.readable_name} token is not stored in the keychain; ${next}.`);
 }
 
 function describeTopLevel(names: string[]): string {

@@ -88,6 +88,7 @@ function arrivedFiles(report: JobReport, failed: readonly FailedFile[]): string[
     ...report.resources_ignored,
     ...(report.verified ?? []),
     ...(report.unverified ?? []),
+    ...(report.already_done ?? []),
   ];
   const all = [...listed, ...failed.map((file) => file.path), ...(report.file_errors ?? []).map((file) => file.path)];
   return listed.filter((candidate) => !all.some((other) => other.startsWith(`${candidate}/`)));

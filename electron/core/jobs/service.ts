@@ -7,6 +7,7 @@ import { formatDate } from '../time.js';
 import { TEMP_SUFFIX, writeFileAtomic } from './atomic-file.js';
 import { Bandwidth } from './bandwidth.js';
 import { endingOf, StoppedWithReport } from './outcome.js';
+import { journalFileOf, ResumeJournal } from './resume-journal.js';
 import { emptyReport, type JobExecutionContext, type JobExecutor, type JobService, type RetryParams, type SubmitJob } from './types.js';
 
 export interface JobServiceOptions {
@@ -104,6 +105,7 @@ export function createJobService(options: JobServiceOptions): JobService {
 class FileJobService implements JobService {
   private readonly executors = new Map<JobKind, JobExecutor>();
   private readonly retries = new Map<JobKind, RetryParams>();
+  private readonly resumable = new Set<JobKind>();
   private readonly records = new Map<string, JobRecord>();
   private readonly queue: string[] = [];
   private readonly listeners = new Set<(job: Job) => void>();
@@ -127,9 +129,10 @@ class FileJobService implements JobService {
     this.accessKeyDigest = sha256(options.accessKey);
   }
 
-  register(kind: JobKind, executor: JobExecutor, retry?: RetryParams): void {
+  register(kind: JobKind, executor: JobExecutor, retry?: RetryParams, resumable = false): void {
     this.executors.set(kind, executor);
     if (retry) this.retries.set(kind, retry);
+    if (resumable) this.resumable.add(kind);
   }
 
   async start(): Promise<void> {
@@ -187,6 +190,12 @@ class FileJobService implements JobService {
       source: request.source ?? null,
       retry_of: request.retryOf ?? null,
     };
+    if (request.resumeOf) {
+      // the earlier job's journal, before the ticket is handed out: its files are not sent again
+      const journal = journalFileOf(this.options.dir, job.ticket_number);
+      await ResumeJournal.copy(journalFileOf(this.options.dir, request.resumeOf), journal);
+      job.resumed = { files_already_done: (await ResumeJournal.open(journal)).filesDone, from: request.resumeOf };
+    }
     const tokens = { ...request.tokens };
     const record = newRecord(job, {
       params: request.params,
@@ -274,7 +283,7 @@ class FileJobService implements JobService {
     const record = this.records.get(ticket);
     if (!record) throw ticketNotFound(ticket);
     if (record.job.status !== 'paused') {
-      if (FINISHED.has(record.job.status)) throw conflict('The job has already finished; retry its failed files or start it again instead.');
+      if (FINISHED.has(record.job.status)) throw conflict('The job has already finished; resume it as a new job (resumeFinished) or retry its failed files.');
       return clone(record.job); // waiting or running already
     }
     if (!this.executors.has(record.job.kind)) throw notSupported(`This version of Ferry cannot run ${record.job.kind} jobs.`);
@@ -342,6 +351,24 @@ class FileJobService implements JobService {
       params: narrow(job, record.params, failedPaths),
       tokens,
       retryOf: job.ticket_number,
+    });
+  }
+
+  async resumeFinished(ticket: string, tokens: Record<string, string>): Promise<Job> {
+    const record = this.records.get(ticket);
+    if (!record) throw ticketNotFound(ticket);
+    const job = record.job;
+    if (!FINISHED.has(job.status)) throw conflict('The job has not finished yet; it goes on by itself, or cancel it first.');
+    if (job.status === 'succeeded') throw conflict('This job succeeded; there is nothing left to resume.');
+    if (!this.resumable.has(job.kind)) throw notSupported(`A ${job.kind} job cannot be resumed; start it again instead.`);
+    return this.submit({
+      kind: job.kind,
+      target: job.target,
+      resource_id: job.resource_id,
+      source: job.source ?? null,
+      params: record.params,
+      tokens,
+      resumeOf: job.ticket_number,
     });
   }
 
@@ -448,6 +475,12 @@ class FileJobService implements JobService {
 
   private async run(record: JobRecord): Promise<void> {
     const executor = this.executors.get(record.job.kind)!;
+    const journal = await ResumeJournal.open(this.journalOf(record));
+    // cancelled while its journal was read, or Ferry is stopping: the saved state stands
+    if (record.job.status !== 'queued' || this.closing) return;
+    if (journal.hasEarlierRun) {
+      record.job.resumed = { files_already_done: journal.filesDone, from: record.job.resumed?.from ?? null };
+    }
     const controller = new AbortController();
     record.controller = controller;
     record.job.status = 'running';
@@ -464,6 +497,7 @@ class FileJobService implements JobService {
       progress: (update) => this.progress(record, update),
       resumed: record.resumed,
       bandwidth: this.bandwidth,
+      journal,
     };
     let outcome: { report: JobReport } | { error: unknown };
     try {
@@ -472,6 +506,8 @@ class FileJobService implements JobService {
     } catch (error) {
       outcome = { error };
     }
+    // what the executor recorded is on disk before its end is
+    await journal.close();
     record.controller = null;
     if (record.flushTimer) clearTimeout(record.flushTimer);
     record.flushTimer = null;
@@ -537,6 +573,8 @@ class FileJobService implements JobService {
     try {
       await this.persist(record);
       await removeOwnedFiles(record);
+      // a job that may be resumed keeps its journal until it is pruned
+      if (status === 'succeeded') await ResumeJournal.remove(this.journalOf(record));
     } finally {
       record.job = final;
       record.staged = null;
@@ -592,6 +630,10 @@ class FileJobService implements JobService {
 
   private fileOf(ticket: string): string {
     return path.join(this.options.dir, `${ticket}.json`);
+  }
+
+  private journalOf(record: JobRecord): string {
+    return journalFileOf(this.options.dir, record.job.ticket_number);
   }
 
   /** Resolves once the record's latest state is on disk. */
@@ -675,6 +717,7 @@ class FileJobService implements JobService {
     record.removed = true;
     await record.writing;
     await removeOwnedFiles(record);
+    await ResumeJournal.remove(this.journalOf(record)).catch(() => undefined);
     await rm(this.fileOf(record.job.ticket_number), { force: true }).catch(() => undefined);
     this.records.delete(record.job.ticket_number);
   }

@@ -1,5 +1,6 @@
 import type { Job, JobKind, JobProgress, JobReport, QueueMove, QueueSettings, QueueState } from '../../../shared/api.js';
 import type { Bandwidth } from './bandwidth.js';
+import type { ResumeJournal } from './resume-journal.js';
 
 /**
  * What a running job's executor gets. Executors are registered per job kind, so a new
@@ -18,6 +19,8 @@ export interface JobExecutionContext {
   resumed: boolean;
   /** the queue's limit on bytes read per second, shared by every running job */
   bandwidth: Bandwidth;
+  /** what earlier runs of this job completed; record files as the destination confirms them */
+  journal: ResumeJournal;
 }
 
 /**
@@ -47,10 +50,13 @@ export interface SubmitJob {
   ownedFiles?: string[];
   /** the ticket of the job this one retries the failed files of */
   retryOf?: string;
+  /** the ticket of the finished job this one resumes (its journal is carried over) */
+  resumeOf?: string;
 }
 
 export interface JobService {
-  register(kind: JobKind, executor: JobExecutor, retry?: RetryParams): void;
+  /** `resumable`: a cancelled or failed job of this kind may be resumed (its params still hold all it needs) */
+  register(kind: JobKind, executor: JobExecutor, retry?: RetryParams, resumable?: boolean): void;
   /** loads persisted jobs, resumes or fails the ones that were running, starts pruning */
   start(): Promise<void>;
   submit(request: SubmitJob): Promise<Job>;
@@ -62,7 +68,7 @@ export interface JobService {
   cancel(ticket: string): Promise<Job>;
   /** holds a waiting or running job (a running one stops and keeps what it did); 409 when finished */
   pause(ticket: string): Promise<Job>;
-  /** puts a paused job first in the queue; it continues as a resumed run */
+  /** puts a paused job first in the queue; it continues as a resumed run (a finished one: resumeFinished) */
   resume(ticket: string): Promise<Job>;
   /** moves a waiting job within the queue; 409 when it is not waiting */
   move(ticket: string, to: QueueMove): Promise<QueueState>;
@@ -77,6 +83,12 @@ export interface JobService {
    * finished or has no failed file; 405 when its kind cannot be retried file by file.
    */
   retry(ticket: string, tokens: Record<string, string>): Promise<Job>;
+  /**
+   * A new job with the finished job's parameters that skips the files it completed (its
+   * resume journal), run with `tokens` as for retry. 409 when the job has not finished or
+   * succeeded; 405 when its kind cannot be resumed. (A paused job resumes itself: resume.)
+   */
+  resumeFinished(ticket: string, tokens: Record<string, string>): Promise<Job>;
   /** every file a known job owns (absolute paths): what a sweep of leftovers must keep */
   ownedFiles(): Set<string>;
   /** listener gets every change; returns an unsubscribe function */

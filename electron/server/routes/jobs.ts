@@ -1,9 +1,10 @@
 // Jobs (extension): one job for whoever started it, the list and a live event stream for
-// the app (access key), cancel, pause and resume, a retry of a finished job's failed files,
-// and the queue: its order and settings (access key).
+// the app (access key), cancel, pause and resume (a paused job, or a cancelled or failed
+// transfer where it stopped), a retry of a finished job's failed files, and the queue: its
+// order and settings (access key).
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ACKNOWLEDGEMENT_MESSAGE, QUEUE_MOVES, type Acknowledgement, type Job, type QueueMove, type QueueSettings } from '../../../shared/api.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ACKNOWLEDGEMENT_MESSAGE, isFinishedStatus, QUEUE_MOVES, type Acknowledgement, type Job, type QueueMove, type QueueSettings } from '../../../shared/api.js';
 import type { FerryCore } from '../../core/ferry-core.js';
 import { FerryError, forbidden, notFound, unauthorized } from '../../core/errors.js';
 import type { ServerContext } from '../context.js';
@@ -16,6 +17,23 @@ const HEARTBEAT_MS = 15_000;
 export const MAX_EVENT_STREAMS = 16;
 
 type TicketRequest = FastifyRequest<{ Params: { ticket: string } }>;
+
+/** The tokens a new run of `job` (retry, resume) needs, by role, from the request or the keychain. */
+async function tokensToRunAgain(core: FerryCore, request: TicketRequest, job: Job): Promise<Record<string, string>> {
+  const tokens: Record<string, string> = {};
+  if (job.kind === 'verify') {
+    tokens.source = await resolveTargetToken(core, core.targets.get(job.target), request, 'source');
+  } else {
+    tokens.destination = await resolveTargetToken(core, core.targets.get(job.target), request, 'destination');
+    if (job.source) tokens.source = await resolveTargetToken(core, core.targets.get(job.source.target), request, 'source');
+  }
+  return tokens;
+}
+
+function acknowledged(reply: FastifyReply, job: Job): FastifyReply {
+  const acknowledgement: Acknowledgement = { ticket_number: job.ticket_number, message: ACKNOWLEDGEMENT_MESSAGE };
+  return reply.code(202).header('location', jobPath(job.ticket_number)).send(acknowledgement);
+}
 
 /** The job, if the request shows a token that started it (or the access key). */
 export function accessibleJob(core: FerryCore, request: TicketRequest): Job {
@@ -143,16 +161,8 @@ export function registerJobRoutes(app: FastifyInstance, { core }: ServerContext)
     },
     async (request, reply) => {
       const job = accessibleJob(core, request);
-      const tokens: Record<string, string> = {};
-      if (job.kind === 'verify') {
-        tokens.source = await resolveTargetToken(core, core.targets.get(job.target), request, 'source');
-      } else {
-        tokens.destination = await resolveTargetToken(core, core.targets.get(job.target), request, 'destination');
-        if (job.source) tokens.source = await resolveTargetToken(core, core.targets.get(job.source.target), request, 'source');
-      }
-      const retry = await core.jobs.retry(job.ticket_number, tokens);
-      const acknowledgement: Acknowledgement = { ticket_number: retry.ticket_number, message: ACKNOWLEDGEMENT_MESSAGE };
-      return reply.code(202).header('location', jobPath(retry.ticket_number)).send(acknowledgement);
+      const retry = await core.jobs.retry(job.ticket_number, await tokensToRunAgain(core, request, job));
+      return acknowledged(reply, retry);
     },
   );
 
@@ -197,17 +207,30 @@ export function registerJobRoutes(app: FastifyInstance, { core }: ServerContext)
     '/api_v1/jobs/:ticket/resume/',
     {
       schema: {
-        summary: 'Resume a paused job (the token that started it, or the access key)',
+        summary: 'Resume a paused job, or a cancelled or failed transfer where it stopped (the token that started it, or the access key)',
         description:
-          'The job goes first in the queue and continues as a resumed run: what it completed before the pause is not done ' +
-          'again where the destination lets Ferry tell. A job that is not paused is answered as it is; 409 when it has finished.',
+          'A paused job goes first in the queue and continues, under its own ticket, as a resumed run. A cancelled or ' +
+          'failed transfer goes on as a new job with the same parameters that does not send again the files the earlier ' +
+          'job completed (its resume journal: a file counts once the destination confirmed it, and only while the source ' +
+          'file has the same size and hash or modification time); a top-level transfer goes on in the resource it made. ' +
+          'That new job carries resumed.from and resumed.files_already_done, and its report lists the files left out in ' +
+          'already_done; it needs the tokens the original needed, as for retry/. The answer names the job that goes on. A ' +
+          'job waiting or running is answered as it is. A job that was running when Ferry stopped or crashed needs no ' +
+          'request: it resumes by itself when Ferry starts. 409 when the job succeeded; 405 for an upload that has ended ' +
+          '(its ZIP is not kept).',
         tags: ['jobs'],
         params: ticketParams,
         headers: authHeaders,
-        response: { 200: ref('Job'), ...errorResponses(401, 403, 404, 405, 409) },
+        response: { 202: ref('Acknowledgement'), ...errorResponses(401, 403, 404, 405, 409) },
       },
     },
-    async (request) => core.jobs.resume(accessibleJob(core, request).ticket_number),
+    async (request, reply) => {
+      const job = accessibleJob(core, request);
+      const goingOn = isFinishedStatus(job.status)
+        ? await core.jobs.resumeFinished(job.ticket_number, await tokensToRunAgain(core, request, job))
+        : await core.jobs.resume(job.ticket_number);
+      return acknowledged(reply, goingOn);
+    },
   );
 
   app.post<{ Params: { ticket: string }; Body: { to: QueueMove } }>(

@@ -17,7 +17,9 @@ export async function registerOpenApiGenerator(app: FastifyInstance, version: st
           'plus the desktop app routes under /app/. Local targets take the access key from endpoint.json. ' +
           'A job ends succeeded only when every file arrived and every available check passed; completed_with_errors ' +
           'when some files failed (report.failed_files) and the rest arrived; failed when nothing arrived or it stopped ' +
-          'on an error; cancelled when stopped on request. POST /api_v1/jobs/{ticket}/retry/ retries the failed files only. ' +
+          'on an error; cancelled when stopped on request. POST /api_v1/jobs/{ticket}/retry/ retries the failed files only; ' +
+          'POST /api_v1/jobs/{ticket}/resume/ goes on with a cancelled or failed transfer where it stopped, and a job running ' +
+          'when Ferry stopped or crashed resumes by itself at the next start (Job.resumed). ' +
           'A check job (POST …/resources/{resource}/check/) compares two resources and writes nothing: it succeeds only when ' +
           'nothing is missing, extra, different or not comparable, and is completed_with_errors when anything is.',
       },

@@ -144,7 +144,6 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     job: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`),
     cancelJob: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/`, { method: 'DELETE' }),
     pauseJob: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/pause/`, { method: 'POST' }),
-    resumeJob: (ticket: string) => json<Job>(`/api_v1/jobs/${seg(ticket)}/resume/`, { method: 'POST' }),
     moveJob: (ticket: string, to: QueueMove) =>
       json<QueueState>(`/api_v1/jobs/${seg(ticket)}/move/`, { method: 'POST', ...jsonBody({ to }) }),
     queue: () => json<QueueState>('/api_v1/queue/'),
@@ -153,6 +152,8 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     clearFinishedJobs: () => json<{ removed: number }>('/api_v1/jobs/', { method: 'DELETE' }),
     /** a new job for a finished job's failed files only (POST /api_v1/jobs/<ticket>/retry/) */
     retryFailedFiles: (ticket: string) => json<Acknowledgement>(`/api_v1/jobs/${seg(ticket)}/retry/`, { method: 'POST' }),
+    /** a paused job going on, or a new job going on where a cancelled or failed transfer stopped (POST /api_v1/jobs/<ticket>/resume/) */
+    resumeJob: (ticket: string) => json<Acknowledgement>(`/api_v1/jobs/${seg(ticket)}/resume/`, { method: 'POST' }),
     upload: (target: string, containerId: ContainerRef, zip: Blob, duplicateAction: DuplicateFileAction) => {
       const form = new FormData();
       form.append('service-file', zip, 'upload.zip');

@@ -9,7 +9,7 @@ import { useServices } from '../services.js';
 import { CancelAll } from './CancelAll.js';
 import { JobLog } from './JobLog.js';
 import { ClearFinished, describeQueue, QueueSettingsForm } from './QueueControls.js';
-import { canRetryFailedFiles, etaSeconds, isFinished, outcomeOf, retryLabel, type JobView, type Submission } from '../stores/jobs.js';
+import { canResume, canRetryFailedFiles, etaSeconds, isFinished, outcomeOf, retryLabel, type JobView, type Submission } from '../stores/jobs.js';
 import { formatBytes, formatDuration, formatSpeed } from '../format.js';
 
 const STATUS_TEXT: Record<Job['status'], string> = {
@@ -100,6 +100,13 @@ export function FailedFiles({ job }: { job: Job }) {
       </ul>
     </details>
   );
+}
+
+/** A job going on where an earlier run stopped (a crash, a restart, a resume): what that run had done. */
+export function resumedText(job: Job): string | null {
+  if (!job.resumed) return null;
+  const count = job.resumed.files_already_done;
+  return `Resumed, ${count === 1 ? '1 file' : `${count} files`} already done.`;
 }
 
 /** Cancelled, or failed before it had been through every file: its work is incomplete, and says so. */
@@ -270,6 +277,7 @@ function JobRow({ view }: { view: JobView }) {
         {job.status === 'running' && view.speed !== null ? <span>{formatSpeed(view.speed)}</span> : null}
         {job.status === 'running' && eta !== null ? <span>{formatDuration(eta)} left</span> : null}
       </div>
+      {job.resumed ? <p className="job-resumed">{resumedText(job)}</p> : null}
       {job.error ? <p className={outcome === 'partial' ? 'job-warning' : 'job-error'}>{job.error}</p> : null}
       {stoppedEarly(job) ? (
         <p className="job-incomplete">
@@ -297,8 +305,13 @@ function JobRow({ view }: { view: JobView }) {
             {job.kind === 'verify' ? 'Verify again' : 'Retry failed files'}
           </button>
         ) : null}
+        {canResume(job) && !canRetryFailedFiles(job) ? (
+          <button type="button" onClick={async () => setProblem(await actions.resumeJob(job.ticket_number))}>
+            Resume
+          </button>
+        ) : null}
         {(job.status === 'failed' || job.status === 'cancelled' || (job.kind === 'upload' && job.status === 'completed_with_errors')) &&
-        !canRetryFailedFiles(job) ? (
+        !canRetryFailedFiles(job) && !canResume(job) ? (
           <button type="button" onClick={async () => setProblem(await actions.retryJob(job.ticket_number))}>
             Retry
           </button>

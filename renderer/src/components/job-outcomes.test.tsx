@@ -3,7 +3,7 @@ import { cleanup, render, screen } from '@testing-library/react';
 import type { Job, JobReport } from '../../../shared/api.js';
 import { job } from '../test-support.js';
 import { canRetryFailedFiles, mergeJob, outcomeOf, retryLabel } from '../stores/jobs.js';
-import { FailedFiles, JobProgressBar, jobLabel, Report } from './JobsPanel.js';
+import { FailedFiles, JobProgressBar, jobLabel, Report, resumedText } from './JobsPanel.js';
 
 afterEach(cleanup);
 
@@ -53,6 +53,14 @@ describe('job outcomes in the store', () => {
     expect(retryLabel(retryLabel('Local → WebDAV'))).toBe('Retry failed files: Local → WebDAV');
     const retried = { ...job('t', 'queued'), source: { target: 'offline', resource_id: 'x' }, retry_of: 'first' };
     expect(jobLabel(retried, undefined, (name) => name.toUpperCase(), () => null)).toBe('Retry failed files: OFFLINE → LOCAL');
+  });
+});
+
+describe('a resumed job', () => {
+  it('says how many files an earlier run had done, and nothing for a first run', () => {
+    expect(resumedText({ ...job('t', 'running'), resumed: { files_already_done: 412, from: null } })).toBe('Resumed, 412 files already done.');
+    expect(resumedText({ ...job('t', 'running'), resumed: { files_already_done: 1, from: 'first' } })).toBe('Resumed, 1 file already done.');
+    expect(resumedText(job('t', 'running'))).toBeNull();
   });
 });
 

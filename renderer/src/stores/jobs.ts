@@ -53,6 +53,11 @@ export function outcomeOf(job: Job): Outcome {
 }
 
 /** Whether "Retry failed files" applies: finished, with failed files, of a kind the server retries file by file. */
+/** A cancelled or failed transfer can go on where it stopped (POST resume/); an upload's ZIP is gone by then. */
+export function canResume(job: Job): boolean {
+  return job.kind === 'transfer' && (job.status === 'cancelled' || job.status === 'failed');
+}
+
 export function canRetryFailedFiles(job: Job): boolean {
   return isFinished(job.status) && job.kind !== 'upload' && (job.report?.failed_files?.length ?? 0) > 0;
 }

@@ -7,7 +7,7 @@ import type { QueueMove, QueueSettings, QueueState } from '../../../shared/api.j
 import { ApiRequestError, messageOf, type ApiClient } from '../api/client.js';
 import type { JobsStore } from './jobs.js';
 
-type QueueApi = Pick<ApiClient, 'queue' | 'configureQueue' | 'moveJob' | 'pauseJob' | 'resumeJob' | 'clearFinishedJobs'>;
+type QueueApi = Pick<ApiClient, 'queue' | 'configureQueue' | 'moveJob' | 'pauseJob' | 'resumeJob' | 'job' | 'clearFinishedJobs'>;
 
 export interface QueueStoreState {
   queue: QueueState | null;
@@ -45,7 +45,8 @@ export function createQueueStore(api: QueueApi, jobs: JobsStore) {
     store,
     load,
     pause: (ticket: string) => attempt(async () => jobs.event(await api.pauseJob(ticket))),
-    resume: (ticket: string) => attempt(async () => jobs.event(await api.resumeJob(ticket))),
+    // a paused job goes on under its own ticket (the answer names it)
+    resume: (ticket: string) => attempt(async () => jobs.event(await api.job((await api.resumeJob(ticket)).ticket_number))),
     move: (ticket: string, to: QueueMove) => attempt(async () => store.setState({ queue: await api.moveJob(ticket, to) })),
     configure: (settings: Partial<QueueSettings>) => attempt(async () => store.setState({ queue: await api.configureQueue(settings) })),
     /** removes finished jobs on the server and from the list; null, or why not */

@@ -107,6 +107,32 @@ describe('figshare target', () => {
     expect((await target.detail(ctx(TOKEN), `f${article.id}_${stored[0]?.id}`)).hashes).toEqual({ md5: md5(content) });
   });
 
+  it('carries on with an upload a stopped run began: only the parts figshare lacks are sent, never counted done before', async () => {
+    const article = emulator.state.addArticle(1, 'Target', null);
+    const content = 'abcdefghij'; // parts of 4 → 3 parts
+    // what a run killed after its first part leaves: a file record still taking parts
+    const auth = { authorization: `token ${TOKEN}`, 'content-type': 'application/json' };
+    const initiated = await fetch(`${emulator.url}/account/articles/${article.id}/files`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'big.txt', size: 10, md5: md5(content) }) });
+    const file = (await (await fetch(((await initiated.json()) as { location: string }).location, { headers: auth })).json()) as { upload_url: string };
+    expect((await fetch(`${file.upload_url}/1`, { method: 'PUT', body: 'abcd' })).status).toBe(200);
+    // a stale start for other bytes of another file is of no use: removed, sent afresh
+    const stale = await fetch(`${emulator.url}/account/articles/${article.id}/files`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'other.txt', size: 3, md5: md5('old') }) });
+    expect(stale.status).toBe(201);
+    emulator.state.requests.length = 0;
+
+    // `ignore` too: an upload still waiting for its bytes is not a file that is there
+    const outcome = await target.write(ctx(TOKEN), `a${article.id}`, entriesFrom({ 'big.txt': content, 'other.txt': 'new!' }, { withMd5: true }), writeOptions('ignore'));
+    expect(outcome).toMatchObject({ created: ['big.txt', 'other.txt'], ignored: [], fileErrors: [] });
+    const parts = emulator.state.requests.filter((r) => /^UPLOAD PUT \/upload\/.+\/\d+$/.test(r)).map((r) => Number(r.split('/').at(-1)));
+    expect(parts).toEqual([2, 3, 1]); // big.txt's parts 2 and 3, then other.txt's one part
+    const stored = emulator.state.articles.get(article.id)?.files ?? [];
+    // both completed (no longer taking parts), the stale start gone
+    expect(stored.map((f) => [f.name, f.status !== 'created', f.bytes.toString()])).toEqual([
+      ['big.txt', true, content],
+      ['other.txt', true, 'new!'],
+    ]);
+  });
+
   it('ignores duplicates, and on update replaces only differing files (new first, then the old removed)', async () => {
     const article = emulator.state.addArticle(1, 'Target', null, { 'same.txt': 'same', 'diff.txt': 'old' });
     const ignored = await target.write(ctx(TOKEN), `a${article.id}`, entriesFrom({ 'same.txt': 'same', 'diff.txt': 'new!' }), writeOptions('ignore'));

@@ -334,7 +334,9 @@ export class FigshareTarget implements Target {
       article.files = [];
       for await (const file of this.api.files(token, article, signal)) article.files.push(file);
     }
-    const existing = article.files.find((file) => file.name === name);
+    // A file still waiting for its bytes is an upload a stopped run began, not a file that is there.
+    const existing = article.files.find((file) => file.name === name && !waitingForBytes(file));
+    let unfinished = article.files.find((file) => file.name === name && waitingForBytes(file)) ?? null;
     if (existing && options.duplicateAction === 'ignore') {
       outcome.ignored.push(entry.path);
       return;
@@ -347,7 +349,17 @@ export class FigshareTarget implements Target {
         outcome.ignored.push(entry.path);
         return;
       }
-      started = await this.initiate(token, article, { name, size: bytes.size, md5: bytes.md5 }, signal);
+      if (unfinished && (unfinished.size !== bytes.size || unfinished.supplied_md5?.toLowerCase() !== bytes.md5)) {
+        // begun for other bytes (the source changed since): of no use
+        await this.api.deleteFile(token, article.id, unfinished.id, signal);
+        article.files.splice(article.files.indexOf(unfinished), 1);
+        unfinished = null;
+      }
+      // the same name, size and MD5: carried on with, sending only the parts figshare lacks
+      started = unfinished
+        ? await this.api.file(token, article, unfinished.id, signal)
+        : await this.initiate(token, article, { name, size: bytes.size, md5: bytes.md5 }, signal);
+      if (unfinished) article.files.splice(article.files.indexOf(unfinished), 1);
       if (started.upload_url) await this.sendParts(started.upload_url, await bytes.open(), signal);
       await this.api.completeUpload(token, article.id, started.id, signal);
       const done = started;
@@ -383,8 +395,7 @@ export class FigshareTarget implements Target {
       if (!(error instanceof FerryError) || error.status < 500 || signal.aborted) throw error;
       const known = new Set((article.files ?? []).map((f) => f.id));
       for await (const listed of this.api.files(token, article, signal)) {
-        const waiting = listed.status === 'created' || Boolean(listed.upload_url);
-        if (!known.has(listed.id) && waiting && listed.name === file.name && listed.size === file.size && listed.supplied_md5?.toLowerCase() === file.md5) {
+        if (!known.has(listed.id) && waitingForBytes(listed) && listed.name === file.name && listed.size === file.size && listed.supplied_md5?.toLowerCase() === file.md5) {
           return this.api.file(token, article, listed.id, signal);
         }
       }
@@ -392,7 +403,10 @@ export class FigshareTarget implements Target {
     }
   }
 
-  /** Reads the stream once, in order, cutting it into the parts the upload host laid out. */
+  /**
+   * Reads the stream once, in order, cutting it into the parts the upload host laid out; a
+   * part the host already has (COMPLETE: a resumed upload) is read past, not sent again.
+   */
   private async sendParts(uploadUrl: string, stream: Readable, signal: AbortSignal): Promise<void> {
     const session = await this.api.uploadSession(uploadUrl, signal);
     const parts = [...session.parts].sort((a, b) => a.startOffset - b.startOffset);
@@ -401,7 +415,7 @@ export class FigshareTarget implements Target {
       for (const part of parts) {
         throwIfAborted(signal);
         const bytes = await reader.read(part.endOffset - part.startOffset + 1);
-        await this.api.putPart(uploadUrl, part.partNo, bytes, signal);
+        if (part.status !== 'COMPLETE') await this.api.putPart(uploadUrl, part.partNo, bytes, signal);
       }
     } finally {
       stream.destroy();
@@ -440,6 +454,11 @@ class ExactReader {
     this.pending = all.subarray(n);
     return all.subarray(0, n);
   }
+}
+
+/** A file figshare made at "initiate" and still takes parts for: no bytes of it are complete yet. */
+function waitingForBytes(file: FigshareFile): boolean {
+  return file.status === 'created' || Boolean(file.upload_url);
 }
 
 function computedMd5(file: FigshareFile): string | null {

@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CancelledError, FerryError } from '../../errors.js';
 import type { Entry } from '../../target.js';
+import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
 import { collect, ctx, entriesOf, tempDir, writeOptions } from './test-helpers.js';
@@ -51,6 +52,36 @@ describe('LocalTarget writing', () => {
     expect(await snapshot(path.join(root, 'Project'))).toEqual({ 'Run/a.txt': 'alpha', 'Run/sub/b.txt': 'bravo' });
     expect((await stat(path.join(root, 'Project', 'Run', 'empty'))).isDirectory()).toBe(true);
     expect(await partFiles(root)).toEqual([]);
+  });
+
+  it('tells the job each file once it is in place, by the entry\'s own path, also when the top folder gets another name', async () => {
+    const heard: string[] = [];
+    const made: { id: string; title: string }[] = [];
+    const options = { ...writeOptions('update'), onFileWritten: (written: string) => heard.push(written), onNewResource: (resource: { id: string; title: string }) => made.push(resource) };
+    await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), options);
+    expect(heard.sort()).toEqual(['Run/a.txt', 'Run/sub/b.txt']);
+    // again: both found identical (ignored) count as there too
+    heard.length = 0;
+    await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), options);
+    expect(heard.sort()).toEqual(['Run/a.txt', 'Run/sub/b.txt']);
+    // a top-level write into 'Project (2)': still the entries' paths, which the journal keys on
+    heard.length = 0;
+    const outcome = await target.write(ctx(), null, entriesOf({ 'Project/': null, 'Project/c.txt': 'charlie' }), options);
+    expect(outcome.newResource?.title).toBe('Project (2)');
+    expect(heard).toEqual(['Project/c.txt']);
+    // the new folder is told as soon as it is made, so a resumed job goes on in it
+    expect(made).toEqual([{ id: encodeLocalId('Project (2)'), title: 'Project (2)' }]);
+    // a staged write tells nothing until its files are put in place at the commit
+    heard.length = 0;
+    let told = -1;
+    const staged: StagedWriteOptions = {
+      ...options,
+      beforeCommit: async () => {
+        told = heard.length;
+      },
+    };
+    await target.write(ctx(), encodeLocalId('Project'), entriesOf({ 'Staged/': null, 'Staged/d.txt': 'delta' }), staged);
+    expect([told, heard]).toEqual([0, ['Staged/d.txt']]);
   });
 
   it('ignore leaves existing files untouched, even when their bytes differ', async () => {

@@ -89,6 +89,8 @@ interface StagedFile {
   temporary: string;
   target: string;
   destination: string;
+  /** the entry's own path, for WriteOptions.onFileWritten */
+  entryPath: string;
   replacing: boolean;
   hashes: Record<string, string>;
   /** the temporary's stat once written (a rename keeps size, mtime and inode): no lstat after the rename */
@@ -287,6 +289,8 @@ class Writer {
     if (this.top === null) {
       const isFolder = entry.kind === 'folder' || slash >= 0;
       this.top = { from: first, to: isFolder ? await this.claimTopFolder(first, out) : await this.freeTopFileName(first) };
+      // a resumed job writes into this folder, where the files its journal names are
+      if (isFolder) this.params.options.onNewResource?.({ id: this.params.idOf(this.top.to), title: this.top.to });
     } else if (first !== this.top.from) {
       out.fileErrors.push({
         path: entry.path,
@@ -364,7 +368,7 @@ class Writer {
       if (existing.isDirectory()) throw new EntryConflict(`A folder '${destination}' already exists where this file should go; it was left alone.`);
       if (!existing.isFile()) throw new EntryConflict(`'${destination}' already exists and is not a regular file (a link or a device); it was left alone.`);
       if (this.params.options.duplicateAction === 'ignore') {
-        out.ignored.push(destination);
+        this.arrived(out.ignored, destination, entry.path);
         return;
       }
     }
@@ -379,13 +383,13 @@ class Writer {
         const existingHashes = await this.params.hashCache.getOrCompute(this.versionOf(target, existing), () => hashNoFollow(target, this.params.algorithms));
         if (existingHashes.sha256 !== undefined && existingHashes.sha256 === written.hashes.sha256) {
           await unlink(temporary);
-          out.ignored.push(destination);
+          this.arrived(out.ignored, destination, entry.path);
           return;
         }
       }
       if (!written.timesSet && entry.mtime && !Number.isNaN(entry.mtime.getTime())) await lutimes(temporary, new Date(), entry.mtime);
       if (this.beforeCommit) {
-        this.staged.push({ temporary, target, destination, replacing: existing !== null, hashes: written.hashes, stat: written.stat, out });
+        this.staged.push({ temporary, target, destination, entryPath: entry.path, replacing: existing !== null, hashes: written.hashes, stat: written.stat, out });
         return;
       }
       try {
@@ -405,7 +409,13 @@ class Writer {
     // size, mtime and inode): no lstat after the rename
     const stored = written.stat !== null && written.timesSet ? written.stat : await lstatOrNull(target);
     if (stored !== null && (stored === written.stat || (stored as BigIntStats).isFile())) this.params.hashCache.set(this.versionOf(target, stored), written.hashes);
-    (existing === null ? out.created : out.updated).push(destination);
+    this.arrived(existing === null ? out.created : out.updated, destination, entry.path);
+  }
+
+  /** A file in place (or found there already): into its list, and told to the job (WriteOptions.onFileWritten). */
+  private arrived(list: string[], destination: string, entryPath: string): void {
+    list.push(destination);
+    this.params.options.onFileWritten?.(entryPath);
   }
 
   /**
@@ -451,7 +461,7 @@ class Writer {
     // a staged temporary was made as a regular file (O_EXCL) by this write
     const stored = file.stat ?? (await lstatOrNull(file.target));
     if (stored !== null && (file.stat !== null || (stored as BigIntStats).isFile())) this.params.hashCache.set(this.versionOf(file.target, stored), file.hashes);
-    (file.replacing ? file.out.updated : file.out.created).push(file.destination);
+    this.arrived(file.replacing ? file.out.updated : file.out.created, file.destination, file.entryPath);
   }
 
   /**

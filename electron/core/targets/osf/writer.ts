@@ -98,6 +98,7 @@ export class OsfWriter {
         const node = await this.target.client.createProject(top, this.ctx.token, this.options.signal);
         const title = unescapeHtml(String(node.attributes.title ?? top));
         this.outcome.newResource = { id: nodeId(node.id), title };
+        this.options.onNewResource?.(this.outcome.newResource);
         made({
           label: `the new OSF project '${title}' (${node.id})`,
           howToRemove: `delete it in OSF at ${node.links?.html ?? `https://osf.io/${node.id}/`} (Settings, "Delete project")`,
@@ -196,7 +197,7 @@ export class OsfWriter {
         const response = await this.upload(`${parent.wbUrl}?kind=file&name=${strictEncode(name)}`, entry, spooled, [409]);
         if (response.status !== 409) {
           await response.body?.cancel();
-          this.outcome.created.push(reported);
+          this.arrived('created', reported);
           return;
         }
         // The file appeared between our listing and the upload: treat it as existing.
@@ -206,24 +207,30 @@ export class OsfWriter {
         if (!existing) throw new FerryError(409, 'conflict', `OSF reported that '${name}' already exists, but it cannot be found in its folder.`);
       }
       if (this.options.duplicateAction === 'ignore') {
-        this.outcome.ignored.push(reported);
+        this.arrived('ignored', reported);
         return;
       }
       const known = entry.hashes.md5?.toLowerCase();
       if (!known) spooled ??= await this.spool(entry);
       const incoming = known ?? spooled!.md5;
       if (existing.md5 !== null && existing.md5 === incoming) {
-        this.outcome.ignored.push(reported);
+        this.arrived('ignored', reported);
         return;
       }
       if (entry.size === null) spooled ??= await this.spool(entry);
       const response = await this.upload(`${existing.wbUrl}?kind=file`, entry, spooled, []);
       await response.body?.cancel();
       existing.md5 = incoming;
-      this.outcome.updated.push(reported);
+      this.arrived('updated', reported);
     } finally {
       if (spooled) await rm(spooled.file, { force: true });
     }
+  }
+
+  /** A file OSF has confirmed: into the outcome's list, and told to the job (WriteOptions.onFileWritten). */
+  private arrived(list: 'created' | 'updated' | 'ignored', reported: string): void {
+    this.outcome[list].push(reported);
+    this.options.onFileWritten?.(reported);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CancelledError, notFound } from '../../errors.js';
 import type { FileError } from '../../../../shared/api.js';
-import type { CopyFromOptions, TargetContext, WriteOutcome } from '../../target.js';
+import type { CopyFromOptions, EngineJob, TargetContext, WriteOutcome } from '../../target.js';
 import { scrubPaths, type RcItem } from './rc-client.js';
 import type { RcloneTarget } from './rclone-target.js';
 
@@ -64,39 +64,50 @@ export async function serverSideCopy(
   if (!root) throw notFound(`Nothing is at '${sourcePath}' on the rclone remote '${source.remoteName}' any more; refresh the listing.`);
   if (base !== null && base !== '') await destination.requireFolder(base, ctx);
   const folder = base ?? '';
-  const name = base === null ? await destination.distinctName(folder, root.Name, signal) : root.Name;
+  // a resumed top-level copy goes on in the folder its first run made (the job's own: nothing in it was there before)
+  const resumedTop = base === null ? (options.resume?.top ?? null) : null;
+  const name = resumedTop ? resumedTop.title : base === null ? await destination.distinctName(folder, root.Name, signal) : root.Name;
   const destinationPath = joinPath(folder, name);
+  if (base === null && !resumedTop) options.onNewResource?.({ id: idOfPath(destinationPath), title: name });
 
   // hashes both remotes list without reading whole objects: compared after the copy
   const common = source.hashNames.names.filter((hash) => destination.hashNames.names.includes(hash));
   const listed = source.hashNames.slow || destination.hashNames.slow ? [] : common;
   const sources = root.IsDir ? await source.tree(sourcePath, signal, listed) : [{ ...root, Path: '' }];
-  const before = await itemsAt(destination, destinationPath, root.IsDir, signal, listed);
-  const rootExisted = root.IsDir && (before.size > 0 || (await destination.stat(destinationPath, { signal }, [])) !== null);
+  const before = resumedTop ? new Map<string, RcItem>() : await itemsAt(destination, destinationPath, root.IsDir, signal, listed);
+  const rootExisted = !resumedTop && root.IsDir && (before.size > 0 || (await destination.stat(destinationPath, { signal }, [])) !== null);
   const files = sources.filter((item) => !item.IsDir);
   const totalBytes = files.reduce((sum, item) => sum + Math.max(0, item.Size), 0);
   options.onProgress({ files: 0, bytes: 0 }, { files: files.length, bytes: totalBytes });
 
-  const group = `ferry-${randomBytes(8).toString('hex')}`;
-  const config = { IgnoreExisting: options.duplicateAction === 'ignore', CheckSum: options.duplicateAction === 'update' && common.length > 0 };
   const client = destination.rcClient;
-  // `_async` answers at once; a cancel meanwhile is seen by the loop below, which stops the
-  // job: aborting this request could leave a job running that Ferry never heard of
-  const startSignal = AbortSignal.timeout(60_000);
-  const started = root.IsDir
-    ? await destination.rc<{ jobid: number }>(
-        'sync/copy',
-        { srcFs: source.fsOf(sourcePath), dstFs: destination.fsOf(destinationPath), createEmptySrcDirs: true, _async: true, _group: group, _config: config },
-        `copy '${sourcePath}' to '${destinationPath}'`,
-        startSignal,
-      )
-    : await destination.rc<{ jobid: number }>(
-        'operations/copyfile',
-        { srcFs: source.fsOf(''), srcRemote: sourcePath, dstFs: destination.fsOf(''), dstRemote: destinationPath, _async: true, _group: group, _config: config },
-        `copy '${sourcePath}' to '${destinationPath}'`,
-        startSignal,
-      );
-  const jobid = started.jobid;
+  const running = await stillRunning(destination, options.resume?.engineJob ?? null);
+  const group = running?.group ?? `ferry-${randomBytes(8).toString('hex')}`;
+  let jobid: number;
+  if (running) {
+    jobid = running.jobid;
+  } else {
+    const config = { IgnoreExisting: options.duplicateAction === 'ignore', CheckSum: options.duplicateAction === 'update' && common.length > 0 };
+    // `_async` answers at once; a cancel meanwhile is seen by the loop below, which stops the
+    // job: aborting this request could leave a job running that Ferry never heard of. Run
+    // again after a crash, rclone's copy skips what already arrived (same size and hash).
+    const startSignal = AbortSignal.timeout(60_000);
+    const started = root.IsDir
+      ? await destination.rc<{ jobid: number }>(
+          'sync/copy',
+          { srcFs: source.fsOf(sourcePath), dstFs: destination.fsOf(destinationPath), createEmptySrcDirs: true, _async: true, _group: group, _config: config },
+          `copy '${sourcePath}' to '${destinationPath}'`,
+          startSignal,
+        )
+      : await destination.rc<{ jobid: number }>(
+          'operations/copyfile',
+          { srcFs: source.fsOf(''), srcRemote: sourcePath, dstFs: destination.fsOf(''), dstRemote: destinationPath, _async: true, _group: group, _config: config },
+          `copy '${sourcePath}' to '${destinationPath}'`,
+          startSignal,
+        );
+    jobid = started.jobid;
+    options.onEngineJob?.({ engine: client.endpoint.url, jobid, group });
+  }
   try {
     let status: JobStatus;
     for (let wait = FIRST_POLL_MS; ; wait = Math.min(LONGEST_POLL_MS, wait * 1.5)) {
@@ -143,6 +154,18 @@ export async function serverSideCopy(
     // the group's counters live in rcd until deleted
     await client.call('core/stats-delete', { group }, AbortSignal.timeout(10_000)).catch(() => undefined);
   }
+}
+
+/**
+ * The engine job an earlier run of this Ferry job started, when the same engine still runs it
+ * (a remote rcd outlives a crash of Ferry): its number and stats group match, and it has not
+ * finished. Anything else (another engine, an rcd restarted since, a finished job) is null:
+ * the copy is started again, and skips what already arrived.
+ */
+async function stillRunning(target: RcloneTarget, job: EngineJob | null): Promise<EngineJob | null> {
+  if (!job || job.engine !== target.rcClient.endpoint.url) return null;
+  const status = await target.rcClient.call<JobStatus & { group?: string }>('job/status', { jobid: job.jobid }, AbortSignal.timeout(10_000)).catch(() => null);
+  return status && !status.finished && status.group === job.group ? job : null;
 }
 
 /** `job/stop`, then wait until rclone says the job has finished (its transfers really ended). */

@@ -305,7 +305,10 @@ export class WebdavTarget implements Target {
     const parallel = fastPathOn('webdav-parallel');
     const pipeline = new OrderedPipeline<FileResult>(parallel ? WEBDAV_IN_FLIGHT : { files: 1, bytes: 0 }, (result) => {
       if (result.error !== undefined) outcome.fileErrors.push({ path: result.path, error: result.error });
-      else outcome[result.list].push(result.path);
+      else {
+        outcome[result.list].push(result.path);
+        options.onFileWritten?.(result.path);
+      }
       if (result.entry && session.lostMtimes.has(result.entry)) lostMtimes.push(result.path);
     });
     const perFile = (entryPath: string, error: unknown): FileResult => {
@@ -324,6 +327,7 @@ export class WebdavTarget implements Target {
         if (containerId === null) {
           if (!top) {
             top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
+            options.onNewResource?.({ id: webdavId(`/${top.actual}`), title: top.actual });
             const folder = `/${top.actual}`;
             made({
               label: `the new folder '${top.actual}'`,

@@ -1,0 +1,101 @@
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Entry } from '../target.js';
+import { JournaledEntries } from './journaled-entries.js';
+import { identityOf, ResumeJournal } from './resume-journal.js';
+
+const file = (entryPath: string, size: number, hashes: Record<string, string> = {}, mtime: Date | null = null): Entry => ({
+  path: entryPath,
+  kind: 'file',
+  size,
+  mtime,
+  hashes,
+  open: async () => Readable.from([Buffer.alloc(size)]),
+});
+
+async function* each(entries: Entry[]): AsyncGenerator<Entry> {
+  yield* entries;
+}
+
+async function collect(entries: AsyncIterable<Entry>): Promise<string[]> {
+  const paths: string[] = [];
+  for await (const entry of entries) paths.push(entry.path);
+  return paths;
+}
+
+describe('resume journal', () => {
+  let dir: string;
+  let journalFile: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-journal-'));
+    journalFile = path.join(dir, 'job.journal');
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('names a file by size and its strongest hash, else its mtime, else not at all', () => {
+    expect(identityOf(file('a', 3, { md5: 'AB', sha256: 'cd' }))).toBe('3:sha256:cd');
+    expect(identityOf(file('a', 3, {}, new Date(5000)))).toBe('3:mtime:5000');
+    expect(identityOf(file('a', 3))).toBeNull();
+    expect(identityOf({ ...file('a', 3, { md5: 'ab' }), size: null })).toBeNull();
+  });
+
+  it('keeps what was recorded across a reopen and ignores a line torn by a crash', async () => {
+    const journal = await ResumeJournal.open(journalFile);
+    journal.recordFile('Top/a.txt', '3:md5:aa');
+    journal.recordTop({ id: 'id-1', title: 'Top (2)', from: 'Top' });
+    await journal.close();
+    await appendFile(journalFile, '{"f":"Top/b.txt","i":"4:md');
+    const again = await ResumeJournal.open(journalFile);
+    expect(again.filesDone).toBe(1);
+    expect(again.has('Top/a.txt', '3:md5:aa')).toBe(true);
+    expect(again.has('Top/a.txt', '3:md5:bb')).toBe(false);
+    expect(again.has('Top/b.txt', '4:md5:bb')).toBe(false);
+    expect(again.has('Top/a.txt', null)).toBe(false);
+    expect(again.newResource).toEqual({ id: 'id-1', title: 'Top (2)', from: 'Top' });
+    await again.forget();
+    expect((await ResumeJournal.open(journalFile)).filesDone).toBe(0);
+  });
+
+  it('leaves out files done with the same source bytes, sends changed and new ones, records only confirmed files', async () => {
+    const first = await ResumeJournal.open(journalFile);
+    const run1 = new JournaledEntries(first);
+    const entries = [file('d/a', 1, { md5: 'a1' }), file('d/b', 2, { md5: 'b1' }), file('d/c', 3, { md5: 'c1' })];
+    expect(await collect(run1.filter(each(entries)))).toEqual(['d/a', 'd/b', 'd/c']);
+    run1.onFileWritten('d/a');
+    run1.onFileWritten('d/b'); // d/c: handed over, never confirmed (the crash)
+    await first.close();
+    expect((await readFile(journalFile, 'utf8')).trim().split('\n')).toHaveLength(2);
+
+    const second = await ResumeJournal.open(journalFile);
+    const run2 = new JournaledEntries(second);
+    // d/b changed at the source since: sent again
+    const changed = [file('d/a', 1, { md5: 'a1' }), file('d/b', 2, { md5: 'b2' }), file('d/c', 3, { md5: 'c1' })];
+    expect(await collect(run2.filter(each(changed)))).toEqual(['d/b', 'd/c']);
+    expect(run2.alreadyDone).toEqual(['d/a']);
+    await second.close();
+  });
+
+  it('keys files by the source path when the writer is handed them below the top folder', async () => {
+    const journal = await ResumeJournal.open(journalFile);
+    const run = new JournaledEntries(journal, (written) => `Top/${written}`);
+    await collect(run.filter(each([file('a', 1, { md5: 'a1' })])));
+    run.onFileWritten('a');
+    await journal.flush();
+    expect(journal.has('Top/a', '1:md5:a1')).toBe(true);
+    await journal.close();
+  });
+
+  it('carries a journal over to a new job', async () => {
+    const journal = await ResumeJournal.open(journalFile);
+    journal.recordFile('x', '1:md5:aa');
+    await journal.close();
+    const copy = path.join(dir, 'next.journal');
+    await ResumeJournal.copy(journalFile, copy);
+    expect((await ResumeJournal.open(copy)).has('x', '1:md5:aa')).toBe(true);
+    await ResumeJournal.copy(path.join(dir, 'none.journal'), path.join(dir, 'other.journal'));
+    expect((await ResumeJournal.open(path.join(dir, 'other.journal'))).filesDone).toBe(0);
+  });
+});

@@ -1,0 +1,187 @@
+import { copyFile, open, readFile, rm, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { EngineJob, Entry } from '../target.js';
+
+/**
+ * What a job has finished, kept beside its `<ticket>.json` so that a run after a crash, a
+ * restart or a cancel (POST /jobs/<ticket>/resume/) does not send those files again.
+ *
+ * Invariant: a file is appended only after the destination confirmed it (WriteOptions.
+ * onFileWritten), keyed by its path as the source names it and the source's identity of it
+ * (size and a hash, or size and mtime). So a file half-written at a crash is never in the
+ * journal, and a source file changed since is sent again. Lines are appended in batches,
+ * each batch fdatasync'd before the next: a crash loses at most the last batch, and a lost
+ * line only means that file is sent once more.
+ *
+ * One JSON object a line: `{"f": path, "i": identity}` for a file, `{"top": {...}}` for the
+ * new top-level resource a top-level write made (a resumed run writes into it), `{"engine":
+ * {...}}` for a copy an engine runs by itself (a resumed run waits for it while it still
+ * runs). A torn last line (the crash came mid-write) is ignored.
+ */
+export class ResumeJournal {
+  private readonly files = new Map<string, string>();
+  private top: JournaledTop | null = null;
+  private engine: EngineJob | null = null;
+  private pending: string[] = [];
+  private writing: Promise<void> | null = null;
+  private handle: FileHandle | null = null;
+  private failure: unknown = null;
+
+  private constructor(private readonly file: string) {}
+
+  /** The journal at `file`, with what an earlier run recorded (none, or unreadable: empty, so all is sent again). */
+  static async open(file: string): Promise<ResumeJournal> {
+    const journal = new ResumeJournal(file);
+    const text = await readFile(file, 'utf8').catch(() => '');
+    for (const line of text.split('\n')) journal.apply(line);
+    return journal;
+  }
+
+  /** A new job resuming a finished one starts from its journal. */
+  static async copy(from: string, to: string): Promise<void> {
+    try {
+      await copyFile(from, to);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+
+  static remove(file: string): Promise<void> {
+    return rm(file, { force: true });
+  }
+
+  /** files an earlier run completed */
+  get filesDone(): number {
+    return this.files.size;
+  }
+
+  /** the new top-level resource an earlier run made, or null */
+  get newResource(): JournaledTop | null {
+    return this.top;
+  }
+
+  /** the engine job an earlier run started (rclone's server-side copy), or null */
+  get engineJob(): EngineJob | null {
+    return this.engine;
+  }
+
+  /** True when an earlier run left anything to go on from. */
+  get hasEarlierRun(): boolean {
+    return this.files.size > 0 || this.top !== null || this.engine !== null;
+  }
+
+  /** True when an earlier run completed the file at `path` with these same source bytes. */
+  has(path: string, identity: string | null): boolean {
+    return identity !== null && this.files.get(path) === identity;
+  }
+
+  recordFile(path: string, identity: string): void {
+    this.files.set(path, identity);
+    this.append({ f: path, i: identity });
+  }
+
+  recordTop(top: JournaledTop): void {
+    this.top = top;
+    this.append({ top });
+  }
+
+  recordEngineJob(job: EngineJob): void {
+    this.engine = job;
+    this.append({ engine: job });
+  }
+
+  /** Empties the journal: what it recorded is no longer there (the earlier run's resource was removed). */
+  async forget(): Promise<void> {
+    await this.flush().catch(() => undefined);
+    await this.handle?.close().catch(() => undefined);
+    this.handle = null;
+    this.files.clear();
+    this.top = null;
+    this.engine = null;
+    await ResumeJournal.remove(this.file);
+  }
+
+  /** Resolves once everything recorded so far is on disk; rejects if a write failed. */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+    if (this.failure) throw this.failure;
+  }
+
+  async close(): Promise<void> {
+    await this.flush().catch(() => undefined);
+    await this.handle?.close().catch(() => undefined);
+    this.handle = null;
+  }
+
+  private append(record: object): void {
+    this.pending.push(`${JSON.stringify(record)}\n`);
+    this.writing ??= this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.join('');
+        this.pending = [];
+        this.handle ??= await open(this.file, 'a', 0o600);
+        await this.handle.write(batch);
+        await this.handle.datasync();
+      }
+    } catch (error) {
+      // a journal that cannot be written only costs a resumed run some re-sending
+      this.failure ??= error;
+      this.pending = [];
+    } finally {
+      this.writing = null;
+    }
+  }
+
+  private apply(line: string): void {
+    if (line === '') return;
+    let record: { f?: unknown; i?: unknown; top?: Partial<JournaledTop>; engine?: Partial<EngineJob> };
+    try {
+      record = JSON.parse(line) as typeof record;
+    } catch {
+      return; // torn by a crash
+    }
+    if (typeof record.f === 'string' && typeof record.i === 'string') this.files.set(record.f, record.i);
+    const top = record.top;
+    if (top && typeof top.id === 'string' && typeof top.title === 'string' && typeof top.from === 'string') {
+      this.top = { id: top.id, title: top.title, from: top.from };
+    }
+    const engine = record.engine;
+    if (engine && typeof engine.engine === 'string' && typeof engine.jobid === 'number' && typeof engine.group === 'string') {
+      this.engine = { engine: engine.engine, jobid: engine.jobid, group: engine.group };
+    }
+  }
+}
+
+/** A top-level write's new resource: its id and title, and the source's top folder it was made from. */
+export interface JournaledTop {
+  id: string;
+  title: string;
+  from: string;
+}
+
+/** Hashes by preference: the strongest the source reports names the bytes. */
+const IDENTITY_HASHES = ['sha512', 'sha256', 'sha1', 'md5', 'crc32'];
+
+/**
+ * What says a source file is still the one a journal line recorded: its size and a hash the
+ * source reports, else its size and modification time. Null (never skipped) when the source
+ * knows neither.
+ */
+export function identityOf(entry: Entry): string | null {
+  if (entry.size === null) return null;
+  for (const algorithm of IDENTITY_HASHES) {
+    const hash = entry.hashes[algorithm];
+    if (hash) return `${entry.size}:${algorithm}:${hash.toLowerCase()}`;
+  }
+  const mtime = entry.mtime?.getTime();
+  return mtime !== undefined && !Number.isNaN(mtime) ? `${entry.size}:mtime:${mtime}` : null;
+}
+
+/** Where a job's journal lives: beside `<ticket>.json`. */
+export function journalFileOf(jobsDir: string, ticket: string): string {
+  return path.join(jobsDir, `${ticket}.journal`);
+}

@@ -1,0 +1,308 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Job } from '../../shared/api.js';
+import { startOsfEmulator, type OsfEmulator } from '../emulators/osf/emulator.js';
+import { startFerryProcess, type FerryProcess } from '../support/ferry-process.js';
+import { rcloneUnavailableReason, writeRcloneConfig } from '../rclone/servers.js';
+import { apacheUnavailableReason, startApacheWebdav, type ApacheWebdav } from '../webdav/apache-webdav.js';
+import { freePort, stopChild, waitForPort } from '../webdav/process.js';
+
+// Issue #18 part 5: `ferry serve` is SIGKILLed in the middle of a 1,000-file top-level
+// transfer, started again on the same data dir, and the job resumed. Counted from the
+// destination's own log (Apache's access log; the OSF emulator's request log): no file the
+// destination had completed before the kill is sent again, everything arrives byte-exact,
+// and the resumed run goes on in the resource the first run made (no `Batch (2)`).
+const FILES = 1000;
+const FOLDERS = 10;
+const KILL_AFTER = 300;
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const nameOf = (i: number) => `file-${String(i).padStart(4, '0')}.bin`;
+const relativeOf = (i: number) => `d${i % FOLDERS}/${nameOf(i)}`;
+
+const apacheMissing = apacheUnavailableReason();
+if (apacheMissing) console.warn(`resume-after-kill: the WebDAV case is skipped: ${apacheMissing}`);
+const rcloneMissing = rcloneUnavailableReason();
+if (rcloneMissing) console.warn(`resume-after-kill: the rclone case is skipped: ${rcloneMissing}`);
+
+interface Scenario {
+  ferry: FerryProcess;
+  dataDir: string;
+  workspace: string;
+  hashes: Map<string, string>;
+}
+
+/** A workspace with `Batch/d<n>/file-<i>.bin` (1–12 KiB each) and a Ferry serving it. */
+async function prepare(dir: string, extraArgs: string[] = []): Promise<Scenario> {
+  const dataDir = path.join(dir, 'data');
+  const workspace = path.join(dir, 'workspace');
+  const hashes = new Map<string, string>();
+  for (let d = 0; d < FOLDERS; d++) await mkdir(path.join(workspace, 'Batch', `d${d}`), { recursive: true });
+  for (let i = 0; i < FILES; i++) {
+    const bytes = randomBytes(1024 + ((i * 7919) % (11 * 1024)));
+    hashes.set(relativeOf(i), sha256(bytes));
+    await writeFile(path.join(workspace, 'Batch', relativeOf(i)), bytes);
+  }
+  const ferry = await startFerryProcess({ dataDir, workspace, extraArgs });
+  return { ferry, dataDir, workspace, hashes };
+}
+
+async function api(ferry: FerryProcess, route: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(`${ferry.url}${route}`, { ...init, headers: { authorization: `Bearer ${ferry.accessKey}`, ...(init.headers as Record<string, string>) } });
+}
+
+async function batchId(ferry: FerryProcess): Promise<string> {
+  const listing = (await (await api(ferry, 'api_v1/targets/local/resources/?container=None')).json()) as { id: string; title: string }[];
+  const batch = listing.find((resource) => resource.title === 'Batch');
+  expect(batch).toBeDefined();
+  return batch!.id;
+}
+
+/** A top-level transfer of Batch to `target`; its ticket. */
+async function transfer(ferry: FerryProcess, target: string, destinationToken: string): Promise<string> {
+  const response = await api(ferry, `api_v1/targets/${target}/resources/`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'service-destination-token': destinationToken,
+      'service-source-token': ferry.accessKey,
+      'duplicate-file-action': 'update',
+      // exactly the source's files: no provenance record beside them
+      'ferry-provenance': 'off',
+    },
+    body: JSON.stringify({ source_target_name: 'local', source_resource_id: await batchId(ferry) }),
+  });
+  const body = (await response.json()) as { ticket_number?: string; error?: string };
+  expect(response.status, body.error).toBe(202);
+  return body.ticket_number!;
+}
+
+async function finished(ferry: FerryProcess, ticket: string, timeoutMs = 180_000): Promise<Job> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = (await (await api(ferry, `api_v1/jobs/${ticket}/`)).json()) as Job;
+    if (!['queued', 'running'].includes(job.status)) return job;
+    if (Date.now() > deadline) throw new Error(`job ${ticket} still ${job.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function kill(ferry: FerryProcess): Promise<void> {
+  ferry.child.kill('SIGKILL');
+  expect(await ferry.exited).toBe('SIGKILL');
+}
+
+/**
+ * After the restart, the killed job resumes by itself; where the keychain did not keep the
+ * destination's token (a test machine's in-memory one) it fails saying so, and is resumed
+ * with the token by POST resume/. Returns the job that finished the work.
+ */
+async function resumeAfterRestart(ferry: FerryProcess, ticket: string, destinationToken: string): Promise<Job> {
+  const first = await finished(ferry, ticket);
+  if (first.status === 'succeeded') return first;
+  expect(first.status).toBe('failed');
+  expect(first.error).toMatch(/resume/i);
+  const response = await api(ferry, `api_v1/jobs/${ticket}/resume/`, {
+    method: 'POST',
+    headers: { 'service-destination-token': destinationToken, 'service-source-token': ferry.accessKey },
+  });
+  const body = (await response.json()) as { ticket_number?: string; error?: string };
+  expect(response.status, body.error).toBe(202);
+  const resumed = await finished(ferry, body.ticket_number!);
+  expect(resumed.resumed?.from).toBe(ticket);
+  return resumed;
+}
+
+describe('a transfer killed with SIGKILL resumes without sending a completed file again', () => {
+  let dir: string | null = null;
+  let dav: ApacheWebdav | null = null;
+  let osf: OsfEmulator | null = null;
+  let rcd: ChildProcess | null = null;
+  const ferries: FerryProcess[] = [];
+  afterEach(async () => {
+    for (const ferry of ferries.splice(0)) if (ferry.child.exitCode === null && ferry.child.signalCode === null) ferry.child.kill('SIGKILL');
+    await dav?.stop();
+    await osf?.close();
+    if (rcd) await stopChild(rcd);
+    rcd = null;
+    if (dir) await rm(dir, { recursive: true, force: true });
+    dav = null;
+    osf = null;
+    dir = null;
+  });
+
+  it.skipIf(apacheMissing !== null)('to WebDAV (Apache mod_dav)', { timeout: 600_000 }, async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-resume-dav-'));
+    dav = await startApacheWebdav();
+    const token = JSON.stringify({ url: dav.url, username: dav.username, password: dav.password });
+    const first = await prepare(dir);
+    ferries.push(first.ferry);
+    const logLines = async () => (await readFile(dav!.accessLog, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+    const moved = (lines: string[]) => lines.filter((line) => /^MOVE \S+ \S+ 201$/.test(line));
+
+    const ticket = await transfer(first.ferry, 'webdav', token);
+    await until(async () => moved(await logLines()).length >= KILL_AFTER, `${KILL_AFTER} files moved into place`);
+    await kill(first.ferry);
+    const beforeRestart = await logLines();
+    // a file whose MOVE Apache answered 201 before the kill is complete at the destination
+    const completedBefore = new Set(moved(beforeRestart).map((line) => path.posix.basename(decodeURIComponent(new URL(line.split(' ')[2]!).pathname))));
+    expect(completedBefore.size).toBeGreaterThanOrEqual(KILL_AFTER);
+    expect(completedBefore.size).toBeLessThan(FILES);
+
+    const second = await startFerryProcess({ dataDir: first.dataDir, workspace: first.workspace });
+    ferries.push(second);
+    const job = await resumeAfterRestart(second, ticket, token);
+    expect(job.status, job.error ?? '').toBe('succeeded');
+    expect(job.resumed?.files_already_done).toBeGreaterThan(0);
+    expect(job.report?.already_done?.length).toBe(job.resumed?.files_already_done);
+    expect(job.report?.new_resource?.title).toBe('Batch');
+
+    // what the destination saw after the kill: no completed file PUT or moved again
+    const after = (await logLines()).slice(beforeRestart.length);
+    const sentAgain = after.filter((line) => {
+      const [method, target, destination] = line.split(' ');
+      const name = method === 'PUT' ? decodeURIComponent(target!).split('~').at(-1)! : method === 'MOVE' ? path.posix.basename(decodeURIComponent(destination!)) : null;
+      return name !== null && completedBefore.has(name);
+    });
+    expect(sentAgain).toEqual([]);
+    // a completed file is only looked at again when the kill lost its journal line (the last batch)
+    const readAgain = after.filter((line) => line.startsWith('GET ') && completedBefore.has(path.posix.basename(decodeURIComponent(line.split(' ')[1]!))));
+    expect(readAgain.length).toBeLessThanOrEqual(completedBefore.size - job.resumed!.files_already_done);
+    // every file moved into place exactly once over both runs
+    const moves = new Map<string, number>();
+    for (const line of moved(await logLines())) {
+      const name = path.posix.basename(decodeURIComponent(new URL(line.split(' ')[2]!).pathname));
+      moves.set(name, (moves.get(name) ?? 0) + 1);
+    }
+    expect(moves.size).toBe(FILES);
+    expect([...moves.values()].every((count) => count === 1)).toBe(true);
+
+    // byte-exact, in the one folder the first run made; nothing else visible
+    expect((await readdir(dav.dataDir)).filter((name) => !name.startsWith('.'))).toEqual(['Batch']);
+    for (const [relative, hash] of first.hashes) expect(sha256(await readFile(path.join(dav.dataDir, 'Batch', relative))), relative).toBe(hash);
+    const visible = (await readdir(path.join(dav.dataDir, 'Batch'), { recursive: true })).filter((name) => !path.basename(name).startsWith('.') && name.includes('.bin'));
+    expect(visible).toHaveLength(FILES);
+    console.log(
+      `resume-after-kill (WebDAV): killed after ${completedBefore.size} files moved; resumed with ${job.resumed!.files_already_done} already done; ` +
+        `${after.filter((line) => line.startsWith('PUT ')).length} PUTs after the restart for ${FILES - completedBefore.size} files not yet complete`,
+    );
+  });
+
+  it.skipIf(rcloneMissing !== null)('rclone server-side copy: the resumed job waits for the engine job that outlived Ferry', { timeout: 300_000 }, async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-resume-rclone-'));
+    const left = path.join(dir, 'left');
+    const right = path.join(dir, 'right');
+    await mkdir(path.join(left, 'Run'), { recursive: true });
+    await mkdir(right);
+    const hashes = new Map<string, string>();
+    for (let i = 0; i < 12; i++) {
+      const bytes = randomBytes(1024 * 1024);
+      hashes.set(nameOf(i), sha256(bytes));
+      await writeFile(path.join(left, 'Run', nameOf(i)), bytes);
+    }
+    // a remote engine (FERRY_RCLONE_URL) that outlives Ferry, slowed so the kill lands mid-copy
+    const configPath = await writeRcloneConfig(dir, { left: { type: 'alias', remote: left }, right: { type: 'alias', remote: right } });
+    const port = await freePort();
+    const engine = spawn('rclone', ['rcd', '--rc-addr', `127.0.0.1:${port}`, '--rc-no-auth', '--config', configPath, '--bwlimit', '1M', '--transfers', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    rcd = engine;
+    let stderr = '';
+    engine.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await waitForPort('rclone rcd', port, engine, () => stderr);
+    const rc = async <T>(command: string, params: Record<string, unknown> = {}): Promise<T> =>
+      (await (await fetch(`http://127.0.0.1:${port}/${command}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(params) })).json()) as T;
+    const env = { FERRY_RCLONE_URL: `http://127.0.0.1:${port}/` };
+    const dataDir = path.join(dir, 'data');
+    const workspace = path.join(dir, 'workspace');
+    await mkdir(workspace);
+    const first = await startFerryProcess({ dataDir, workspace, env });
+    ferries.push(first);
+    const listing = (await (await api(first, 'api_v1/targets/rclone-left/resources/?container=None')).json()) as { id: string; title: string }[];
+    const run = listing.find((resource) => resource.title === 'Run');
+    expect(run, JSON.stringify(listing)).toBeDefined();
+    const posted = await api(first, 'api_v1/targets/rclone-right/resources/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update', 'ferry-provenance': 'off' },
+      body: JSON.stringify({ source_target_name: 'rclone-left', source_resource_id: run!.id }),
+    });
+    expect(posted.status, await posted.clone().text()).toBe(202);
+    const ticket = ((await posted.json()) as { ticket_number: string }).ticket_number;
+    await until(async () => (await readdir(path.join(right, 'Run')).catch(() => [] as string[])).length >= 2, 'rclone to be copying');
+    await kill(first);
+    // every rc call is a job of rcd's; the copies are the ones in a stats group of Ferry's
+    const copies = async () => {
+      const { jobids } = await rc<{ jobids: number[] }>('job/list');
+      const statuses = await Promise.all(jobids.map((jobid) => rc<{ id: number; group: string; finished: boolean }>('job/status', { jobid })));
+      return statuses.filter((status) => status.group.startsWith('ferry-'));
+    };
+    const copying = await copies();
+    expect(copying).toHaveLength(1);
+    expect(copying[0]!.finished, 'the engine job outlived Ferry').toBe(false);
+
+    const second = await startFerryProcess({ dataDir, workspace, env });
+    ferries.push(second);
+    const job = await finished(second, ticket);
+    expect(job.status, job.error ?? '').toBe('succeeded');
+    expect(job.resumed).toEqual({ files_already_done: 0, from: null });
+    expect(job.report?.new_resource?.title).toBe('Run');
+    expect(job.report?.resources_created).toHaveLength(13); // Run and its 12 files
+    // no second copy was started: the resumed job waited for the one that was running
+    expect((await copies()).map((status) => status.id)).toEqual([copying[0]!.id]);
+    expect(await readdir(right)).toEqual(['Run']);
+    for (const [name, hash] of hashes) expect(sha256(await readFile(path.join(right, 'Run', name))), name).toBe(hash);
+  });
+
+  it('to the emulated OSF', { timeout: 600_000 }, async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-resume-osf-'));
+    osf = await startOsfEmulator();
+    const user = osf.state.addUser('Resume Tester');
+    const token = osf.state.addToken(user.id);
+    const first = await prepare(dir, ['--osf-api-url', osf.apiUrl]);
+    ferries.push(first.ferry);
+    const uploads = (from = 0) =>
+      osf!.state.requests.slice(from).filter((request) => request.server === 'files' && request.method === 'PUT' && /[?&]kind=file\b/.test(request.url));
+    const uploadedName = (url: string) => new URL(url, 'http://x').searchParams.get('name');
+    const stored = () => [...osf!.state.files.values()].filter((file) => file.kind === 'file' && file.versions.length > 0);
+
+    const ticket = await transfer(first.ferry, 'osf', token);
+    await until(() => stored().length >= KILL_AFTER, `${KILL_AFTER} files stored on OSF`);
+    await kill(first.ferry);
+    const killedAt = osf.state.requests.length;
+    const completedBefore = new Set(stored().map((file) => file.name));
+    expect(completedBefore.size).toBeLessThan(FILES);
+
+    const second = await startFerryProcess({ dataDir: first.dataDir, workspace: first.workspace, extraArgs: ['--osf-api-url', osf.apiUrl] });
+    ferries.push(second);
+    const job = await resumeAfterRestart(second, ticket, token);
+    expect(job.status, job.error ?? '').toBe('succeeded');
+    expect(job.resumed?.files_already_done).toBeGreaterThan(0);
+
+    const sentAgain = uploads(killedAt).filter((request) => completedBefore.has(uploadedName(request.url) ?? ''));
+    expect(sentAgain.map((request) => request.url)).toEqual([]);
+    // one project, holding every file once, byte-exact
+    const projects = [...osf.state.nodes.values()].filter((node) => node.title.startsWith('Batch'));
+    expect(projects).toHaveLength(1);
+    const files = stored();
+    expect(files).toHaveLength(FILES);
+    const hashByName = new Map([...first.hashes].map(([relative, hash]) => [path.posix.basename(relative), hash]));
+    for (const file of files) {
+      expect(file.nodeId).toBe(projects[0]!.id);
+      expect(file.versions.map((version) => version.sha256), file.name).toEqual([hashByName.get(file.name)]);
+    }
+    console.log(
+      `resume-after-kill (OSF): killed with ${completedBefore.size} files stored; resumed with ${job.resumed!.files_already_done} already done; ` +
+        `${uploads(killedAt).length} uploads after the restart for ${FILES - completedBefore.size} files not yet complete`,
+    );
+  });
+});
