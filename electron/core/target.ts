@@ -175,6 +175,13 @@ export interface TargetInfo {
    * the rest in its notes). Unset: the job reports that the metadata was not kept.
    */
   keepsMetadata?: boolean;
+  /**
+   * What one write keeps in flight on the write pipeline (jobs/ordered-pipeline.ts): files at
+   * once and the sum of their sizes, within the service's documented limits (cited in
+   * docs/targets/<name>.md). Unset: one file at a time. With the `parallel-writes` fast path
+   * off every write runs one at a time.
+   */
+  concurrency?: { files: number; bytes: number };
 }
 
 export interface TargetContext {

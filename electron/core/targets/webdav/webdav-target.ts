@@ -26,12 +26,11 @@ import { isPerFileFailure } from '../../remote/file-failure.js';
 import { RemoteClient } from '../../remote/http.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
-import { fastPathOn } from '../../fast-paths.js';
 import { opensIndependently, WHOLE_FILE_MAX_BYTES } from '../../jobs/whole-entry.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
 import { isAbandoned, isFerryTempName, tempNameFor } from './temp-names.js';
-import { OrderedPipeline, type PipelineLimits } from './ordered-pipeline.js';
+import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
 export interface WebdavTargetOptions {
@@ -63,7 +62,7 @@ const DAV_MESSAGES = { unauthorized: UNAUTHORIZED };
  * What this target keeps in flight in one write: files (each a PUT and a MOVE) and the sum of
  * their sizes. A server is the account's own, as with rclone (4 transfers, no rate) or the
  * Nextcloud desktop client (6 parallel jobs): its load is bounded by what is in flight, not
- * by a rate per second. Measured in docs/performance.md (`webdav-parallel`).
+ * by a rate per second. Measured in docs/performance.md (`parallel-writes`).
  */
 export const WEBDAV_IN_FLIGHT: PipelineLimits = { files: 8, bytes: 8 * 1024 * 1024 };
 
@@ -136,6 +135,7 @@ export class WebdavTarget implements Target {
     supported_hash_algorithms: ['md5', 'sha1'],
     credential: 'remote',
     supported_operations: fileOperations(),
+    concurrency: WEBDAV_IN_FLIGHT,
   };
 
   private readonly httpClients = new Map<string, RemoteClient>();
@@ -302,12 +302,11 @@ export class WebdavTarget implements Target {
 
     // Folders, listings and names are settled here, in entry order (a folder exists before any
     // file in it starts); the files' bytes go through the pipeline, several at a time.
-    const parallel = fastPathOn('webdav-parallel');
-    const pipeline = new OrderedPipeline<FileResult>(parallel ? WEBDAV_IN_FLIGHT : { files: 1, bytes: 0 }, (result) => {
+    const pipeline = new OrderedPipeline<FileResult>(pipelineLimits(this.info.concurrency), (result) => {
       if (result.error !== undefined) outcome.fileErrors.push({ path: result.path, error: result.error });
       else outcome[result.list].push(result.path);
       if (result.entry && session.lostMtimes.has(result.entry)) lostMtimes.push(result.path);
-    });
+    }, options.signal);
     const perFile = (entryPath: string, error: unknown): FileResult => {
       if (!isPerFileFailure(error, options.signal)) throw error;
       return { path: entryPath, error: error.message };
