@@ -154,6 +154,8 @@ export interface JobProgress {
   files_total: number | null;
   bytes_done: number;
   bytes_total: number | null;
+  /** while the job waits to retry a request, why and until when, in words ("OSF is not answering (HTTP 503); retrying in 20 s (attempt 3 of 5)."); absent or null otherwise */
+  note?: string | null;
 }
 
 export interface FileError {

@@ -159,6 +159,7 @@ export const componentSchemas = [
           files_total: { type: ['integer', 'null'] },
           bytes_done: { type: 'integer' },
           bytes_total: { type: ['integer', 'null'] },
+          note: { type: ['string', 'null'], description: 'while the job waits to retry a request: why and until when, in words' },
         },
       },
       report: {
