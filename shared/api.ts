@@ -209,11 +209,25 @@ export interface JobReport {
    * whose writing was not confirmed before it stopped; each may or may not be there.
    */
   unconfirmed?: string[];
+  /**
+   * upload and transfer jobs: each file written, checked against the destination's own record
+   * of it after the write (a file whose check failed is also in failed_files, stage `verify`)
+   */
+  written_checks?: WrittenCheck[];
   /** verify jobs: files whose bytes matched every recorded hash, and files with none to check */
   verified?: string[];
   unverified?: string[];
   /** check jobs: what the comparison of the two resources found (docs/api.md "Check") */
   check?: CheckReport;
+}
+
+/** One written file against the destination's record of it: the size and hashes it reports for the stored file. */
+export interface WrittenCheck {
+  /** as in resources_created / resources_updated */
+  path: string;
+  result: 'verified' | 'not_verifiable' | 'failed';
+  /** a sentence: what matched, why it could not be checked, or what differs */
+  detail: string;
 }
 
 /**

@@ -169,6 +169,15 @@ export const componentSchemas = [
           resources_created: { type: 'array', items: { type: 'string' } },
           resources_updated: { type: 'array', items: { type: 'string' } },
           resources_ignored: { type: 'array', items: { type: 'string' } },
+          written_checks: {
+            type: 'array',
+            description: "each file written, checked against the destination's own record of it after the write",
+            items: {
+              type: 'object',
+              required: ['path', 'result', 'detail'],
+              properties: { path: { type: 'string' }, result: { type: 'string', enum: ['verified', 'not_verifiable', 'failed'] }, detail: { type: 'string' } },
+            },
+          },
           failed_fixity: {
             type: 'array',
             items: {

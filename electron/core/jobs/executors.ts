@@ -10,6 +10,7 @@ import { openUploadZip } from '../zip/upload-reader.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
+import { verifyWritten, type WrittenVerification } from './verify-written.js';
 import { supportsStagedWrites, type StagedWriteOptions } from './staged-write.js';
 import { emptyReport, type JobExecutionContext, type JobService } from './types.js';
 
@@ -133,7 +134,9 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   });
   if (direct) {
     try {
-      return reportOf(await direct, [], params.containerId === null ? read.title : null);
+      // the bytes passed outside Ferry: copyFrom counts a file only once the destination's
+      // size and hashes match the source's (Target.copyFrom), its own verify after write
+      return reportOf(await direct, [], params.containerId === null ? read.title : null, { checks: [], failed: [] });
     } catch (error) {
       // stopped inside the copy: what it had copied is not known here
       throw new StoppedWithReport(error, { ...emptyReport(), unconfirmed: [read.title] });
@@ -208,7 +211,13 @@ async function writeWatched(
   /** an archive not yet checked: every byte must match (a bag's manifests, a ZIP's CRC-32s) before any file is put in place */
   verifyBag = false,
 ): Promise<JobReport> {
-  const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done), trackUnread: verifyBag });
+  const watched = new WatchedEntries(entries, {
+    signal: ctx.signal,
+    onProgress: (done) => ctx.progress(done),
+    trackUnread: verifyBag,
+    // what the destination may record of a stored file, to verify each file after the write
+    digests: destination.info.supported_hash_algorithms.map((algorithm) => algorithm.toLowerCase()),
+  });
   const options: StagedWriteOptions = writeOptionsOf(ctx, params);
   if (verifyBag) {
     options.beforeCommit = async () => {
@@ -239,7 +248,8 @@ async function writeWatched(
     bytes_done: Math.max(watched.bytesDone, watched.bytesSeen),
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
-  return reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null);
+  const verification = verifyWritten(outcome, watched, destination.info.readable_name);
+  return reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null, verification);
 }
 
 function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata }): WriteOptions {
@@ -251,16 +261,21 @@ function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: Dup
   };
 }
 
-/** The job's report of a write; `top`: the source's top folder, for a top-level write. */
-function reportOf(outcome: WriteOutcome, fixity: FixityFailure[], top: string | null): JobReport {
+/**
+ * The job's report of a write; `top`: the source's top folder, for a top-level write. A file
+ * whose check against the destination's record failed is failed, not created or updated.
+ */
+function reportOf(outcome: WriteOutcome, fixity: FixityFailure[], top: string | null, verification: WrittenVerification): JobReport {
   const topRenamed = outcome.newResource && top !== null ? { from: top, to: outcome.newResource.title } : null;
+  const unverified = new Set(verification.failed.map((failure) => failure.path));
   return {
-    resources_created: outcome.created,
-    resources_updated: outcome.updated,
+    resources_created: outcome.created.filter((path) => !unverified.has(path)),
+    resources_updated: outcome.updated.filter((path) => !unverified.has(path)),
     resources_ignored: outcome.ignored,
     failed_fixity: fixity,
-    file_errors: outcome.fileErrors,
-    failed_files: failedFilesOfWrite(fixity, outcome.fileErrors, topRenamed),
+    file_errors: [...outcome.fileErrors, ...verification.failed.map(({ path, error }) => ({ path, error }))],
+    failed_files: failedFilesOfWrite(fixity, outcome.fileErrors, topRenamed, verification.failed),
+    written_checks: verification.checks,
     ...(outcome.notes?.length ? { notes: outcome.notes } : {}),
     new_resource: outcome.newResource ?? null,
   };
