@@ -252,6 +252,9 @@ export class ZenodoTarget implements Target {
         return void fail(`A Zenodo record holds at most ${formatBytes(this.maxRecordBytes, { decimal: true })}; this file would exceed it.`);
       }
       const stored = await this.api.putIntoBucket(ctx.token, deposition.links.bucket, key, bytes.open, bytes.size, options.signal);
+      // Zenodo's record of the object it stored ("md5:<hex>", its size): the job verifies against it
+      const storedMd5 = normaliseMd5(stored.checksum);
+      (outcome.stored ??= new Map()).set(entry.path, { hashes: storedMd5 ? { md5: storedMd5 } : {}, size: stored.size ?? null });
       const record: DepositionFile = { id: existing?.id ?? key, filename: key, filesize: stored.size ?? bytes.size, checksum: stored.checksum ?? bytes.md5, links: existing?.links ?? {} };
       if (existing) {
         Object.assign(existing, record);
