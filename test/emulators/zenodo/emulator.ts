@@ -67,6 +67,11 @@ export interface ZenodoState {
   options: Required<Omit<ZenodoEmulatorOptions, 'tokens' | 'faults'>>;
   /** the next N requests answer 429 with this Retry-After (seconds) */
   throttle: { count: number; retryAfter: number };
+  /**
+   * bucket keys whose bytes this storage damages on the way in (one byte flipped); like Zenodo
+   * it answers the checksum of what it stored, so a client that compares learns of it
+   */
+  damageOnStore: Set<string>;
   /** every request, for assertions: "METHOD /path?query" */
   requests: string[];
   /** every request with whether it carried a credential (header or query) and when it came */
@@ -95,6 +100,7 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
       ratePerMinute: options.ratePerMinute ?? 100_000,
     },
     throttle: { count: 0, retryAfter: 1 },
+    damageOnStore: new Set(),
     requests: [],
     exchanges: [],
     nextId: 1000,
@@ -301,7 +307,8 @@ export async function startZenodoEmulator(options: ZenodoEmulatorOptions = {}): 
     sendJson(res, 200, slice.map(serializeDeposition));
   }
 
-  function putObject(deposition: ZenodoDeposition, key: string, bytes: Buffer, res: ServerResponse): void {
+  function putObject(deposition: ZenodoDeposition, key: string, sent: Buffer, res: ServerResponse): void {
+    const bytes = state.damageOnStore.has(key) && sent.length > 0 ? Buffer.from(sent.map((byte, i) => (i === 0 ? byte ^ 0xff : byte))) : sent;
     if (deposition.submitted) return sendJson(res, 403, { message: 'Bucket is locked.', status: 403 });
     if (bytes.length === 0) return sendJson(res, 400, { message: 'Empty files are not accepted.', status: 400 });
     const existing = deposition.files.find((f) => f.key === key);
