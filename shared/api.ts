@@ -177,6 +177,8 @@ export interface JobProgress {
   files_total: number | null;
   bytes_done: number;
   bytes_total: number | null;
+  /** while the job waits to retry a request, why and until when, in words ("OSF is not answering (HTTP 503); retrying in 20 s (attempt 3 of 5)."); absent or null otherwise */
+  note?: string | null;
 }
 
 export interface FileError {
@@ -232,11 +234,25 @@ export interface JobReport {
   unconfirmed?: string[];
   /** a resumed job (Job.resumed): files an earlier run completed with these same source bytes, not sent again */
   already_done?: string[];
+  /**
+   * upload and transfer jobs: each file written, checked against the destination's own record
+   * of it after the write (a file whose check failed is also in failed_files, stage `verify`)
+   */
+  written_checks?: WrittenCheck[];
   /** verify jobs: files whose bytes matched every recorded hash, and files with none to check */
   verified?: string[];
   unverified?: string[];
   /** check jobs: what the comparison of the two resources found (docs/api.md "Check") */
   check?: CheckReport;
+}
+
+/** One written file against the destination's record of it: the size and hashes it reports for the stored file. */
+export interface WrittenCheck {
+  /** as in resources_created / resources_updated */
+  path: string;
+  result: 'verified' | 'not_verifiable' | 'failed';
+  /** a sentence: what matched, why it could not be checked, or what differs */
+  detail: string;
 }
 
 /**

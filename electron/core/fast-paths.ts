@@ -27,8 +27,8 @@ export const FAST_PATHS = [
   'staged-bag-check',
   /** the offline library's listing goes to the HTTP layer as columns, not row objects */
   'columnar-listing',
-  /** a WebDAV write keeps several files' PUT and MOVE in flight (WEBDAV_IN_FLIGHT), results in entry order */
-  'webdav-parallel',
+  /** a remote write keeps several files in flight (its target's TargetInfo.concurrency), results in entry order (jobs/ordered-pipeline.ts) */
+  'parallel-writes',
   /** a job's fixity check takes its digests from the provenance record's hasher upstream, so each byte is hashed once */
   'shared-hashing',
 ] as const;

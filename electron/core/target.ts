@@ -228,6 +228,13 @@ export interface TargetInfo {
    * the rest in its notes). Unset: the job reports that the metadata was not kept.
    */
   keepsMetadata?: boolean;
+  /**
+   * What one write keeps in flight on the write pipeline (jobs/ordered-pipeline.ts): files at
+   * once and the sum of their sizes, within the service's documented limits (cited in
+   * docs/targets/<name>.md). Unset: one file at a time. With the `parallel-writes` fast path
+   * off every write runs one at a time.
+   */
+  concurrency?: { files: number; bytes: number };
 }
 
 export interface TargetContext {
@@ -415,7 +422,19 @@ export interface WriteOutcome {
   notes?: string[];
   /** set for a top-level write */
   newResource?: { id: string; title: string };
+  /**
+   * The destination's own record of each file written (key: the path as in `created`/
+   * `updated`), as the service answered the write: the job compares it with the bytes it sent
+   * (jobs/verify-written.ts). A written file with no record is reported not verifiable.
+   */
+  stored?: Map<string, StoredRecord>;
 }
+
+/**
+ * What the service records of a stored file: its hashes (lowercase hex, by algorithm) and
+ * size where it reports them; or, where it reports neither, why not, as a sentence.
+ */
+export type StoredRecord = { hashes: Record<string, string>; size: number | null } | { unverifiable: string };
 
 export interface VerifyOptions {
   signal: AbortSignal;

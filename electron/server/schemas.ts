@@ -209,6 +209,7 @@ export const componentSchemas = [
           files_total: { type: ['integer', 'null'] },
           bytes_done: { type: 'integer' },
           bytes_total: { type: ['integer', 'null'] },
+          note: { type: ['string', 'null'], description: 'while the job waits to retry a request: why and until when, in words' },
         },
       },
       report: {
@@ -218,6 +219,15 @@ export const componentSchemas = [
           resources_created: { type: 'array', items: { type: 'string' } },
           resources_updated: { type: 'array', items: { type: 'string' } },
           resources_ignored: { type: 'array', items: { type: 'string' } },
+          written_checks: {
+            type: 'array',
+            description: "each file written, checked against the destination's own record of it after the write",
+            items: {
+              type: 'object',
+              required: ['path', 'result', 'detail'],
+              properties: { path: { type: 'string' }, result: { type: 'string', enum: ['verified', 'not_verifiable', 'failed'] }, detail: { type: 'string' } },
+            },
+          },
           failed_fixity: {
             type: 'array',
             items: {

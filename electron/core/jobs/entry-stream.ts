@@ -16,6 +16,15 @@ export interface WatchedEntriesOptions {
   trackUnread?: boolean;
   /** the queue's shared limit on bytes read per second; a limit set while a file is being read applies from the next file */
   bandwidth?: Bandwidth;
+  /** algorithms to compute of every file's bytes as sent (`sent`), to verify them against the destination's record */
+  digests?: readonly string[];
+}
+
+/** What a writer was handed of one file, read to its end: the byte count and the `digests` asked for. */
+export interface SentFile {
+  bytes: number;
+  /** lowercase hex, by algorithm: the options' `digests` and the source's own checked algorithms */
+  hashes: Record<string, string>;
 }
 
 /**
@@ -33,6 +42,10 @@ export class WatchedEntries implements AsyncIterable<Entry> {
   /** the first segment of the first entry: a top-level write's top folder, as the source names it */
   topFolder: string | null = null;
   private readonly failures = new Map<string, FixityFailure[]>();
+  /** the last complete read of each file */
+  private readonly sentFiles = new Map<string, SentFile>();
+  /** every file entry's path, read or not */
+  private readonly filePaths = new Set<string>();
   /** files the writer read to the end, in the order it finished them */
   private readonly finishedPaths: string[] = [];
   private readonly open = new Set<Readable>();
@@ -55,6 +68,16 @@ export class WatchedEntries implements AsyncIterable<Entry> {
   /** Files the writer was handed in full (read to their end), whether or not it wrote them. */
   get handedOver(): string[] {
     return [...this.finishedPaths];
+  }
+
+  /** True when the writer was handed `path` as a file (not a folder). */
+  isFile(path: string): boolean {
+    return this.filePaths.has(path);
+  }
+
+  /** The bytes the writer was last handed of `path` in full, or undefined when no read of it finished. */
+  sent(path: string): SentFile | undefined {
+    return this.sentFiles.get(path);
   }
 
   /** True when the file's last read failed its check: it was never handed over whole. */
@@ -99,6 +122,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
       if (entry.kind === 'file') {
         this.filesSeen += 1;
         this.bytesSeen += entry.size ?? 0;
+        this.filePaths.add(entry.path);
         yield this.watch(entry);
       } else {
         yield entry;
@@ -110,6 +134,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
     const expected = Object.entries(entry.hashes)
       .map(([algorithm, value]) => [algorithm.toLowerCase(), value.toLowerCase()] as const)
       .filter(([algorithm]) => isComputableHash(algorithm));
+    const algorithms = [...new Set([...expected.map(([algorithm]) => algorithm), ...(this.options.digests ?? [])])].filter(isComputableHash);
     // A writer may open a file more than once (a retried upload): count each byte once.
     let counted = 0;
     let finished = false;
@@ -121,8 +146,9 @@ export class WatchedEntries implements AsyncIterable<Entry> {
       this.report();
     };
     /** the last complete read decides: null when its bytes matched, else the refusal */
-    const judge = (actual: Record<string, string>): SourceCheckFailed | null => {
+    const judge = (actual: Record<string, string>, bytes: number): SourceCheckFailed | null => {
       this.failures.delete(entry.path);
+      this.sentFiles.set(entry.path, { bytes, hashes: actual });
       const mismatches = expected
         .filter(([algorithm, value]) => actual[algorithm] !== value)
         .map(([algorithm, value]) => ({ path: entry.path, algorithm, expected: value, actual: actual[algorithm] ?? '' }));
@@ -139,7 +165,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
         let read = 0;
         // the last chunk is held back until the hashes match (source-check.ts)
         const hasher = new CheckedHashingStream(
-          expected.map(([algorithm]) => algorithm),
+          algorithms,
           (n) => {
             read += n;
             if (read > counted) {
@@ -148,7 +174,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
               this.report();
             }
           },
-          judge,
+          (actual) => judge(actual, read),
         );
         raw.on('error', (error) => {
           // the source's own check (a ZIP entry's CRC-32) refused the bytes: a fixity failure too
@@ -182,7 +208,6 @@ export class WatchedEntries implements AsyncIterable<Entry> {
     // that fails it is never handed over.
     const readWhole = readWholeOf(entry);
     if (readWhole) {
-      const algorithms = expected.map(([algorithm]) => algorithm);
       withReadWhole(watched, async (wanted) => {
         throwIfCancelled(this.options.signal);
         let file;
@@ -200,7 +225,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
           this.bytesDone += file.bytes.length - counted;
           counted = file.bytes.length;
         }
-        const refusal = judge(file.hashes);
+        const refusal = judge(file.hashes, file.bytes.length);
         this.report();
         if (refusal) throw refusal;
         return file;

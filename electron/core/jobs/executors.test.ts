@@ -85,10 +85,36 @@ describe('transfer executor', () => {
       failed_fixity: [],
       file_errors: [],
       failed_files: [],
+      written_checks: [{ path: 'Data/sub/b.txt', result: 'verified', detail: "Memory (dst)'s md5 and sha256 and size of the stored file matched the bytes sent." }],
       new_resource: null,
     });
     expect(done.progress).toEqual({ files_done: 2, files_total: 2, bytes_done: 10, bytes_total: 10 });
     expect(done.source).toEqual({ target: 'src', resource_id: MemoryTarget.idOf('Data') });
+  });
+
+  it("verifies each written file against the destination's record: a wrong recorded hash makes that file failed, with a sentence", async () => {
+    const source = new MemoryTarget({ name: 'src', files: { 'Data/a.txt': 'alpha', 'Data/b.txt': 'beta!' } });
+    const destination = new MemoryTarget({ name: 'dst', folders: ['Inbox'], misrecord: ['Data/b.txt'] });
+    const { jobs } = await setup([source, destination]);
+    const job = await jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('Data'), to: 'dst', containerId: MemoryTarget.idOf('Inbox') }));
+    const done = await finished(jobs, job.ticket_number);
+    expect(done.status).toBe('completed_with_errors');
+    expect(done.report?.resources_created).toEqual(['Data', 'Data/a.txt']);
+    const md5 = createHash('md5').update('beta!').digest('hex');
+    const sentence = `'Data/b.txt' was written, but Memory (dst) records md5 ${'0'.repeat(32)} for it where the bytes Ferry sent have ${md5}; it is counted as failed. Upload it again.`;
+    expect(done.report?.failed_files).toEqual([{ path: 'Data/b.txt', stage: 'verify', error: sentence, algorithm: 'md5', expected: md5, actual: '0'.repeat(32) }]);
+    expect(done.report?.written_checks?.map((check) => [check.path, check.result])).toEqual([
+      ['Data/a.txt', 'verified'],
+      ['Data/b.txt', 'failed'],
+    ]);
+    expect(done.error).toContain("'Data/b.txt' (does not match its checksum)");
+
+    // one file, and it fails its check: the job failed, never succeeded
+    const lone = new MemoryTarget({ name: 'dst2', folders: ['Inbox'], misrecord: ['Data/a.txt'] });
+    const single = new MemoryTarget({ name: 'src2', files: { 'Data/a.txt': 'alpha' } });
+    const second = await setup([single, lone]);
+    const failed = await finished(second.jobs, (await second.jobs.submit(transfer({ from: 'src2', id: MemoryTarget.idOf('Data'), to: 'dst2', containerId: MemoryTarget.idOf('Inbox') }))).ticket_number);
+    expect(failed.status).toBe('failed');
   });
 
   it('creates a new top-level resource from a folder, and refuses a single file at the top level', async () => {

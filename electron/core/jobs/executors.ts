@@ -13,6 +13,7 @@ import { JournaledEntries } from './journaled-entries.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
 import type { JournaledTop } from './resume-journal.js';
 import type { StagedWriteOptions } from './staged-write.js';
+import { verifyWritten, type WrittenVerification } from './verify-written.js';
 import { capabilitiesOf } from '../capabilities.js';
 import { emptyReport, type JobExecutionContext, type JobService } from './types.js';
 
@@ -146,7 +147,9 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   });
   if (direct) {
     try {
-      return reportOf(await direct, [], params.containerId === null ? read.title : null);
+      // the bytes passed outside Ferry: copyFrom counts a file only once the destination's
+      // size and hashes match the source's (Target.copyFrom), its own verify after write
+      return reportOf(await direct, [], params.containerId === null ? read.title : null, { checks: [], failed: [] });
     } catch (error) {
       // stopped inside the copy: what it had copied is not known here
       throw new StoppedWithReport(error, { ...emptyReport(), unconfirmed: [read.title] });
@@ -292,6 +295,8 @@ async function writeWatched(
     onProgress: (done) => ctx.progress({ ...done, files_done: done.files_done + journaled.alreadyDone.length }),
     trackUnread: verifyBag,
     bandwidth: ctx.bandwidth,
+    // what the destination may record of a stored file, to verify each file after the write
+    digests: destination.info.supported_hash_algorithms.map((algorithm) => algorithm.toLowerCase()),
   });
   const options: StagedWriteOptions = writeOptionsOf(ctx, params);
   options.onFileWritten = journaled.onFileWritten;
@@ -329,7 +334,8 @@ async function writeWatched(
     bytes_done: Math.max(watched.bytesDone, watched.bytesSeen),
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
-  const report = reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null);
+  const verification = verifyWritten(outcome, watched, destination.info.readable_name);
+  const report = reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null, verification);
   return journaled.alreadyDone.length > 0 ? { ...report, already_done: journaled.alreadyDone } : report;
 }
 
@@ -342,16 +348,21 @@ function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: Dup
   };
 }
 
-/** The job's report of a write; `top`: the source's top folder, for a top-level write. */
-function reportOf(outcome: WriteOutcome, fixity: FixityFailure[], top: string | null): JobReport {
+/**
+ * The job's report of a write; `top`: the source's top folder, for a top-level write. A file
+ * whose check against the destination's record failed is failed, not created or updated.
+ */
+function reportOf(outcome: WriteOutcome, fixity: FixityFailure[], top: string | null, verification: WrittenVerification): JobReport {
   const topRenamed = outcome.newResource && top !== null ? { from: top, to: outcome.newResource.title } : null;
+  const unverified = new Set(verification.failed.map((failure) => failure.path));
   return {
-    resources_created: outcome.created,
-    resources_updated: outcome.updated,
+    resources_created: outcome.created.filter((path) => !unverified.has(path)),
+    resources_updated: outcome.updated.filter((path) => !unverified.has(path)),
     resources_ignored: outcome.ignored,
     failed_fixity: fixity,
-    file_errors: outcome.fileErrors,
-    failed_files: failedFilesOfWrite(fixity, outcome.fileErrors, topRenamed),
+    file_errors: [...outcome.fileErrors, ...verification.failed.map(({ path, error }) => ({ path, error }))],
+    failed_files: failedFilesOfWrite(fixity, outcome.fileErrors, topRenamed, verification.failed),
+    written_checks: verification.checks,
     ...(outcome.notes?.length ? { notes: outcome.notes } : {}),
     new_resource: outcome.newResource ?? null,
   };

@@ -105,8 +105,14 @@ export function failedFilesOfWrite(
   fixity: readonly FixityFailure[],
   fileErrors: readonly FileError[],
   topRenamed: { from: string; to: string } | null,
+  /** files written whose check against the destination's record failed (jobs/verify-written.ts) */
+  verifyFailures: readonly FailedFile[] = [],
 ): FailedFile[] {
   const byPath = new Map<string, FailedFile>();
+  for (const failure of verifyFailures) {
+    const path = sourcePathOf(failure.path, topRenamed);
+    byPath.set(path, { ...failure, path });
+  }
   for (const [path, failures] of groupByPath(fixity)) {
     const first = failures[0]!;
     byPath.set(

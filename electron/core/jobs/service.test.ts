@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Job, JobStatus } from '../../../shared/api.js';
 import { CancelledError, FerryError, badRequest } from '../errors.js';
+import { retryListener } from '../remote/retry-notice.js';
 import { StoppedWithReport } from './outcome.js';
 import { createJobService, type JobServiceOptions } from './service.js';
 import { waitFor, waitStatus } from './test-support/wait.js';
@@ -128,6 +129,29 @@ describe('job service', () => {
     expect(progressEvents.at(-1)!.progress).toEqual({ files_done: 100_000, files_total: 100_000, bytes_done: 100_000, bytes_total: 100_000 });
     await service.close();
     expect((await stored(job.ticket_number)).job.progress.files_done).toBe(100_000);
+  });
+
+  it('shows a request waiting to be retried in the job progress, in words, and clears it when the wait ends and when the job ends', async () => {
+    const service = makeService({ progressIntervalMs: 0 });
+    const waiting = gate();
+    const release = gate();
+    service.register('upload', async () => {
+      const listener = retryListener();
+      const [first, second] = [{}, {}];
+      listener('OSF is not answering (HTTP 503); retrying in 20 s (attempt 3 of 5).', first);
+      listener('OSF is limiting the request rate (HTTP 429); retrying in 2 s (attempt 2 of 5).', second);
+      listener(null, first); // another request's wait ending does not clear this one's notice
+      waiting.open();
+      await release.opened;
+      return emptyReport();
+    });
+    await service.start();
+    const job = await service.submit(request());
+    await waiting.opened;
+    expect(service.get(job.ticket_number)!.progress.note).toBe('OSF is limiting the request rate (HTTP 429); retrying in 2 s (attempt 2 of 5).');
+    release.open();
+    const done = await waitStatus(service, job.ticket_number, 'succeeded');
+    expect(done.progress.note).toBeUndefined();
   });
 
   it('cancels a queued job at once and a running one through its signal; 409 once finished; 404 unknown', async () => {

@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { FINISHED_JOB_STATUSES, type Job, type JobKind, type JobProgress, type JobReport, type JobStatus, type QueueMove, type QueueSettings, type QueueState } from '../../../shared/api.js';
 import { CancelledError, conflict, FerryError, isFerryError, notFound, notSupported } from '../errors.js';
+import { withRetryNotices } from '../remote/retry-notice.js';
 import { formatDate } from '../time.js';
 import { TEMP_SUFFIX, writeFileAtomic } from './atomic-file.js';
 import { Bandwidth } from './bandwidth.js';
@@ -502,13 +503,15 @@ class FileJobService implements JobService {
     let outcome: { report: JobReport } | { error: unknown };
     try {
       // `await` inside try so a synchronous throw and a rejection land in the same place.
-      outcome = { report: await executor(context) };
+      // a request waiting to be retried says so in the job's progress (remote/retry-notice.ts)
+      outcome = { report: await withRetryNotices((note) => this.progress(record, { note }), () => executor(context)) };
     } catch (error) {
       outcome = { error };
     }
     // what the executor recorded is on disk before its end is
     await journal.close();
     record.controller = null;
+    delete record.job.progress.note; // a finished job waits for nothing
     if (record.flushTimer) clearTimeout(record.flushTimer);
     record.flushTimer = null;
 
@@ -591,6 +594,7 @@ class FileJobService implements JobService {
       const value = update[key];
       if (value !== undefined) (merged as unknown as Record<string, number | null>)[key] = value;
     }
+    if (update.note !== undefined) merged.note = update.note;
     record.job.progress = merged;
     const since = Date.now() - record.lastFlush;
     if (since >= this.progressIntervalMs) {

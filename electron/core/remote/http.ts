@@ -5,6 +5,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { BodyInit } from 'undici-types';
 import { CancelledError, FerryError } from '../errors.js';
 import { describeNetworkError, guardResponse, Watchdog } from './body-guard.js';
+import { retryListener, retryNotice, retryReason, type RetryListener } from './retry-notice.js';
 
 /**
  * The HTTP client every remote target uses: ky (retries with backoff that honour
@@ -34,7 +35,9 @@ import { describeNetworkError, guardResponse, Watchdog } from './body-guard.js';
  * - a streamed body is only retried when it is given as a factory (`() => Readable`), which is
  *   called again for each attempt; a bare Readable is sent once;
  * - `retry: false` sends once, `retry: true` also retries a POST the caller knows is safe
- *   to repeat (content-addressed, or refused by a unique name).
+ *   to repeat (content-addressed, or refused by a unique name);
+ * - every wait for a retry is told to the job the request runs for, in words, and the end of
+ *   the wait too (retry-notice.ts): a job that waits never looks stuck without a reason.
  *
  * Timeouts (`timeoutMs`): the longest wait for an answer; for a streamed request body also
  * the longest pause in sending it; and for every response body the longest pause between two
@@ -100,6 +103,14 @@ const DEFAULT_MAX_RETRY_AFTER_MS = 120_000;
 const BACKOFF_LIMIT_MS = 30_000;
 
 type PreparedBody = BodyInit | BodyFactory | undefined;
+
+/** How a streamed request is retried: `waitToRetry` tells the job why, then waits before attempt `next`. */
+interface StreamedRetry {
+  plan: ReturnType<typeof retryPlan>;
+  limit: number;
+  idleMs: number;
+  waitToRetry(status: number | null, ms: number, next: number): Promise<void>;
+}
 
 export class RemoteClient {
   private readonly http: KyInstance;
@@ -228,7 +239,12 @@ export class RemoteClient {
   /** `throttled`: counted in the service's rate budget (false for a hop to a signed storage link). */
   private async send(target: URL, method: string, body: PreparedBody, json: unknown, options: RequestOptions, throttled: boolean): Promise<Response> {
     const gate = throttled ? this.throttled : <T>(fn: () => Promise<T>) => fn();
-    if (typeof body === 'function') return this.sendStreamed(target, method, body, options, gate);
+    // taken here: the rate queue may run the request from another job's context
+    const listener = retryListener();
+    if (typeof body === 'function') return this.sendStreamed(target, method, body, options, gate, listener);
+    const request = {};
+    const notify = (notice: string | null) => listener(notice, request);
+    let waited = false;
     const kyOptions: KyOptions = {
       method,
       headers: this.headersFor(target, options),
@@ -236,12 +252,14 @@ export class RemoteClient {
       body,
       json,
       timeout: this.timeoutOf(options),
-      retry: this.kyRetry(method, options),
+      retry: this.kyRetry(method, options, (notice) => ((waited = true), notify(notice))),
     };
     let response: Response;
     try {
       response = await gate(() => this.http(target, kyOptions));
+      if (waited) notify(null);
     } catch (error) {
+      if (waited) notify(null);
       if (error instanceof HTTPError) response = error.response;
       else if (error instanceof TimeoutError) throw this.timedOut(method);
       else if (options.signal?.aborted) throw error;
@@ -250,32 +268,82 @@ export class RemoteClient {
     return this.guarded(response, options);
   }
 
-  /** ky's retry options for one request, following `retryPlan`. */
-  private kyRetry(method: string, options: RequestOptions): KyOptions['retry'] {
+  /**
+   * ky's retry options for one request, following `retryPlan`. The decision is made here in
+   * full (ky then only computes the wait), so each retry can be told to the job before its wait.
+   */
+  private kyRetry(method: string, options: RequestOptions, notify: (notice: string) => void): KyOptions['retry'] {
     const plan = retryPlan(method, options.retry);
     if (plan === 'never') return 0;
-    const common = {
-      limit: this.options.retries ?? DEFAULT_RETRIES,
+    const limit = this.options.retries ?? DEFAULT_RETRIES;
+    const maxRetryAfter = this.options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
+    // POST/PATCH: a 429 only (ky reads Retry-After for it); a broken connection or a 5xx may have landed
+    const statusCodes = plan === 'all' ? RETRY_STATUSES : [429];
+    const retries = (error: Error): boolean => {
+      if (error instanceof TimeoutError) return false; // as ky: waiting that long again helps no one
+      if (!(error instanceof HTTPError)) return plan === 'all';
+      // ky would wait `maxRetryAfter` when asked to wait longer; Ferry fails now instead
+      return statusCodes.includes(error.response.status) && (retryAfterMs(error.response.headers) ?? 0) <= maxRetryAfter;
+    };
+    return {
+      limit,
       methods: [method.toLowerCase()],
-      maxRetryAfter: this.options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS,
+      maxRetryAfter,
       backoffLimit: BACKOFF_LIMIT_MS,
       jitter: true,
+      statusCodes,
+      afterStatusCodes: plan === 'all' ? [429, 503] : [429],
+      shouldRetry: ({ error, retryCount }) => {
+        if (!retries(error)) return false;
+        const status = error instanceof HTTPError ? error.response.status : null;
+        const wait = error instanceof HTTPError && [429, 503].includes(status!) ? (retryAfterMs(error.response.headers) ?? null) : null;
+        notify(retryNotice(this.options.serviceName, retryReason(status), wait, retryCount + 1, limit + 1));
+        return undefined; // ky computes the wait: Retry-After, else its backoff
+      },
     };
-    // ky would wait `maxRetryAfter` when asked to wait longer; Ferry fails now instead
-    const tooLong = (error: Error) => error instanceof HTTPError && (retryAfterMs(error.response.headers) ?? 0) > common.maxRetryAfter;
-    if (plan === 'all') return { ...common, statusCodes: RETRY_STATUSES, afterStatusCodes: [429, 503], shouldRetry: ({ error }) => (tooLong(error) ? false : undefined) };
-    // POST/PATCH: a 429 only (ky reads Retry-After for it); a broken connection or a 5xx may have landed
-    return { ...common, statusCodes: [429], afterStatusCodes: [429], shouldRetry: ({ error }) => (error instanceof HTTPError && !tooLong(error) ? undefined : false) };
   }
 
   /**
    * A request whose body is a stream from `open`, opened afresh for every attempt (ky would
    * have to hold a stream body in memory to replay it). Same policy as ky's retries.
    */
-  private async sendStreamed(target: URL, method: string, open: BodyFactory, options: RequestOptions, gate: <T>(fn: () => Promise<T>) => Promise<T>): Promise<Response> {
+  private async sendStreamed(
+    target: URL,
+    method: string,
+    open: BodyFactory,
+    options: RequestOptions,
+    gate: <T>(fn: () => Promise<T>) => Promise<T>,
+    listener: RetryListener,
+  ): Promise<Response> {
+    const request = {};
+    const notify = (notice: string | null) => listener(notice, request);
     const plan = retryPlan(method, options.retry);
-    const limit = plan === 'never' ? 0 : (this.options.retries ?? DEFAULT_RETRIES);
+    // a bare stream cannot be read twice: sent once, its failure is the caller's error
+    const limit = plan === 'never' || isOneShot(open) ? 0 : (this.options.retries ?? DEFAULT_RETRIES);
     const idleMs = this.timeoutOf(options);
+    let waited = false;
+    /** waits before attempt `next`, having told the job why */
+    const waitToRetry = async (status: number | null, ms: number, next: number) => {
+      waited = true;
+      notify(retryNotice(this.options.serviceName, retryReason(status), ms, next, limit + 1));
+      await sleep(ms, options.signal);
+    };
+    try {
+      return await this.attemptStreamed(target, method, open, options, gate, { plan, limit, idleMs, waitToRetry });
+    } finally {
+      if (waited) notify(null);
+    }
+  }
+
+  /** The attempts of `sendStreamed`, each with the body opened afresh. */
+  private async attemptStreamed(
+    target: URL,
+    method: string,
+    open: BodyFactory,
+    options: RequestOptions,
+    gate: <T>(fn: () => Promise<T>) => Promise<T>,
+    { plan, limit, idleMs, waitToRetry }: StreamedRetry,
+  ): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       throwIfCancelled(options.signal);
       const source = await open();
@@ -302,7 +370,7 @@ export class RemoteClient {
         const failure = watchdog.fired ? this.timedOut(method) : this.unreachable(method, error);
         // a timeout is not retried (as with ky): waiting that long again helps no one
         if (watchdog.fired || plan !== 'all' || attempt > limit) throw failure;
-        await sleep(backoffMs(attempt), options.signal);
+        await waitToRetry(null, backoffMs(attempt), attempt + 1);
         continue;
       } finally {
         watchdog.stop();
@@ -314,7 +382,7 @@ export class RemoteClient {
         if (wait <= (this.options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS)) {
           await response.body?.cancel().catch(() => undefined);
           source.destroy();
-          await sleep(wait, options.signal);
+          await waitToRetry(response.status, wait, attempt + 1);
           continue;
         }
       }

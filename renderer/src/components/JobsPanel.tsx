@@ -278,6 +278,11 @@ function JobRow({ view }: { view: JobView }) {
         {job.status === 'running' && eta !== null ? <span>{formatDuration(eta)} left</span> : null}
       </div>
       {job.resumed ? <p className="job-resumed">{resumedText(job)}</p> : null}
+      {job.status === 'running' && job.progress.note ? (
+        <p className="job-note" role="status">
+          {job.progress.note}
+        </p>
+      ) : null}
       {job.error ? <p className={outcome === 'partial' ? 'job-warning' : 'job-error'}>{job.error}</p> : null}
       {stoppedEarly(job) ? (
         <p className="job-incomplete">

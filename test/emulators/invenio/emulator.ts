@@ -94,6 +94,8 @@ export interface InvenioState {
   /** every request with its headers, and its body when it is JSON */
   sent: { method: string; path: string; at: number; headers: Record<string, string | string[] | undefined>; json?: unknown }[];
   addRecord(owner: number, title: string, files?: Record<string, string | Buffer>, options?: { published?: boolean }): InvenioRecord;
+  /** keys whose bytes are stored damaged (first byte flipped), checksum and all: a store that corrupts, for verify-after-write tests */
+  damageOnStore: Set<string>;
   addCommunity(members: number[], slug: string, title: string, records?: InvenioRecord[]): InvenioCommunity;
 }
 
@@ -118,6 +120,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
     requests: [],
     authorizations: [],
     sent: [],
+    damageOnStore: new Set(),
     addRecord(owner, title, files = {}, { published = false } = {}) {
       const time = now();
       const makeId = () => (state.options.numericIds ? String(nextNumericId++) : newId());
@@ -266,7 +269,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
         return void res.end();
       }
       if (action === '/content' && method === 'PUT' && draft) {
-        file.bytes = body;
+        file.bytes = state.damageOnStore.has(key) && body.length > 0 ? Buffer.concat([Buffer.from([body[0]! ^ 0xff]), body.subarray(1)]) : body;
         file.committed = false;
         file.updated = now();
         return sendJson(res, 200, fileJson(record, file, true));

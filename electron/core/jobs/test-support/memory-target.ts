@@ -31,6 +31,8 @@ export interface MemoryTargetOptions {
   folders?: string[];
   /** paths whose bytes come out with one byte flipped while their reported hashes stay right */
   corrupt?: string[];
+  /** paths whose record after a write (WriteOutcome.stored) gives a wrong md5, as a faulty service might */
+  misrecord?: string[];
   /** called before each file is written; a test can block here */
   beforeWriteFile?(path: string): Promise<void> | void;
 }
@@ -183,15 +185,15 @@ export class MemoryTarget implements Target {
       }
       if (options.signal.aborted) throw new CancelledError();
       const existing = this.nodes.get(target);
-      if (!existing) {
-        this.putFile(target, data);
-        outcome.created.push(entry.path);
-      } else if (options.duplicateAction === 'ignore' || existing.data.equals(data)) {
+      if (existing && (options.duplicateAction === 'ignore' || existing.data.equals(data))) {
         outcome.ignored.push(entry.path);
-      } else {
-        this.putFile(target, data);
-        outcome.updated.push(entry.path);
+        continue;
       }
+      this.putFile(target, data);
+      outcome[existing ? 'updated' : 'created'].push(entry.path);
+      // its record of the stored file, as a service answers an upload (verify after write)
+      const md5 = this.options.misrecord?.includes(entry.path) ? '0'.repeat(32) : createHash('md5').update(data).digest('hex');
+      (outcome.stored ??= new Map()).set(entry.path, { hashes: { md5, sha256: createHash('sha256').update(data).digest('hex') }, size: data.length });
     }
     return outcome;
   }

@@ -134,6 +134,8 @@ describe('dataverse target: writing', () => {
     const d = emulator.state.addDataset(1, 'Target');
     const first = await target.write(ctx(TOKEN), datasetId(d.id), entriesFrom({ 'Top/': null, 'Top/a.txt': 'a', 'Top/sub/b.txt': 'b' }), writeOptions());
     expect(first).toMatchObject({ created: ['Top/a.txt', 'Top/sub/b.txt'], fileErrors: [] });
+    // the installation's record of each added file (checksum.type/value, size), for the job to verify against
+    expect(first.stored?.get('Top/a.txt')).toEqual({ hashes: { md5: md5('a') }, size: 1 });
     expect(d.draft!.files.map((f) => [f.directoryLabel, f.label])).toEqual([['Top', 'a.txt'], ['Top/sub', 'b.txt']]);
     const before = d.draft!.files[1]!;
 
@@ -212,6 +214,8 @@ describe('dataverse target: writing', () => {
     const d = emulator.state.addDataset(1, 'Locked');
     const outcome = await target.write(ctx(TOKEN), datasetId(d.id), entriesFrom({ 't.csv': 'a,b\n', 'after.txt': 'x' }), writeOptions());
     expect(outcome).toMatchObject({ created: ['t.csv', 'after.txt'], fileErrors: [] });
+    // an ingested tabular file is recorded with its original's size and checksum, what Ferry sent
+    expect(outcome.stored?.get('t.csv')).toEqual({ hashes: { md5: md5('a,b\n') }, size: 4 });
     expect(requests(/\/locks$/).length).toBeGreaterThanOrEqual(3);
   });
 

@@ -344,6 +344,8 @@ class WriteSession {
       await this.waitForLocks();
       const stored = await this.send(bytes, path, name, directoryLabel, existing ?? null);
       this.byPath.set(path, stored);
+      // the installation's record of the stored file (checksum.type/value, its original size): the job verifies against it
+      (outcome.stored ??= new Map()).set(reportPath, { hashes: hashesOf(stored), size: sizeOf(stored) });
       (existing ? outcome.updated : outcome.created).push(reportPath);
     } catch (error) {
       if (!isPerFileFailure(error, this.options.signal)) throw error;

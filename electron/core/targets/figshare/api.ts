@@ -197,6 +197,11 @@ export class FigshareApi {
     await response.body?.cancel();
   }
 
+  /** A file's detail: after an upload, `computed_md5` stays "" until figshare has processed it. */
+  fileDetail(token: string, articleId: number, fileId: number, signal?: AbortSignal): Promise<FigshareFile> {
+    return this.json<FigshareFile>(token, `account/articles/${articleId}/files/${fileId}`, { signal });
+  }
+
   async deleteFile(token: string, articleId: number, fileId: number, signal?: AbortSignal): Promise<void> {
     const response = await this.call(token, `account/articles/${articleId}/files/${fileId}`, { method: 'DELETE', signal, allow: [404] });
     await response.body?.cancel();

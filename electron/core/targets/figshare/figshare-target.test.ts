@@ -89,6 +89,8 @@ describe('figshare target', () => {
   });
 
   it('uploads through the multi-part protocol, one part after another', async () => {
+    // figshare is still computing the MD5 after the target's reads of the new files
+    emulator.state.options.processingReads = 5;
     const article = emulator.state.addArticle(1, 'Target', null);
     const content = 'abcdefghij'; // 10 bytes, parts of 4 → 3 parts
     const outcome = await target.write(ctx(TOKEN), `a${article.id}`, entriesFrom({ 'data.txt': content, 'sub/x.txt': 'xy' }, { withSize: false }), writeOptions());
@@ -99,6 +101,7 @@ describe('figshare target', () => {
     expect(stored[0]?.suppliedMd5).toBe(md5(content));
     const partPuts = emulator.state.requests.filter((r) => /^UPLOAD PUT \/upload\/.+\/\d+$/.test(r));
     expect(partPuts).toHaveLength(3 + 1);
+    expect(outcome.stored?.get('data.txt')).toEqual({ unverifiable: expect.stringContaining('figshare computes its MD5 after the upload') });
     // right after upload figshare has not computed its md5 yet: detail says pending
     const detail = await target.detail(ctx(TOKEN), `f${article.id}_${stored[0]?.id}`);
     expect(detail.extra.md5_status).toBe('pending');
@@ -131,6 +134,12 @@ describe('figshare target', () => {
       ['big.txt', true, content],
       ['other.txt', true, 'new!'],
     ]);
+  });
+
+  it("returns figshare's computed_md5 of each uploaded file once figshare has computed it, for the job to verify", async () => {
+    const article = emulator.state.addArticle(1, 'Target', null);
+    const outcome = await target.write(ctx(TOKEN), `a${article.id}`, entriesFrom({ 'data.txt': 'abcdefghij' }), writeOptions());
+    expect(outcome.stored?.get('data.txt')).toEqual({ hashes: { md5: md5('abcdefghij') }, size: 10 });
   });
 
   it('ignores duplicates, and on update replaces only differing files (new first, then the old removed)', async () => {

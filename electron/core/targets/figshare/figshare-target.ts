@@ -15,6 +15,7 @@ import {
   type TargetContext,
   type TargetInfo,
   type WriteOptions,
+  type StoredRecord,
   type WriteOutcome,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
@@ -322,6 +323,27 @@ export class FigshareTarget implements Target {
   }
 
   /**
+   * figshare's record of an uploaded file for the job to verify against: its `computed_md5`
+   * and size, read up to FIGSHARE_MD5_READS times (figshare computes the MD5 after the upload,
+   * asynchronously; figshare.md). Still empty then: not verifiable yet, and the job says so.
+   * `supplied_md5` is only what Ferry sent, never a check.
+   */
+  private async storedRecord(token: string, articleId: number, fileId: number, signal: AbortSignal): Promise<StoredRecord> {
+    for (let read = 0; read < FIGSHARE_MD5_READS; read++) {
+      let detail: FigshareFile;
+      try {
+        detail = await this.api.fileDetail(token, articleId, fileId, signal);
+      } catch (error) {
+        if (!isPerFileFailure(error, signal)) throw error;
+        return { unverifiable: `figshare's record of the file could not be read (${error.message.replace(/\.$/, '')}).` };
+      }
+      const md5 = computedMd5(detail);
+      if (md5) return { hashes: { md5 }, size: typeof detail.size === 'number' ? detail.size : null };
+    }
+    return { unverifiable: 'figshare computes its MD5 after the upload and had not done so yet; check the file in figshare later.' };
+  }
+
+  /**
    * One file through figshare's multi-part protocol. `update` uploads the new file first
    * and only then deletes the old one, so a failure leaves the old bytes in place; a failed
    * upload deletes its own half-made file.
@@ -372,6 +394,8 @@ export class FigshareTarget implements Target {
         article.files.push({ ...done, supplied_md5: bytes.md5, computed_md5: '' });
         outcome.created.push(entry.path);
       }
+      // read once the old file is gone, so a cancel while waiting for figshare never leaves both
+      (outcome.stored ??= new Map()).set(entry.path, await this.storedRecord(token, article.id, done.id, signal));
     } catch (error) {
       const removed = started ? await this.api.deleteFile(token, article.id, started.id).then(() => true, () => false) : true;
       if (!isPerFileFailure(error, signal)) throw error;
@@ -460,6 +484,9 @@ class ExactReader {
 function waitingForBytes(file: FigshareFile): boolean {
   return file.status === 'created' || Boolean(file.upload_url);
 }
+
+/** reads of a new file's detail while waiting for figshare's computed_md5 (its rate budget is ~1 request a second) */
+const FIGSHARE_MD5_READS = 2;
 
 function computedMd5(file: FigshareFile): string | null {
   const value = file.computed_md5?.trim().toLowerCase();

@@ -68,6 +68,8 @@ describe('invenio target', () => {
     expect(second).toMatchObject({ created: [], updated: ['Top/sub/b.txt'], ignored: ['Top/a.txt'], fileErrors: [] });
     expect(requests(/^DELETE /)).toEqual([`DELETE /api/records/${r.id}/draft/files/Top__sub__b.txt`]);
     expect(r.files.find((f) => f.key === 'Top__sub__b.txt')?.bytes?.toString()).toBe('b2');
+    // InvenioRDM's record of the committed file (md5, size), for the job to verify against
+    expect(second.stored?.get('Top/sub/b.txt')).toEqual({ hashes: { md5: md5('b2') }, size: 2 });
   });
 
   it('puts an upload into a published record into its next version, with the old files imported, and never publishes', async () => {

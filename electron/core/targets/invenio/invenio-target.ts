@@ -350,6 +350,8 @@ class DraftWriter {
         throw new FerryError(502, 'upstream_error', `${this.limits.service} stored '${key}' with MD5 ${stored ?? 'none'}, but Ferry sent ${bytes.md5}; the file was removed again. Try again.`);
       }
       this.byKey.set(key, committed);
+      // InvenioRDM's record of the committed file (`md5:<hex>`, size): the job verifies against it
+      (outcome.stored ??= new Map()).set(entry.path, { hashes: stored ? { md5: stored } : {}, size: committed.size ?? null });
       (complete ? outcome.updated : outcome.created).push(entry.path);
     } catch (error) {
       if (!isPerFileFailure(error, signal)) throw error;

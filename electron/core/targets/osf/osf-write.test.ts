@@ -34,6 +34,9 @@ describe('OSF target: write (emulator over HTTP)', () => {
     expect(outcome).toMatchObject({ created: ['new', 'new/a b+c.txt', 'new/deep', 'new/deep/x.bin', 'top.txt'], updated: [], ignored: [], fileErrors: [] });
     expect(fileAt(project.id, '/data/new/a b+c.txt')!.versions[0]!.bytes.toString()).toBe('plus and space');
     expect(fileAt(project.id, '/data/new/deep/x.bin')!.versions[0]!.md5).toBe(md5('x'.repeat(5000)));
+    // WaterButler's answer to each upload is its record of the stored file, for the job to verify against
+    expect(outcome.stored?.get('new/deep/x.bin')).toEqual({ hashes: { md5: md5('x'.repeat(5000)), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }, size: 5000 });
+    expect([...(outcome.stored?.keys() ?? [])]).toEqual(['new/a b+c.txt', 'new/deep/x.bin', 'top.txt']);
     // each file one PUT with Content-Length, each folder one PUT, all with the token
     const puts = f.emu.state.requests.filter((r) => r.server === 'files' && r.method === 'PUT');
     expect(puts).toHaveLength(5);
@@ -56,6 +59,7 @@ describe('OSF target: write (emulator over HTTP)', () => {
     const changed = fileAt(project.id, '/data/changed.txt')!;
     expect(changed.versions).toHaveLength(2);
     expect(changed.versions[1]!.bytes.toString()).toBe('new bytes');
+    expect(updated.stored?.get('data/changed.txt')).toMatchObject({ hashes: { md5: md5('new bytes') }, size: 9 });
     expect(fileAt(project.id, '/data/same.txt')!.versions).toHaveLength(1);
 
     // with md5 known up front nothing is opened for identical files

@@ -196,7 +196,7 @@ export class OsfWriter {
         if (entry.size === null) spooled = await this.spool(entry);
         const response = await this.upload(`${parent.wbUrl}?kind=file&name=${strictEncode(name)}`, entry, spooled, [409]);
         if (response.status !== 409) {
-          await response.body?.cancel();
+          await this.keepRecord(reported, response);
           this.arrived('created', reported);
           return;
         }
@@ -219,7 +219,7 @@ export class OsfWriter {
       }
       if (entry.size === null) spooled ??= await this.spool(entry);
       const response = await this.upload(`${existing.wbUrl}?kind=file`, entry, spooled, []);
-      await response.body?.cancel();
+      await this.keepRecord(reported, response);
       existing.md5 = incoming;
       this.arrived('updated', reported);
     } finally {
@@ -231,6 +231,25 @@ export class OsfWriter {
   private arrived(list: 'created' | 'updated' | 'ignored', reported: string): void {
     this.outcome[list].push(reported);
     this.options.onFileWritten?.(reported);
+  }
+
+  /**
+   * WaterButler's answer to an upload is its record of the stored file (`extra.hashes` md5 and
+   * sha256, `size`; osf.md): the job verifies the file against it (jobs/verify-written.ts).
+   */
+  private async keepRecord(reported: string, response: Response): Promise<void> {
+    let entity: WaterbutlerEntity | undefined;
+    try {
+      entity = ((await response.json()) as { data?: WaterbutlerEntity }).data;
+    } catch {
+      entity = undefined;
+    }
+    const hashes = Object.fromEntries(Object.entries(entity?.attributes.extra?.hashes ?? {}).filter((pair): pair is [string, string] => typeof pair[1] === 'string'));
+    const size = entity?.attributes.size;
+    (this.outcome.stored ??= new Map()).set(
+      reported,
+      entity ? { hashes, size: typeof size === 'number' ? size : null } : { unverifiable: 'OSF answered the upload without its record of the stored file.' },
+    );
   }
 
   /**
@@ -301,7 +320,7 @@ interface Spooled {
 }
 
 interface WaterbutlerEntity {
-  attributes: { name: string; kind: 'file' | 'folder'; extra?: { hashes?: { md5?: string | null } } };
+  attributes: { name: string; kind: 'file' | 'folder'; size?: number | null; extra?: { hashes?: { md5?: string | null; sha256?: string | null } } };
   links: Record<string, string>;
 }
 

@@ -13,10 +13,10 @@ import { ctx, writeOptions } from '../../../../test/target-suite/test-entries.js
 import { createWebdavTarget, webdavId } from './index.js';
 
 /**
- * `webdav-parallel`: a write keeps several files in flight, and its outcome reads exactly as
+ * `parallel-writes`: a write keeps several files in flight, and its outcome reads exactly as
  * a one-at-a-time write's would — every list in entry order, per-file failures in place, the
  * note of lost modification times in entry order, the bytes on the server the same. With the
- * fast path off (FERRY_FAST_PATHS=-webdav-parallel) one file is opened at a time.
+ * fast path off (FERRY_FAST_PATHS=-parallel-writes) one file is opened at a time.
  */
 const FILES = 16;
 const content = (i: number) => `file ${i}\n`.repeat(50 + i * 7);
@@ -70,7 +70,7 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       const created = written.filter((p) => p !== 'Run/f04.txt');
       expect(outcome.created).toEqual(created);
       expect(outcome.fileErrors).toEqual([{ path: 'Run/f04.txt', error: expect.stringMatching(/exists on the server as a folder/) }]);
-      if (fastPathOn('webdav-parallel')) expect(most).toBeGreaterThan(1);
+      if (fastPathOn('parallel-writes')) expect(most).toBeGreaterThan(1);
       else expect(most).toBe(1);
       expect(most).toBeLessThanOrEqual(8);
       for (const [i, p] of written.entries()) if (p !== 'Run/f04.txt') expect(await readFile(path.join(server.dataDir, 'Into', p), 'utf8')).toBe(content(i));

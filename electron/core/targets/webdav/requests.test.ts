@@ -136,8 +136,14 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       expect(outcome.fileErrors).toEqual([]);
       const requests = check('upload into a container');
       const propfinds = requests.filter((r) => r.startsWith('PROPFIND'));
-      // the container (Depth 0), its children (Depth 1), data's children (Depth 1); 'new' was made by this write
-      expect(propfinds).toEqual(['PROPFIND 0', 'PROPFIND 1', 'PROPFIND 1']);
+      // the container (Depth 0), its children (Depth 1), data's children (Depth 1); 'new' was made by this write;
+      // then once per folder written to, for the server's record of what it stored (verify after write)
+      expect(propfinds).toEqual(['PROPFIND 0', 'PROPFIND 1', 'PROPFIND 1', 'PROPFIND 1', 'PROPFIND 1']);
+      expect([...outcome.stored!].map(([path, record]) => [path, 'size' in record ? record.size : record.unverifiable])).toEqual([
+        ['data/two.csv', 4],
+        ['data/three.csv', 4],
+        ['new/x.txt', 1],
+      ]);
       expect(requests.filter((r) => r === 'PUT')).toHaveLength(3);
       expect(requests.filter((r) => r === 'MOVE')).toHaveLength(3);
       expect(requests.filter((r) => r === 'MKCOL')).toHaveLength(1);
@@ -167,7 +173,8 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       const outcome = await target.write(ctx(token), null, entries({ 'Project': null, 'Project/a.txt': 'a', 'Project/sub/b.txt': 'b' }), writeOptions());
       expect(outcome.newResource?.title).toBe('Project (2)');
       const requests = check('new top-level upload');
-      expect(requests.filter((r) => r.startsWith('PROPFIND'))).toEqual(['PROPFIND 1']);
+      // the top level, then each folder written to once (verify after write)
+      expect(requests.filter((r) => r.startsWith('PROPFIND'))).toEqual(['PROPFIND 1', 'PROPFIND 1', 'PROPFIND 1']);
       expect(requests.filter((r) => r === 'MKCOL')).toHaveLength(2);
     });
   });

@@ -20,18 +20,18 @@ import {
   type TargetContext,
   type TargetInfo,
   type WriteOptions,
+  type StoredRecord,
   type WriteOutcome,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { RemoteClient } from '../../remote/http.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
-import { fastPathOn } from '../../fast-paths.js';
 import { opensIndependently, WHOLE_FILE_MAX_BYTES } from '../../jobs/whole-entry.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
 import { isAbandoned, isFerryTempName, tempNameFor } from './temp-names.js';
-import { OrderedPipeline, type PipelineLimits } from './ordered-pipeline.js';
+import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
 export interface WebdavTargetOptions {
@@ -63,7 +63,7 @@ const DAV_MESSAGES = { unauthorized: UNAUTHORIZED };
  * What this target keeps in flight in one write: files (each a PUT and a MOVE) and the sum of
  * their sizes. A server is the account's own, as with rclone (4 transfers, no rate) or the
  * Nextcloud desktop client (6 parallel jobs): its load is bounded by what is in flight, not
- * by a rate per second. Measured in docs/performance.md (`webdav-parallel`).
+ * by a rate per second. Measured in docs/performance.md (`parallel-writes`).
  */
 export const WEBDAV_IN_FLIGHT: PipelineLimits = { files: 8, bytes: 8 * 1024 * 1024 };
 
@@ -136,6 +136,7 @@ export class WebdavTarget implements Target {
     supported_hash_algorithms: ['md5', 'sha1'],
     credential: 'remote',
     supported_operations: fileOperations(),
+    concurrency: WEBDAV_IN_FLIGHT,
   };
 
   private readonly httpClients = new Map<string, RemoteClient>();
@@ -289,6 +290,8 @@ export class WebdavTarget implements Target {
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
     const session: WriteSession = { folders: new Map(), dirs: new Set(['/']), setMtime: 'untried', lostMtimes: new Set() };
     const lostMtimes: string[] = [];
+    /** destination → the entry's path, for each file created or updated */
+    const written = new Map<string, string>();
     let base: string;
     let top: { original: string; actual: string } | null = null;
     if (containerId === null) {
@@ -302,15 +305,15 @@ export class WebdavTarget implements Target {
 
     // Folders, listings and names are settled here, in entry order (a folder exists before any
     // file in it starts); the files' bytes go through the pipeline, several at a time.
-    const parallel = fastPathOn('webdav-parallel');
-    const pipeline = new OrderedPipeline<FileResult>(parallel ? WEBDAV_IN_FLIGHT : { files: 1, bytes: 0 }, (result) => {
+    const pipeline = new OrderedPipeline<FileResult>(pipelineLimits(this.info.concurrency), (result) => {
       if (result.error !== undefined) outcome.fileErrors.push({ path: result.path, error: result.error });
       else {
         outcome[result.list].push(result.path);
         options.onFileWritten?.(result.path);
+        if (result.list !== 'ignored') written.set(result.destination, result.path);
       }
       if (result.entry && session.lostMtimes.has(result.entry)) lostMtimes.push(result.path);
-    });
+    }, options.signal);
     const perFile = (entryPath: string, error: unknown): FileResult => {
       if (!isPerFileFailure(error, options.signal)) throw error;
       return { path: entryPath, error: error.message };
@@ -354,7 +357,7 @@ export class WebdavTarget implements Target {
         }
         const task = async (): Promise<FileResult> => {
           try {
-            return { path: entry.path, entry, list: await this.writeFile(ctx, dav, entry, destination, existing, options, session) };
+            return { path: entry.path, entry, destination, list: await this.writeFile(ctx, dav, entry, destination, existing, options, session) };
           } catch (error) {
             return { ...perFile(entry.path, error), entry };
           }
@@ -375,12 +378,47 @@ export class WebdavTarget implements Target {
       await pipeline.drain();
     }
     await pipeline.finish();
+    outcome.stored = await this.storedRecords(ctx, dav, written);
     if (containerId === null) {
       if (!top) throw badRequest('The upload holds nothing: a new top-level folder needs one top folder.');
       outcome.newResource = { id: webdavId(`/${top.actual}`), title: top.actual };
     }
     if (lostMtimes.length > 0) outcome.notes = [lostMtimesNote(lostMtimes)];
     return outcome;
+  }
+
+  /**
+   * The server's record of each file written (its size, and its checksums where it keeps them:
+   * oc:checksums on Nextcloud/ownCloud; webdav.md), from one PROPFIND Depth 1 per folder
+   * written to once the write is done: the job verifies each file against it.
+   */
+  private async storedRecords(ctx: TargetContext, dav: Dav, written: ReadonlyMap<string, string>): Promise<Map<string, StoredRecord>> {
+    const byDir = new Map<string, [string, string][]>();
+    for (const [destination, entryPath] of written) {
+      const dir = path.posix.dirname(destination);
+      byDir.set(dir, [...(byDir.get(dir) ?? []), [destination, entryPath]]);
+    }
+    const records = new Map<string, StoredRecord>();
+    for (const [dir, files] of byDir) {
+      let listed: Map<string, FileStat>;
+      try {
+        listed = new Map((await this.childrenWithTemps(ctx, dav, dir)).map((stat) => [stat.basename, stat]));
+      } catch (error) {
+        if (!isPerFileFailure(error, ctx.signal)) throw error;
+        for (const [, entryPath] of files) records.set(entryPath, { unverifiable: `the folder could not be listed after the write (${error.message.replace(/\.$/, '')}).` });
+        continue;
+      }
+      for (const [destination, entryPath] of files) {
+        const stat = listed.get(path.posix.basename(destination));
+        records.set(
+          entryPath,
+          stat?.type === 'file'
+            ? { hashes: hashesFromChecksums((stat.props as Record<string, unknown> | undefined)?.checksums), size: stat.size }
+            : { unverifiable: 'the WebDAV server did not list the file in its folder after the write.' },
+        );
+      }
+    }
+    return records;
   }
 
   /**
@@ -725,7 +763,7 @@ interface WriteSession {
 }
 
 /** One entry's place in the outcome: its list, or its error. */
-type FileResult = { path: string; entry?: Entry } & ({ list: 'created' | 'updated' | 'ignored'; error?: undefined } | { error: string });
+type FileResult = { path: string; entry?: Entry } & ({ list: 'created' | 'updated' | 'ignored'; destination: string; error?: undefined } | { error: string });
 
 interface Upload {
   destination: string;

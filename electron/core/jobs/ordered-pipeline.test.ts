@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CancelledError } from '../errors.js';
 import { OrderedPipeline } from './ordered-pipeline.js';
 
 /** A task that ends when the test says so, and notes how many ran at once. */
@@ -102,5 +103,37 @@ describe('OrderedPipeline', () => {
     expect(slowEnded).toBe(true);
     expect(started).toBe(false);
     expect(reported).toEqual(['slow']);
+  });
+
+  it('honours cancellation: a start waiting for room throws at once, nothing new starts, finish throws once the running task ended', async () => {
+    const controller = new AbortController();
+    const reported: string[] = [];
+    const pipeline = new OrderedPipeline<string>({ files: 1, bytes: 1e9 }, (r) => reported.push(r), controller.signal);
+    const running = gate();
+    let runningEnded = false;
+    await pipeline.start('first', 1, async () => {
+      await running.opened;
+      runningEnded = true;
+      return 'first';
+    });
+    let secondRan = false;
+    const waiting = pipeline.start('second', 1, async () => ((secondRan = true), 'second')).then(
+      () => 'started',
+      (error: unknown) => error,
+    );
+    await tick();
+    controller.abort();
+    expect(await waiting).toBeInstanceOf(CancelledError);
+    expect(pipeline.stopped).toBe(true);
+    await expect(pipeline.start('third', 1, async () => 'third')).rejects.toBeInstanceOf(CancelledError);
+    const finished = pipeline.finish().then(() => 'resolved', (error: unknown) => error);
+    await tick();
+    expect(runningEnded).toBe(false);
+    running.open();
+    expect(await finished).toBeInstanceOf(CancelledError);
+    expect(runningEnded).toBe(true);
+    expect(secondRan).toBe(false);
+    // the task that was under way still reports, in order, through the one completion hook
+    expect(reported).toEqual(['first']);
   });
 });

@@ -1,14 +1,21 @@
+import { CancelledError } from '../errors.js';
+import { fastPathOn } from '../fast-paths.js';
+
 /**
- * Work on up to `files` entries at once, within `bytes` of their sizes, each entry's result
- * reported in the order the entries came (issue #18): a write of thousands of small files to
- * a server is otherwise one round trip after another, and the server's latency, not the
- * bytes, sets its pace. Invariants:
+ * The one write pipeline of every remote target (issue #18): work on up to `files` entries
+ * at once, within `bytes` of their sizes, each entry's result reported in the order the
+ * entries came. A write of thousands of small files to a server is otherwise one round trip
+ * after another, and the server's latency, not the bytes, sets its pace. Invariants:
  * - results reach `report` in entry order, whatever order the work ends in, so an outcome
  *   reads exactly as a one-at-a-time write's would;
  * - two entries with the same key (one destination) never run at once: the second starts
  *   when the first has ended;
  * - a task that throws is a hard failure: nothing new starts, and `finish` throws it once
  *   everything already started has ended (never while a request is still under way).
+ * - a cancelled `signal` is a hard failure too: `start` throws CancelledError at once (even
+ *   while waiting for room), and `finish` throws it once what was started has ended;
+ * - `report` is the one per-file completion hook: each result once, in entry order, and
+ *   only after its task ended (a resume journal may record it as done).
  * Per-entry failures are the task's own result, not a throw.
  */
 export interface PipelineLimits {
@@ -18,6 +25,14 @@ export interface PipelineLimits {
   bytes: number;
 }
 
+/** One entry at a time: what every write runs with when the `parallel-writes` fast path is off. */
+export const ONE_AT_A_TIME: PipelineLimits = { files: 1, bytes: 0 };
+
+/** `declared` (a target's TargetInfo.concurrency), or one at a time with the fast path off. */
+export function pipelineLimits(declared: PipelineLimits | undefined): PipelineLimits {
+  return declared && fastPathOn('parallel-writes') ? declared : ONE_AT_A_TIME;
+}
+
 export class OrderedPipeline<R> {
   private readonly results: ({ result: R } | null)[] = [];
   private reported = 0;
@@ -25,11 +40,21 @@ export class OrderedPipeline<R> {
   private readonly lastOfKey = new Map<string, Promise<void>>();
   private runningBytes = 0;
   private failure: { error: unknown } | null = null;
+  /** settles when the signal fires, so a `start` waiting for room wakes at once */
+  private wake: () => void = () => undefined;
+  private readonly cancelled = new Promise<void>((resolve) => (this.wake = resolve));
+  private readonly onAbort = () => {
+    this.failure ??= { error: new CancelledError() };
+    this.wake();
+  };
 
   constructor(
     private readonly limits: PipelineLimits,
     private readonly report: (result: R) => void,
-  ) {}
+    private readonly signal?: AbortSignal,
+  ) {
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
 
   /** True once a task has failed hard: take no more entries. */
   get stopped(): boolean {
@@ -44,10 +69,14 @@ export class OrderedPipeline<R> {
 
   /** Starts `task` once there is room for it; returns when it has started. */
   async start(key: string, bytes: number, task: () => Promise<R>): Promise<void> {
-    while (this.running.size > 0 && (this.running.size >= this.limits.files || this.runningBytes + bytes > this.limits.bytes)) {
-      await Promise.race(this.running);
+    if (this.signal?.aborted) this.onAbort();
+    while (!this.failure && this.running.size > 0 && (this.running.size >= this.limits.files || this.runningBytes + bytes > this.limits.bytes)) {
+      await Promise.race([...this.running, this.cancelled]);
     }
-    if (this.failure) return;
+    if (this.failure) {
+      if (this.failure.error instanceof CancelledError) throw this.failure.error;
+      return;
+    }
     const index = this.results.push(null) - 1;
     const before = this.lastOfKey.get(key);
     this.runningBytes += bytes;
@@ -79,6 +108,8 @@ export class OrderedPipeline<R> {
   /** Waits for everything started; throws the first hard failure. */
   async finish(): Promise<void> {
     await this.drain();
+    this.signal?.removeEventListener('abort', this.onAbort);
+    if (this.signal?.aborted) this.onAbort();
     if (this.failure) throw this.failure.error;
   }
 
