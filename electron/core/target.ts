@@ -7,6 +7,8 @@ import type {
   ResourceKindName,
   TargetAction,
 } from '../../shared/api.js';
+import type { NamingRules } from './plan/naming-rules.js';
+import type { WritePlan } from './plan/write-plan.js';
 
 /**
  * The one interface every storage target implements (modelled on rclone's backends).
@@ -91,6 +93,12 @@ export interface Target {
   restoreTrashed?(ctx: TargetContext, item: TrashedItem, trash: RestorableTrash): Promise<ResourceNode>;
   /** Optional: why `name` cannot be a name on this target (its own reserved names), or null. */
   checkName?(name: string): string | null;
+  /**
+   * Optional: what the service forbids in names (reserved names, characters, a flat
+   * namespace), from its docs/targets/*.md evidence. The core's write planner refuses a write
+   * that breaks them before this target is called (plan/write-plan.ts); unset: none.
+   */
+  readonly namingRules?: NamingRules;
 }
 
 /** What the core lends a file operation. */
@@ -285,6 +293,8 @@ export interface WriteOptions {
    * it could not (never dropped silently). Others ignore it.
    */
   metadata?: DescriptiveMetadata;
+  /** Set by the core's jobs: the entries, already judged whole (plan/write-plan.ts); `entries` yields the same, in order. */
+  plan?: WritePlan;
 }
 
 /**

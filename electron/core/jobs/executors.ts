@@ -5,7 +5,8 @@ import { badRequest, FerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
-import type { DescriptiveMetadata, Entry, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
+import type { DescriptiveMetadata, Entry, ReadResult, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
+import { planWrite, type PlanRequest, type WritePlan } from '../plan/write-plan.js';
 import { openUploadZip } from '../zip/upload-reader.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
@@ -69,23 +70,13 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   const staged = supportsStagedWrites(destination);
   const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
-    if (params.containerId === null && archive.topLevelFiles.length > 0 && archive.topLevel.length === 1) {
-      throw badRequest(
-        `A new top-level resource needs one top-level folder in the ZIP; '${archive.topLevelFiles[0]}' is a file. ` +
-          'Put it in a folder, or upload it into an existing folder instead.',
-      );
-    }
-    if (params.containerId === null && archive.topLevel.length !== 1) {
-      throw badRequest(
-        `A new top-level resource needs exactly one top-level folder in the ZIP; found ${describeTopLevel(archive.topLevel)}. ` +
-          'Put everything in one folder, or upload into an existing folder instead.',
-      );
-    }
+    // the entries judged whole (plan/write-plan.ts) before the destination is called at all
+    const plan = await planWrite(destination, archive.entries(), planRequest(ctx, params));
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
     // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
     const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
     const provenance = await startUploadProvenance({ ...common, spoolPath: params.spoolPath, kind: archive.kind, topLevel: archive.topLevel });
-    const report = await writeWatched(ctx, destination, token, watchedForProvenance(provenance, archive.entries()), params, staged);
+    const report = await writeWatched(ctx, destination, token, plan, watchedForProvenance(provenance, plan), params, staged);
     return await completeProvenance(provenance, { token, signal: ctx.signal }, report);
   } finally {
     await archive.close();
@@ -116,18 +107,18 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
     if (params.containerId === null) throw badRequest('Several resources can only be copied into a folder; choose a folder as the destination.');
     ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
     const selection = readEach(source, { token: sourceToken, signal: ctx.signal }, ids);
-    return writeWatched(ctx, destination, destinationToken, params.only ? onlyThese(selection, params.only) : selection, params);
+    const plan = await planWrite(destination, params.only ? onlyThese(selection, params.only) : selection, planRequest(ctx, params));
+    return writeWatched(ctx, destination, destinationToken, plan, plan, params);
   }
   const read = await source.read({ token: sourceToken, signal: ctx.signal }, params.source.resourceId);
-  if (params.containerId === null && read.root.kind !== 'container') {
-    throw badRequest(
-      `'${read.title}' is a single file, and a new top-level resource needs a folder. Transfer it into an existing folder instead.`,
-    );
-  }
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
-  // A destination that copies from this source itself (Target.copyFrom) takes a whole first run; the unread entries are dropped.
-  const direct = params.only ? null : destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
+  if (params.only) return retryFailed(ctx, destination, destinationToken, read, params, params.only);
+  // judged whole before anything is written, also when the destination copies by itself
+  const plan = await planWrite(destination, read.entries, planRequest(ctx, params));
+  // A destination that copies from this source itself (Target.copyFrom) takes a whole first run.
+  const direct = destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
     ...writeOptionsOf(ctx, params),
+    plan,
     sourceToken,
     onProgress: (done, total) => ctx.progress({ files_done: done.files, bytes_done: done.bytes, files_total: total.files, bytes_total: total.bytes }),
   });
@@ -139,25 +130,26 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
       throw new StoppedWithReport(error, { ...emptyReport(), unconfirmed: [read.title] });
     }
   }
-  if (params.only) {
-    // a retry of failed files: only those, into what the first run made; its provenance was written then
-    let entries = onlyThese(read.entries, params.only);
-    if (params.insideTop === undefined) return writeWatched(ctx, destination, destinationToken, entries, params);
-    entries = withoutTop(entries, params.insideTop);
-    const report = await writeWatched(ctx, destination, destinationToken, entries, params);
-    // failed files are named as the source names them, so a retry of this retry finds them
-    const top = params.insideTop;
-    return { ...report, failed_files: report.failed_files?.map((file) => ({ ...file, path: `${top}/${file.path}` })) };
-  }
   // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
   const sourceCtx = { token: sourceToken, signal: ctx.signal };
   const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
   const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
   // descriptive metadata (title, creators …) for a new top-level resource, and what could not be carried
   const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId);
-  const written = await writeWatched(ctx, destination, destinationToken, watchedForProvenance(provenance, read.entries), { ...params, metadata: described.metadata });
+  const written = await writeWatched(ctx, destination, destinationToken, plan, watchedForProvenance(provenance, plan), { ...params, metadata: described.metadata });
   const report = described.notes.length > 0 ? { ...written, notes: [...(written.notes ?? []), ...described.notes] } : written;
   return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
+}
+
+/** A retry of failed files: only those, into what the first run made; its provenance was written then. */
+async function retryFailed(ctx: JobExecutionContext, destination: Target, token: string, read: ReadResult, params: TransferParams, paths: string[]): Promise<JobReport> {
+  const only = onlyThese(read.entries, paths);
+  const top = params.insideTop;
+  const plan = await planWrite(destination, top === undefined ? only : withoutTop(only, top), planRequest(ctx, params));
+  const report = await writeWatched(ctx, destination, token, plan, plan, params);
+  if (top === undefined) return report;
+  // failed files are named as the source names them, so a retry of this retry finds them
+  return { ...report, failed_files: report.failed_files?.map((file) => ({ ...file, path: `${top}/${file.path}` })) };
 }
 
 /**
@@ -198,18 +190,22 @@ async function* readEach(source: Target, ctx: TargetContext, ids: readonly strin
   }
 }
 
-/** destination.write with every byte counted and checked against the source's hashes. */
+/**
+ * destination.write of a plan with every byte counted and checked against the source's
+ * hashes. `entries`: the plan's, or the same watched on their way (provenance).
+ */
 async function writeWatched(
   ctx: JobExecutionContext,
   destination: Target,
   token: string,
+  plan: WritePlan,
   entries: AsyncIterable<Entry>,
   params: { containerId: string | null; duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata },
   /** an archive not yet checked: every byte must match (a bag's manifests, a ZIP's CRC-32s) before any file is put in place */
   verifyBag = false,
 ): Promise<JobReport> {
   const watched = new WatchedEntries(entries, { signal: ctx.signal, onProgress: (done) => ctx.progress(done), trackUnread: verifyBag });
-  const options: StagedWriteOptions = writeOptionsOf(ctx, params);
+  const options: StagedWriteOptions = { ...writeOptionsOf(ctx, params), plan };
   if (verifyBag) {
     options.beforeCommit = async () => {
       // files the writer never read (ignored duplicates, per-file errors) are checked too
@@ -240,6 +236,10 @@ async function writeWatched(
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
   return reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null);
+}
+
+function planRequest(ctx: JobExecutionContext, params: { containerId: string | null; duplicateAction: DuplicateFileAction }): PlanRequest {
+  return { containerId: params.containerId, duplicateAction: params.duplicateAction, signal: ctx.signal };
 }
 
 function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata }): WriteOptions {
@@ -304,12 +304,6 @@ export async function tokenFor(ctx: JobExecutionContext, deps: Pick<TransferExec
     'unauthorized',
     `${why} because the ${target.info.readable_name} token is not stored in the keychain; submit the job again.`,
   );
-}
-
-function describeTopLevel(names: string[]): string {
-  if (names.length === 0) return 'nothing';
-  const shown = names.slice(0, 5).map((name) => `'${name}'`).join(', ');
-  return `${names.length} (${shown}${names.length > 5 ? ', …' : ''})`;
 }
 
 // Params come back from a JSON file on resume: check their shape rather than trust it.
