@@ -12,6 +12,8 @@ export interface NamingRules {
   forbiddenFileCharacters?: string;
   /** names refused as a file or folder anywhere in a path (".git", ".htaccess") */
   reservedNames?: readonly string[];
+  /** beginnings no name may have (Apache's stock denial of ".ht*") */
+  reservedPrefixes?: readonly string[];
   /** names refused whatever extension follows their first dot (Windows' CON, NUL, COM1 …) */
   reservedBasenames?: readonly string[];
   /** endings no file name may have (".part") */
@@ -45,6 +47,8 @@ export function namingProblem(rules: NamingRules | undefined, name: string, kind
   const character = forbidden.find((c) => name.includes(c));
   if (character !== undefined) return `it contains '${character}'`;
   if (rules.reservedNames?.some((reserved) => reserved.toLowerCase() === lower)) return `'${name}' is a reserved name there`;
+  const prefix = rules.reservedPrefixes?.find((start) => lower.startsWith(start.toLowerCase()));
+  if (prefix !== undefined) return `names beginning '${prefix}' are refused there`;
   const base = lower.split('.')[0]!;
   if (rules.reservedBasenames?.some((reserved) => reserved.toLowerCase() === base)) return `'${name.split('.')[0]}' is a reserved name there, with any extension`;
   if (kind === 'file') {

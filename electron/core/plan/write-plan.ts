@@ -56,7 +56,7 @@ export async function planWrite(destination: Target, source: AsyncIterable<Entry
   const names = new FoldedNames();
   for await (const entry of source) {
     throwIfAborted(request.signal);
-    const reason = emptySegmentReason(entry.path) ?? unsafePathReason(entry.path);
+    const reason = unsafePathReason(entry.path) ?? emptySegmentReason(entry.path);
     if (reason !== null) throw refused(`The entry ${shownName(entry.path)} ${reason}.`);
     if (names.add(entry.path, entry.kind)) entries.push(entry);
   }

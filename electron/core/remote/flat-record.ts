@@ -1,4 +1,5 @@
 import { badRequest, throwIfAborted } from '../errors.js';
+import type { NamingRules } from '../plan/naming-rules.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../target.js';
 
 /**
@@ -10,6 +11,12 @@ import type { Entry, WriteOptions, WriteOutcome } from '../target.js';
 export const FOLDER_SEPARATOR = '__';
 
 export const flatName = (relativePath: string) => relativePath.split('/').join(FOLDER_SEPARATOR);
+
+/** What such a target declares (Target.namingRules): the planner then refuses two paths that would flatten to one name. */
+export const FLAT_RECORD_NAMING_RULES: NamingRules = {
+  flattenWith: FOLDER_SEPARATOR,
+  evidence: 'no folders inside a record: docs/targets/zenodo.md, figshare.md, invenio.md',
+};
 
 /**
  * A top-level write into a new record: every entry must sit under one top folder, which names

@@ -17,6 +17,7 @@ import {
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import type { NamingRules } from '../../plan/naming-rules.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { DataverseApi, type DataverseApiOptions, type DatasetVersion, type FileMetadata } from './api.js';
 import { parseDataverseToken } from './credentials.js';
@@ -57,7 +58,20 @@ const HASH_NAMES: Record<string, string> = { MD5: 'md5', 'SHA-1': 'sha1', 'SHA-2
  * dataset on the first change); `update` replaces a changed file through `/files/{id}/replace`
  * so its history is kept. Ferry never publishes: that stays the owner's act in Dataverse.
  */
+/**
+ * What Dataverse refuses or changes in a file's names (FileMetadata.java): a `label` (file
+ * name) matching `[:<>;#/"*|?\\]` fails its @Pattern; a `directoryLabel` (the folder path) is
+ * passed through StringUtil.sanitizeFileDirectory, which silently strips '.', '-' and ' '
+ * from its start and end — the folder would then not be the one the source named.
+ */
+const DATAVERSE_NAMING_RULES: NamingRules = {
+  forbiddenFileCharacters: ':<>;#"*|?',
+  folderPath: (folder) => (/^[.\- ]|[.\- ]$/.test(folder) ? "Dataverse strips '.', '-' and spaces from the start and end of a folder path, so the folder would be renamed" : null),
+  evidence: 'Dataverse FileMetadata.java (label @Pattern, setDirectoryLabel → StringUtil.sanitizeFileDirectory)',
+};
+
 export class DataverseTarget implements Target {
+  readonly namingRules = DATAVERSE_NAMING_RULES;
   readonly info: TargetInfo = {
     name: 'dataverse',
     readable_name: 'Dataverse',

@@ -17,7 +17,7 @@ import {
   type WriteOutcome,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
-import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { removedOnFailure } from '../../remote/new-record.js';
@@ -64,6 +64,7 @@ export type FigshareTargetOptions = FigshareApiOptions;
  * or reuses one article per top folder. Nothing is ever published by Ferry.
  */
 export class FigshareTarget implements Target {
+  readonly namingRules = FLAT_RECORD_NAMING_RULES;
   readonly info: TargetInfo = {
     name: 'figshare',
     readable_name: 'figshare',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { badRequest, notFound } from '../../errors.js';
 import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
-import { collectEntries, splitTopFolder, validateRelativePath } from '../forge/entries.js';
+import { GIT_NAMING_RULES, collectEntries, splitTopFolder, validateRelativePath } from '../forge/entries.js';
 import { GIT_SHA1 } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
 import { pushEntries } from '../forge/git-push-write.js';
@@ -27,6 +27,7 @@ const SERVICE = 'The git server';
  * one push (forge/git-push-write.ts). Files report their git blob id as `git-sha1`.
  */
 export class GitTarget implements Target {
+  readonly namingRules = GIT_NAMING_RULES;
   readonly info = {
     name: 'git',
     readable_name: 'Git repository (HTTPS)',

@@ -9,6 +9,7 @@ import { LFS_POINTER_MAX_BYTES, parseLfsPointer } from '../forge/lfs-pointer.js'
 import { basename, folderEntry, repositoryNode, singleEntry, treeItemNode } from '../forge/nodes.js';
 import { allRepos, findItem, listTree, openBlob, readSmallBlob, repoById, walkTree, type Repo, type TreeItem } from './repo-tree.js';
 import { GITHUB_MAX_FILE_BYTES, GITHUB_WARN_FILE_BYTES, gitUrl, writeToGithub, type WriteLimits } from './github-write.js';
+import { GIT_NAMING_RULES } from '../forge/entries.js';
 import { cloneEntries } from '../forge/clone-entries.js';
 import { GitHttp } from '../forge/git-http.js';
 import { ShallowClone } from '../forge/shallow-clone.js';
@@ -35,6 +36,7 @@ const PREFIX = 'r';
  * only hash, the git blob id, honestly named `git-sha1`.
  */
 export class GithubTarget implements Target {
+  readonly namingRules = GIT_NAMING_RULES;
   readonly info = {
     name: 'github',
     readable_name: 'GitHub',

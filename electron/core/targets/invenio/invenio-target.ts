@@ -16,7 +16,7 @@ import {
   type WriteOutcome,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
-import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { InvenioApi, md5Of, type InvenioApiOptions, type InvenioFile, type InvenioRecord } from './api.js';
@@ -43,6 +43,7 @@ export { FOLDER_SEPARATOR } from '../../remote/flat-record.js';
  * Ferry never publishes.
  */
 export class InvenioTarget implements Target {
+  readonly namingRules = FLAT_RECORD_NAMING_RULES;
   readonly info: TargetInfo = {
     name: 'invenio',
     readable_name: 'InvenioRDM',

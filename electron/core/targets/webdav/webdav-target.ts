@@ -30,7 +30,8 @@ import { fastPathOn } from '../../fast-paths.js';
 import { opensIndependently, WHOLE_FILE_MAX_BYTES } from '../../jobs/whole-entry.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
-import { isAbandoned, isFerryTempName, tempNameFor } from './temp-names.js';
+import { isAbandoned, isFerryTempName, MAX_NAME_BYTES, tempNameFor } from './temp-names.js';
+import type { NamingRules } from '../../plan/naming-rules.js';
 import { OrderedPipeline, type PipelineLimits } from './ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
@@ -128,7 +129,20 @@ export function hashesFromChecksums(value: unknown): Record<string, string> {
  * `supported_hash_algorithms` lists md5 and sha1 because servers that store checksums
  * (Nextcloud/ownCloud `oc:checksums`) report them; on other servers `hashes` is `{}`.
  */
+/**
+ * Names a WebDAV server refuses (docs/targets/webdav.md, "Limits"): Nextcloud's defaults
+ * (`.htaccess`; `.part` always, `.filepart`; 250 bytes), ownCloud 10's `\.(part|filepart)$`,
+ * Apache's stock denial of `.ht*`. Refused before any request, not answered mid-write.
+ */
+const WEBDAV_NAMING_RULES: NamingRules = {
+  reservedPrefixes: ['.ht'],
+  forbiddenExtensions: ['.part', '.filepart'],
+  maxNameBytes: MAX_NAME_BYTES,
+  evidence: 'docs/targets/webdav.md, Limits (Nextcloud FilenameValidator, ownCloud 10, Apache .ht*)',
+};
+
 export class WebdavTarget implements Target {
+  readonly namingRules = WEBDAV_NAMING_RULES;
   readonly info: TargetInfo = {
     name: 'webdav',
     readable_name: 'WebDAV',

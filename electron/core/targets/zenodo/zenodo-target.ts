@@ -20,7 +20,7 @@ import { ZenodoApi, normaliseMd5, type Deposition, type DepositionFile, type Zen
 import { depositionId, fileId, parseZenodoId } from './ids.js';
 import { searchDepositions } from './search.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
-import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { depositMetadata, escapeHtml } from './metadata.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
@@ -49,6 +49,7 @@ const ZENODO_MAX_BYTES = 50 * 10 ** 9;
  * Drafts, including a new-version draft made there, accept uploads.
  */
 export class ZenodoTarget implements Target {
+  readonly namingRules = FLAT_RECORD_NAMING_RULES;
   readonly info: TargetInfo = {
     name: 'zenodo',
     readable_name: 'Zenodo',
