@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../../electron/core/errors.js';
 import type { Entry, ResourceNode, Target, TargetContext, WriteOutcome } from '../../electron/core/target.js';
 import { collect } from './test-entries.js';
+import { describeWriteRules } from './write-rules.js';
 
 export interface TargetFixture {
   target: Target;
@@ -270,6 +271,8 @@ export function describeTargetContract(name: string, setup: () => Promise<Target
         }
       });
     });
+
+    describeWriteRules(name, () => fixture);
 
     it('rejects a bad token with FerryError 401', async ({ skip }) => {
       if (fixture.target.info.credential !== 'remote') {
