@@ -82,8 +82,8 @@ describe('the write planner', () => {
     expect(await answer({ 'Top/.GIT/config': 'x' }, null, git)).toBe(
       `"Top/.GIT/config" cannot be written to Somewhere: '.GIT' is a reserved name there. Rename it and try again. Nothing was written.`,
     );
-    // the top folder is the new resource's title, which the target makes from it
-    expect(await answer({ '.git/a.txt': 'x' }, null, git)).toBeNull();
+    // the top folder too: on a git server it becomes a folder of the repository
+    expect(await answer({ '.git/a.txt': 'x' }, null, git)).toMatch(/^".git\/a.txt" cannot be written to Somewhere: '.git' is a reserved name there/);
     expect(await answer({ 'a/.git': 'x' }, 'c', git)).toMatch(/'.git' is a reserved name/);
     const temp = destination(undefined, (name) => (name.startsWith('.tmp-') ? 'temporary names are hidden' : null));
     expect(await answer({ 'd/.tmp-1': 'x' }, 'c', temp)).toMatch(/: temporary names are hidden\./);

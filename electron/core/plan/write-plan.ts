@@ -1,6 +1,6 @@
 import type { DuplicateFileAction } from '../../../shared/api.js';
 import { badRequest, throwIfAborted } from '../errors.js';
-import type { Entry, Target } from '../target.js';
+import type { Entry, WriteOptions } from '../target.js';
 import { shownName } from '../zip/entry-name.js';
 import { namingProblem, type NamingRules } from './naming-rules.js';
 import { emptySegmentReason, unsafePathReason } from './safe-path.js';
@@ -30,6 +30,13 @@ export interface PlannedEntry {
   onDuplicate: DuplicateFileAction;
 }
 
+/** What the planner asks of a destination (a Target has it). */
+export interface PlanDestination {
+  info: { readable_name: string };
+  namingRules?: NamingRules;
+  checkName?(name: string): string | null;
+}
+
 export interface PlanRequest {
   /** where the entries go; null: a new top-level resource made from their one top folder */
   containerId: string | null;
@@ -51,7 +58,7 @@ export class WritePlan implements AsyncIterable<Entry> {
 }
 
 /** Reads `source` (entry metadata only: no bytes are opened) and judges it whole; throws the 400 of the first problem. */
-export async function planWrite(destination: Target, source: AsyncIterable<Entry>, request: PlanRequest): Promise<WritePlan> {
+export async function planWrite(destination: PlanDestination, source: AsyncIterable<Entry>, request: PlanRequest): Promise<WritePlan> {
   const entries: Entry[] = [];
   const names = new FoldedNames();
   for await (const entry of source) {
@@ -71,6 +78,39 @@ export async function planWrite(destination: Target, source: AsyncIterable<Entry
     return { entry, storedAs, onDuplicate: request.duplicateAction };
   });
   return new WritePlan(planned, top);
+}
+
+/**
+ * For a writer that needs the whole list first (a git push, a record made before its files):
+ * the entries it was handed, as the job planned them (`options.plan`), or — called without
+ * one, as a test may — judged here by the same planner.
+ */
+export async function plannedEntries(
+  destination: PlanDestination,
+  containerId: string | null,
+  source: AsyncIterable<Entry>,
+  options: WriteOptions,
+): Promise<{ top: string | null; entries: Entry[] }> {
+  let top: string | null;
+  const entries: Entry[] = [];
+  if (options.plan) {
+    // the writer reads what it was handed (the job watches those), not the plan's own entries
+    top = options.plan.top;
+    for await (const entry of source) {
+      throwIfAborted(options.signal);
+      entries.push(entry);
+    }
+  } else {
+    const plan = await planWrite(destination, source, { containerId, duplicateAction: options.duplicateAction, signal: options.signal });
+    top = plan.top;
+    entries.push(...plan.entries.map((planned) => planned.entry));
+  }
+  return { top, entries };
+}
+
+/** A new top-level resource's entries below its top folder: the folder's own entry left out, the rest relative to it. */
+export function belowTop(top: string, entries: readonly Entry[]): Entry[] {
+  return entries.filter((entry) => entry.path !== top).map((entry) => ({ ...entry, path: entry.path.slice(top.length + 1) }));
 }
 
 /** Every sentence ends saying that the write did not start, so a person knows nothing needs cleaning up. */
@@ -98,21 +138,22 @@ function describeTops(names: readonly string[]): string {
 }
 
 /**
- * The destination's own rules for every segment of `below` (the path as it lands), and its
- * checkName; a target that keeps no folders judges only the file names it will store.
+ * The destination's own rules for every segment of the entry's path (a new resource's top
+ * folder included: it becomes a folder, or a title the target cleans itself), and its
+ * checkName; a target that keeps no folders judges only the file name it will store (`below`
+ * flattened). `below`: the path inside what is written into.
  */
-function checkNames(destination: Target, rules: NamingRules | undefined, below: string, entry: Entry): void {
-  if (below === '') return; // the top folder itself: the new resource's title, which the target makes from it
-  const segments = below.split('/');
-  const flat = rules?.flattenWith !== undefined;
-  if (flat && entry.kind === 'folder') return;
-  const judged = flat ? [{ name: segments.join(rules!.flattenWith), kind: 'file' as const }] : segments.map((name, i) => ({ name, kind: i === segments.length - 1 ? entry.kind : ('folder' as const) }));
+function checkNames(destination: PlanDestination, rules: NamingRules | undefined, below: string, entry: Entry): void {
+  const flat = rules?.flattenWith;
+  if (flat !== undefined && (entry.kind === 'folder' || below === '')) return;
+  const segments = entry.path.split('/');
+  const judged = flat !== undefined ? [{ name: below.split('/').join(flat), kind: 'file' as const }] : segments.map((name, i) => ({ name, kind: i === segments.length - 1 ? entry.kind : ('folder' as const) }));
   for (const { name, kind } of judged) {
     const problem = namingProblem(rules, name, kind) ?? destination.checkName?.(name) ?? null;
     if (problem !== null) throw refused(`${shownName(entry.path)} cannot be written to ${destination.info.readable_name}: ${problem}. Rename it and try again.`);
   }
-  const folder = segments.slice(0, -1).join('/');
-  const folderProblem = entry.kind === 'file' && folder !== '' ? (rules?.folderPath?.(folder) ?? null) : null;
+  const slash = below.lastIndexOf('/');
+  const folderProblem = entry.kind === 'file' && slash > 0 ? (rules?.folderPath?.(below.slice(0, slash)) ?? null) : null;
   if (folderProblem !== null) throw refused(`${shownName(entry.path)} cannot be written to ${destination.info.readable_name}: ${folderProblem}. Rename the folder and try again.`);
 }
 

@@ -211,10 +211,9 @@ export class DataverseTarget implements Target {
       // a new draft dataset that a failed or cancelled upload made is deleted again (remote/new-record.ts)
       await removedOnFailure((recordMade) =>
         writeBelowOneTopFolder(
+          this,
           entries,
           options,
-          outcome,
-          'A new Dataverse dataset',
           async (top) => {
             const made = await this.createDataset(api, top, options, ctx.signal);
             recordMade({
@@ -229,7 +228,6 @@ export class DataverseTarget implements Target {
           (s, entry, relativePath) => s.upload(entry, entry.path, relativePath, outcome),
         ),
       );
-      if (!outcome.newResource) throw badRequest('The upload holds nothing to deposit: a new Dataverse dataset needs one top folder.');
       return outcome;
     }
     const parsed = parseDataverseId(containerId);

@@ -267,10 +267,9 @@ export class FigshareTarget implements Target {
     let title = '';
     const article = await removedOnFailure((made) =>
       writeBelowOneTopFolder<ArticleFiles>(
+        this,
         entries,
         options,
-        outcome,
-        'A new figshare item',
         async (top) => {
           title = await this.distinctTitle(ctx, top);
           const created: ArticleFiles = { id: await this.api.createArticle(ctx.token, newArticleFields(title, options), null, ctx.signal), project: null, files: [] };
@@ -284,7 +283,6 @@ export class FigshareTarget implements Target {
         (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
       ),
     );
-    if (!article) throw badRequest('The upload holds nothing: a new figshare item needs one top folder.');
     outcome.newResource = { id: articleId(article), title };
     return outcome;
   }

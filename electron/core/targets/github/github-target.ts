@@ -214,7 +214,7 @@ export class GithubTarget implements Target {
 
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const octokit = this.client(ctx);
-    const github = { octokit, token: ctx.token, signal: ctx.signal, apiBaseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
+    const github = { destination: this, octokit, token: ctx.token, signal: ctx.signal, apiBaseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
     if (containerId === null) {
       // a new repository that a failed or cancelled upload made is deleted again (remote/new-record.ts)
       return removedOnFailure((made) => writeToGithub(github, null, entries, options, this.limits, (repo) => made(this.newRepositoryRecord(ctx.token, repo))));

@@ -156,10 +156,9 @@ export class InvenioTarget implements Target {
       // a new draft that a failed or cancelled upload made is deleted again (remote/new-record.ts)
       await removedOnFailure((made) =>
         writeBelowOneTopFolder(
+          this,
           entries,
           options,
-          outcome,
-          'A new InvenioRDM record',
           async (top) => {
             const draft = await this.createDraft(api, top, options, ctx.signal);
             made({
@@ -174,7 +173,6 @@ export class InvenioTarget implements Target {
           (writer, entry, relativePath) => writer.upload(entry, relativePath, outcome),
         ),
       );
-      if (!outcome.newResource) throw badRequest('The upload holds nothing to deposit: a new InvenioRDM record needs one top folder.');
       return outcome;
     }
     const parsed = parseInvenioId(containerId);

@@ -186,10 +186,9 @@ export class ZenodoTarget implements Target {
   private async writeNewDeposition(ctx: TargetContext, entries: AsyncIterable<Entry>, options: WriteOptions, outcome: WriteOutcome): Promise<WriteOutcome> {
     const deposition = await removedOnFailure((made) =>
       writeBelowOneTopFolder(
+        this,
         entries,
         options,
-        outcome,
-        'A new Zenodo deposition',
         async (top) => {
           const created = await this.createDeposition(ctx, top, options, outcome);
           made({
@@ -202,7 +201,6 @@ export class ZenodoTarget implements Target {
         (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
       ),
     );
-    if (!deposition) throw badRequest('The upload holds nothing to deposit: a new Zenodo deposition needs one top folder.');
     outcome.newResource = { id: depositionId(deposition.id), title: titleOf(deposition) };
     return outcome;
   }
