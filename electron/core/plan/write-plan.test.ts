@@ -65,6 +65,18 @@ describe('the write planner', () => {
     expect(plan.entries.map((p) => p.entry.path)).toEqual(['a/x.txt', 'a']);
   });
 
+  it('begins a new top-level resource with its top folder, made when the source only implies it', async () => {
+    const request = { containerId: null, duplicateAction: 'ignore' as const, signal: new AbortController().signal };
+    const implied = await planWrite(destination(), entriesFrom({ 'Top/a.txt': 'a', 'Top/sub/b.txt': 'b' }), request);
+    expect(implied.entries.map((p) => [p.entry.path, p.entry.kind])).toEqual([
+      ['Top', 'folder'],
+      ['Top/a.txt', 'file'],
+      ['Top/sub/b.txt', 'file'],
+    ]);
+    const late = await planWrite(destination(), entriesFrom({ 'Top/a.txt': 'a', 'Top/': null }), request);
+    expect(late.entries.map((p) => p.entry.path)).toEqual(['Top', 'Top/a.txt']);
+  });
+
   it('makes a new top-level resource only from exactly one top folder', async () => {
     expect(await answer({ 'One/a.txt': '1', 'Two/b.txt': '2' }, null)).toBe(
       'A new top-level resource needs exactly one top-level folder; found 2 ("One", "Two"). Put everything in one folder, or write into an existing folder instead. Nothing was written.',
@@ -82,8 +94,8 @@ describe('the write planner', () => {
     expect(await answer({ 'Top/.GIT/config': 'x' }, null, git)).toBe(
       `"Top/.GIT/config" cannot be written to Somewhere: '.GIT' is a reserved name there. Rename it and try again. Nothing was written.`,
     );
-    // the top folder too: on a git server it becomes a folder of the repository
-    expect(await answer({ '.git/a.txt': 'x' }, null, git)).toMatch(/^".git\/a.txt" cannot be written to Somewhere: '.git' is a reserved name there/);
+    // the top folder too (judged first: the plan begins with it): on a git server it becomes a folder of the repository
+    expect(await answer({ '.git/a.txt': 'x' }, null, git)).toMatch(/^"\.git" cannot be written to Somewhere: '.git' is a reserved name there/);
     expect(await answer({ 'a/.git': 'x' }, 'c', git)).toMatch(/'.git' is a reserved name/);
     const temp = destination(undefined, (name) => (name.startsWith('.tmp-') ? 'temporary names are hidden' : null));
     expect(await answer({ 'd/.tmp-1': 'x' }, 'c', temp)).toMatch(/: temporary names are hidden\./);

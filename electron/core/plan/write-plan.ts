@@ -44,7 +44,10 @@ export interface PlanRequest {
   signal: AbortSignal;
 }
 
-/** A write known to be valid before it starts; iterating it yields the entries, in order, unchanged. */
+/**
+ * A write known to be valid before it starts; iterating it yields the entries, in order,
+ * unchanged — for a new top-level resource, its top folder's entry first.
+ */
 export class WritePlan implements AsyncIterable<Entry> {
   constructor(
     readonly entries: readonly PlannedEntry[],
@@ -68,6 +71,7 @@ export async function planWrite(destination: PlanDestination, source: AsyncItera
     if (names.add(entry.path, entry.kind)) entries.push(entry);
   }
   const top = request.containerId === null ? oneTopFolder(entries) : null;
+  if (top !== null) topFolderFirst(entries, top);
   const rules = destination.namingRules;
   const stored = new FoldedNames();
   const planned = entries.map((entry): PlannedEntry => {
@@ -108,6 +112,15 @@ export async function plannedEntries(
   return { top, entries };
 }
 
+/**
+ * What a writer that streams iterates: the entries it was handed when the job planned them
+ * (`options.plan`), else the same judged here first (a caller without a plan, as a test may
+ * be) — so no target needs path or top-folder checks of its own.
+ */
+export async function judgedEntries(destination: PlanDestination, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<AsyncIterable<Entry>> {
+  return options.plan ? entries : planWrite(destination, entries, { containerId, duplicateAction: options.duplicateAction, signal: options.signal });
+}
+
 /** A new top-level resource's entries below its top folder: the folder's own entry left out, the rest relative to it. */
 export function belowTop(top: string, entries: readonly Entry[]): Entry[] {
   return entries.filter((entry) => entry.path !== top).map((entry) => ({ ...entry, path: entry.path.slice(top.length + 1) }));
@@ -129,6 +142,13 @@ function oneTopFolder(entries: readonly Entry[]): string {
     throw refused(`A new top-level resource needs exactly one top-level folder; found ${describeTops(tops)}. Put everything in one folder, or write into an existing folder instead.`);
   }
   return tops[0]!;
+}
+
+/** A new resource's plan begins with its top folder's own entry (made when the source only implies it), so a writer makes it first. */
+function topFolderFirst(entries: Entry[], top: string): void {
+  const at = entries.findIndex((entry) => entry.path === top);
+  const [folder] = at >= 0 ? entries.splice(at, 1) : [{ path: top, kind: 'folder' as const, size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`"${top}" is a folder and has no bytes.`)) }];
+  entries.unshift(folder!);
 }
 
 function describeTops(names: readonly string[]): string {

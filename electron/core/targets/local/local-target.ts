@@ -31,6 +31,7 @@ import type {
 } from '../../target.js';
 import { fileOperations, fullActions } from '../../target.js';
 import { WINDOWS_FORBIDDEN_CHARACTERS, WINDOWS_RESERVED_BASENAMES, type NamingRules } from '../../plan/naming-rules.js';
+import { judgedEntries } from '../../plan/write-plan.js';
 import { DestinationTaken, renameNoReplace } from '../../operations/no-replace.js';
 import { pageOfNameMatches } from '../../search.js';
 import { toFerryError } from './fs-errors.js';
@@ -229,7 +230,8 @@ export class LocalTarget implements Target {
     } as ReadResult;
   }
 
-  async write(_ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+  async write(_ctx: TargetContext, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const entries = await judgedEntries(this, containerId, source, options);
     let root = await this.realRoot();
     if (root === null) {
       await mkdir(this.root, { recursive: true });

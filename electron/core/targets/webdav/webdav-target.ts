@@ -32,6 +32,7 @@ import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
 import { isAbandoned, isFerryTempName, MAX_NAME_BYTES, tempNameFor } from './temp-names.js';
 import type { NamingRules } from '../../plan/naming-rules.js';
+import { judgedEntries } from '../../plan/write-plan.js';
 import { OrderedPipeline, type PipelineLimits } from './ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
@@ -119,17 +120,6 @@ export function hashesFromChecksums(value: unknown): Record<string, string> {
 }
 
 /**
- * Any WebDAV server (Nextcloud, ownCloud, Apache mod_dav, rclone, ...) through the `webdav`
- * client: folders are containers, files items; the top level is the children of the
- * account's URL. Uploads go to a temporary name in the destination folder (temp-names.ts)
- * and are MOVEd into place, so a reader never sees half a file; a temp file is never
- * listed, and never outlives a failed or cancelled upload that can still reach the server.
- * Every request and what each server does with it: docs/targets/webdav.md.
- *
- * `supported_hash_algorithms` lists md5 and sha1 because servers that store checksums
- * (Nextcloud/ownCloud `oc:checksums`) report them; on other servers `hashes` is `{}`.
- */
-/**
  * Names a WebDAV server refuses (docs/targets/webdav.md, "Limits"): Nextcloud's defaults
  * (`.htaccess`; `.part` always, `.filepart`; 250 bytes), ownCloud 10's `\.(part|filepart)$`,
  * Apache's stock denial of `.ht*`. Refused before any request, not answered mid-write.
@@ -141,6 +131,17 @@ const WEBDAV_NAMING_RULES: NamingRules = {
   evidence: 'docs/targets/webdav.md, Limits (Nextcloud FilenameValidator, ownCloud 10, Apache .ht*)',
 };
 
+/**
+ * Any WebDAV server (Nextcloud, ownCloud, Apache mod_dav, rclone, ...) through the `webdav`
+ * client: folders are containers, files items; the top level is the children of the
+ * account's URL. Uploads go to a temporary name in the destination folder (temp-names.ts)
+ * and are MOVEd into place, so a reader never sees half a file; a temp file is never
+ * listed, and never outlives a failed or cancelled upload that can still reach the server.
+ * Every request and what each server does with it: docs/targets/webdav.md.
+ *
+ * `supported_hash_algorithms` lists md5 and sha1 because servers that store checksums
+ * (Nextcloud/ownCloud `oc:checksums`) report them; on other servers `hashes` is `{}`.
+ */
 export class WebdavTarget implements Target {
   readonly namingRules = WEBDAV_NAMING_RULES;
   readonly info: TargetInfo = {
@@ -292,7 +293,8 @@ export class WebdavTarget implements Target {
     return { title, root, entries: all() };
   }
 
-  async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+  async write(ctx: TargetContext, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const entries = await judgedEntries(this, containerId, source, options);
     // a new top folder that a failed or cancelled upload made is deleted again (remote/new-record.ts)
     if (containerId === null) return removedOnFailure((made) => this.writeInto(ctx, null, entries, options, made));
     return this.writeInto(ctx, containerId, entries, options, () => {});
@@ -304,7 +306,7 @@ export class WebdavTarget implements Target {
     const session: WriteSession = { folders: new Map(), dirs: new Set(['/']), setMtime: 'untried', lostMtimes: new Set() };
     const lostMtimes: string[] = [];
     let base: string;
-    let top: { original: string; actual: string } | null = null;
+    let top: { actual: string } | null = null;
     if (containerId === null) {
       base = '/';
     } else {
@@ -331,13 +333,9 @@ export class WebdavTarget implements Target {
         if (pipeline.stopped) break;
         throwIfAborted(options.signal);
         const segments = entry.path.split('/');
-        if (segments.some((s) => s === '' || s === '.' || s === '..')) {
-          pipeline.done({ path: entry.path, error: 'The path has an empty, "." or ".." part.' });
-          continue;
-        }
         if (containerId === null) {
           if (!top) {
-            top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
+            top = { actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
             const folder = `/${top.actual}`;
             made({
               label: `the new folder '${top.actual}'`,
@@ -346,8 +344,7 @@ export class WebdavTarget implements Target {
               remove: () => dav.client.deleteFile(folder, { signal: AbortSignal.timeout(30_000) }),
             });
           }
-          if (segments[0] !== top.original) throw badRequest(`A new top-level folder is made from one top folder; '${entry.path}' is outside '${top.original}'.`);
-          segments[0] = top.actual;
+          segments[0] = top.actual; // the plan holds one top folder
         }
         const destination = path.posix.join(base, ...segments);
         let existing: FileStat | undefined;
