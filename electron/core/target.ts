@@ -9,6 +9,8 @@ import type {
   ResourceKindName,
   TargetAction,
 } from '../../shared/api.js';
+import type { NamingRules } from './plan/naming-rules.js';
+import type { WritePlan } from './plan/write-plan.js';
 
 /**
  * The one interface every storage target implements (modelled on rclone's backends).
@@ -94,6 +96,12 @@ export interface Target {
   restoreTrashed?(ctx: TargetContext, item: TrashedItem, trash: RestorableTrash): Promise<ResourceNode>;
   /** Optional: why `name` cannot be a name on this target (its own reserved names), or null. */
   checkName?(name: string): string | null;
+  /**
+   * Optional: what the service forbids in names (reserved names, characters, a flat
+   * namespace), from its docs/targets/*.md evidence. The core's write planner refuses a write
+   * that breaks them before this target is called (plan/write-plan.ts); unset: none.
+   */
+  readonly namingRules?: NamingRules;
 }
 
 // ---- Capabilities. Everything a fast path relies on beyond the contract is declared in the
@@ -378,6 +386,8 @@ export interface WriteOptions {
   onFileWritten?(path: string): void;
   /** A top-level write: called as soon as the new resource exists, before any file goes in. */
   onNewResource?(resource: { id: string; title: string }): void;
+  /** Set by the core's jobs: the entries, already judged whole (plan/write-plan.ts); `entries` yields the same, in order. */
+  plan?: WritePlan;
 }
 
 /** Descriptive metadata in one model for every target: declared in shared/api.ts, where the API's clients use it too. */

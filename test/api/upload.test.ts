@@ -161,7 +161,7 @@ describe('POST /api_v1/targets/<t>/resources/ (4.6)', () => {
     const before = await snapshotAll();
     const job = await upload(null, await makeZip({ 'loose.txt': 'l\n' }));
     expect(job.status).toBe('failed');
-    expect(job.error).toMatch(/one top-level folder in the ZIP; 'loose.txt' is a file/);
+    expect(job.error).toMatch(/one top-level folder; "loose.txt" is a file/);
     expect(await snapshotAll()).toEqual(before);
   });
 });

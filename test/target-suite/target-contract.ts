@@ -14,6 +14,7 @@ import { FerryError } from '../../electron/core/errors.js';
 import type { Entry, ResourceNode, Target, TargetContext, WriteOutcome } from '../../electron/core/target.js';
 import { collect } from './test-entries.js';
 import { describeCapabilityContract } from './capability-contract.js';
+import { describeWriteRules } from './write-rules.js';
 
 export interface TargetFixture {
   target: Target;
@@ -273,6 +274,8 @@ export function describeTargetContract(name: string, setup: () => Promise<Target
         }
       });
     });
+
+    describeWriteRules(name, () => fixture);
 
     it('rejects a bad token with FerryError 401', async ({ skip }) => {
       if (fixture.target.info.credential !== 'remote') {

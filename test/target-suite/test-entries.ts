@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Entry, TargetContext, WriteOptions } from '../../electron/core/target.js';
+import { planWrite, type PlanDestination } from '../../electron/core/plan/write-plan.js';
 
 /** Helpers the target tests share: in-memory entries, contexts, draining reads. */
 
@@ -32,6 +33,15 @@ export function ctx(token: string): TargetContext {
 
 export function writeOptions(duplicateAction: 'ignore' | 'update' = 'ignore'): WriteOptions {
   return { duplicateAction, signal: new AbortController().signal, jobLabel: 'Ferry test upload' };
+}
+
+/**
+ * `options` with the plan a job hands over for `entries` (plan/write-plan.ts): a target given
+ * it streams the entries it is handed, so a test can fail or cancel that stream part-way.
+ */
+export async function withPlanOf(destination: PlanDestination, containerId: string | null, entries: AsyncIterable<Entry>, options = writeOptions()): Promise<WriteOptions> {
+  const plan = await planWrite(destination, entries, { containerId, duplicateAction: options.duplicateAction, signal: options.signal });
+  return { ...options, plan };
 }
 
 export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {

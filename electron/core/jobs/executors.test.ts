@@ -128,7 +128,7 @@ describe('transfer executor', () => {
 
     const file = await finished(jobs, (await jobs.submit(transfer({ from: 'src', id: MemoryTarget.idOf('loose.txt'), to: 'dst', containerId: null }))).ticket_number);
     expect(file.status).toBe('failed');
-    expect(file.error).toMatch(/'loose\.txt' is a single file, and a new top-level resource needs a folder/);
+    expect(file.error).toMatch(/^A new top-level resource needs one top-level folder; "loose\.txt" is a file\./);
   });
 
   it('does not write a file whose bytes flipped on the way, and ends completed_with_errors', async () => {
@@ -306,7 +306,7 @@ describe('upload executor', () => {
     await makeZip(spool, { 'One/a.txt': 'a', 'Two/b.txt': 'b' });
     const done = await finished(jobs, (await jobs.submit(upload({ to: 'dst', containerId: null, spoolPath: spool }))).ticket_number);
     expect(done.status).toBe('failed');
-    expect(done.error).toMatch(/^A new top-level resource needs exactly one top-level folder in the ZIP; found 2 \('One', 'Two'\)/);
+    expect(done.error).toMatch(/^A new top-level resource needs exactly one top-level folder; found 2 \("One", "Two"\)/);
     expect(destination.writes).toBe(0);
     await expect(stat(spool)).rejects.toThrow();
   });

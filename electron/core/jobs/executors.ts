@@ -5,7 +5,8 @@ import { badRequest, FerryError, isFerryError, notSupported } from '../errors.js
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
-import type { DescriptiveMetadata, Entry, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
+import type { DescriptiveMetadata, Entry, ReadResult, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
+import { planWrite, type PlanRequest, type WritePlan } from '../plan/write-plan.js';
 import { openUploadZip } from '../bag/upload-reader.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
@@ -76,25 +77,15 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   const staged = capabilitiesOf(destination).stagedWrites === true;
   const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
-    if (params.containerId === null && archive.topLevelFiles.length > 0 && archive.topLevel.length === 1) {
-      throw badRequest(
-        `A new top-level resource needs one top-level folder in the ZIP; '${archive.topLevelFiles[0]}' is a file. ` +
-          'Put it in a folder, or upload it into an existing folder instead.',
-      );
-    }
-    if (params.containerId === null && archive.topLevel.length !== 1) {
-      throw badRequest(
-        `A new top-level resource needs exactly one top-level folder in the ZIP; found ${describeTopLevel(archive.topLevel)}. ` +
-          'Put everything in one folder, or upload into an existing folder instead.',
-      );
-    }
+    // the entries judged whole (plan/write-plan.ts) before the destination is called at all
+    const plan = await planWrite(destination, archive.entries(), planRequest(ctx, params));
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
     // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
     const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
     const provenance = await startUploadProvenance({ ...common, kind: archive.kind, topLevel: archive.topLevel, carriedRecord: archive.carriedRecord });
-    const entries = watchedForProvenance(provenance, archive.entries());
+    const entries = watchedForProvenance(provenance, plan);
     const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, token) : null;
-    const report = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, entries, params, staged);
+    const report = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, plan, entries, params, staged);
     return await completeProvenance(provenance, { token, signal: ctx.signal }, report);
   } finally {
     await archive.close();
@@ -125,19 +116,18 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
     if (params.containerId === null) throw badRequest('Several resources can only be copied into a folder; choose a folder as the destination.');
     ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
     const selection = readEach(source, { token: sourceToken, signal: ctx.signal }, ids);
-    return writeWatched(ctx, destination, destinationToken, params.only ? onlyThese(selection, params.only) : selection, params);
+    const plan = await planWrite(destination, params.only ? onlyThese(selection, params.only) : selection, planRequest(ctx, params));
+    return writeWatched(ctx, destination, destinationToken, plan, plan, params);
   }
   const read = await source.read({ token: sourceToken, signal: ctx.signal }, params.source.resourceId);
-  if (params.containerId === null && read.root.kind !== 'container') {
-    throw badRequest(
-      `'${read.title}' is a single file, and a new top-level resource needs a folder. Transfer it into an existing folder instead.`,
-    );
-  }
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
-  // A destination that copies from this source itself (Target.copyFrom) takes a whole first run; the unread entries are dropped.
-  const copyFrom = params.only ? undefined : destination.copyFrom?.bind(destination);
-  const direct = copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
+  if (params.only) return retryFailed(ctx, destination, destinationToken, read, params, params.only);
+  // judged whole before anything is written, also when the destination copies by itself
+  const plan = await planWrite(destination, read.entries, planRequest(ctx, params));
+  // A destination that copies from this source itself (Target.copyFrom) takes a whole first run.
+  const direct = destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
     ...writeOptionsOf(ctx, params),
+    plan,
     sourceToken,
     onProgress: (done, total) => ctx.progress({ files_done: done.files, bytes_done: done.bytes, files_total: total.files, bytes_total: total.bytes }),
     // an earlier run's copy: go on in the resource it made, and wait for its engine job while that still runs
@@ -155,23 +145,17 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
       throw new StoppedWithReport(error, { ...emptyReport(), unconfirmed: [read.title] });
     }
   }
-  if (params.only) {
-    // a retry of failed files: only those, into what the first run made; its provenance was written then
-    const entries = onlyThese(read.entries, params.only);
-    if (params.insideTop === undefined) return writeWatched(ctx, destination, destinationToken, entries, params);
-    return writeInsideTop(ctx, destination, destinationToken, entries, params, params.insideTop);
-  }
   // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
   const sourceCtx = { token: sourceToken, signal: ctx.signal };
   const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
   const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
   // descriptive metadata (title, creators …) for a new top-level resource, and what could not be carried
   const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId, params.metadata);
-  const entries = watchedForProvenance(provenance, read.entries);
+  const entries = watchedForProvenance(provenance, plan);
   const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, destinationToken) : null;
   const written = top
     ? await writeIntoMadeTop(ctx, destination, destinationToken, entries, params, top)
-    : await writeWatched(ctx, destination, destinationToken, entries, { ...params, metadata: described.metadata });
+    : await writeWatched(ctx, destination, destinationToken, plan, entries, { ...params, metadata: described.metadata });
   const notes = [...described.notes, ...titleNotes(described.metadata, written)];
   const report = notes.length > 0 ? { ...written, notes: [...(written.notes ?? []), ...notes] } : written;
   return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
@@ -182,6 +166,14 @@ function titleNotes(metadata: DescriptiveMetadata | undefined, report: JobReport
   const made = report.new_resource?.title;
   if (!metadata?.title || !made || made === metadata.title) return [];
   return [`The new resource is named '${made}' after the source's folder; the title '${metadata.title}' was not given to it. Rename it on the destination if you want that title.`];
+}
+
+/** A retry of failed files: only those, into what the first run made; its provenance was written then. */
+async function retryFailed(ctx: JobExecutionContext, destination: Target, token: string, read: ReadResult, params: TransferParams, paths: string[]): Promise<JobReport> {
+  const only = onlyThese(read.entries, paths);
+  if (params.insideTop !== undefined) return writeInsideTop(ctx, destination, token, only, params, params.insideTop);
+  const plan = await planWrite(destination, only, planRequest(ctx, params));
+  return writeWatched(ctx, destination, token, plan, plan, params);
 }
 
 /**
@@ -265,7 +257,9 @@ async function writeInsideTop(
   params: { containerId: string | null; duplicateAction: DuplicateFileAction },
   top: string,
 ): Promise<JobReport> {
-  const report = await writeWatched(ctx, destination, token, withoutTop(entries, top), { ...params, insideTop: top });
+  // judged as what it is now: a write into an existing container
+  const plan = await planWrite(destination, withoutTop(entries, top), planRequest(ctx, params));
+  const report = await writeWatched(ctx, destination, token, plan, plan, { ...params, insideTop: top });
   return { ...report, failed_files: report.failed_files?.map((file) => ({ ...file, path: `${top}/${file.path}` })) };
 }
 
@@ -277,11 +271,15 @@ async function* readEach(source: Target, ctx: TargetContext, ids: readonly strin
   }
 }
 
-/** destination.write with every byte counted and checked against the source's hashes. */
+/**
+ * destination.write of a plan with every byte counted and checked against the source's
+ * hashes. `entries`: the plan's, or the same watched on their way (provenance).
+ */
 async function writeWatched(
   ctx: JobExecutionContext,
   destination: Target,
   token: string,
+  plan: WritePlan,
   entries: AsyncIterable<Entry>,
   params: { containerId: string | null; duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata; insideTop?: string },
   /** an archive not yet checked: every byte must match (a bag's manifests, a ZIP's CRC-32s) before any file is put in place */
@@ -298,7 +296,7 @@ async function writeWatched(
     // what the destination may record of a stored file, to verify each file after the write
     digests: destination.info.supported_hash_algorithms.map((algorithm) => algorithm.toLowerCase()),
   });
-  const options: StagedWriteOptions = writeOptionsOf(ctx, params);
+  const options: StagedWriteOptions = { ...writeOptionsOf(ctx, params), plan };
   options.onFileWritten = journaled.onFileWritten;
   options.onNewResource = (resource) => {
     if (watched.topFolder !== null) ctx.journal.recordTop({ ...resource, from: watched.topFolder });
@@ -337,6 +335,10 @@ async function writeWatched(
   const verification = verifyWritten(outcome, watched, destination.info.readable_name);
   const report = reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null, verification);
   return journaled.alreadyDone.length > 0 ? { ...report, already_done: journaled.alreadyDone } : report;
+}
+
+function planRequest(ctx: JobExecutionContext, params: { containerId: string | null; duplicateAction: DuplicateFileAction }): PlanRequest {
+  return { containerId: params.containerId, duplicateAction: params.duplicateAction, signal: ctx.signal };
 }
 
 function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata }): WriteOptions {
@@ -404,12 +406,6 @@ export async function tokenFor(ctx: JobExecutionContext, deps: Pick<TransferExec
   // a transfer's journal outlives this failure: resumed with the token, it sends only what is missing
   const next = ctx.resumed && ctx.job.kind === 'transfer' ? 'resume it with the token; the files it completed are not sent again' : 'submit the job again';
   throw new FerryError(401, 'unauthorized', `${why} because the ${target.info.readable_name} token is not stored in the keychain; ${next}.`);
-}
-
-function describeTopLevel(names: string[]): string {
-  if (names.length === 0) return 'nothing';
-  const shown = names.slice(0, 5).map((name) => `'${name}'`).join(', ');
-  return `${names.length} (${shown}${names.length > 5 ? ', …' : ''})`;
 }
 
 // Params come back from a JSON file on resume: check their shape rather than trust it.

@@ -1,7 +1,8 @@
 // The one rule for a name a person gives a file or folder (rename, new folder), whatever the
 // target: a single path segment, never a way out of its folder. A target adds its own
-// reserved names through Target.checkName; both answers are sentences.
+// naming rules (Target.namingRules) and reserved names (Target.checkName); both answers are sentences.
 import { badRequest } from '../errors.js';
+import { namingProblem } from '../plan/naming-rules.js';
 import type { Target } from '../target.js';
 
 /** Why `name` cannot name a file or folder anywhere, or null. */
@@ -20,7 +21,7 @@ export function nameProblem(name: string): string | null {
 /** The name, checked against the core's rule and the target's own; a 400 with both in a sentence otherwise. */
 export function checkName(target: Target, name: unknown): string {
   if (typeof name !== 'string') throw badRequest('Send the new name as "title", a string.');
-  const problem = nameProblem(name) ?? target.checkName?.(name) ?? null;
+  const problem = nameProblem(name) ?? namingProblem(target.namingRules, name, 'file') ?? target.checkName?.(name) ?? null;
   if (problem !== null) {
     const shown = name.length > 80 ? `${name.slice(0, 80)}…` : name;
     throw badRequest(`'${shown}' cannot be a name on ${target.info.readable_name}: ${problem}. Choose another name.`);

@@ -1,7 +1,8 @@
 import { formatBytes } from '../../../shared/format.js';
 import { badRequest, tooLarge } from '../errors.js';
 import type { DirectoryTable } from './central-directory.js';
-import { controlCharacterIn, hasInvalidUtf8Name, shownName } from './entry-name.js';
+import { unsafePathReason } from '../plan/safe-path.js';
+import { hasInvalidUtf8Name, shownName } from './entry-name.js';
 
 // The one hostile-entry policy: which ZIP archives Ferry reads, and the sentence it gives for
 // every one it does not. An upload is refused with that sentence before anything is written;
@@ -151,25 +152,12 @@ export function isLitter(path: string): boolean {
   return (length === 9 || length === 11) && IGNORED_NAMES.has(path.slice(path.length - length).toLowerCase());
 }
 
-/** Why a (not plain) name could land outside its folder or cannot be written faithfully, or null. */
+/** Why a (not plain) name could land outside its folder or cannot be written faithfully, or null (the rule: plan/safe-path.ts). */
 function hostileName(name: string): string | null {
-  const shown = shownName(name);
-  const outside = 'would land outside its folder';
-  if (name.includes('\0')) return `The ZIP entry ${shown} has a NUL character in its name.`;
-  const control = controlCharacterIn(name);
-  if (control !== null) return `The ZIP entry ${shown} has a control character (${control}) in its name; Ferry does not write names that no listing can show. Rename it and zip it again.`;
-  if (name.includes('\\')) return `The ZIP entry ${shown} uses backslashes; ZIP paths must use "/" between folders.`;
-  if (name.startsWith('/')) return `The ZIP entry ${shown} has an absolute path and ${outside}.`;
-  if (/^[A-Za-z]:/.test(name)) return `The ZIP entry ${shown} starts with a drive letter and ${outside}.`;
-  if (name.split('/').includes('..')) return `The ZIP entry ${shown} contains ".." and ${outside}.`;
-  // what a file system may make of a segment: Unicode-normalised (NFKC maps fullwidth dots
-  // to '.'), trailing dots and spaces dropped (Windows) — none may come out as '..'
-  for (const segment of name.normalize('NFKC').split('/')) {
-    if (segment !== '.' && segment !== '' && /^[. ]+$/.test(segment)) {
-      return `The ZIP entry ${shown} has a folder name made only of dots and spaces, which some systems read as ".."; it ${outside}.`;
-    }
-  }
-  return null;
+  const reason = unsafePathReason(name);
+  if (reason === null) return null;
+  // a control character is fixed where the ZIP was made
+  return `The ZIP entry ${shownName(name)} ${reason}${reason.endsWith('Rename it') ? ' and zip it again' : ''}.`;
 }
 
 /** What the record's header says that Ferry will not write: long names, links, devices, encryption, other compression. */

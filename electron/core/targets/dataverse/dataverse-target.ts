@@ -18,6 +18,7 @@ import {
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import type { NamingRules } from '../../plan/naming-rules.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { DataverseApi, type DataverseApiOptions, type DatasetVersion, type FileMetadata } from './api.js';
 import { parseDataverseToken } from './credentials.js';
@@ -62,7 +63,20 @@ const HASH_NAMES: Record<string, string> = { MD5: 'md5', 'SHA-1': 'sha1', 'SHA-2
  * dataset on the first change); `update` replaces a changed file through `/files/{id}/replace`
  * so its history is kept. Ferry never publishes: that stays the owner's act in Dataverse.
  */
+/**
+ * What Dataverse refuses or changes in a file's names (FileMetadata.java): a `label` (file
+ * name) matching `[:<>;#/"*|?\\]` fails its @Pattern; a `directoryLabel` (the folder path) is
+ * passed through StringUtil.sanitizeFileDirectory, which silently strips '.', '-' and ' '
+ * from its start and end — the folder would then not be the one the source named.
+ */
+const DATAVERSE_NAMING_RULES: NamingRules = {
+  forbiddenFileCharacters: ':<>;#"*|?',
+  folderPath: (folder) => (/^[.\- ]|[.\- ]$/.test(folder) ? "Dataverse strips '.', '-' and spaces from the start and end of a folder path, so the folder would be renamed" : null),
+  evidence: 'Dataverse FileMetadata.java (label @Pattern, setDirectoryLabel → StringUtil.sanitizeFileDirectory)',
+};
+
 export class DataverseTarget implements Target {
+  readonly namingRules = DATAVERSE_NAMING_RULES;
   readonly info: TargetInfo = {
     name: 'dataverse',
     readable_name: 'Dataverse',
@@ -219,10 +233,9 @@ export class DataverseTarget implements Target {
       // a new draft dataset that a failed or cancelled upload made is deleted again (remote/new-record.ts)
       await removedOnFailure((recordMade) =>
         writeBelowOneTopFolder(
+          this,
           entries,
           options,
-          outcome,
-          'A new Dataverse dataset',
           async (top) => {
             const made = await this.createDataset(api, collection, top, options, outcome, ctx.signal);
             recordMade({
@@ -237,7 +250,6 @@ export class DataverseTarget implements Target {
           (s, entry, relativePath) => s.upload(entry, entry.path, relativePath, outcome),
         ),
       );
-      if (!outcome.newResource) throw badRequest('The upload holds nothing to deposit: a new Dataverse dataset needs one top folder.');
       return outcome;
     }
     if (parsed.kind === 'file') throw badRequest('A Dataverse file is not a container; upload into its dataset or one of its folders instead.');

@@ -19,7 +19,7 @@ import {
   type WriteOutcome,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
-import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { removedOnFailure } from '../../remote/new-record.js';
@@ -68,6 +68,7 @@ export type FigshareTargetOptions = FigshareApiOptions;
  * or reuses one article per top folder. Nothing is ever published by Ferry.
  */
 export class FigshareTarget implements Target {
+  readonly namingRules = FLAT_RECORD_NAMING_RULES;
   readonly info: TargetInfo = {
     name: 'figshare',
     readable_name: 'figshare',
@@ -278,10 +279,9 @@ export class FigshareTarget implements Target {
     let title = '';
     const article = await removedOnFailure((made) =>
       writeBelowOneTopFolder<ArticleFiles>(
+        this,
         entries,
         options,
-        outcome,
-        'A new figshare item',
         async (top) => {
           title = await this.distinctTitle(ctx, top);
           const described = await this.describedFields(ctx, options);
@@ -297,7 +297,6 @@ export class FigshareTarget implements Target {
         (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
       ),
     );
-    if (!article) throw badRequest('The upload holds nothing: a new figshare item needs one top folder.');
     outcome.newResource = { id: articleId(article), title };
     return outcome;
   }

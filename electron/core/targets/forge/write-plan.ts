@@ -1,6 +1,6 @@
 import { throwIfAborted } from '../../errors.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
-import { collectEntries, splitTopFolder, validateRelativePath } from './entries.js';
+import { belowTop, plannedEntries, type PlanDestination } from '../../plan/write-plan.js';
 
 /** What a forge writer knows of a path already in the repository's tree. */
 export interface ExistingItem {
@@ -17,30 +17,26 @@ export interface ForgeWriteStart<R> {
 }
 
 /**
- * The first steps of a write on any git forge: the entries' metadata collected (bytes are
- * opened later, one file at a time); for a top-level write, the new repository created from the
- * one top folder and reported as `newResource`; every path checked as one git can store
- * (before anything is created).
+ * The first steps of a write on any git forge: the entries' metadata, as planned (bytes are
+ * opened later, one file at a time; every path already judged as one git can store, by the
+ * core's planner); for a top-level write, the new repository created from the one top folder
+ * and reported as `newResource`.
  */
 export async function startForgeWrite<R>(
+  forge: PlanDestination,
   source: AsyncIterable<Entry>,
   options: WriteOptions,
   dest: { repo: R; prefix: string } | null,
   createRepository: (title: string) => Promise<{ repo: R; newResource: { id: string; title: string } }>,
 ): Promise<ForgeWriteStart<R>> {
-  let entries = await collectEntries(source, options.signal);
+  const planned = await plannedEntries(forge, dest === null ? null : 'container', source, options);
+  const entries = planned.top === null ? planned.entries : belowTop(planned.top, planned.entries);
   const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
   let target = dest;
   if (target === null) {
-    const { top, rest } = splitTopFolder(entries);
-    // Paths first: a bad one must fail the job before a new repository exists.
-    for (const entry of rest) validateRelativePath(entry.path);
-    const created = await createRepository(top);
+    const created = await createRepository(planned.top!);
     outcome.newResource = created.newResource;
     target = { repo: created.repo, prefix: '' };
-    entries = rest;
-  } else {
-    for (const entry of entries) validateRelativePath(entry.path);
   }
   const { prefix } = target;
   return { entries, outcome, repo: target.repo, toRepoPath: (path) => (prefix ? `${prefix}/${path}` : path) };

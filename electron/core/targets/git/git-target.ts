@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { badRequest, notFound } from '../../errors.js';
 import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
-import { collectEntries, splitTopFolder, validateRelativePath } from '../forge/entries.js';
+import { GIT_NAMING_RULES } from '../forge/entries.js';
+import { belowTop, plannedEntries } from '../../plan/write-plan.js';
 import { GIT_SHA1 } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
 import { pushEntries } from '../forge/git-push-write.js';
@@ -27,6 +28,7 @@ const SERVICE = 'The git server';
  * one push (forge/git-push-write.ts). Files report their git blob id as `git-sha1`.
  */
 export class GitTarget implements Target {
+  readonly namingRules = GIT_NAMING_RULES;
   readonly info = {
     name: 'git',
     readable_name: 'Git repository (HTTPS)',
@@ -97,24 +99,20 @@ export class GitTarget implements Target {
   }
 
   async write(ctx: TargetContext, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
-    let entries = await collectEntries(source, options.signal);
+    const planned = await plannedEntries(this, containerId, source, options);
+    const entries = planned.top === null ? planned.entries : belowTop(planned.top, planned.entries);
     const snap = await this.snapshot(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
     let prefix: string;
     if (containerId === null) {
       // a repository cannot be created over git's protocol: a new top-level resource is a new root folder
-      const { top, rest } = splitTopFolder(entries);
-      for (const entry of rest) validateRelativePath(entry.path);
-      validateRelativePath(top);
-      prefix = distinctName(top, snap.items);
-      entries = rest;
+      prefix = distinctName(planned.top!, snap.items);
       outcome.newResource = { id: gitId(prefix), title: prefix };
     } else {
       prefix = parseGitId(containerId);
       const folder = snap.items.get(prefix);
       if (!folder) throw notFound(`There is no folder "${prefix}" in ${snap.creds.url}.`);
       if (folder.type !== 'tree') throw badRequest(`"${prefix}" is a file in ${snap.creds.url}; upload into a folder.`);
-      for (const entry of entries) validateRelativePath(entry.path);
     }
     return pushEntries(
       {

@@ -9,6 +9,7 @@ import { LFS_POINTER_MAX_BYTES, parseLfsPointer } from '../forge/lfs-pointer.js'
 import { basename, folderEntry, repositoryNode, singleEntry, treeItemNode } from '../forge/nodes.js';
 import { allRepos, findItem, listTree, openBlob, readSmallBlob, repoById, walkTree, type Repo, type TreeItem } from './repo-tree.js';
 import { GITHUB_MAX_FILE_BYTES, GITHUB_WARN_FILE_BYTES, gitUrl, writeToGithub, type WriteLimits } from './github-write.js';
+import { GIT_NAMING_RULES } from '../forge/entries.js';
 import { cloneEntries } from '../forge/clone-entries.js';
 import { GitHttp } from '../forge/git-http.js';
 import { ShallowClone } from '../forge/shallow-clone.js';
@@ -38,6 +39,7 @@ const PREFIX = 'r';
  * only hash, the git blob id, honestly named `git-sha1`.
  */
 export class GithubTarget implements Target {
+  readonly namingRules = GIT_NAMING_RULES;
   readonly info = {
     name: 'github',
     readable_name: 'GitHub',
@@ -229,7 +231,7 @@ export class GithubTarget implements Target {
 
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const octokit = this.client(ctx);
-    const github = { octokit, token: ctx.token, signal: ctx.signal, apiBaseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
+    const github = { destination: this, octokit, token: ctx.token, signal: ctx.signal, apiBaseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
     if (containerId === null) {
       // a new repository that a failed or cancelled upload made is deleted again (remote/new-record.ts)
       return removedOnFailure((made) => writeToGithub(github, null, entries, options, this.limits, (repo) => made(this.newRepositoryRecord(ctx.token, repo))));

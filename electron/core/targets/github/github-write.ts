@@ -5,6 +5,7 @@ import { gitBlobSha } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
 import { pushEntries } from '../forge/git-push-write.js';
 import { startForgeWrite } from '../forge/write-plan.js';
+import type { PlanDestination } from '../../plan/write-plan.js';
 import { toRepo, walkTree, type Repo } from './repo-tree.js';
 
 /** GitHub refuses files over 100 MB and warns above 50 MB (docs: "About large files on GitHub"). */
@@ -21,6 +22,8 @@ export interface WriteLimits {
 }
 
 export interface GithubWriteContext {
+  /** the target written to: its naming rules judge a write no job planned */
+  destination: PlanDestination;
   octokit: GithubOctokit;
   token: string;
   signal: AbortSignal;
@@ -48,7 +51,7 @@ export async function writeToGithub(
   onCreated: (repo: Repo) => void = () => {},
 ): Promise<WriteOutcome> {
   const { octokit } = github;
-  const { entries, outcome, repo, toRepoPath } = await startForgeWrite(source, options, dest, async (title) => {
+  const { entries, outcome, repo, toRepoPath } = await startForgeWrite(github.destination, source, options, dest, async (title) => {
     const created = await createRepository(octokit, title, options.jobLabel);
     onCreated(created);
     return { repo: created, newResource: { id: `r${created.id}`, title: created.name } };

@@ -7,6 +7,7 @@ import { GitlabApi, NOT_FOUND_HINT, type GitlabApiOptions } from './gitlab-api.j
 import { allProjects, branchOf, headFile, isFolder, openBlob, projectById, walkTree, type Project } from './project-tree.js';
 import { gitUrl, writeToGitlab } from './gitlab-write.js';
 import { createHash } from 'node:crypto';
+import { GIT_NAMING_RULES } from '../forge/entries.js';
 import { cloneEntries } from '../forge/clone-entries.js';
 import { GIT_SHA1 } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
@@ -27,6 +28,7 @@ const SHALLOW_READ_MAX_BYTES = 100 * 1024 * 1024;
  * report `sha256` (GitLab's content_sha256, read cheaply with HEAD on the files API).
  */
 export class GitlabTarget implements Target {
+  readonly namingRules = GIT_NAMING_RULES;
   readonly info = {
     name: 'gitlab',
     readable_name: 'GitLab',
@@ -194,7 +196,7 @@ export class GitlabTarget implements Target {
 
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const api = this.api(ctx);
-    const gitlab = { api, token: ctx.token, signal: ctx.signal, baseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
+    const gitlab = { destination: this, api, token: ctx.token, signal: ctx.signal, baseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
     if (containerId === null) {
       // a new project that a failed or cancelled upload made is deleted again (remote/new-record.ts)
       return removedOnFailure((made) => writeToGitlab(gitlab, null, entries, options, (project) => made(this.newProjectRecord(ctx.token, project))));

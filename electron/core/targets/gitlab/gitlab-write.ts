@@ -3,6 +3,7 @@ import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
 import { GitHttp } from '../forge/git-http.js';
 import { pushEntries } from '../forge/git-push-write.js';
 import { startForgeWrite } from '../forge/write-plan.js';
+import type { PlanDestination } from '../../plan/write-plan.js';
 import type { GitlabApi } from './gitlab-api.js';
 import { branchOf, walkTree, type Project } from './project-tree.js';
 
@@ -10,6 +11,8 @@ import { branchOf, walkTree, type Project } from './project-tree.js';
 export const GITLAB_MAX_PUSH_BYTES = 5000 * 1024 * 1024;
 
 export interface GitlabWriteContext {
+  /** the target written to: its naming rules judge a write no job planned */
+  destination: PlanDestination;
   api: GitlabApi;
   token: string;
   signal: AbortSignal;
@@ -36,7 +39,7 @@ export async function writeToGitlab(
   onCreated: (project: Project) => void = () => {},
 ): Promise<WriteOutcome> {
   const { api } = gitlab;
-  const { entries, outcome, repo: project, toRepoPath } = await startForgeWrite(source, options, dest, async (title) => {
+  const { entries, outcome, repo: project, toRepoPath } = await startForgeWrite(gitlab.destination, source, options, dest, async (title) => {
     const created = await createProject(api, title, options.jobLabel);
     onCreated(created);
     return { repo: created, newResource: { id: `p${created.id}`, title: created.name } };

@@ -17,7 +17,7 @@ import {
   type WriteOutcome,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
-import { flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { formatBytes } from '../../../../shared/format.js';
@@ -67,6 +67,7 @@ export { FOLDER_SEPARATOR } from '../../remote/flat-record.js';
  * its published records (communities.ts).
  */
 export class InvenioTarget implements Target {
+  readonly namingRules = FLAT_RECORD_NAMING_RULES;
   readonly info: TargetInfo;
   /** the instance's name in messages */
   private readonly service: string;
@@ -202,10 +203,9 @@ export class InvenioTarget implements Target {
       // a new draft that a failed or cancelled upload made is deleted again (remote/new-record.ts)
       await removedOnFailure((made) =>
         writeBelowOneTopFolder(
+          this,
           entries,
           options,
-          outcome,
-          `A new ${this.service} record`,
           async (top) => {
             const draft = await this.createDraft(api, top, options, outcome, ctx.signal);
             made({
@@ -220,7 +220,6 @@ export class InvenioTarget implements Target {
           (writer, entry, relativePath) => writer.upload(entry, relativePath, outcome),
         ),
       );
-      if (!outcome.newResource) throw badRequest(`The upload holds nothing to deposit: a new ${this.service} record needs one top folder.`);
       return outcome;
     }
     const parsed = parseInvenioId(containerId);

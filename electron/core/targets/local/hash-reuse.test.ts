@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { expect, it } from 'vitest';
@@ -46,7 +46,7 @@ it('takes md5 and sha256 from an upstream HashingPassThrough, and they are right
   expect(target.hashCache.computations).toBe(before);
 });
 
-it('the same path twice in one write into a fresh folder: ignore keeps the first, update takes the second', async () => {
+it('the same path twice in one write is refused whole under either policy (plan/write-plan.ts), and nothing is made', async () => {
   const target = new LocalTarget({ root: workspace.dir });
   async function* twice(): AsyncGenerator<Entry> {
     for (const content of ['first', 'second']) {
@@ -54,11 +54,8 @@ it('the same path twice in one write into a fresh folder: ignore keeps the first
       yield { path: 'Fresh/same.txt', kind: 'file', size: bytes.length, mtime: null, hashes: {}, open: async () => Readable.from([bytes]) };
     }
   }
-  const ignored = await target.write(ctx(), null, twice(), writeOptions('ignore'));
-  expect(ignored.ignored).toEqual(['Fresh/same.txt']);
-  expect(await readFile(path.join(workspace.dir, 'Fresh', 'same.txt'), 'utf8')).toBe('first');
-  const updated = await target.write(ctx(), null, twice(), writeOptions('update'));
-  expect(updated.newResource?.title).toBe('Fresh (2)');
-  expect(updated.updated).toEqual(['Fresh (2)/same.txt']);
-  expect(await readFile(path.join(workspace.dir, 'Fresh (2)', 'same.txt'), 'utf8')).toBe('second');
+  for (const action of ['ignore', 'update'] as const) {
+    await expect(target.write(ctx(), null, twice(), writeOptions(action))).rejects.toMatchObject({ status: 400, message: expect.stringContaining('"Fresh/same.txt" twice') });
+  }
+  expect(await readdir(workspace.dir)).toEqual([]);
 });

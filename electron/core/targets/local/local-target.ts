@@ -32,6 +32,8 @@ import type {
   WriteOutcome,
 } from '../../target.js';
 import { fileOperations, fullActions } from '../../target.js';
+import { WINDOWS_FORBIDDEN_CHARACTERS, WINDOWS_RESERVED_BASENAMES, type NamingRules } from '../../plan/naming-rules.js';
+import { judgedEntries } from '../../plan/write-plan.js';
 import { DestinationTaken, renameNoReplace } from '../../operations/no-replace.js';
 import { pageOfNameMatches } from '../../search.js';
 import { toFerryError } from './fs-errors.js';
@@ -242,7 +244,8 @@ export class LocalTarget implements Target {
     };
   }
 
-  async write(_ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+  async write(_ctx: TargetContext, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const entries = await judgedEntries(this, containerId, source, options);
     let root = await this.realRoot();
     if (root === null) {
       await mkdir(this.root, { recursive: true });
@@ -368,10 +371,11 @@ export class LocalTarget implements Target {
     return toResourceNode(relativePath, item.origin.kind === 'folder');
   }
 
-  checkName(name: string): string | null {
-    if (process.platform === 'win32' && /[<>:"|?*]/.test(name)) return 'Windows does not allow < > : " | ? * in names';
-    return null;
-  }
+  /** On Windows, what its file systems refuse; elsewhere nothing beyond the core's rules. */
+  readonly namingRules: NamingRules | undefined =
+    process.platform === 'win32'
+      ? { forbiddenCharacters: WINDOWS_FORBIDDEN_CHARACTERS, reservedBasenames: WINDOWS_RESERVED_BASENAMES, noTrailingDotOrSpace: true, evidence: 'Win32 "Naming Files, Paths, and Namespaces"' }
+      : undefined;
 
   /**
    * The entries of a folder read: the folder itself, then everything below it. Nodes are

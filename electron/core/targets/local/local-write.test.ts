@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CancelledError, FerryError } from '../../errors.js';
 import type { Entry } from '../../target.js';
 import type { StagedWriteOptions } from '../../jobs/staged-write.js';
+import { withPlanOf } from '../../../../test/target-suite/test-entries.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
 import { collect, ctx, entriesOf, tempDir, writeOptions } from './test-helpers.js';
@@ -159,18 +160,20 @@ describe('LocalTarget writing', () => {
     expect(top.map((node) => node.title)).toEqual(['Project', 'Run', 'Run (2)', 'Run (3)']);
   });
 
-  it('creates a single top-level file with a distinct name too', async () => {
+  it('refuses a single top-level file: a new top-level resource is made from one folder (plan/write-plan.ts)', async () => {
     await writeFile(path.join(root, 'report.pdf'), 'old');
-    const outcome = await target.write(ctx(), null, entriesOf({ 'report.pdf': 'new' }), writeOptions('ignore'));
-    expect(outcome).toMatchObject({ created: ['report (2).pdf'], newResource: { title: 'report (2).pdf' } });
-    expect(await readFile(path.join(root, 'report.pdf'), 'utf8')).toBe('old');
+    const before = await snapshot(root);
+    const error = await target.write(ctx(), null, entriesOf({ 'report.pdf': 'new' }), writeOptions('ignore')).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ status: 400, message: expect.stringContaining('needs one top-level folder') });
+    expect(await snapshot(root)).toEqual(before);
   });
 
-  it('skips entries outside the one top folder of a top-level write', async () => {
-    const outcome = await target.write(ctx(), null, entriesOf({ 'A/x.txt': 'x', 'B/y.txt': 'y' }), writeOptions('ignore'));
-    expect(outcome.created).toEqual(['A', 'A/x.txt']);
-    expect(outcome.fileErrors).toHaveLength(1);
-    expect(outcome.fileErrors[0]!.path).toBe('B/y.txt');
+  it('refuses a top-level write with two top folders, writing nothing', async () => {
+    const before = await snapshot(root);
+    const error = await target.write(ctx(), null, entriesOf({ 'A/x.txt': 'x', 'B/y.txt': 'y' }), writeOptions('ignore')).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ status: 400, message: expect.stringContaining('exactly one top-level folder') });
+    expect(await snapshot(root)).toEqual(before);
+    expect(await readdir(root)).not.toContain('A');
   });
 
   it('refuses unsafe paths before writing them', async () => {
@@ -283,7 +286,9 @@ describe('LocalTarget writing', () => {
       controller.abort();
       yield* entriesOf({ 'two.txt': '2' });
     }
-    await expect(target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('ignore', controller.signal))).rejects.toBeInstanceOf(CancelledError);
+    // planned first, as a job does, so the writer streams the entries it is handed
+    const options = await withPlanOf(target, encodeLocalId('Project'), entriesOf({ 'one.txt': '1', 'two.txt': '2' }), writeOptions('ignore', controller.signal));
+    await expect(target.write(ctx(), encodeLocalId('Project'), entries(), options)).rejects.toBeInstanceOf(CancelledError);
     expect(await readdir(path.join(root, 'Project'))).toEqual(['one.txt']);
   });
 
@@ -311,7 +316,8 @@ describe('LocalTarget writing', () => {
   });
   it('a top-level write the same job runs again (resumed after a crash) continues in the folder it claimed', async () => {
     // The first run dies part-way (the process was killed: the entries stop coming).
-    const options = { ...writeOptions('update'), jobLabel: 'Ferry upload 0b7e-resumed' };
+    // planned first, as a job does, so the writer streams the entries it is handed
+    const options = await withPlanOf(target, null, entriesOf(tree), { ...writeOptions('update'), jobLabel: 'Ferry upload 0b7e-resumed' });
     async function* cutOff(): AsyncGenerator<Entry> {
       let given = 0;
       for await (const entry of entriesOf(tree)) {

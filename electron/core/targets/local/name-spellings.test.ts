@@ -122,16 +122,16 @@ describe('names differing only in case or normalisation', () => {
     expect((await readdir(run)).sort()).toEqual(['data', 'other.txt', 'readme.md', NFD].sort());
   });
 
-  it('on a case-insensitive disk (simulated), two spellings in one upload into a new folder: the first is kept', async () => {
-    simulated.root = root;
-    const tree = { 'Fresh/': null, 'Fresh/notes.txt': 'first', 'Fresh/NOTES.txt': 'second', [`Fresh/${NFD}`]: 'first é', [`Fresh/${NFC}`]: 'second é' };
-    const outcome = await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), writeOptions('update'));
-    simulated.root = null;
-    expect(outcome.created).toEqual(['Fresh', 'Fresh/notes.txt', `Fresh/${NFD}`]);
-    expect(outcome.fileErrors.map((error) => error.path)).toEqual(['Fresh/NOTES.txt', `Fresh/${NFC}`]);
-    expect(await readFile(path.join(root, 'Project', 'Fresh', 'notes.txt'), 'utf8')).toBe('first');
-    expect(await readFile(path.join(root, 'Project', 'Fresh', NFD), 'utf8')).toBe('first é');
-    expect((await readdir(path.join(root, 'Project', 'Fresh'))).sort()).toEqual(['notes.txt', NFD].sort());
+  it('two spellings in one upload are refused before anything is written (plan/write-plan.ts)', async () => {
+    const before = await readdir(path.join(root, 'Project'));
+    const lookAlikes: Record<string, string>[] = [{ 'Fresh/notes.txt': 'first', 'Fresh/NOTES.txt': 'second' }, { [`Fresh/${NFD}`]: 'first é', [`Fresh/${NFC}`]: 'second é' }];
+    for (const twins of lookAlikes) {
+      await expect(target.write(ctx(), encodeLocalId('Project'), entriesOf({ 'Fresh/': null, ...twins }), writeOptions('update'))).rejects.toMatchObject({
+        status: 400,
+        message: expect.stringContaining('differ only in case or Unicode form'),
+      });
+    }
+    expect(await readdir(path.join(root, 'Project'))).toEqual(before);
   });
 
   it('the simulation is faithful: without Ferry checking, a rename onto the other spelling replaces the stored file', async () => {

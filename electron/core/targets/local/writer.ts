@@ -120,7 +120,7 @@ class Writer {
   private readonly written = new Set<string>();
   /** names stored in folders where an existing file or folder was met (see storedNameDiffers) */
   private readonly storedNames = new Map<string, Set<string>>();
-  private top: { from: string; to: string } | null = null;
+  private top: { to: string } | null = null;
   /** the claim file of a top-level write (see claimTopFolder), removed once the write ends */
   private claimFile: string | null = null;
   /** a staged write's check (StagedWriteOptions.beforeCommit); null: files go in place as written */
@@ -192,11 +192,6 @@ class Writer {
         const slot = { out: emptyLists(), done: false };
         slots.push(slot);
         const destination = this.params.topLevel ? await this.remapTopLevel(entry, slot.out) : entry.path;
-        if (destination === null) {
-          slot.done = true;
-          merge();
-          continue;
-        }
         const onError = (error: unknown) => {
           // a source file that failed its own check was never handed over whole: that file only
           if (error instanceof EntryConflict || error instanceof SourceCheckFailed) slot.out.fileErrors.push({ path: destination, error: error.message });
@@ -272,7 +267,7 @@ class Writer {
     merge();
     await this.applyFolderTimes();
     if (this.params.topLevel) {
-      if (this.top === null) throw badRequest('A top-level upload needs one folder (or file) to create; there were no entries.');
+      if (this.top === null) throw badRequest('A top-level upload needs one folder to create; there were no entries.');
       this.outcome.newResource = { id: this.params.idOf(this.top.to), title: this.top.to };
     }
     return this.outcome;
@@ -280,23 +275,16 @@ class Writer {
 
   /**
    * The entry's path with the top folder renamed to the distinct name this write claimed
-   * (claimed on the first entry). Null when the entry is not under that one top folder.
+   * (claimed on the first entry: the plan holds one top folder, and begins with it).
    */
-  private async remapTopLevel(entry: Entry, out: Lists): Promise<string | null> {
+  private async remapTopLevel(entry: Entry, out: Lists): Promise<string> {
     const slash = entry.path.indexOf('/');
     const first = slash < 0 ? entry.path : entry.path.slice(0, slash);
     const rest = slash < 0 ? '' : entry.path.slice(slash);
     if (this.top === null) {
-      const isFolder = entry.kind === 'folder' || slash >= 0;
-      this.top = { from: first, to: isFolder ? await this.claimTopFolder(first, out) : await this.freeTopFileName(first) };
+      this.top = { to: await this.claimTopFolder(first, out) };
       // a resumed job writes into this folder, where the files its journal names are
-      if (isFolder) this.params.options.onNewResource?.({ id: this.params.idOf(this.top.to), title: this.top.to });
-    } else if (first !== this.top.from) {
-      out.fileErrors.push({
-        path: entry.path,
-        error: `'${entry.path}' is not inside the top folder '${this.top.from}'; a top-level upload holds exactly one folder, so it was skipped.`,
-      });
-      return null;
+      this.params.options.onNewResource?.({ id: this.params.idOf(this.top.to), title: this.top.to });
     }
     return this.top.to + rest;
   }
@@ -337,17 +325,6 @@ class Writer {
       return candidate;
     }
     throw badRequest(`Too many resources are already named like '${name}'; rename the folder and try again.`);
-  }
-
-  /** `a.txt`, or `a (2).txt`, `a (3).txt`… whichever is free at the root. */
-  private async freeTopFileName(name: string): Promise<string> {
-    const dot = name.lastIndexOf('.');
-    const [stem, extension] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
-    for (let n = 1; n <= MAX_NAME_ATTEMPTS; n += 1) {
-      const candidate = n === 1 ? name : `${stem} (${n})${extension}`;
-      if ((await lstatOrNull(path.join(this.containerAbsolute, candidate))) === null) return candidate;
-    }
-    throw badRequest(`Too many resources are already named like '${name}'; rename the file and try again.`);
   }
 
   private async writeFolder(entry: Entry, destination: string, out: Lists): Promise<void> {

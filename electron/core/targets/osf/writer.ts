@@ -11,6 +11,7 @@ import { reportedHashes, unescapeHtml, withoutQuery, type JsonApiResource } from
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 import { nodeId, parseOsfId } from './ids.js';
 import type { OsfTarget } from './osf-target.js';
+import { judgedEntries } from '../../plan/write-plan.js';
 
 /**
  * Uploads entries into an OSF container. OSF cannot unzip, so each folder is one
@@ -48,7 +49,8 @@ export class OsfWriter {
     private readonly options: WriteOptions,
   ) {}
 
-  async run(containerId: string | null, entries: AsyncIterable<Entry>): Promise<WriteOutcome> {
+  async run(containerId: string | null, source: AsyncIterable<Entry>): Promise<WriteOutcome> {
+    const entries = await judgedEntries(this.target, containerId, source, this.options);
     try {
       if (containerId === null) await removedOnFailure((made) => this.writeTopLevel(entries, made));
       else {
@@ -84,18 +86,18 @@ export class OsfWriter {
   }
 
   /**
-   * A new private project titled by the entries' one top folder, then its content. The
-   * project is made first (OSF has no other way), so `made` hears of it at once: a failure
-   * after that deletes it again (new-record.ts).
+   * A new private project titled by the entries' one top folder (the plan holds one, and
+   * begins with its entry), then its content. The project is made first (OSF has no other
+   * way), so `made` hears of it at once: a failure after that deletes it again (new-record.ts).
    */
   private async writeTopLevel(entries: AsyncIterable<Entry>, made: (record: NewRecord) => void): Promise<void> {
-    let top: string | null = null;
+    let projectMade = false;
     for await (const entry of entries) {
       throwIfAborted(this.options.signal);
-      const [first, ...rest] = entry.path.split('/');
-      if (top === null) {
-        top = first!;
-        const node = await this.target.client.createProject(top, this.ctx.token, this.options.signal);
+      const [top, ...rest] = entry.path.split('/');
+      if (!projectMade) {
+        projectMade = true;
+        const node = await this.target.client.createProject(top!, this.ctx.token, this.options.signal);
         const title = unescapeHtml(String(node.attributes.title ?? top));
         this.outcome.newResource = { id: nodeId(node.id), title };
         this.options.onNewResource?.(this.outcome.newResource);
@@ -107,24 +109,16 @@ export class OsfWriter {
         // The upload host depends on the project's storage region: read it, don't build it.
         const provider = await this.target.provider(this.ctx, node.id, 'osfstorage');
         this.folders.set('', this.providerFolder(provider.record, provider.filesHref));
-      } else if (first !== top) {
-        this.outcome.fileErrors.push({ path: entry.path, error: `'${entry.path}' is not inside the top folder '${top}'; a new OSF project is made from one folder, so it was skipped.` });
-        continue;
       }
-      const inner = rest.join('/');
-      if (inner === '' && entry.kind === 'folder') continue; // the project itself
-      await this.writeEntry(entry, inner === '' ? first! : inner, entry.path);
+      if (rest.length === 0) continue; // the top folder: the project itself
+      await this.writeEntry(entry, rest.join('/'), entry.path);
     }
-    if (top === null) throw badRequest('A new OSF project needs one folder to make it from; there were no entries.');
   }
 
   /** `relative`: where it goes below the destination; `reported`: the path in the outcome. */
   private async writeEntry(entry: Entry, relative: string, reported: string): Promise<void> {
     throwIfAborted(this.options.signal);
     const segments = relative.split('/');
-    if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) {
-      throw badRequest(`Cannot write '${reported}': its path has an empty, '.' or '..' part.`);
-    }
     const prefix = reported.slice(0, reported.length - relative.length);
     try {
       if (entry.kind === 'folder') await this.ensureFolder(segments, prefix);

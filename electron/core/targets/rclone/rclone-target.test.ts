@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rcloneUnavailableReason, writeRcloneConfig } from '../../../../test/rclone/servers.js';
-import { collect, ctx, writeOptions } from '../../../../test/target-suite/test-entries.js';
+import { collect, ctx, entriesFrom, withPlanOf, writeOptions } from '../../../../test/target-suite/test-entries.js';
 import type { Entry, Target } from '../../target.js';
 import { findRclone, rcloneId, startRcloneEngine, type RcloneEngine } from './index.js';
 import { RcClient } from './rc-client.js';
@@ -132,7 +132,9 @@ if (skip) {
         yield fileEntry('Study/a.txt', [Buffer.from('a')]);
         throw new Error('the source disk went away');
       }
-      const error = (await target.write(ctx('key'), null, entries(), writeOptions()).catch((e: unknown) => e)) as Error;
+      // planned first, as a job does, so the target streams the failing source
+      const options = await withPlanOf(target, null, entriesFrom({ 'Study/': null, 'Study/a.txt': 'a' }));
+      const error = (await target.write(ctx('key'), null, entries(), options).catch((e: unknown) => e)) as Error;
       expect(error.message).toMatch(/The new folder 'Study' on the rclone remote 'scratch' was removed again, so nothing is left behind\.$/);
       expect((await readdir(folder)).filter((name) => name.startsWith('Study'))).toEqual([]);
     });

@@ -8,6 +8,7 @@ import { formatDate } from '../../time.js';
 import { rcFailure, type RcClient, type RcItem } from './rc-client.js';
 import { serverSideCopy } from './server-copy.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
+import { judgedEntries } from '../../plan/write-plan.js';
 
 // One rclone remote (an S3 bucket, an SFTP login, a Google Drive ...) as a Ferry target,
 // every action through rclone's remote control (rc-client.ts). The remote's own secrets stay
@@ -146,7 +147,8 @@ export class RcloneTarget implements Target {
     return { title, root, entries: entries(this) };
   }
 
-  async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+  async write(ctx: TargetContext, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const entries = await judgedEntries(this, containerId, source, options);
     const base = containerId === null ? '' : this.folderPathOf(containerId);
     if (base !== '') await this.requireFolder(base, ctx);
     const run = async (made: (record: NewRecord) => void) => {
@@ -444,7 +446,7 @@ class RcloneWrite {
   private readonly ignored: string[] = [];
   private readonly fileErrors: FileError[] = [];
   private readonly folders = new Map<string, Map<string, RcItem>>();
-  private top: { original: string; claimed: string } | null = null;
+  private top: { claimed: string } | null = null;
 
   constructor(
     private readonly target: RcloneTarget,
@@ -491,13 +493,9 @@ class RcloneWrite {
   /** The entry's path in the destination: under a top-level write, with the top folder's claimed name. */
   private async placed(entry: Entry): Promise<string> {
     if (!this.topLevel) return entry.path;
+    // the plan holds one top folder, and begins with it
     const [first, ...rest] = entry.path.split('/');
-    if (!this.top) {
-      if (entry.kind !== 'folder' || rest.length > 0) throw badRequest('A new top-level folder is made from one top folder; put everything inside one folder and upload again.');
-      this.top = { original: first!, claimed: await this.distinctName(first!) };
-      return this.top.claimed;
-    }
-    if (first !== this.top.original) throw badRequest(`A new top-level folder is made from one top folder; '${entry.path}' is outside '${this.top.original}'.`);
+    this.top ??= { claimed: await this.distinctName(first!) };
     return [this.top.claimed, ...rest].join('/');
   }
 

@@ -7,7 +7,7 @@ import { MemorySecretStore } from '../../keychain/memory.js';
 import type { Entry } from '../../target.js';
 import type { RealWebdav } from '../../../../test/webdav/process.js';
 import { REAL_WEBDAV_SERVERS } from '../../../../test/webdav/servers.js';
-import { ctx, writeOptions } from '../../../../test/target-suite/test-entries.js';
+import { ctx, entriesFrom, withPlanOf } from '../../../../test/target-suite/test-entries.js';
 import { createWebdavTarget } from './index.js';
 
 // A new top-level upload that fails after its folder was made leaves nothing behind: the
@@ -34,7 +34,9 @@ for (const kind of REAL_WEBDAV_SERVERS) {
         // a hard failure of the job itself (not one file's): the source is gone
         throw new Error('the source disk went away');
       }
-      const error = (await target.write(ctx(token), null, entries(), writeOptions()).catch((e: unknown) => e)) as Error;
+      // planned first, as a job does, so the target streams the failing source
+      const options = await withPlanOf(target, null, entriesFrom({ 'Study/': null, 'Study/a.txt': 'a' }));
+      const error = (await target.write(ctx(token), null, entries(), options).catch((e: unknown) => e)) as Error;
       expect(error.message).toMatch(/The new folder 'Study' was removed again, so nothing is left behind\.$/);
       expect((await readdir(server.dataDir)).filter((name) => name.startsWith('Study'))).toEqual([]);
     });

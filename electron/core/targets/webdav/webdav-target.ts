@@ -30,7 +30,9 @@ import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { opensIndependently, WHOLE_FILE_MAX_BYTES } from '../../jobs/whole-entry.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
-import { isAbandoned, isFerryTempName, tempNameFor } from './temp-names.js';
+import { isAbandoned, isFerryTempName, MAX_NAME_BYTES, tempNameFor } from './temp-names.js';
+import type { NamingRules } from '../../plan/naming-rules.js';
+import { judgedEntries } from '../../plan/write-plan.js';
 import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
@@ -118,6 +120,18 @@ export function hashesFromChecksums(value: unknown): Record<string, string> {
 }
 
 /**
+ * Names a WebDAV server refuses (docs/targets/webdav.md, "Limits"): Nextcloud's defaults
+ * (`.htaccess`; `.part` always, `.filepart`; 250 bytes), ownCloud 10's `\.(part|filepart)$`,
+ * Apache's stock denial of `.ht*`. Refused before any request, not answered mid-write.
+ */
+const WEBDAV_NAMING_RULES: NamingRules = {
+  reservedPrefixes: ['.ht'],
+  forbiddenExtensions: ['.part', '.filepart'],
+  maxNameBytes: MAX_NAME_BYTES,
+  evidence: 'docs/targets/webdav.md, Limits (Nextcloud FilenameValidator, ownCloud 10, Apache .ht*)',
+};
+
+/**
  * Any WebDAV server (Nextcloud, ownCloud, Apache mod_dav, rclone, ...) through the `webdav`
  * client: folders are containers, files items; the top level is the children of the
  * account's URL. Uploads go to a temporary name in the destination folder (temp-names.ts)
@@ -129,6 +143,7 @@ export function hashesFromChecksums(value: unknown): Record<string, string> {
  * (Nextcloud/ownCloud `oc:checksums`) report them; on other servers `hashes` is `{}`.
  */
 export class WebdavTarget implements Target {
+  readonly namingRules = WEBDAV_NAMING_RULES;
   readonly info: TargetInfo = {
     name: 'webdav',
     readable_name: 'WebDAV',
@@ -279,7 +294,8 @@ export class WebdavTarget implements Target {
     return { title, root, entries: all() };
   }
 
-  async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+  async write(ctx: TargetContext, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
+    const entries = await judgedEntries(this, containerId, source, options);
     // a new top folder that a failed or cancelled upload made is deleted again (remote/new-record.ts)
     if (containerId === null) return removedOnFailure((made) => this.writeInto(ctx, null, entries, options, made));
     return this.writeInto(ctx, containerId, entries, options, () => {});
@@ -293,7 +309,7 @@ export class WebdavTarget implements Target {
     /** destination → the entry's path, for each file created or updated */
     const written = new Map<string, string>();
     let base: string;
-    let top: { original: string; actual: string } | null = null;
+    let top: { actual: string } | null = null;
     if (containerId === null) {
       base = '/';
     } else {
@@ -323,13 +339,9 @@ export class WebdavTarget implements Target {
         if (pipeline.stopped) break;
         throwIfAborted(options.signal);
         const segments = entry.path.split('/');
-        if (segments.some((s) => s === '' || s === '.' || s === '..')) {
-          pipeline.done({ path: entry.path, error: 'The path has an empty, "." or ".." part.' });
-          continue;
-        }
         if (containerId === null) {
           if (!top) {
-            top = { original: segments[0] as string, actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
+            top = { actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
             options.onNewResource?.({ id: webdavId(`/${top.actual}`), title: top.actual });
             const folder = `/${top.actual}`;
             made({
@@ -339,8 +351,7 @@ export class WebdavTarget implements Target {
               remove: () => dav.client.deleteFile(folder, { signal: AbortSignal.timeout(30_000) }),
             });
           }
-          if (segments[0] !== top.original) throw badRequest(`A new top-level folder is made from one top folder; '${entry.path}' is outside '${top.original}'.`);
-          segments[0] = top.actual;
+          segments[0] = top.actual; // the plan holds one top folder
         }
         const destination = path.posix.join(base, ...segments);
         let existing: FileStat | undefined;
