@@ -86,10 +86,10 @@ describe('transfer of a selection', () => {
     services.duplicates.ask = async () => 'ignore';
     await services.actions.transferSelection('left', 'right');
     expect(transfer).toHaveBeenCalledTimes(1);
-    expect(transfer).toHaveBeenCalledWith('local', 'dest', { target: 'local', id: 'f0', ids: files.map((f) => f.id) }, 'ignore');
+    expect(transfer).toHaveBeenCalledWith('local', 'dest', { target: 'local', id: 'f0', ids: files.map((f) => f.id) }, 'ignore', { provenance: true });
     expect(services.jobs.store.getState().submissions.t1?.label).toBe('300 items from Local folders › src → Local folders › dest');
     expect(await services.actions.retryJob('t1')).toBeNull();
-    expect(transfer).toHaveBeenLastCalledWith('local', 'dest', expect.objectContaining({ ids: files.map((f) => f.id) }), 'ignore');
+    expect(transfer).toHaveBeenLastCalledWith('local', 'dest', expect.objectContaining({ ids: files.map((f) => f.id) }), 'ignore', { provenance: true });
   });
 
   it('cuts a selection into as few groups as fit a request body', () => {

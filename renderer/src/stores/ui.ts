@@ -11,6 +11,19 @@ export interface Notice {
   progress?: { done: number; total: number | null };
   /** stops the work under way (offered as Cancel) */
   cancel?: () => void;
+  /** puts back what an operation just did (offered as Undo) */
+  undo?: () => void;
+}
+
+/** A yes/no question before something that is hard to take back (a remote delete). */
+export interface ConfirmQuestion {
+  title: string;
+  /** what happens, naming what and where */
+  text: string;
+  confirm: string;
+  /** the confirm button is styled as dangerous */
+  danger: boolean;
+  answer(yes: boolean): void;
 }
 
 export interface TextQuestion {
@@ -30,6 +43,11 @@ export interface UiStoreState {
   /** the manager of local folders (add, name, remove) */
   localFoldersOpen: boolean;
   question: TextQuestion | null;
+  /** uploads and transfers write a ferry-provenance.json (the server's default); off: `ferry-provenance: off` */
+  provenance: boolean;
+  /** the findings of a check job shown in their dialog (its ticket), or null */
+  checkShown: string | null;
+  confirmation: ConfirmQuestion | null;
   notices: Record<PaneSide, Notice | null>;
 }
 
@@ -41,6 +59,9 @@ export function createUiStore() {
     accountsTarget: null,
     localFoldersOpen: false,
     question: null,
+    provenance: true,
+    checkShown: null,
+    confirmation: null,
     notices: { left: null, right: null },
   }));
 }
@@ -59,6 +80,20 @@ export function askText(ui: UiStore, question: Omit<TextQuestion, 'answer'>): Pr
         answer(value) {
           ui.setState({ question: null });
           resolve(value === null || value.trim() === '' ? null : value.trim());
+        },
+      },
+    });
+  });
+}
+
+export function askConfirm(ui: UiStore, question: Omit<ConfirmQuestion, 'answer'>): Promise<boolean> {
+  return new Promise((resolve) => {
+    ui.setState({
+      confirmation: {
+        ...question,
+        answer(yes) {
+          ui.setState({ confirmation: null });
+          resolve(yes);
         },
       },
     });
