@@ -211,4 +211,13 @@ test('every dialog passes axe and closes with Escape: Accounts, local folders', 
   await page.keyboard.press('Escape');
   await expect(page.getByRole('dialog')).toHaveCount(0);
   await ui2Shots(page, 'main', { dark: true });
+
+  // 1024×700 with Details open: the Name column keeps its room (Kind and Modified give way)
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.getByRole('button', { name: 'Details' }).click();
+  await expect(page.getByRole('complementary', { name: 'Details' })).toBeVisible();
+  const name = pane(page, 'Left').getByRole('columnheader', { name: /Name/ });
+  expect((await name.boundingBox())!.width).toBeGreaterThan(150);
+  await expectAccessible(page, 'main view with details');
+  await ui2Shots(page, 'main-with-details', { dark: true });
 });
