@@ -6,7 +6,8 @@ import type { BaseServices } from './services.js';
 import { isFinished, retryLabel, type Submission } from './stores/jobs.js';
 import { containerOf, type Crumb, type PaneSide } from './stores/pane.js';
 import { formatBytes } from './format.js';
-import { askText, setNotice } from './stores/ui.js';
+import { askMetadataReview, askText, setNotice } from './stores/ui.js';
+import { keepsMetadata, metadataFromDetail } from './metadata.js';
 import { createFileOperations } from './file-operations.js';
 import { folderSize, type FolderSize } from './folder-size.js';
 import { planUploads, topLevelNames, type Picked } from './upload/collect.js';
@@ -153,6 +154,17 @@ export function createActions(s: BaseServices) {
     }
   }
 
+  /**
+   * Before a new top-level record in a repository: the review of what describes it. False
+   * when the person cancelled (nothing is sent then).
+   */
+  async function reviewNewRecord(destination: string, source: { target: string; id: string } | null, title: string): Promise<boolean> {
+    if (!keepsMetadata(destination)) return true;
+    const entry = source ? await s.details.load(source.target, source.id) : null;
+    const metadata = metadataFromDetail(entry?.state === 'ready' ? entry.detail : null, title);
+    return (await askMetadataReview(s.ui, { target: destination, where: s.session.readableName(destination), metadata })) !== null;
+  }
+
   async function sendUpload(side: PaneSide, submission: Submission, blob: Blob): Promise<void> {
     const { destination } = submission;
     const ack = await s.api.upload(destination.target, destination.containerId, blob, submission.duplicateAction, {
@@ -189,9 +201,12 @@ export function createActions(s: BaseServices) {
     const label = `${count} file${count === 1 ? '' : 's'} → ${where}`;
     const action = await chooseDuplicateAction(names, dest.known, dest.containerId, `${names.join(', ')} into ${where}`);
     if (!action) return;
+    const plans = planUploads(picked, atTop, looseName);
+    // each top-level folder becomes a record of its own: each is reviewed before anything is sent
+    for (const plan of plans) if (plan.folder !== null && !(await reviewNewRecord(dest.target, null, plan.folder))) return;
     setNotice(s.ui, side, { kind: 'info', text: `Packing ${label}…` });
     try {
-      for (const plan of planUploads(picked, atTop, looseName)) {
+      for (const plan of plans) {
         const blob = await zipBlob(plan);
         const blobKey = `upload-${++blobCounter}`;
         uploadBlobs.set(blobKey, blob);
@@ -240,6 +255,9 @@ export function createActions(s: BaseServices) {
       `${items.length === 1 ? items[0]!.title : `${items.length} items`} into ${where}`,
     );
     if (!action) return;
+    if (dest.containerId === null) {
+      for (const item of items) if (!(await reviewNewRecord(dest.target, { target: source.target, id: item.id }, item.title))) return;
+    }
     // Into a folder, the selection is one job (or a few, if its ids would not fit one request
     // body); at a target's top level each item becomes a resource of its own, so one job each.
     const groups = dest.containerId === null ? items.map((item) => [item]) : requestSizedGroups(items);

@@ -250,6 +250,21 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
         method: 'POST',
         ...jsonBody({ source_target_name: source.target, source_resource_id: source.id, ...(readBytes ? { read_bytes: true } : {}) }),
       }),
+    /**
+     * Sends the metadata a person edited in the review, for the next top-level write. NOT
+     * AVAILABLE YET: the metadata contract (GET …/resources/<id>/metadata/ and a way to pass
+     * edited metadata with an upload or transfer) is being added to the core by another change
+     * and is not in docs/api.md. Until it is, this refuses with a sentence, so an edit is never
+     * silently dropped; the review without edits goes ahead (the core then carries the source's
+     * own metadata). When the contract lands, this is the one function to fill in.
+     */
+    submitMetadata: async (_target: string, _metadata: Record<string, unknown>): Promise<never> => {
+      throw new ApiRequestError(
+        "This version of Ferry cannot send edited metadata yet: the new record would be described with the source's own metadata. Undo the edits to go ahead with that, or cancel.",
+        501,
+        'metadata_edit_unavailable',
+      );
+    },
     rcloneRemotes: () => json<RcloneRemotesAnswer>('/app/rclone-remotes'),
     /** adds or replaces a remote; the server tries it first and answers its sentence when it fails (nothing kept) */
     putRcloneRemote: (name: string, type: string, options: Record<string, string>) =>

@@ -13,6 +13,7 @@ import { DetailPanel } from './DetailPanel.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
 import { JobsPanel } from './JobsPanel.js';
 import { LocalFoldersDialog } from './LocalFoldersDialog.js';
+import { MetadataReviewDialog } from './MetadataReviewDialog.js';
 import { focusPane, Pane } from './Pane.js';
 import { Places } from './Places.js';
 import { TextDialog } from './TextDialog.js';
@@ -188,6 +189,7 @@ export function App() {
       <TextDialog ui={ui} />
       <ConfirmDialog ui={ui} />
       <CheckDialog />
+      <MetadataReviewDialog />
     </div>
   );
 }

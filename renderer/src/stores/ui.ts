@@ -1,5 +1,6 @@
 // Small app-wide UI state: which pane is active, open dialogs, per-pane notices.
 import { createStore } from 'zustand/vanilla';
+import type { ReviewedMetadata } from '../metadata.js';
 import type { PaneSide } from './pane.js';
 
 export interface Notice {
@@ -34,6 +35,17 @@ export interface TextQuestion {
   answer(value: string | null): void;
 }
 
+/** The review of what a new record in a repository will be described with. */
+export interface MetadataQuestion {
+  /** the destination target's name, for sending edits */
+  target: string;
+  /** the destination as a person reads it ("Zenodo") */
+  where: string;
+  metadata: ReviewedMetadata;
+  /** the edited metadata to go ahead with, or null to cancel */
+  answer(metadata: ReviewedMetadata | null): void;
+}
+
 export interface UiStoreState {
   active: PaneSide;
   detailOpen: boolean;
@@ -48,6 +60,7 @@ export interface UiStoreState {
   /** the findings of a check job shown in their dialog (its ticket), or null */
   checkShown: string | null;
   confirmation: ConfirmQuestion | null;
+  metadataReview: MetadataQuestion | null;
   notices: Record<PaneSide, Notice | null>;
 }
 
@@ -62,6 +75,7 @@ export function createUiStore() {
     provenance: true,
     checkShown: null,
     confirmation: null,
+    metadataReview: null,
     notices: { left: null, right: null },
   }));
 }
@@ -94,6 +108,20 @@ export function askConfirm(ui: UiStore, question: Omit<ConfirmQuestion, 'answer'
         answer(yes) {
           ui.setState({ confirmation: null });
           resolve(yes);
+        },
+      },
+    });
+  });
+}
+
+export function askMetadataReview(ui: UiStore, question: Omit<MetadataQuestion, 'answer'>): Promise<ReviewedMetadata | null> {
+  return new Promise((resolve) => {
+    ui.setState({
+      metadataReview: {
+        ...question,
+        answer(metadata) {
+          ui.setState({ metadataReview: null });
+          resolve(metadata);
         },
       },
     });
