@@ -86,10 +86,10 @@ describe('transfer of a selection', () => {
     services.duplicates.ask = async () => 'ignore';
     await services.actions.transferSelection('left', 'right');
     expect(transfer).toHaveBeenCalledTimes(1);
-    expect(transfer).toHaveBeenCalledWith('local', 'dest', { target: 'local', id: 'f0', ids: files.map((f) => f.id) }, 'ignore');
+    expect(transfer).toHaveBeenCalledWith('local', 'dest', { target: 'local', id: 'f0', ids: files.map((f) => f.id) }, 'ignore', { provenance: true });
     expect(services.jobs.store.getState().submissions.t1?.label).toBe('300 items from Local folders › src → Local folders › dest');
     expect(await services.actions.retryJob('t1')).toBeNull();
-    expect(transfer).toHaveBeenLastCalledWith('local', 'dest', expect.objectContaining({ ids: files.map((f) => f.id) }), 'ignore');
+    expect(transfer).toHaveBeenLastCalledWith('local', 'dest', expect.objectContaining({ ids: files.map((f) => f.id) }), 'ignore', { provenance: true });
   });
 
   it('cuts a selection into as few groups as fit a request body', () => {
@@ -99,5 +99,49 @@ describe('transfer of a selection', () => {
     expect(groups.length).toBe(2);
     for (const group of groups) expect(JSON.stringify(group.map((g) => g.id)).length).toBeLessThan(1024 * 1024);
     expect(requestSizedGroups([{ id: 'a' }])).toEqual([[{ id: 'a' }]]);
+  });
+});
+
+describe('metadata review before a new record', () => {
+  it('shows the source detail before a transfer to the top of Zenodo; cancelling sends nothing, going ahead sends', async () => {
+    const { services } = setup(() => [summary('d1', 'survey', 'container', 'src')]);
+    const transfer = vi.fn(async () => ({ ticket_number: 't1', message: 'The server is processing the request.' }));
+    const detail = vi.fn(async () => ({ ...summary('d1', 'survey', 'container', 'src'), date_created: null, date_modified: null, hashes: {}, extra: { description: 'CTD casts' }, download_url: '' }));
+    Object.assign(services.api, { transfer, detail, job: async () => ({ ...job('t1', 'running'), kind: 'transfer' as const }) });
+    await services.session.load();
+    await services.panes.left.getState().setTarget('local', [{ id: 'src', title: 'src' }]);
+    await services.panes.right.getState().setTarget('zenodo');
+    services.panes.left.getState().select('d1', 'replace', ['d1']);
+    services.duplicates.ask = async () => 'ignore';
+
+    const cancelled = services.actions.transferSelection('left', 'right');
+    await vi.waitFor(() => expect(services.ui.getState().metadataReview).not.toBeNull());
+    expect(services.ui.getState().metadataReview).toMatchObject({ target: 'zenodo', metadata: { title: 'survey', description: 'CTD casts' } });
+    services.ui.getState().metadataReview!.answer(null);
+    await cancelled;
+    expect(transfer).not.toHaveBeenCalled();
+
+    const sent = services.actions.transferSelection('left', 'right');
+    await vi.waitFor(() => expect(services.ui.getState().metadataReview).not.toBeNull());
+    const review = services.ui.getState().metadataReview!;
+    review.answer(review.metadata);
+    await sent;
+    expect(transfer).toHaveBeenCalledTimes(1);
+  });
+
+  it('is not asked into a folder, nor on a target that keeps no metadata', async () => {
+    const { services } = setup(() => [summary('d1', 'survey', 'container', 'src')]);
+    const transfer = vi.fn(async () => ({ ticket_number: 't1', message: 'The server is processing the request.' }));
+    Object.assign(services.api, { transfer, job: async () => ({ ...job('t1', 'running'), kind: 'transfer' as const }) });
+    await services.session.load();
+    await services.panes.left.getState().setTarget('local', [{ id: 'src', title: 'src' }]);
+    services.panes.left.getState().select('d1', 'replace', ['d1']);
+    services.duplicates.ask = async () => 'ignore';
+    await services.panes.right.getState().setTarget('zenodo', [{ id: 'rec1', title: 'record' }]);
+    await services.actions.transferSelection('left', 'right');
+    await services.panes.right.getState().setTarget('local');
+    await services.actions.transferSelection('left', 'right');
+    expect(services.ui.getState().metadataReview).toBeNull();
+    expect(transfer).toHaveBeenCalledTimes(2);
   });
 });

@@ -6,7 +6,10 @@ import type { BaseServices } from './services.js';
 import { isFinished, retryLabel, type Submission } from './stores/jobs.js';
 import { containerOf, type Crumb, type PaneSide } from './stores/pane.js';
 import { formatBytes } from './format.js';
-import { askText, setNotice } from './stores/ui.js';
+import { askMetadataReview, askText, setNotice } from './stores/ui.js';
+import { keepsMetadata, metadataFromDetail } from './metadata.js';
+import { createFileOperations } from './file-operations.js';
+import { folderSize, type FolderSize } from './folder-size.js';
 import { planUploads, topLevelNames, type Picked } from './upload/collect.js';
 import { newFolderPlan, zipBlob } from './upload/zip.js';
 import type { Job } from '../../shared/api.js';
@@ -65,6 +68,8 @@ export function createActions(s: BaseServices) {
   /** ZIP bodies of this run's uploads, so a failed upload can be sent again */
   const uploadBlobs = new Map<string, Blob>();
   let blobCounter = 0;
+  /** check jobs started here: their findings open by themselves when they end */
+  const compareTickets = new Set<string>();
 
   const pane = (side: PaneSide) => s.panes[side].getState();
 
@@ -130,11 +135,18 @@ export function createActions(s: BaseServices) {
     }
   }
 
+  /** A job of this window ended: its destination lists again; a comparison shows its findings. */
+  function jobFinished(job: Job): void {
+    if (job.kind !== 'check') return refreshDestination(job);
+    // a check writes nothing: no pane needs listing again
+    if (compareTickets.delete(job.ticket_number)) s.ui.setState({ checkShown: job.ticket_number });
+  }
+
   async function track(ticket: string, submission: Submission): Promise<void> {
     s.jobs.remember(ticket, submission);
     // the event stream may have reported it finished before we knew it was ours
     const known = s.jobs.store.getState().jobs[ticket];
-    if (known && isFinished(known.job.status)) refreshDestination(known.job);
+    if (known && isFinished(known.job.status)) jobFinished(known.job);
     try {
       s.jobs.event(await s.api.job(ticket));
     } catch {
@@ -142,9 +154,22 @@ export function createActions(s: BaseServices) {
     }
   }
 
+  /**
+   * Before a new top-level record in a repository: the review of what describes it. False
+   * when the person cancelled (nothing is sent then).
+   */
+  async function reviewNewRecord(destination: string, source: { target: string; id: string } | null, title: string): Promise<boolean> {
+    if (!keepsMetadata(destination)) return true;
+    const entry = source ? await s.details.load(source.target, source.id) : null;
+    const metadata = metadataFromDetail(entry?.state === 'ready' ? entry.detail : null, title);
+    return (await askMetadataReview(s.ui, { target: destination, where: s.session.readableName(destination), metadata })) !== null;
+  }
+
   async function sendUpload(side: PaneSide, submission: Submission, blob: Blob): Promise<void> {
     const { destination } = submission;
-    const ack = await s.api.upload(destination.target, destination.containerId, blob, submission.duplicateAction);
+    const ack = await s.api.upload(destination.target, destination.containerId, blob, submission.duplicateAction, {
+      provenance: submission.provenance !== false,
+    });
     await track(ack.ticket_number, submission);
   }
 
@@ -176,9 +201,12 @@ export function createActions(s: BaseServices) {
     const label = `${count} file${count === 1 ? '' : 's'} → ${where}`;
     const action = await chooseDuplicateAction(names, dest.known, dest.containerId, `${names.join(', ')} into ${where}`);
     if (!action) return;
+    const plans = planUploads(picked, atTop, looseName);
+    // each top-level folder becomes a record of its own: each is reviewed before anything is sent
+    for (const plan of plans) if (plan.folder !== null && !(await reviewNewRecord(dest.target, null, plan.folder))) return;
     setNotice(s.ui, side, { kind: 'info', text: `Packing ${label}…` });
     try {
-      for (const plan of planUploads(picked, atTop, looseName)) {
+      for (const plan of plans) {
         const blob = await zipBlob(plan);
         const blobKey = `upload-${++blobCounter}`;
         uploadBlobs.set(blobKey, blob);
@@ -188,6 +216,7 @@ export function createActions(s: BaseServices) {
           destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
           duplicateAction: action,
           blobKey,
+          provenance: s.ui.getState().provenance,
         };
         await sendUpload(side, submission, blob);
       }
@@ -226,6 +255,9 @@ export function createActions(s: BaseServices) {
       `${items.length === 1 ? items[0]!.title : `${items.length} items`} into ${where}`,
     );
     if (!action) return;
+    if (dest.containerId === null) {
+      for (const item of items) if (!(await reviewNewRecord(dest.target, { target: source.target, id: item.id }, item.title))) return;
+    }
     // Into a folder, the selection is one job (or a few, if its ids would not fit one request
     // body); at a target's top level each item becomes a resource of its own, so one job each.
     const groups = dest.containerId === null ? items.map((item) => [item]) : requestSizedGroups(items);
@@ -241,9 +273,12 @@ export function createActions(s: BaseServices) {
         destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
         source: { target: source.target, id: first.id, title, ...(groupIds ? { ids: groupIds } : {}) },
         duplicateAction: action,
+        provenance: s.ui.getState().provenance,
       };
       try {
-        const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: first.id, ids: groupIds }, action);
+        const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: first.id, ids: groupIds }, action, {
+          provenance: submission.provenance !== false,
+        });
         await track(ack.ticket_number, submission);
       } catch (error) {
         failures.push(`${title}: ${messageOf(error)}`);
@@ -264,12 +299,16 @@ export function createActions(s: BaseServices) {
     );
   }
 
+  const operations = createFileOperations(s, { selectedItems, describe });
+
   async function newFolder(side: PaneSide): Promise<void> {
     const dest = destinationOf(side);
     if (!dest.target) {
       setNotice(s.ui, side, { kind: 'error', text: 'Choose a target in this pane first.' });
       return;
     }
+    if ((await operations.createFolder(side)) === 'done') return;
+    // the target has no folder operation: an upload of one empty folder makes it (a job)
     const name = await askText(s.ui, {
       title: 'New folder',
       label: `Name of the new folder in ${describe(dest.target, dest.trail)}:`,
@@ -502,6 +541,121 @@ export function createActions(s: BaseServices) {
     );
   }
 
+  /** Starts a check job comparing `destination` with `source` (docs/api.md "Check"); its findings open when it ends. */
+  async function compare(
+    side: PaneSide,
+    source: { target: string; id: string; title: string },
+    destination: { target: string; id: string; title: string; trail: Crumb[] },
+    readBytes = false,
+  ): Promise<void> {
+    // the destination is the last crumb of its trail: a retry, or a check reading the bytes, finds it there
+    const trail = [...destination.trail, { id: destination.id, title: destination.title }];
+    const submission: Submission = {
+      kind: 'check',
+      label: `Compare ${source.title} with ${describe(destination.target, trail)}${readBytes ? ', reading the bytes' : ''}`,
+      destination: { target: destination.target, containerId: destination.id, trail },
+      source: { target: source.target, id: source.id, title: source.title },
+      duplicateAction: 'ignore',
+    };
+    try {
+      const ack = await s.api.check(destination, source, readBytes);
+      compareTickets.add(ack.ticket_number);
+      await track(ack.ticket_number, submission);
+    } catch (error) {
+      setNotice(s.ui, side, {
+        kind: 'error',
+        text: `The comparison could not start: ${messageOf(error)}`,
+        retry: () => void compare(side, source, destination, readBytes),
+      });
+    }
+  }
+
+  /** The same comparison as a finished check job's, reading the bytes where no hash is in common. */
+  async function compareReadingBytes(job: Job): Promise<void> {
+    const submission = s.jobs.store.getState().submissions[job.ticket_number];
+    const source = submission?.source ?? (job.source ? { target: job.source.target, id: job.source.resource_id, title: job.source.resource_id } : null);
+    if (!source || !job.resource_id) return;
+    const trail = submission?.destination.trail ?? [];
+    const title = trail.at(-1)?.title ?? job.resource_id;
+    await compare(s.ui.getState().active, source, { target: job.target, id: job.resource_id, title, trail: trail.slice(0, -1) }, true);
+  }
+
+  /** Compares what is selected in the active pane (the source) with what is selected in the other (the destination). */
+  async function compareSelected(side: PaneSide): Promise<void> {
+    const [source] = selectedItems(side);
+    const [destination] = selectedItems(otherSide(side));
+    const from = pane(side);
+    const to = pane(otherSide(side));
+    if (!from.target || !to.target || !source || !destination || selectedItems(side).length > 1 || selectedItems(otherSide(side)).length > 1) {
+      setNotice(s.ui, side, {
+        kind: 'info',
+        text: 'To compare, select one file or folder in each pane: this one is the source, the other pane’s the copy to check.',
+      });
+      return;
+    }
+    await compare(side, { target: from.target, id: source.id, title: source.title }, { target: to.target, id: destination.id, title: destination.title, trail: to.trail });
+  }
+
+  /**
+   * Compares a finished transfer's source with what it made: the resource named after the
+   * first path it created (a taken name gets another, e.g. "Data (2)"), else the source's title.
+   */
+  async function compareTransfer(job: Job): Promise<string | null> {
+    const submission = s.jobs.store.getState().submissions[job.ticket_number];
+    if (!submission?.source || submission.source.ids) return 'Only a transfer of one file or folder started in this window can be compared here; select both in the panes and use Compare.';
+    const source = submission.source;
+    const made = job.report?.resources_created[0]?.split('/')[0] ?? source.title;
+    try {
+      const rows = await s.api.children(submission.destination.target, submission.destination.containerId);
+      const copy = rows.find((row) => row.title === made) ?? rows.find((row) => row.title === source.title);
+      if (!copy) return `“${made}” is not in ${describe(submission.destination.target, submission.destination.trail)} any more, so there is nothing to compare.`;
+      await compare(s.ui.getState().active, source, { target: submission.destination.target, id: copy.id, title: copy.title, trail: submission.destination.trail });
+      return null;
+    } catch (error) {
+      return messageOf(error);
+    }
+  }
+
+  /** "Calculate size": the selected folders' total, all the way down, in the pane's notice (Cancel stops it). */
+  async function calculateSize(side: PaneSide): Promise<void> {
+    const state = pane(side);
+    const target = state.target;
+    const folders = selectedItems(side).filter((item) => item.kind === 'container');
+    if (!target || folders.length === 0) {
+      setNotice(s.ui, side, { kind: 'info', text: 'Select a folder to calculate its size.' });
+      return;
+    }
+    const name = folders.length === 1 ? `“${folders[0]!.title}”` : `${folders.length} folders`;
+    const stop = new AbortController();
+    const say = (size: FolderSize, done: boolean) =>
+      `${name}${done ? '' : ' so far'}: ${formatBytes(size.bytes)} in ${size.files} file${size.files === 1 ? '' : 's'} and ${size.folders} folder${size.folders === 1 ? '' : 's'}` +
+      (size.unknown ? ` (${size.unknown} file${size.unknown === 1 ? '' : 's'} of unknown size not counted)` : '') +
+      (done ? '.' : '…');
+    const list = (id: string, signal: AbortSignal) => s.api.children(target, id, signal, true);
+    const sum: FolderSize = { bytes: 0, files: 0, folders: 0, unknown: 0 };
+    try {
+      for (const folder of folders) {
+        const before = { ...sum };
+        const part = await folderSize(list, folder.id, stop.signal, (sofar) =>
+          setNotice(s.ui, side, {
+            kind: 'info',
+            text: say({ bytes: before.bytes + sofar.bytes, files: before.files + sofar.files, folders: before.folders + sofar.folders, unknown: before.unknown + sofar.unknown }, false),
+            cancel: () => stop.abort(),
+          }),
+        );
+        sum.bytes += part.bytes;
+        sum.files += part.files;
+        sum.folders += part.folders;
+        sum.unknown += part.unknown;
+      }
+      setNotice(s.ui, side, { kind: 'info', text: say(sum, true) });
+    } catch (error) {
+      setNotice(s.ui, side, stop.signal.aborted
+        ? { kind: 'info', text: `Size of ${name} not calculated: cancelled.` }
+        : { kind: 'error', text: `The size of ${name} could not be calculated: ${messageOf(error)}`, retry: () => void calculateSize(side) });
+    }
+  }
+
   async function refresh(side: PaneSide): Promise<void> {
     const target = pane(side).target;
     if (target) s.details.invalidate(target);
@@ -573,9 +727,17 @@ export function createActions(s: BaseServices) {
         await track(ack.ticket_number, submission);
         return null;
       }
+      if (submission.kind === 'check' && submission.source && submission.destination.containerId) {
+        const ack = await s.api.check({ target: submission.destination.target, id: submission.destination.containerId }, submission.source, submission.label.endsWith(', reading the bytes'));
+        compareTickets.add(ack.ticket_number);
+        await track(ack.ticket_number, submission);
+        return null;
+      }
       if (submission.kind === 'transfer' && submission.source) {
         const { destination, source } = submission;
-        const ack = await s.api.transfer(destination.target, destination.containerId, source, submission.duplicateAction);
+        const ack = await s.api.transfer(destination.target, destination.containerId, source, submission.duplicateAction, {
+          provenance: submission.provenance !== false,
+        });
         await track(ack.ticket_number, submission);
         return null;
       }
@@ -640,17 +802,23 @@ export function createActions(s: BaseServices) {
       if (!isFinished(view.job.status) || (previous && isFinished(previous.job.status))) return;
       // a job first seen finished is stale news, unless this window just submitted it
       if (!previous && !s.jobs.store.getState().submissions[view.job.ticket_number]) return;
-      refreshDestination(view.job);
+      jobFinished(view.job);
     });
     signal.addEventListener('abort', stop);
   }
 
   return {
+    ...operations,
     describe,
     selectedItems,
     canVerify,
     verifiableItems,
     verify,
+    compare,
+    compareSelected,
+    compareTransfer,
+    compareReadingBytes,
+    calculateSize,
     showKeptCopies,
     uploadPicked,
     transferSelection,

@@ -9,6 +9,7 @@ import { createJobsStore } from './stores/jobs.js';
 import { createLocalRootsStore } from './stores/local-roots.js';
 import { createQueueStore } from './stores/queue.js';
 import { createPaneStore, type PaneSide, type PaneStore } from './stores/pane.js';
+import { createSearchStore, type SearchStore } from './stores/search.js';
 import { createSessionStore } from './stores/session.js';
 import { createUiStore } from './stores/ui.js';
 import { createActions } from './actions.js';
@@ -28,6 +29,7 @@ function createBaseServices({ api, bridge, storage = safeLocalStorage() }: Servi
       PaneSide,
       PaneStore
     >,
+    searches: { left: createSearchStore(api), right: createSearchStore(api) } as Record<PaneSide, SearchStore>,
     details: createDetailCache(api),
     jobs,
     queue: createQueueStore(api, jobs),

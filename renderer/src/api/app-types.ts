@@ -28,3 +28,18 @@ export interface LocalRootsAnswer {
   workspace: string;
   roots: LocalRoot[];
 }
+
+/** GET /app/rclone-remotes: names and types only; a remote's options are never sent back */
+export interface RcloneRemote {
+  name: string;
+  /** rclone's backend type ("s3", "sftp", "webdav") */
+  type: string;
+  /** the target it appears as: rclone-<name> */
+  target: string;
+}
+
+export interface RcloneRemotesAnswer {
+  /** false: rclone is not available to Ferry, so no remote can be added */
+  available: boolean;
+  remotes: RcloneRemote[];
+}

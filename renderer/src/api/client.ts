@@ -4,17 +4,21 @@
 import type {
   Acknowledgement,
   ApiError as ApiErrorBody,
+  CreateFolderResult,
+  DeleteResult,
   DuplicateFileAction,
   Job,
+  MoveResult,
   QueueMove,
   QueueSettings,
   QueueState,
   ResourceDetail,
   ResourceSummary,
   TargetDescription,
+  UndoRequest,
 } from '../../../shared/api.js';
 import type { Connection } from '../../../shared/ipc.js';
-import type { LocalRoot, LocalRootsAnswer, Session } from './app-types.js';
+import type { LocalRoot, LocalRootsAnswer, RcloneRemote, RcloneRemotesAnswer, Session } from './app-types.js';
 
 /** An API failure, carrying the server's sentence. */
 export class ApiRequestError extends Error {
@@ -82,6 +86,30 @@ export function downloadPath(target: string, id: string, keepOffline: boolean): 
   return `/api_v1/targets/${seg(target)}/resources/${seg(id)}.zip/${keepOffline ? '?keep=1' : ''}`;
 }
 
+/** Options every upload and transfer takes. */
+export interface WriteOptions {
+  /** false sends `ferry-provenance: off`: no ferry-provenance.json is written or extended */
+  provenance: boolean;
+}
+
+const DEFAULT_WRITE: WriteOptions = { provenance: true };
+
+/** One page of a search, and whether the server offers a next one (its `Link: rel="next"`). */
+export interface SearchPage {
+  rows: ResourceSummary[];
+  hasNext: boolean;
+  /** `ferry-search-method`: the service's own index, or Ferry matching names */
+  method: 'index' | 'names' | null;
+  /** the name walk stopped at its limit (`ferry-search-truncated: true`) */
+  truncated: boolean;
+}
+
+/** A rename, a move, or both (PATCH …/resources/<id>/). */
+export interface MoveChange {
+  title?: string;
+  container?: string;
+}
+
 export function createApiClient(connection: Connection, fetchImpl: typeof fetch = (...a) => fetch(...a)) {
   const base = connection.url.replace(/\/+$/, '');
   const auth = { Authorization: `Bearer ${connection.accessKey}` };
@@ -109,6 +137,11 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     body: JSON.stringify(body),
     headers: { 'Content-Type': 'application/json' },
   });
+
+  const provenanceHeader = (options: WriteOptions): Record<string, string> =>
+    options.provenance ? {} : { 'ferry-provenance': 'off' };
+
+  const resourcePath = (target: string, id: string) => `/api_v1/targets/${seg(target)}/resources/${seg(id)}/`;
 
   return {
     baseUrl: base,
@@ -154,13 +187,19 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
     retryFailedFiles: (ticket: string) => json<Acknowledgement>(`/api_v1/jobs/${seg(ticket)}/retry/`, { method: 'POST' }),
     /** a paused job going on, or a new job going on where a cancelled or failed transfer stopped (POST /api_v1/jobs/<ticket>/resume/) */
     resumeJob: (ticket: string) => json<Acknowledgement>(`/api_v1/jobs/${seg(ticket)}/resume/`, { method: 'POST' }),
-    upload: (target: string, containerId: ContainerRef, zip: Blob, duplicateAction: DuplicateFileAction) => {
+    upload: (
+      target: string,
+      containerId: ContainerRef,
+      zip: Blob,
+      duplicateAction: DuplicateFileAction,
+      options: WriteOptions = DEFAULT_WRITE,
+    ) => {
       const form = new FormData();
       form.append('service-file', zip, 'upload.zip');
       return json<Acknowledgement>(resourcesPath(target, containerId), {
         method: 'POST',
         body: form,
-        headers: { 'duplicate-file-action': duplicateAction },
+        headers: { 'duplicate-file-action': duplicateAction, ...provenanceHeader(options) },
       });
     },
     transfer: (
@@ -169,6 +208,7 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
       /** `ids` (two or more): the whole selection as one job, into a folder */
       source: { target: string; id: string; ids?: readonly string[] },
       duplicateAction: DuplicateFileAction,
+      options: WriteOptions = DEFAULT_WRITE,
     ) =>
       json<Acknowledgement>(resourcesPath(destination, containerId), {
         method: 'POST',
@@ -177,8 +217,73 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
             ? { source_target_name: source.target, source_resource_ids: source.ids }
             : { source_target_name: source.target, source_resource_id: source.id },
         ),
-        headers: { 'Content-Type': 'application/json', 'duplicate-file-action': duplicateAction },
+        headers: {
+          'Content-Type': 'application/json',
+          'duplicate-file-action': duplicateAction,
+          ...provenanceHeader(options),
+        },
       }),
+    /** one page of a target's search (docs/api.md "Search"); 405 where capabilities.search is off */
+    search: async (target: string, text: string, page: number, signal?: AbortSignal): Promise<SearchPage> => {
+      const query = new URLSearchParams({ q: text, page: String(page) });
+      const response = await request(`/api_v1/targets/${seg(target)}/resources/?${query}`, { signal });
+      const method = response.headers.get('ferry-search-method');
+      return {
+        rows: (await response.json()) as ResourceSummary[],
+        hasNext: /rel="?next"?/.test(response.headers.get('link') ?? ''),
+        method: method === 'index' || method === 'names' ? method : null,
+        truncated: response.headers.get('ferry-search-truncated') === 'true',
+      };
+    },
+    /** DELETE with the confirmation header the server demands (without it: 428, nothing deleted) */
+    deleteResource: (target: string, id: string) =>
+      json<DeleteResult>(resourcePath(target, id), { method: 'DELETE', headers: { 'ferry-confirm': 'delete' } }),
+    /** rename and/or move; never over an existing name (the server answers 409 instead) */
+    moveResource: (target: string, id: string, change: MoveChange) =>
+      json<MoveResult>(resourcePath(target, id), { method: 'PATCH', ...jsonBody(change) }),
+    createFolder: (target: string, containerId: ContainerRef, title: string) =>
+      json<CreateFolderResult>(
+        containerId === null ? `/api_v1/targets/${seg(target)}/folders/` : `${resourcePath(target, containerId)}folders/`,
+        { method: 'POST', ...jsonBody({ title }) },
+      ),
+    /**
+     * Sends an operation's `undo` request as the server wrote it. Its URL is absolute on the
+     * base this client uses; only the path is taken, so the request goes to the same server.
+     */
+    undo: async (undo: UndoRequest) => {
+      const url = new URL(undo.url);
+      const init: RequestInit = undo.body ? { method: undo.method, ...jsonBody(undo.body) } : { method: undo.method };
+      init.headers = { ...(init.headers as Record<string, string> | undefined), ...undo.headers };
+      await request(url.pathname + url.search, init);
+    },
+    /** compares the destination resource with the source one, as a check job (docs/api.md "Check") */
+    check: (destination: { target: string; id: string }, source: { target: string; id: string }, readBytes = false) =>
+      json<Acknowledgement>(`${resourcePath(destination.target, destination.id)}check/`, {
+        method: 'POST',
+        ...jsonBody({ source_target_name: source.target, source_resource_id: source.id, ...(readBytes ? { read_bytes: true } : {}) }),
+      }),
+    /**
+     * Sends the metadata a person edited in the review, for the next top-level write. NOT
+     * AVAILABLE YET: the metadata contract (GET …/resources/<id>/metadata/ and a way to pass
+     * edited metadata with an upload or transfer) is being added to the core by another change
+     * and is not in docs/api.md. Until it is, this refuses with a sentence, so an edit is never
+     * silently dropped; the review without edits goes ahead (the core then carries the source's
+     * own metadata). When the contract lands, this is the one function to fill in.
+     */
+    submitMetadata: async (_target: string, _metadata: Record<string, unknown>): Promise<never> => {
+      throw new ApiRequestError(
+        "This version of Ferry cannot send edited metadata yet: the new record would be described with the source's own metadata. Undo the edits to go ahead with that, or cancel.",
+        501,
+        'metadata_edit_unavailable',
+      );
+    },
+    rcloneRemotes: () => json<RcloneRemotesAnswer>('/app/rclone-remotes'),
+    /** adds or replaces a remote; the server tries it first and answers its sentence when it fails (nothing kept) */
+    putRcloneRemote: (name: string, type: string, options: Record<string, string>) =>
+      json<RcloneRemote>(`/app/rclone-remotes/${seg(name)}`, { method: 'PUT', ...jsonBody({ type, options }) }),
+    removeRcloneRemote: async (name: string) => {
+      await request(`/app/rclone-remotes/${seg(name)}`, { method: 'DELETE' });
+    },
     /**
      * Re-check a stored archive's bytes against its recorded hashes, as a job. No body and
      * no content type: the gate accepts a bodiless POST.

@@ -6,6 +6,10 @@ import { useStore } from 'zustand';
 import { useServices } from '../services.js';
 import { AccountForm } from './AccountForm.js';
 import { Dialog } from './Dialog.js';
+import { RcloneRemoteForm } from './RcloneRemoteForm.js';
+
+/** the tab that adds rclone remotes, after the services */
+const RCLONE_TAB = 'rclone-remotes';
 
 export function AccountsDialog() {
   const { ui, session, duplicates } = useServices();
@@ -16,7 +20,10 @@ export function AccountsDialog() {
   const [rememberedCleared, setCleared] = useState(false);
   if (!open) return null;
   const remotes = (current?.targets ?? []).filter((t) => t.credential === 'remote');
-  const selected = remotes.find((t) => t.name === (chosen ?? wanted)) ?? remotes[0];
+  const tabs = [...remotes.map((t) => t.name), RCLONE_TAB];
+  const rcloneChosen = chosen === RCLONE_TAB;
+  const selected = rcloneChosen ? undefined : (remotes.find((t) => t.name === (chosen ?? wanted)) ?? remotes[0]);
+  const currentTab = rcloneChosen ? RCLONE_TAB : (selected?.name ?? RCLONE_TAB);
   const remembered = duplicates.remembered();
   const close = () => {
     setChosen(null);
@@ -24,12 +31,12 @@ export function AccountsDialog() {
   };
 
   function onTabKey(event: KeyboardEvent<HTMLDivElement>) {
-    if (!selected || !['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(event.key)) return;
+    if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(event.key)) return;
     event.preventDefault();
-    const at = remotes.indexOf(selected);
+    const at = tabs.indexOf(currentTab);
     const next =
-      event.key === 'Home' ? 0 : event.key === 'End' ? remotes.length - 1 : (at + (event.key === 'ArrowDown' ? 1 : -1) + remotes.length) % remotes.length;
-    setChosen(remotes[next]!.name);
+      event.key === 'Home' ? 0 : event.key === 'End' ? tabs.length - 1 : (at + (event.key === 'ArrowDown' ? 1 : -1) + tabs.length) % tabs.length;
+    setChosen(tabs[next]!);
     event.currentTarget.querySelectorAll<HTMLElement>('[role=tab]')[next]?.focus();
   }
 
@@ -42,31 +49,39 @@ export function AccountsDialog() {
       ) : current ? (
         <p className="hint">Accounts are stored in {current.keychain.description || 'the system keychain'}.</p>
       ) : null}
-      {remotes.length === 0 ? <p className="hint">No remote targets need an account.</p> : null}
-      {selected ? (
-        <div className="accounts-body">
-          <div role="tablist" aria-orientation="vertical" aria-label="Services" className="account-list" onKeyDown={onTabKey}>
-            {remotes.map((t) => (
-              <button
-                key={t.name}
-                type="button"
-                role="tab"
-                id={`account-tab-${t.name}`}
-                aria-selected={t === selected}
-                aria-controls="account-panel"
-                tabIndex={t === selected ? 0 : -1}
-                onClick={() => setChosen(t.name)}
-              >
-                <span>{t.readable_name}</span>
-                {t.has_stored_token ? <span className="stored" aria-label="account stored" title="An account is stored">●</span> : null}
-              </button>
-            ))}
-          </div>
-          <div role="tabpanel" id="account-panel" aria-labelledby={`account-tab-${selected.name}`} className="account-panel">
-            <AccountForm key={selected.name} target={selected} />
-          </div>
+      <div className="accounts-body">
+        <div role="tablist" aria-orientation="vertical" aria-label="Services" className="account-list" onKeyDown={onTabKey}>
+          {remotes.map((t) => (
+            <button
+              key={t.name}
+              type="button"
+              role="tab"
+              id={`account-tab-${t.name}`}
+              aria-selected={t === selected}
+              aria-controls="account-panel"
+              tabIndex={t === selected ? 0 : -1}
+              onClick={() => setChosen(t.name)}
+            >
+              <span>{t.readable_name}</span>
+              {t.has_stored_token ? <span className="stored" aria-label="account stored" title="An account is stored">●</span> : null}
+            </button>
+          ))}
+          <button
+            type="button"
+            role="tab"
+            id={`account-tab-${RCLONE_TAB}`}
+            aria-selected={rcloneChosen || !selected}
+            aria-controls="account-panel"
+            tabIndex={rcloneChosen || !selected ? 0 : -1}
+            onClick={() => setChosen(RCLONE_TAB)}
+          >
+            <span>Add rclone remote</span>
+          </button>
         </div>
-      ) : null}
+        <div role="tabpanel" id="account-panel" aria-labelledby={`account-tab-${currentTab}`} className="account-panel">
+          {selected ? <AccountForm key={selected.name} target={selected} /> : <RcloneRemoteForm />}
+        </div>
+      </div>
       {remembered && !rememberedCleared ? (
         <p className="hint">
           For files that already exist, Ferry always {remembered === 'ignore' ? 'skips them' : 'replaces changed ones'}.{' '}

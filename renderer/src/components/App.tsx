@@ -9,10 +9,13 @@ import { notifyJobEnds, pageNotifier, showQueueProgress } from '../job-notices.j
 import { useServices, type Services } from '../services.js';
 import { locationOf, type PaneSide } from '../stores/pane.js';
 import { AccountsDialog } from './AccountsDialog.js';
+import { CheckDialog } from './CheckFindings.js';
+import { ConfirmDialog } from './ConfirmDialog.js';
 import { DetailPanel } from './DetailPanel.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
 import { jobLabel, JobsPanel } from './JobsPanel.js';
 import { LocalFoldersDialog } from './LocalFoldersDialog.js';
+import { MetadataReviewDialog } from './MetadataReviewDialog.js';
 import { focusPane, Pane } from './Pane.js';
 import { Places } from './Places.js';
 import { TextDialog } from './TextDialog.js';
@@ -145,12 +148,17 @@ export function App() {
   const sessionError = useStore(session.store, (s) => s.error);
   const keyRejected = useStore(session.store, (s) => s.errorStatus === 401);
   const version = useStore(session.store, (s) => s.session?.version);
+  const provenance = useStore(ui, (s) => s.provenance);
   return (
     <div className="app">
       <header className="app-head">
         <h1>Ferry</h1>
         <span className="hint">{version ? `v${version}` : ''}</span>
         <div className="spacer" />
+        <label className="provenance-toggle" title="Every upload and transfer writes ferry-provenance.json at the top of what it wrote: where each file came from and whether its hashes matched">
+          <input type="checkbox" checked={!provenance} onChange={(event) => ui.setState({ provenance: !event.target.checked })} />
+          Don't add a provenance file
+        </label>
         <button type="button" aria-pressed={detailOpen} onClick={() => ui.setState({ detailOpen: !detailOpen })}>
           Details
         </button>
@@ -195,6 +203,9 @@ export function App() {
       <LocalFoldersDialog />
       <DuplicateDialog prompt={duplicates} />
       <TextDialog ui={ui} />
+      <ConfirmDialog ui={ui} />
+      <CheckDialog />
+      <MetadataReviewDialog />
     </div>
   );
 }

@@ -1,5 +1,9 @@
-// A small modal: labelled, focus moved inside on open, Escape cancels.
+// A small modal: labelled, focus moved inside on open and kept inside (Tab and Shift+Tab wrap
+// around its controls, so keyboard focus never wanders behind the backdrop), Escape cancels,
+// and focus goes back to where it was when it closes.
 import { useEffect, useId, useRef, type ReactNode } from 'react';
+
+const FOCUSABLE = 'input:not([disabled]):not([type="hidden"]), button:not([disabled]), select:not([disabled]), textarea:not([disabled]), a[href], [tabindex]:not([tabindex="-1"])';
 
 export function Dialog(props: { title: string; onCancel(): void; children: ReactNode; className?: string }) {
   const id = useId();
@@ -22,6 +26,20 @@ export function Dialog(props: { title: string; onCancel(): void; children: React
           if (event.key === 'Escape') {
             event.stopPropagation();
             props.onCancel();
+            return;
+          }
+          if (event.key !== 'Tab') return;
+          const controls = Array.from(ref.current?.querySelectorAll<HTMLElement>(FOCUSABLE) ?? []).filter((element) => !element.hidden);
+          if (controls.length === 0) return;
+          const first = controls[0]!;
+          const last = controls.at(-1)!;
+          const active = document.activeElement;
+          if (event.shiftKey && (active === first || !ref.current?.contains(active))) {
+            event.preventDefault();
+            last.focus();
+          } else if (!event.shiftKey && (active === last || !ref.current?.contains(active))) {
+            event.preventDefault();
+            first.focus();
           }
         }}
       >

@@ -11,6 +11,7 @@ import { JobLog } from './JobLog.js';
 import { ClearFinished, describeQueue, QueueSettingsForm } from './QueueControls.js';
 import { canResume, canRetryFailedFiles, etaSeconds, isFinished, outcomeOf, retryLabel, type JobView, type Submission } from '../stores/jobs.js';
 import { formatBytes, formatDuration, formatSpeed } from '../format.js';
+import { CheckSummary } from './CheckFindings.js';
 
 const STATUS_TEXT: Record<Job['status'], string> = {
   queued: 'Waiting',
@@ -121,6 +122,7 @@ export function Report({ job }: { job: Job }) {
   const r = job.report;
   if (!r) return null;
   if (job.kind === 'verify') return <VerifyReport job={job} />;
+  if (job.kind === 'check') return <CheckSummary job={job} />;
   const parts = [
     r.resources_created.length ? `${r.resources_created.length} created` : '',
     r.resources_updated.length ? `${r.resources_updated.length} updated` : '',
@@ -319,6 +321,11 @@ function JobRow({ view }: { view: JobView }) {
         !canRetryFailedFiles(job) && !canResume(job) ? (
           <button type="button" onClick={async () => setProblem(await actions.retryJob(job.ticket_number))}>
             Retry
+          </button>
+        ) : null}
+        {job.kind === 'transfer' && (job.status === 'succeeded' || job.status === 'completed_with_errors') ? (
+          <button type="button" title="Compare the source with what the transfer made, file by file" onClick={async () => setProblem(await actions.compareTransfer(job))}>
+            Compare
           </button>
         ) : null}
         <button type="button" onClick={() => void actions.openDestination(job)}>

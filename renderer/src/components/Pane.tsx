@@ -1,13 +1,17 @@
 // One side of the browser (what it shows is chosen in Places): breadcrumbs, toolbar, filter, the grid, and the
 // drop zone (files from the desktop → upload; items from the other pane → transfer).
-import { useRef, useState, type DragEvent } from 'react';
+import { useRef, useState, type DragEvent, type KeyboardEvent } from 'react';
 import { useStore } from 'zustand';
 import type { ResourceSummary } from '../../../shared/api.js';
 import { LIBRARY_TARGET, otherSide } from '../actions.js';
 import { useServices } from '../services.js';
 import type { PaneSide } from '../stores/pane.js';
 import { fromDataTransfer, fromFileList } from '../upload/collect.js';
+import { ContextMenu, type MenuPosition } from './ContextMenu.js';
+import { Icon } from './icons.js';
+import { paneCommands, shortcutText, type PaneCommandId } from './pane-commands.js';
 import { PathBar } from './PathBar.js';
+import { SearchBar, SearchResults } from './Search.js';
 import { INTERNAL_DRAG_TYPE, ResourceGrid, type InternalDragPayload } from './ResourceGrid.js';
 
 export const gridElements: Partial<Record<PaneSide, HTMLDivElement | null>> = {};
@@ -24,6 +28,16 @@ function readInternal(event: DragEvent): InternalDragPayload | null {
   } catch {
     return null;
   }
+}
+
+/** Left and right move between a toolbar's buttons (the ARIA toolbar pattern); Tab leaves it. */
+function rovingArrows(event: KeyboardEvent<HTMLDivElement>): void {
+  if (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight') return;
+  const buttons = Array.from(event.currentTarget.querySelectorAll<HTMLButtonElement>('button:not(:disabled)'));
+  const index = buttons.indexOf(document.activeElement as HTMLButtonElement);
+  if (index < 0) return;
+  buttons[(index + (event.key === 'ArrowRight' ? 1 : buttons.length - 1)) % buttons.length]?.focus();
+  event.preventDefault();
 }
 
 const hasFiles = (event: DragEvent) => Array.from(event.dataTransfer.types).includes('Files');
@@ -55,6 +69,14 @@ export function Pane({ side }: { side: PaneSide }) {
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const label = side === 'left' ? 'Left pane' : 'Right pane';
+  const search = services.searches[side];
+  const searchOpen = useStore(search.store, (s) => s.open);
+  const [menu, setMenu] = useState<MenuPosition | null>(null);
+  const other = services.panes[otherSide(side)];
+  const otherTarget = useStore(other, (s) => s.target);
+  const otherHasOne = useStore(other, (s) => (s.selection.size === 0 ? s.cursor !== null : s.selection.size === 1));
+  const selectedFolders = useStore(pane, (s) => s.items.filter((item) => item.kind === 'container' && (s.selection.size ? s.selection.has(item.id) : s.cursor === item.id)).length);
+  const selected = selectionSize || (hasCursor ? 1 : 0);
 
   const openItem = (item: ResourceSummary) => {
     if (item.kind === 'container') void pane.getState().open({ id: item.id, title: item.title });
@@ -94,7 +116,45 @@ export function Pane({ side }: { side: PaneSide }) {
   const targetInfo = targets.find((t) => t.name === target);
   const canUpload = targetInfo ? targetInfo.supported_actions.resource_upload : false;
   const canDownload = targetInfo ? targetInfo.supported_actions.resource_download : false;
-  const readOnly = targetInfo !== undefined && !canUpload;
+  const commands = paneCommands({
+    hasTarget: !!target,
+    canUpload,
+    canDownload,
+    selected,
+    selectedFolders,
+    offers: {
+      delete: session.offers(target, 'delete'),
+      rename: session.offers(target, 'rename'),
+      move: session.offers(target, 'move'),
+      create_folder: session.offers(target, 'create_folder'),
+    },
+    searches: session.searches(target),
+    verifies,
+    atTop: trail.length === 0,
+    sameTargetAcross: !!target && otherTarget === target,
+    otherHasOne,
+    otherSideName: side === 'left' ? 'right' : 'left',
+  });
+
+  function run(id: PaneCommandId): void {
+    const across = otherSide(side);
+    const jobs: Record<PaneCommandId, () => unknown> = {
+      upload: () => fileInput.current?.click(),
+      'upload-folder': () => folderInput.current?.click(),
+      download: () => actions.download(side, keepOffline && target !== LIBRARY_TARGET),
+      transfer: () => actions.transferSelection(side, across),
+      'new-folder': () => actions.newFolder(side),
+      rename: () => actions.renameCursor(side),
+      move: () => actions.moveAcross(side, across),
+      delete: () => actions.deleteSelection(side),
+      compare: () => actions.compareSelected(side),
+      size: () => actions.calculateSize(side),
+      verify: () => actions.verify(side),
+      search: () => (searchOpen ? search.close() : search.show()),
+      refresh: () => actions.refresh(side),
+    };
+    void jobs[id]();
+  }
   const emptyMessage = !target
     ? 'Choose a place on the left to browse it.'
     : status === 'loading'
@@ -141,67 +201,29 @@ export function Pane({ side }: { side: PaneSide }) {
         />
       </div>
       <PathBar side={side} editRequests={editRequests} done={() => focusPane(side)} />
-      <div className="toolbar" role="toolbar" aria-label={`${label} actions`}>
-        {/* a read-only target (the library) shows no upload buttons at all: less to scan */}
-        {readOnly ? null : (
-          <>
-            <button type="button" disabled={!target || !canUpload} onClick={() => fileInput.current?.click()}>
-              Upload
-            </button>
-            <button
-              type="button"
-              aria-label="Pick folder"
-              title="Upload a whole folder"
-              disabled={!target || !canUpload}
-              onClick={() => folderInput.current?.click()}
-            >
-              Folder…
-            </button>
-          </>
-        )}
-        <button
-          type="button"
-          disabled={!target || !canDownload || (selectionSize === 0 && itemCount === 0)}
-          onClick={() => void actions.download(side, keepOffline && target !== LIBRARY_TARGET)}
-        >
-          Download
-        </button>
-        {target === LIBRARY_TARGET ? null : (
+      <div className="toolbar" role="toolbar" aria-label={`${label} actions`} onKeyDown={rovingArrows}>
+        {commands.map((command) => (
+          <button
+            key={command.id}
+            type="button"
+            className="tool"
+            aria-label={command.label}
+            aria-keyshortcuts={command.shortcut}
+            title={`${command.label}: ${command.explain}${command.shortcut ? ` (${shortcutText(command.shortcut)})` : ''}`}
+            disabled={!command.enabled}
+            aria-pressed={command.id === 'search' ? searchOpen : undefined}
+            onClick={() => run(command.id)}
+          >
+            <Icon name={command.icon} />
+          </button>
+        ))}
+        <span className="toolbar-gap" />
+        {target === LIBRARY_TARGET || !canDownload ? null : (
           <label className="keep-offline" title="Also keep a copy in the offline library">
             <input type="checkbox" checked={keepOffline} onChange={(event) => setKeepOffline(event.target.checked)} />
             Keep offline
           </label>
         )}
-        <button
-          type="button"
-          disabled={!target}
-          title={`Copy the selection to the ${side === 'left' ? 'right' : 'left'} pane (F5)`}
-          onClick={() => void actions.transferSelection(side, otherSide(side))}
-        >
-          Transfer
-        </button>
-        {readOnly ? null : (
-          <button type="button" disabled={!target || !canUpload} onClick={() => void actions.newFolder(side)}>
-            New folder
-          </button>
-        )}
-        {verifies ? (
-          <button
-            type="button"
-            disabled={trail.length > 0 || (selectionSize === 0 && !hasCursor)}
-            title={
-              trail.length > 0
-                ? 'Go to the top of the library and select an archive to verify it'
-                : 'Re-read the selected archive and check every file against its recorded checksums'
-            }
-            onClick={() => void actions.verify(side)}
-          >
-            Verify
-          </button>
-        ) : null}
-        <button type="button" disabled={!target} onClick={() => void actions.refresh(side)}>
-          Refresh
-        </button>
         <input
           ref={fileInput}
           type="file"
@@ -228,6 +250,7 @@ export function Pane({ side }: { side: PaneSide }) {
           }}
         />
       </div>
+      {searchOpen ? <SearchBar side={side} /> : null}
       {status === 'error' && error ? (
         <div className="message error" role="alert">
           <span>{error}</span>
@@ -257,6 +280,11 @@ export function Pane({ side }: { side: PaneSide }) {
               Cancel
             </button>
           ) : null}
+          {notice.undo ? (
+            <button type="button" onClick={notice.undo}>
+              Undo
+            </button>
+          ) : null}
           {notice.retry ? (
             <button type="button" onClick={notice.retry}>
               Retry
@@ -275,6 +303,7 @@ export function Pane({ side }: { side: PaneSide }) {
           </button>
         </div>
       ) : null}
+      {searchOpen ? <SearchResults side={side} /> : (
       <ResourceGrid
         pane={pane}
         details={details}
@@ -294,8 +323,14 @@ export function Pane({ side }: { side: PaneSide }) {
           copyAcross: () => void actions.transferSelection(side, otherSide(side)),
           toggleDetail: () => ui.setState((s) => ({ detailOpen: !s.detailOpen })),
           dropOnFolder: (folder, event) => handleDrop(event, folder),
+          command: run,
+          contextMenu: setMenu,
         }}
       />
+      )}
+      {menu ? (
+        <ContextMenu label={`${label} items`} at={menu} commands={commands.filter((c) => c.onRows)} run={run} close={() => setMenu(null)} />
+      ) : null}
       <div className="pane-foot" aria-live="polite">
         {status === 'ready' ? `${itemCount} item${itemCount === 1 ? '' : 's'}${selectionSize ? `, ${selectionSize} selected` : ''}` : ''}
         {sizing ? ` · Reading the size and date of all ${itemCount} items to sort them; the rows stay in name order until then…` : ''}

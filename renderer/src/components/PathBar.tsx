@@ -7,6 +7,7 @@ import { useStore } from 'zustand';
 import { useServices } from '../services.js';
 import type { PaneSide } from '../stores/pane.js';
 import { pathText, resolvePath } from '../stores/path.js';
+import { Icon } from './icons.js';
 
 /** `editRequests` ticks when the pane asks for the field (Ctrl+L); `done` runs after a move or Escape. */
 export function PathBar({ side, editRequests, done }: { side: PaneSide; editRequests: number; done(): void }) {
@@ -56,7 +57,7 @@ export function PathBar({ side, editRequests, done }: { side: PaneSide; editRequ
     <div className="path-bar">
       <div className="history-buttons" role="group" aria-label="Go">
         <button type="button" aria-label="Back" title="Back (Alt+Left)" disabled={!canBack} onClick={() => void pane.getState().goBack()}>
-          ←
+          <Icon name="back" />
         </button>
         <button
           type="button"
@@ -65,10 +66,10 @@ export function PathBar({ side, editRequests, done }: { side: PaneSide; editRequ
           disabled={!canForward}
           onClick={() => void pane.getState().goForward()}
         >
-          →
+          <Icon name="forward" />
         </button>
         <button type="button" aria-label="Up" title="Up one folder (Alt+Up, Backspace)" disabled={trail.length === 0} onClick={() => void pane.getState().up()}>
-          ↑
+          <Icon name="up" />
         </button>
       </div>
       {editing ? (

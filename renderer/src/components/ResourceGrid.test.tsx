@@ -33,6 +33,8 @@ async function setup(items = many) {
     copyAcross: vi.fn(),
     toggleDetail: vi.fn(),
     dropOnFolder: vi.fn(),
+    command: vi.fn(),
+    contextMenu: vi.fn(),
   };
   render(<ResourceGrid pane={pane} details={details} commands={commands} emptyMessage="Empty." />);
   return { pane, commands, detailCalls };

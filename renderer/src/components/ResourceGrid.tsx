@@ -5,7 +5,8 @@
 // of the list with the cursor on its first row. Keyboard: arrows/Home/End/PageUp/PageDown move, Shift extends,
 // Enter opens, Backspace or Alt+Up goes up, Alt+Left/Right go back and forward, typed letters
 // jump to a name (type-ahead), Tab jumps to the other pane, F5 copies across, F3/Space
-// shows details, Ctrl/Cmd+A selects all.
+// shows details, Ctrl/Cmd+A selects all; F2, Delete, F6, F7 and Ctrl+F run the pane's commands
+// (pane-commands.ts), and Shift+F10 or the Menu key opens the context menu at the cursor.
 import { useEffect, useLayoutEffect, useMemo, useRef, type DragEvent, type KeyboardEvent, type MouseEvent } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useStore } from 'zustand';
@@ -15,6 +16,8 @@ import { arrangeRows, instantOf, needsSizes, sizeOf, type SortKey } from '../sto
 import type { PaneStore } from '../stores/pane.js';
 import { formatBytes, formatDate } from '../format.js';
 import { createTypeAhead } from './type-ahead.js';
+import type { MenuPosition } from './ContextMenu.js';
+import { commandForKey, type PaneCommandId } from './pane-commands.js';
 
 export const ROW_HEIGHT = 28;
 export const INTERNAL_DRAG_TYPE = 'application/x-ferry-resources';
@@ -35,6 +38,10 @@ export interface GridCommands {
   toggleDetail(): void;
   /** a drop on a folder row */
   dropOnFolder(folder: ResourceSummary, event: DragEvent): void;
+  /** one of the pane's commands, by its key */
+  command(id: PaneCommandId): void;
+  /** opens the rows' context menu there */
+  contextMenu(at: MenuPosition): void;
 }
 
 const COLUMNS: { key: SortKey; label: string }[] = [
@@ -155,6 +162,18 @@ export function ResourceGrid(props: {
 
   function onKeyDown(event: KeyboardEvent<HTMLDivElement>): void {
     const state = pane.getState();
+    const command = commandForKey(event);
+    if (command || event.key === 'ContextMenu' || (event.shiftKey && event.key === 'F10')) {
+      if (command) commands.command(command);
+      else {
+        const box = (activeRow && document.getElementById(rowDomId(side, activeRow.id))) || event.currentTarget;
+        const rect = box.getBoundingClientRect();
+        commands.contextMenu({ x: rect.left + 24, y: rect.bottom });
+      }
+      event.preventDefault();
+      event.stopPropagation();
+      return;
+    }
     if (event.altKey && !event.ctrlKey && !event.metaKey) {
       const go = { ArrowLeft: commands.back, ArrowRight: commands.forward, ArrowUp: commands.up }[event.key];
       if (!go) return;
@@ -325,6 +344,12 @@ export function ResourceGrid(props: {
                       : undefined
                   }
                   onClick={(event) => onRowClick(event, row)}
+                  onContextMenu={(event) => {
+                    event.preventDefault();
+                    // a right-click outside the selection acts on that row alone, as in a file manager
+                    if (!pane.getState().selection.has(row.id)) pane.getState().select(row.id, 'replace', ordered);
+                    commands.contextMenu({ x: event.clientX, y: event.clientY });
+                  }}
                   onDoubleClick={() => commands.openItem(row)}
                 >
                   <div role="gridcell" className="cell cell-title">

@@ -5,6 +5,9 @@ import { createDuplicatePrompt } from '../stores/duplicates.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
 import { AccountForm } from './AccountForm.js';
 import { ServicesContext, type Services } from '../services.js';
+import { createApiClient } from '../api/client.js';
+import { askMetadataReview, createUiStore } from '../stores/ui.js';
+import { MetadataReviewDialog } from './MetadataReviewDialog.js';
 
 afterEach(cleanup);
 
@@ -114,5 +117,32 @@ describe('account form', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Test' }));
     await waitFor(() => expect(screen.getByRole('alert').textContent).toBe('Enter the installation url for Dataverse.'));
     expect(testToken).not.toHaveBeenCalled();
+  });
+});
+
+describe('metadata review', () => {
+  it('goes ahead unedited, and refuses edits with a sentence rather than dropping them', async () => {
+    const ui = createUiStore();
+    const fetchImpl = vi.fn();
+    const api = createApiClient({ url: 'http://127.0.0.1:1/', accessKey: 'k' }, fetchImpl as unknown as typeof fetch);
+    render(
+      <ServicesContext.Provider value={{ ui, api } as unknown as Services}>
+        <MetadataReviewDialog />
+      </ServicesContext.Provider>,
+    );
+    const metadata = { title: 'survey', description: 'CTD casts', creators: '', keywords: '', license: '' };
+    let answer: Promise<unknown>;
+    act(() => {
+      answer = askMetadataReview(ui, { target: 'zenodo', where: 'Zenodo', metadata });
+    });
+    fireEvent.change(screen.getByLabelText('Title'), { target: { value: 'Survey 2024' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Go ahead' }));
+    expect((await screen.findByRole('alert')).textContent).toContain('cannot send edited metadata yet');
+    expect(ui.getState().metadataReview).not.toBeNull(); // still open: the edit is not lost
+    fireEvent.click(screen.getByRole('button', { name: 'Undo edits' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Go ahead' }));
+    expect(await answer!).toEqual(metadata);
+    expect(fetchImpl).not.toHaveBeenCalled();
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
   });
 });

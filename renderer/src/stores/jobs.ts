@@ -14,7 +14,7 @@ export interface JobView {
 }
 
 export interface Submission {
-  kind: 'upload' | 'transfer' | 'verify';
+  kind: 'upload' | 'transfer' | 'verify' | 'check';
   label: string;
   destination: { target: string; containerId: string | null; trail: Crumb[] };
   /** `ids`: a transfer of a whole selection (one job); `id` is then its first */
@@ -22,6 +22,8 @@ export interface Submission {
   duplicateAction: DuplicateFileAction;
   /** uploads: key of the ZIP blob kept in memory for a retry during this run */
   blobKey?: string;
+  /** false: sent with `ferry-provenance: off` (absent: on, the server's default) */
+  provenance?: boolean;
 }
 
 // A pause sends a job back (running → paused → queued → running), so order is judged only

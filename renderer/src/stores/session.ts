@@ -1,7 +1,7 @@
 // What the core offers: its version, the keychain's nature, and the targets (with whether
 // a token is stored for each). Loaded once, reloaded after the Accounts form changes.
 import { createStore } from 'zustand/vanilla';
-import type { TargetDescription } from '../../../shared/api.js';
+import type { FileOperation, TargetDescription } from '../../../shared/api.js';
 import { ApiRequestError, messageOf, type ApiClient } from '../api/client.js';
 import type { Session } from '../api/app-types.js';
 
@@ -31,6 +31,21 @@ export function createSessionStore(api: Pick<ApiClient, 'session' | 'targets'>) 
       } catch (error) {
         store.setState({ status: 'error', error: messageOf(error), errorStatus: error instanceof ApiRequestError ? error.status : null });
       }
+    },
+    /** whether a target offers a file operation (its `supported_operations`; absent: none) */
+    offers(target: string | null, operation: FileOperation): boolean {
+      return store.getState().targets.find((t) => t.name === target)?.supported_operations?.[operation] === true;
+    },
+    /** whether `GET resources/?q=` works there (`capabilities.search`) */
+    searches(target: string | null): boolean {
+      return store.getState().targets.find((t) => t.name === target)?.capabilities?.search === true;
+    },
+    /**
+     * A target on this machine (the access key opens it): a delete there goes to a trash and
+     * can be undone. Anything else is a remote service, where a delete is final.
+     */
+    isOnThisMachine(target: string | null): boolean {
+      return store.getState().session?.targets.find((t) => t.name === target)?.credential === 'access-key';
     },
     readableName(target: string | null): string {
       if (!target) return '';

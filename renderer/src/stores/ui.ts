@@ -1,5 +1,6 @@
 // Small app-wide UI state: which pane is active, open dialogs, per-pane notices.
 import { createStore } from 'zustand/vanilla';
+import type { ReviewedMetadata } from '../metadata.js';
 import type { PaneSide } from './pane.js';
 
 export interface Notice {
@@ -11,6 +12,19 @@ export interface Notice {
   progress?: { done: number; total: number | null };
   /** stops the work under way (offered as Cancel) */
   cancel?: () => void;
+  /** puts back what an operation just did (offered as Undo) */
+  undo?: () => void;
+}
+
+/** A yes/no question before something that is hard to take back (a remote delete). */
+export interface ConfirmQuestion {
+  title: string;
+  /** what happens, naming what and where */
+  text: string;
+  confirm: string;
+  /** the confirm button is styled as dangerous */
+  danger: boolean;
+  answer(yes: boolean): void;
 }
 
 export interface TextQuestion {
@@ -19,6 +33,17 @@ export interface TextQuestion {
   initial: string;
   confirm: string;
   answer(value: string | null): void;
+}
+
+/** The review of what a new record in a repository will be described with. */
+export interface MetadataQuestion {
+  /** the destination target's name, for sending edits */
+  target: string;
+  /** the destination as a person reads it ("Zenodo") */
+  where: string;
+  metadata: ReviewedMetadata;
+  /** the edited metadata to go ahead with, or null to cancel */
+  answer(metadata: ReviewedMetadata | null): void;
 }
 
 export interface UiStoreState {
@@ -30,6 +55,12 @@ export interface UiStoreState {
   /** the manager of local folders (add, name, remove) */
   localFoldersOpen: boolean;
   question: TextQuestion | null;
+  /** uploads and transfers write a ferry-provenance.json (the server's default); off: `ferry-provenance: off` */
+  provenance: boolean;
+  /** the findings of a check job shown in their dialog (its ticket), or null */
+  checkShown: string | null;
+  confirmation: ConfirmQuestion | null;
+  metadataReview: MetadataQuestion | null;
   notices: Record<PaneSide, Notice | null>;
 }
 
@@ -41,6 +72,10 @@ export function createUiStore() {
     accountsTarget: null,
     localFoldersOpen: false,
     question: null,
+    provenance: true,
+    checkShown: null,
+    confirmation: null,
+    metadataReview: null,
     notices: { left: null, right: null },
   }));
 }
@@ -59,6 +94,34 @@ export function askText(ui: UiStore, question: Omit<TextQuestion, 'answer'>): Pr
         answer(value) {
           ui.setState({ question: null });
           resolve(value === null || value.trim() === '' ? null : value.trim());
+        },
+      },
+    });
+  });
+}
+
+export function askConfirm(ui: UiStore, question: Omit<ConfirmQuestion, 'answer'>): Promise<boolean> {
+  return new Promise((resolve) => {
+    ui.setState({
+      confirmation: {
+        ...question,
+        answer(yes) {
+          ui.setState({ confirmation: null });
+          resolve(yes);
+        },
+      },
+    });
+  });
+}
+
+export function askMetadataReview(ui: UiStore, question: Omit<MetadataQuestion, 'answer'>): Promise<ReviewedMetadata | null> {
+  return new Promise((resolve) => {
+    ui.setState({
+      metadataReview: {
+        ...question,
+        answer(metadata) {
+          ui.setState({ metadataReview: null });
+          resolve(metadata);
         },
       },
     });
