@@ -6,7 +6,7 @@ import { formatDuration } from '../format.js';
 
 export interface LogLine {
   path: string;
-  result: 'written' | 'updated' | 'skipped' | 'failed' | 'unconfirmed';
+  result: 'written' | 'updated' | 'skipped' | 'already' | 'failed' | 'unconfirmed';
   detail?: string;
 }
 
@@ -14,20 +14,30 @@ const RESULT_TEXT: Record<LogLine['result'], string> = {
   written: 'written',
   updated: 'replaced',
   skipped: 'skipped (already there)',
+  already: 'done by an earlier run, not sent again',
   failed: 'failed',
   unconfirmed: 'not confirmed (the job stopped)',
 };
 
-/** Every file the report names, failures first (they are what a person looks for). */
+/**
+ * Every file the report names, failures first (they are what a person looks for); a written
+ * file says how it was checked against the destination's record of it (report.written_checks).
+ */
 export function logLines(job: Job): LogLine[] {
   const r = job.report;
   if (!r) return [];
+  const checks = new Map((r.written_checks ?? []).map((check) => [check.path, check.detail]));
+  const written = (result: 'written' | 'updated') => (path: string): LogLine => {
+    const detail = checks.get(path);
+    return detail === undefined ? { path, result } : { path, result, detail };
+  };
   return [
     ...(r.failed_files ?? []).map((f): LogLine => ({ path: f.path, result: 'failed', detail: f.error })),
     ...(r.unconfirmed ?? []).map((path): LogLine => ({ path, result: 'unconfirmed' })),
-    ...r.resources_created.map((path): LogLine => ({ path, result: 'written' })),
-    ...r.resources_updated.map((path): LogLine => ({ path, result: 'updated' })),
+    ...r.resources_created.map(written('written')),
+    ...r.resources_updated.map(written('updated')),
     ...r.resources_ignored.map((path): LogLine => ({ path, result: 'skipped' })),
+    ...(r.already_done ?? []).map((path): LogLine => ({ path, result: 'already' })),
   ];
 }
 
