@@ -3,7 +3,8 @@
 // fast path never changes what is written or reported. So each one the target has is hidden
 // in turn (withoutCapability: the target as it would be without it) and the results compared
 // with the target's own: the same rows, the same listing bytes over HTTP, the same bag bytes,
-// the same write outcome and stored files. A target that declares none says so and skips.
+// the same write outcome and stored files, in one test per target. A target that declares
+// none says so and skips.
 
 import { describe, expect, it } from 'vitest';
 import { NodeColumns } from '../../electron/core/node-columns.js';
@@ -59,13 +60,6 @@ export function describeCapabilityContract(name: string, fixtureOf: () => Capabi
   describe(`Target capabilities: ${name} (each hidden in turn gives the same results)`, () => {
     const context = (): TargetContext => ({ token: fixtureOf().token, signal: new AbortController().signal });
     const target = () => fixtureOf().target;
-    const skipUnlessDeclared = (capability: keyof TargetCapabilities, skip: (note: string) => never) => {
-      if (target().capabilities?.[capability] !== undefined) return;
-      const reason = `${name} declares no ${capability}`;
-      console.info(`[target contract] skipped: ${reason}`);
-      skip(reason);
-    };
-
     /** The JSON of `batches` as the HTTP layer sends `of`'s full listing. */
     const json = async (of: Target, batches: AsyncIterable<readonly ResourceNode[] | NodeColumns>): Promise<string> => {
       const stream = await jsonArrayStream(batches, summaryWriter(BASE, of.info.name, of.info.plainIds), `${BASE} ${of.info.name}`, {
@@ -76,8 +70,8 @@ export function describeCapabilityContract(name: string, fixtureOf: () => Capabi
     /** The full listing's JSON as the HTTP layer sends it, in batches (kept ones where the target keeps them). */
     const listingJson = (of: Target): Promise<string> => json(of, of.listBatches ? of.listBatches(context()) : inBatches(of.list(context())));
 
-    it('columnarListing hidden: the same rows, in the same order, and the same listing bytes', async ({ skip }) => {
-      skipUnlessDeclared('columnarListing', skip);
+    /** columnarListing hidden: the same rows, in the same order, and the same listing bytes */
+    const columnarListing = async () => {
       const fresh = await setup();
       try {
         // the first listing of a fresh target, where columns come if they ever do
@@ -90,10 +84,10 @@ export function describeCapabilityContract(name: string, fixtureOf: () => Capabi
       } finally {
         await fresh.teardown();
       }
-    });
+    };
 
-    it('cacheableListings hidden: every listing, kept or not, sends the same bytes', async ({ skip }) => {
-      skipUnlessDeclared('cacheableListings', skip);
+    /** cacheableListings hidden: every listing, kept or not, sends the same bytes */
+    const cacheableListings = async () => {
       const plain = withoutCapability(target(), 'cacheableListings');
       // a target keeps batches from a repeated listing on: list a few times
       let kept = 0;
@@ -105,11 +99,10 @@ export function describeCapabilityContract(name: string, fixtureOf: () => Capabi
       for await (const batch of target().listBatches?.(context()) ?? []) {
         if (target().capabilities!.cacheableListings!.isKept(batch)) expect(Object.isFrozen(batch), 'a kept batch is frozen').toBe(true);
       }
-    });
+    };
 
-    it('stagedWrites hidden: the same outcome and the same stored files; a failing check leaves nothing', async ({ skip }) => {
-      skipUnlessDeclared('stagedWrites', skip);
-      if (!target().info.supported_actions.resource_upload) return skip(`${name} does not write`);
+    /** stagedWrites hidden: the same outcome and the same stored files; a failing check leaves nothing */
+    const stagedWrites = async () => {
       const plain = withoutCapability(target(), 'stagedWrites');
       const tree = (top: string) => entriesFrom({ [`${top}/`]: null, [`${top}/a.txt`]: 'alpha\n', [`${top}/sub/b.txt`]: 'bravo\n' });
       const { writableContainerId } = fixtureOf();
@@ -127,25 +120,51 @@ export function describeCapabilityContract(name: string, fixtureOf: () => Capabi
       await expect(target().write(context(), writableContainerId, tree(`${top}-refused`), refused)).rejects.toThrow('the check failed');
       const children = await collect(target().list(context(), { container: writableContainerId }));
       expect(children.map((node) => node.title)).not.toContain(`${top}-refused`);
-    });
+    };
 
-    it('directFiles hidden: a download of a folder is the same bag, byte for byte', async ({ skip }) => {
-      if (!target().info.supported_actions.resource_download) return skip(`${name} does not download`);
-      const nodes = await collect(target().list(context()));
-      const folder = nodes.find((node) => node.kind === 'container');
-      if (!folder) return skip(`${name} lists no folder`);
+    /** A folder whose read offers directFiles, or null (the target reads no folder that way). */
+    const directFolder = async (): Promise<ResourceNode | null> => {
+      if (!target().info.supported_actions.resource_download) return null;
+      const folder = (await collect(target().list(context()))).find((node) => node.kind === 'container');
+      if (!folder) return null;
       const probe = await target().read(context(), folder.id);
       await probe.entries[Symbol.asyncIterator]().return?.();
-      if (!probe.directFiles) {
-        console.info(`[target contract] skipped: ${name}'s reads offer no directFiles`);
-        return skip('no directFiles');
-      }
+      return probe.directFiles ? folder : null;
+    };
+
+    /** directFiles hidden: a download of the folder is the same bag, byte for byte */
+    const directFiles = async (folder: ResourceNode) => {
       const bag = async (of: Target) =>
         Buffer.concat(await collect(writeBagZip(await of.read(context(), folder.id), { targetName: name, resourceId: folder.id, bagName: 'bag', now: BAGGED_AT })));
       // once first: a target may remember digests from a read (local), which a later bag reports
       await bag(target());
       const plainBag = await bag(withoutCapability(target(), 'directFiles'));
       expect((await bag(target())).equals(plainBag)).toBe(true);
+    };
+
+    // One test per target, running a check for each capability it has: a capability it does
+    // not declare has nothing to compare (the rest of the suite tests the contract's own path).
+    it('each capability it declares, hidden in turn, gives the same results', async ({ skip }) => {
+      const declared = target().capabilities ?? {};
+      const checks: [string, () => Promise<void>][] = [];
+      if (declared.columnarListing) checks.push(['columnarListing', columnarListing]);
+      if (declared.cacheableListings) checks.push(['cacheableListings', cacheableListings]);
+      if (declared.stagedWrites && target().info.supported_actions.resource_upload) checks.push(['stagedWrites', stagedWrites]);
+      const folder = await directFolder();
+      if (folder) checks.push(['directFiles', () => directFiles(folder)]);
+      if (checks.length === 0) {
+        const reason = `${name} declares no capability beyond the contract (columnarListing, cacheableListings, stagedWrites) and its reads offer no directFiles`;
+        console.info(`[target contract] skipped: ${reason}`);
+        return skip(reason);
+      }
+      for (const [capability, check] of checks) {
+        try {
+          await check();
+        } catch (error) {
+          if (error instanceof Error) error.message = `${capability} hidden: ${error.message}`;
+          throw error;
+        }
+      }
     });
   });
 }
