@@ -125,6 +125,7 @@ describe('GET /api_v1/openapi.json', () => {
         'GET /api_v1/targets/{target}/resources/',
         'GET /api_v1/targets/{target}/resources/{resource}/',
         'GET /api_v1/targets/{target}/resources/{resource}/metadata/',
+        'GET /api_v1/targets/{target}/resources/{resource}/content/',
         'POST /api_v1/targets/{target}/resources/',
         'POST /api_v1/targets/{target}/resources/{resource}/',
         'POST /api_v1/targets/{target}/resources/{resource}/verify/',

@@ -298,6 +298,11 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
           ...jsonBody({ resource_ids: ids }),
         })
       ).download,
+    /** the first `maxBytes` of one file, raw (docs/api.md "A file's bytes"), and whether the file holds more */
+    fileHead: async (target: string, id: string, maxBytes: number, signal?: AbortSignal): Promise<{ bytes: Uint8Array; truncated: boolean }> => {
+      const response = await request(`${resourcePath(target, id)}content/?max_bytes=${maxBytes}`, { signal });
+      return { bytes: new Uint8Array(await response.arrayBuffer()), truncated: response.headers.get('ferry-content-truncated') === 'true' };
+    },
     /** a streamed download response (the caller saves the body) */
     download: (path: string, signal?: AbortSignal) => request(path, { signal }),
   };
