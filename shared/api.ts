@@ -17,6 +17,8 @@ export interface TargetDescription {
   supported_operations?: Record<FileOperation, boolean>;
   /** extension: optional features beyond the four actions (docs/api.md "Search") */
   capabilities: TargetCapabilities;
+  /** extension (docs/api.md "Descriptive metadata"): a new top-level resource here keeps descriptive metadata */
+  keeps_metadata: boolean;
 }
 
 /** Extension: the file operations beside the contract's four actions. */

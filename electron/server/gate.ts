@@ -70,7 +70,7 @@ export function registerGate(app: FastifyInstance, options: GateOptions): void {
         // CORS only for the app's own other origin; never for anyone else
         reply.header('access-control-allow-origin', request.headers.origin);
         reply.header('vary', 'Origin');
-        reply.header('access-control-expose-headers', 'Location, Content-Disposition, Retry-After');
+        reply.header('access-control-expose-headers', 'Location, Content-Disposition, Retry-After, ferry-content-truncated');
         if (request.method === 'OPTIONS') {
           reply.header('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE');
           reply.header(

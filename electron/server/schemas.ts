@@ -90,6 +90,12 @@ export const componentSchemas = [
         required: ['search'],
         properties: { search: { type: 'boolean', description: 'GET resources/?q= searches; false: 405' } },
       },
+      keeps_metadata: {
+        type: 'boolean',
+        description:
+          'extension: a transfer to a new top-level resource here keeps descriptive metadata (the source\'s, or the reviewed copy in the ' +
+          "transfer's `metadata`); false: it is not carried, and the job says so in its notes",
+      },
     },
   },
   {

@@ -1,9 +1,22 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ResourceSummary } from '../../shared/api.js';
-import type { ApiClient } from './api/client.js';
+import type { DescriptiveMetadata, ResourceSummary, TargetDescription } from '../../shared/api.js';
+import { ApiRequestError, type ApiClient } from './api/client.js';
 import { requestSizedGroups } from './actions.js';
 import { createServices } from './services.js';
 import { job, MemoryStorage, summary } from './test-support.js';
+
+/** A target description: its names and whether it keeps descriptive metadata matter here. */
+function target(name: string, readable: string, keepsMetadata: boolean): TargetDescription {
+  return {
+    name,
+    readable_name: readable,
+    supported_actions: { resource_collection: true, resource_detail: true, resource_download: true, resource_upload: true },
+    supported_hash_algorithms: [],
+    detail: '',
+    capabilities: { search: false },
+    keeps_metadata: keepsMetadata,
+  };
+}
 
 function setup(listing: () => ResourceSummary[]) {
   const verify = vi.fn(async () => ({ ticket_number: 'v1', message: 'The server is processing the request.' }));
@@ -19,7 +32,7 @@ function setup(listing: () => ResourceSummary[]) {
         { name: 'offline', readable_name: 'Downloaded ZIPs', credential: 'access-key', has_stored_token: false, can_verify: true },
       ],
     }),
-    targets: async () => [],
+    targets: async () => [target('local', 'Local folders', false), target('zenodo', 'Zenodo', true), target('figshare', 'figshare', true)],
     children,
     verify,
     job: async () => ({ ...job('v1', 'running'), kind: 'verify' as const, target: 'offline', resource_id: 'arc1' }),
@@ -103,45 +116,100 @@ describe('transfer of a selection', () => {
 });
 
 describe('metadata review before a new record', () => {
-  it('shows the source detail before a transfer to the top of Zenodo; cancelling sends nothing, going ahead sends', async () => {
+  const SOURCE: DescriptiveMetadata = {
+    title: 'Coastal Survey',
+    description: 'CTD casts',
+    creators: [{ name: 'Ada Lovelace', orcid: '0000-0002-1825-0097' }, { name: 'Charles Babbage' }],
+    keywords: ['ocean'],
+    related_identifiers: [{ identifier: '10.1234/x', relation: 'isSupplementTo' }],
+  };
+
+  async function setupReview(metadata: () => Promise<DescriptiveMetadata>, destination = 'zenodo') {
     const { services } = setup(() => [summary('d1', 'survey', 'container', 'src')]);
     const transfer = vi.fn(async () => ({ ticket_number: 't1', message: 'The server is processing the request.' }));
-    const detail = vi.fn(async () => ({ ...summary('d1', 'survey', 'container', 'src'), date_created: null, date_modified: null, hashes: {}, extra: { description: 'CTD casts' }, download_url: '' }));
-    Object.assign(services.api, { transfer, detail, job: async () => ({ ...job('t1', 'running'), kind: 'transfer' as const }) });
+    Object.assign(services.api, { transfer, metadata: vi.fn(metadata), job: async () => ({ ...job('t1', 'running'), kind: 'transfer' as const }) });
     await services.session.load();
     await services.panes.left.getState().setTarget('local', [{ id: 'src', title: 'src' }]);
-    await services.panes.right.getState().setTarget('zenodo');
+    await services.panes.right.getState().setTarget(destination);
     services.panes.left.getState().select('d1', 'replace', ['d1']);
     services.duplicates.ask = async () => 'ignore';
+    /** starts a transfer and waits for its review */
+    const review = async () => {
+      const done = services.actions.transferSelection('left', 'right');
+      await vi.waitFor(() => expect(services.ui.getState().metadataReview).not.toBeNull());
+      return { question: services.ui.getState().metadataReview!, done };
+    };
+    return { services, transfer, review };
+  }
 
-    const cancelled = services.actions.transferSelection('left', 'right');
-    await vi.waitFor(() => expect(services.ui.getState().metadataReview).not.toBeNull());
-    expect(services.ui.getState().metadataReview).toMatchObject({ target: 'zenodo', metadata: { title: 'survey', description: 'CTD casts' } });
-    services.ui.getState().metadataReview!.answer(null);
-    await cancelled;
+  it("shows the source's metadata (GET metadata/); cancelling sends nothing, going ahead unedited sends none of its own", async () => {
+    const { services, transfer, review } = await setupReview(async () => SOURCE);
+    const first = await review();
+    expect(services.api.metadata).toHaveBeenCalledWith('local', 'd1');
+    expect(first.question).toMatchObject({
+      target: 'zenodo',
+      readError: null,
+      passedThrough: ['related identifiers'],
+      metadata: { title: 'Coastal Survey', description: 'CTD casts', creators: 'Ada Lovelace\nCharles Babbage', keywords: 'ocean', license: '' },
+    });
+    first.question.answer(null);
+    await first.done;
     expect(transfer).not.toHaveBeenCalled();
 
-    const sent = services.actions.transferSelection('left', 'right');
-    await vi.waitFor(() => expect(services.ui.getState().metadataReview).not.toBeNull());
-    const review = services.ui.getState().metadataReview!;
-    review.answer(review.metadata);
-    await sent;
-    expect(transfer).toHaveBeenCalledTimes(1);
+    const second = await review();
+    second.question.answer(second.question.metadata);
+    await second.done;
+    expect(transfer).toHaveBeenCalledWith('zenodo', null, { target: 'local', id: 'd1', ids: undefined }, 'ignore', { provenance: true, metadata: undefined });
   });
 
-  it('is not asked into a folder, nor on a target that keeps no metadata', async () => {
-    const { services } = setup(() => [summary('d1', 'survey', 'container', 'src')]);
-    const transfer = vi.fn(async () => ({ ticket_number: 't1', message: 'The server is processing the request.' }));
-    Object.assign(services.api, { transfer, job: async () => ({ ...job('t1', 'running'), kind: 'transfer' as const }) });
-    await services.session.load();
-    await services.panes.left.getState().setTarget('local', [{ id: 'src', title: 'src' }]);
-    services.panes.left.getState().select('d1', 'replace', ['d1']);
-    services.duplicates.ask = async () => 'ignore';
+  it('sends the edited copy as the transfer\'s metadata, keeping what the form does not show, and a retry sends it again', async () => {
+    const { services, transfer, review } = await setupReview(async () => SOURCE);
+    const { question, done } = await review();
+    question.answer({ ...question.metadata, description: 'CTD casts, 2024', creators: 'Ada Lovelace\nGrace Hopper', license: 'CC-BY-4.0', publication_date: '2024-05-01' });
+    await done;
+    const sent: DescriptiveMetadata = {
+      title: 'Coastal Survey',
+      description: 'CTD casts, 2024',
+      creators: [{ name: 'Ada Lovelace', orcid: '0000-0002-1825-0097' }, { name: 'Grace Hopper' }],
+      keywords: ['ocean'],
+      license: 'CC-BY-4.0',
+      publication_date: '2024-05-01',
+      related_identifiers: [{ identifier: '10.1234/x', relation: 'isSupplementTo' }],
+    };
+    expect(transfer).toHaveBeenCalledWith('zenodo', null, expect.objectContaining({ id: 'd1' }), 'ignore', { provenance: true, metadata: sent });
+    expect(await services.actions.retryJob('t1')).toBeNull();
+    expect(transfer).toHaveBeenLastCalledWith('zenodo', null, expect.objectContaining({ id: 'd1' }), 'ignore', { provenance: true, metadata: sent });
+  });
+
+  it('says when the metadata could not be read, and shows nothing for a source that describes nothing', async () => {
+    const failing = await setupReview(async () => {
+      throw new ApiRequestError('OSF is not answering (HTTP 503).', 503, 'upstream_unavailable');
+    });
+    const failed = await failing.review();
+    expect(failed.question).toMatchObject({ readError: 'OSF is not answering (HTTP 503).', metadata: { title: 'survey', description: '' } });
+    failed.question.answer(null);
+    await failed.done;
+
+    const silent = await setupReview(async () => {
+      throw new ApiRequestError('Local folders resources carry no descriptive metadata Ferry can read.', 405, 'action_not_supported');
+    });
+    const none = await silent.review();
+    expect(none.question).toMatchObject({ readError: null, passedThrough: [], metadata: { title: 'survey', creators: '' } });
+    none.question.answer(null);
+    await none.done;
+  });
+
+  it("is asked wherever the target says keeps_metadata (no list of the renderer's own), never into a folder", async () => {
+    const { services, transfer, review } = await setupReview(async () => ({}), 'figshare');
+    const { question, done } = await review();
+    expect(question.target).toBe('figshare');
+    question.answer(question.metadata);
+    await done;
     await services.panes.right.getState().setTarget('zenodo', [{ id: 'rec1', title: 'record' }]);
     await services.actions.transferSelection('left', 'right');
     await services.panes.right.getState().setTarget('local');
     await services.actions.transferSelection('left', 'right');
     expect(services.ui.getState().metadataReview).toBeNull();
-    expect(transfer).toHaveBeenCalledTimes(2);
+    expect(transfer).toHaveBeenCalledTimes(3);
   });
 });

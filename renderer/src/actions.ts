@@ -7,12 +7,12 @@ import { isFinished, retryLabel, type Submission } from './stores/jobs.js';
 import { containerOf, type Crumb, type PaneSide } from './stores/pane.js';
 import { formatBytes } from './format.js';
 import { askMetadataReview, askText, setNotice } from './stores/ui.js';
-import { keepsMetadata, metadataFromDetail } from './metadata.js';
+import { describedOf, reviewOf, sameMetadata } from './metadata.js';
 import { createFileOperations } from './file-operations.js';
 import { folderSize, type FolderSize } from './folder-size.js';
 import { planUploads, topLevelNames, type Picked } from './upload/collect.js';
 import { newFolderPlan, zipBlob } from './upload/zip.js';
-import type { Job } from '../../shared/api.js';
+import type { DescriptiveMetadata, Job } from '../../shared/api.js';
 
 export const otherSide = (side: PaneSide): PaneSide => (side === 'left' ? 'right' : 'left');
 
@@ -155,14 +155,26 @@ export function createActions(s: BaseServices) {
   }
 
   /**
-   * Before a new top-level record in a repository: the review of what describes it. False
-   * when the person cancelled (nothing is sent then).
+   * Before a transfer makes a new top-level record where metadata is kept: the review of the
+   * source's metadata. Null when the person cancelled (nothing is sent then); `metadata` set
+   * when they edited it, to send instead of the source's (unedited, the core carries the
+   * source's own, which is what was shown).
    */
-  async function reviewNewRecord(destination: string, source: { target: string; id: string } | null, title: string): Promise<boolean> {
-    if (!keepsMetadata(destination)) return true;
-    const entry = source ? await s.details.load(source.target, source.id) : null;
-    const metadata = metadataFromDetail(entry?.state === 'ready' ? entry.detail : null, title);
-    return (await askMetadataReview(s.ui, { target: destination, where: s.session.readableName(destination), metadata })) !== null;
+  async function reviewNewRecord(destination: string, source: { target: string; id: string }, title: string): Promise<{ metadata?: DescriptiveMetadata } | null> {
+    if (!s.session.keepsMetadata(destination)) return {};
+    let original: DescriptiveMetadata = {};
+    let readError: string | null = null;
+    try {
+      original = await s.api.metadata(source.target, source.id);
+    } catch (error) {
+      // a source that describes nothing (405) simply has nothing to show
+      if (!(error instanceof ApiRequestError && error.status === 405)) readError = messageOf(error);
+    }
+    const shown = reviewOf(original, title);
+    const passedThrough = [original.related_identifiers?.length ? 'related identifiers' : '', original.funding?.length ? 'funding' : ''].filter(Boolean);
+    const answer = await askMetadataReview(s.ui, { target: destination, where: s.session.readableName(destination), metadata: shown, readError, passedThrough });
+    if (answer === null) return null;
+    return sameMetadata(answer, shown) ? {} : { metadata: describedOf(answer, original) };
   }
 
   async function sendUpload(side: PaneSide, submission: Submission, blob: Blob): Promise<void> {
@@ -201,9 +213,8 @@ export function createActions(s: BaseServices) {
     const label = `${count} file${count === 1 ? '' : 's'} → ${where}`;
     const action = await chooseDuplicateAction(names, dest.known, dest.containerId, `${names.join(', ')} into ${where}`);
     if (!action) return;
+    // an upload carries no descriptive metadata (the API takes none with a ZIP): nothing to review
     const plans = planUploads(picked, atTop, looseName);
-    // each top-level folder becomes a record of its own: each is reviewed before anything is sent
-    for (const plan of plans) if (plan.folder !== null && !(await reviewNewRecord(dest.target, null, plan.folder))) return;
     setNotice(s.ui, side, { kind: 'info', text: `Packing ${label}…` });
     try {
       for (const plan of plans) {
@@ -255,8 +266,14 @@ export function createActions(s: BaseServices) {
       `${items.length === 1 ? items[0]!.title : `${items.length} items`} into ${where}`,
     );
     if (!action) return;
+    // each item becomes a record of its own at the top level: each is reviewed before anything is sent
+    const reviewed = new Map<string, DescriptiveMetadata>();
     if (dest.containerId === null) {
-      for (const item of items) if (!(await reviewNewRecord(dest.target, { target: source.target, id: item.id }, item.title))) return;
+      for (const item of items) {
+        const review = await reviewNewRecord(dest.target, { target: source.target, id: item.id }, item.title);
+        if (!review) return;
+        if (review.metadata) reviewed.set(item.id, review.metadata);
+      }
     }
     // Into a folder, the selection is one job (or a few, if its ids would not fit one request
     // body); at a target's top level each item becomes a resource of its own, so one job each.
@@ -267,6 +284,7 @@ export function createActions(s: BaseServices) {
       const first = group[0]!;
       const title = group.length === 1 ? first.title : `${group.length} items from ${describe(source.target, source.trail)}`;
       const groupIds = group.length > 1 ? group.map((item) => item.id) : undefined;
+      const metadata = reviewed.get(first.id);
       const submission: Submission = {
         kind: 'transfer',
         label: `${title} → ${where}`,
@@ -274,10 +292,12 @@ export function createActions(s: BaseServices) {
         source: { target: source.target, id: first.id, title, ...(groupIds ? { ids: groupIds } : {}) },
         duplicateAction: action,
         provenance: s.ui.getState().provenance,
+        ...(metadata ? { metadata } : {}),
       };
       try {
         const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: first.id, ids: groupIds }, action, {
           provenance: submission.provenance !== false,
+          metadata,
         });
         await track(ack.ticket_number, submission);
       } catch (error) {
@@ -737,6 +757,7 @@ export function createActions(s: BaseServices) {
         const { destination, source } = submission;
         const ack = await s.api.transfer(destination.target, destination.containerId, source, submission.duplicateAction, {
           provenance: submission.provenance !== false,
+          metadata: submission.metadata,
         });
         await track(ack.ticket_number, submission);
         return null;

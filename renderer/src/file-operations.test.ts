@@ -16,6 +16,7 @@ function target(name: string, readable: string): TargetDescription {
     detail: '',
     supported_operations: ALL_OPERATIONS,
     capabilities: { search: false },
+    keeps_metadata: false,
   };
 }
 

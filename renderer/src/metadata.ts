@@ -1,20 +1,9 @@
-// The metadata review before a new top-level upload or transfer into a repository (#21): what
-// the new record will be described with, read from the source's detail where it says it.
-// The core carries the source's descriptive metadata itself (WriteOptions.metadata); the
-// review shows it so nothing reaches a repository unseen. Sending edits needs the metadata
-// contract another change adds (see submitMetadata in api/client.ts).
-import type { ResourceDetail } from '../../shared/api.js';
-
-/**
- * Targets whose top-level writes keep the carried metadata: the core's
- * `TargetInfo.keepsMetadata` (Zenodo; InvenioRDM on main). The API does not expose that flag
- * yet, so the renderer's copy lives here and only here; a target missing from it is not
- * reviewed, which is safe (the job then notes that its metadata was not kept). Offering the
- * review where the core drops the metadata would show edits that go nowhere.
- */
-const REPOSITORIES: ReadonlySet<string> = new Set(['zenodo', 'invenio']);
-
-export const keepsMetadata = (target: string | null): boolean => target !== null && REPOSITORIES.has(target);
+// The metadata review before a new top-level record in a repository (#21): the source's
+// descriptive metadata as GET …/resources/<id>/metadata/ answers it, shown as editable text,
+// and the reviewed copy sent back as the transfer's `metadata` (docs/api.md "Descriptive
+// metadata"). Which destinations keep it is theirs to say (`keeps_metadata`, read by the
+// session store): the renderer keeps no list of its own.
+import type { DescriptiveMetadata } from '../../shared/api.js';
 
 /** The reviewed fields, as a person edits them: creators one per line, keywords comma-separated. */
 export interface ReviewedMetadata {
@@ -23,28 +12,47 @@ export interface ReviewedMetadata {
   creators: string;
   keywords: string;
   license: string;
+  publication_date: string;
 }
 
-const text = (value: unknown): string => (typeof value === 'string' ? value : '');
-
-const listOf = (value: unknown, join: string): string =>
-  Array.isArray(value)
-    ? value
-        .map((entry) => (typeof entry === 'string' ? entry : typeof entry === 'object' && entry && 'name' in entry ? text((entry as { name: unknown }).name) : ''))
-        .filter(Boolean)
-        .join(join)
-    : text(value);
-
-/** What the source's detail says of itself; a field it does not carry stays empty (never guessed). */
-export function metadataFromDetail(detail: Pick<ResourceDetail, 'title' | 'extra'> | null, fallbackTitle: string): ReviewedMetadata {
-  const extra = detail?.extra ?? {};
+/** The form's text of what the source says; a field it does not say stays empty (never guessed). */
+export function reviewOf(metadata: DescriptiveMetadata, fallbackTitle: string): ReviewedMetadata {
   return {
-    title: detail?.title ?? fallbackTitle,
-    description: text(extra.description),
-    creators: listOf(extra.creators ?? extra.authors, '\n'),
-    keywords: listOf(extra.keywords ?? extra.tags, ', '),
-    license: typeof extra.license === 'object' && extra.license ? text((extra.license as { name?: unknown }).name ?? (extra.license as { id?: unknown }).id) : text(extra.license),
+    title: metadata.title ?? fallbackTitle,
+    description: metadata.description ?? '',
+    creators: (metadata.creators ?? []).map((creator) => creator.name).join('\n'),
+    keywords: (metadata.keywords ?? []).join(', '),
+    license: metadata.license ?? '',
+    publication_date: metadata.publication_date ?? '',
   };
+}
+
+const lines = (text: string, separator: RegExp): string[] =>
+  text
+    .split(separator)
+    .map((part) => part.trim())
+    .filter(Boolean);
+
+/**
+ * The model of what the person approved: the form's fields, empty ones left out. A creator
+ * whose name is unchanged keeps the ORCID iD and affiliation the source gave; the fields the
+ * form does not show (related identifiers, funding) pass through as the source gave them.
+ */
+export function describedOf(reviewed: ReviewedMetadata, original: DescriptiveMetadata): DescriptiveMetadata {
+  const known = new Map((original.creators ?? []).map((creator) => [creator.name, creator]));
+  const described: DescriptiveMetadata = {
+    title: reviewed.title.trim(),
+    description: reviewed.description.trim(),
+    creators: lines(reviewed.creators, /\n/).map((name) => known.get(name) ?? { name }),
+    keywords: lines(reviewed.keywords, /,/),
+    license: reviewed.license.trim(),
+    publication_date: reviewed.publication_date.trim(),
+    related_identifiers: original.related_identifiers,
+    funding: original.funding,
+  };
+  return Object.fromEntries(
+    Object.entries(described).filter(([, value]) => (Array.isArray(value) ? value.length > 0 : typeof value === 'string' && value !== '')),
+  ) as DescriptiveMetadata;
 }
 
 export function sameMetadata(a: ReviewedMetadata, b: ReviewedMetadata): boolean {

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Acknowledgement, Job, ResourceSummary } from '../../shared/api.js';
+import type { Acknowledgement, Job, ResourceSummary, TargetDescription } from '../../shared/api.js';
 import { MemorySecretStore } from '../../electron/core/keychain/memory.js';
 import { tokenAccount } from '../../electron/core/keychain/port.js';
 import type { ProvenanceLog } from '../../electron/core/provenance/format.js';
@@ -117,5 +117,13 @@ describe('OSF → Zenodo → local', () => {
     const project = (await list('osf')).find((node) => node.title === 'Coastal Survey')!;
     const job = await transfer('local', null, 'osf', project.id);
     expect(job.report!.notes).toEqual([expect.stringMatching(/^The destination \(Local folders\) keeps no descriptive metadata: the source's title, description, creators, keywords, license were not carried/)]);
+  });
+});
+
+describe('GET /api_v1/targets/ keeps_metadata', () => {
+  it('says which destinations keep descriptive metadata, in the list and on each target', async () => {
+    const listed = (await (await ferry.fetch('/api_v1/targets/')).json()) as TargetDescription[];
+    expect(Object.fromEntries(listed.map((t) => [t.name, t.keeps_metadata]))).toEqual({ local: false, osf: false, zenodo: true });
+    expect(((await (await ferry.fetch('/api_v1/targets/zenodo/')).json()) as TargetDescription).keeps_metadata).toBe(true);
   });
 });

@@ -50,6 +50,7 @@ describe('GET /api_v1/targets/', () => {
           detail: `${base}/api_v1/target/local/`,
           supported_operations: { delete: true, rename: true, move: true, create_folder: true },
           capabilities: { search: true },
+          keeps_metadata: false,
         },
         {
           name: 'shelf',
@@ -59,10 +60,11 @@ describe('GET /api_v1/targets/', () => {
           detail: `${base}/api_v1/target/shelf/`,
           supported_operations: { delete: false, rename: false, move: false, create_folder: false },
           capabilities: { search: false },
+          keeps_metadata: false,
         },
       ]);
-      // the contract's five fields, plus the additive supported_operations and capabilities (docs/api.md)
-      for (const target of targets) expect(Object.keys(target).sort()).toEqual(['capabilities', 'detail', 'name', 'readable_name', 'supported_actions', 'supported_hash_algorithms', 'supported_operations']);
+      // the contract's five fields, plus the additive supported_operations, capabilities and keeps_metadata (docs/api.md)
+      for (const target of targets) expect(Object.keys(target).sort()).toEqual(['capabilities', 'detail', 'keeps_metadata', 'name', 'readable_name', 'supported_actions', 'supported_hash_algorithms', 'supported_operations']);
     }
   });
 
@@ -125,6 +127,7 @@ describe('GET /api_v1/openapi.json', () => {
         'GET /api_v1/targets/{target}/resources/',
         'GET /api_v1/targets/{target}/resources/{resource}/',
         'GET /api_v1/targets/{target}/resources/{resource}/metadata/',
+        'GET /api_v1/targets/{target}/resources/{resource}/content/',
         'POST /api_v1/targets/{target}/resources/',
         'POST /api_v1/targets/{target}/resources/{resource}/',
         'POST /api_v1/targets/{target}/resources/{resource}/verify/',

@@ -18,6 +18,7 @@ export function describeTarget(target: Target, base: string): TargetDescription 
     supported_operations: supportedOperations(target),
     // declared by the optional method itself (target.ts), so the flag and the route cannot disagree
     capabilities: { search: typeof target.search === 'function' },
+    keeps_metadata: target.info.keepsMetadata === true,
   };
 }
 

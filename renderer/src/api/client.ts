@@ -6,6 +6,7 @@ import type {
   ApiError as ApiErrorBody,
   CreateFolderResult,
   DeleteResult,
+  DescriptiveMetadata,
   DuplicateFileAction,
   Job,
   MoveResult,
@@ -93,6 +94,12 @@ export interface WriteOptions {
 }
 
 const DEFAULT_WRITE: WriteOptions = { provenance: true };
+
+/** A transfer's options: a new top-level record may carry the descriptive metadata a person reviewed. */
+export interface TransferOptions extends WriteOptions {
+  /** sent as the body's `metadata`, used instead of the source's (docs/api.md "Descriptive metadata") */
+  metadata?: DescriptiveMetadata;
+}
 
 /** One page of a search, and whether the server offers a next one (its `Link: rel="next"`). */
 export interface SearchPage {
@@ -208,15 +215,15 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
       /** `ids` (two or more): the whole selection as one job, into a folder */
       source: { target: string; id: string; ids?: readonly string[] },
       duplicateAction: DuplicateFileAction,
-      options: WriteOptions = DEFAULT_WRITE,
+      options: TransferOptions = DEFAULT_WRITE,
     ) =>
       json<Acknowledgement>(resourcesPath(destination, containerId), {
         method: 'POST',
-        body: JSON.stringify(
-          source.ids && source.ids.length > 1
-            ? { source_target_name: source.target, source_resource_ids: source.ids }
-            : { source_target_name: source.target, source_resource_id: source.id },
-        ),
+        body: JSON.stringify({
+          source_target_name: source.target,
+          ...(source.ids && source.ids.length > 1 ? { source_resource_ids: source.ids } : { source_resource_id: source.id }),
+          ...(options.metadata ? { metadata: options.metadata } : {}),
+        }),
         headers: {
           'Content-Type': 'application/json',
           'duplicate-file-action': duplicateAction,
@@ -262,21 +269,9 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
         method: 'POST',
         ...jsonBody({ source_target_name: source.target, source_resource_id: source.id, ...(readBytes ? { read_bytes: true } : {}) }),
       }),
-    /**
-     * Sends the metadata a person edited in the review, for the next top-level write. NOT
-     * AVAILABLE YET: the metadata contract (GET …/resources/<id>/metadata/ and a way to pass
-     * edited metadata with an upload or transfer) is being added to the core by another change
-     * and is not in docs/api.md. Until it is, this refuses with a sentence, so an edit is never
-     * silently dropped; the review without edits goes ahead (the core then carries the source's
-     * own metadata). When the contract lands, this is the one function to fill in.
-     */
-    submitMetadata: async (_target: string, _metadata: Record<string, unknown>): Promise<never> => {
-      throw new ApiRequestError(
-        "This version of Ferry cannot send edited metadata yet: the new record would be described with the source's own metadata. Undo the edits to go ahead with that, or cancel.",
-        501,
-        'metadata_edit_unavailable',
-      );
-    },
+    /** a resource's descriptive metadata, to review before a transfer makes a new record of it (docs/api.md "Descriptive metadata") */
+    metadata: (target: string, id: string, signal?: AbortSignal) =>
+      json<DescriptiveMetadata>(`${resourcePath(target, id)}metadata/`, { signal }),
     rcloneRemotes: () => json<RcloneRemotesAnswer>('/app/rclone-remotes'),
     /** adds or replaces a remote; the server tries it first and answers its sentence when it fails (nothing kept) */
     putRcloneRemote: (name: string, type: string, options: Record<string, string>) =>
@@ -298,6 +293,11 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
           ...jsonBody({ resource_ids: ids }),
         })
       ).download,
+    /** the first `maxBytes` of one file, raw (docs/api.md "A file's bytes"), and whether the file holds more */
+    fileHead: async (target: string, id: string, maxBytes: number, signal?: AbortSignal): Promise<{ bytes: Uint8Array; truncated: boolean }> => {
+      const response = await request(`${resourcePath(target, id)}content/?max_bytes=${maxBytes}`, { signal });
+      return { bytes: new Uint8Array(await response.arrayBuffer()), truncated: response.headers.get('ferry-content-truncated') === 'true' };
+    },
     /** a streamed download response (the caller saves the body) */
     download: (path: string, signal?: AbortSignal) => request(path, { signal }),
   };

@@ -1,11 +1,13 @@
 // Everything known about the item under the active pane's cursor: dates, size, each hash
-// with a copy button, the target-specific `extra` fields, and fixity for offline archives.
+// with a copy button, a preview of a file's first bytes, the target-specific `extra` fields,
+// and fixity for offline archives.
 import { useEffect, useState } from 'react';
 import { useStore } from 'zustand';
 import { useServices } from '../services.js';
 import type { DetailEntry } from '../stores/details.js';
 import { sizeOf } from '../stores/arrange.js';
 import { formatBytes, formatDate } from '../format.js';
+import { FilePreview } from './FilePreview.js';
 
 function CopyButton({ value, label }: { value: string; label: string }) {
   const [copied, setCopied] = useState(false);
@@ -244,7 +246,7 @@ function DragOutHandle() {
 }
 
 export function DetailPanel() {
-  const { ui, panes, details, actions } = useServices();
+  const { ui, panes, details, actions, session } = useServices();
   const side = useStore(ui, (s) => s.active);
   const pane = panes[side];
   const target = useStore(pane, (s) => s.target);
@@ -327,6 +329,7 @@ export function DetailPanel() {
           </dl>
         )}
         {archive ? null : <FileFixityState fixity={fixity} />}
+        {d.kind === 'item' && session.downloads(target) ? <FilePreview key={`${target}\n${d.id}`} target={target} id={d.id} title={d.title} /> : null}
         {Object.keys(extra).length > 0 ? (
           <>
             <h3>More</h3>

@@ -106,7 +106,7 @@ export function PathBar({ side, editRequests, done }: { side: PaneSide; editRequ
           ) : null}
         </form>
       ) : (
-        <nav className="breadcrumbs" aria-label="Location" onClick={(event) => event.target === event.currentTarget && startEditing()}>
+        <nav className="breadcrumbs" aria-label={`${side === 'left' ? 'Left' : 'Right'} pane location`} onClick={(event) => event.target === event.currentTarget && startEditing()}>
           <ol onClick={(event) => event.target === event.currentTarget && startEditing()}>
             <li>
               <button type="button" disabled={!target} onClick={() => void pane.getState().goToCrumb(-1)}>

@@ -5,7 +5,6 @@ import { createDuplicatePrompt } from '../stores/duplicates.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
 import { AccountForm } from './AccountForm.js';
 import { ServicesContext, type Services } from '../services.js';
-import { createApiClient } from '../api/client.js';
 import { askMetadataReview, createUiStore } from '../stores/ui.js';
 import { MetadataReviewDialog } from './MetadataReviewDialog.js';
 
@@ -121,28 +120,38 @@ describe('account form', () => {
 });
 
 describe('metadata review', () => {
-  it('goes ahead unedited, and refuses edits with a sentence rather than dropping them', async () => {
+  function open(question: Partial<Parameters<typeof askMetadataReview>[1]> = {}) {
     const ui = createUiStore();
-    const fetchImpl = vi.fn();
-    const api = createApiClient({ url: 'http://127.0.0.1:1/', accessKey: 'k' }, fetchImpl as unknown as typeof fetch);
     render(
-      <ServicesContext.Provider value={{ ui, api } as unknown as Services}>
+      <ServicesContext.Provider value={{ ui } as unknown as Services}>
         <MetadataReviewDialog />
       </ServicesContext.Provider>,
     );
-    const metadata = { title: 'survey', description: 'CTD casts', creators: '', keywords: '', license: '' };
-    let answer: Promise<unknown>;
+    const metadata = { title: 'survey', description: 'CTD casts', creators: '', keywords: '', license: '', publication_date: '' };
+    let answer!: Promise<unknown>;
     act(() => {
-      answer = askMetadataReview(ui, { target: 'zenodo', where: 'Zenodo', metadata });
+      answer = askMetadataReview(ui, { target: 'zenodo', where: 'Zenodo', metadata, readError: null, passedThrough: [], ...question });
     });
+    return { ui, metadata, answer };
+  }
+
+  it('answers the edited fields on Go ahead, and Undo edits puts the source\'s back', async () => {
+    const { metadata, answer } = open({ passedThrough: ['related identifiers', 'funding'] });
+    expect(screen.getByRole('dialog').textContent).toContain('Its related identifiers and funding go as the source gives them.');
+    fireEvent.change(screen.getByLabelText('Title'), { target: { value: 'Survey 2024' } });
+    fireEvent.change(screen.getByLabelText('Publication date'), { target: { value: '2024-05-01' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Undo edits' }));
+    expect((screen.getByLabelText('Title') as HTMLInputElement).value).toBe('survey');
     fireEvent.change(screen.getByLabelText('Title'), { target: { value: 'Survey 2024' } });
     fireEvent.click(screen.getByRole('button', { name: 'Go ahead' }));
-    expect((await screen.findByRole('alert')).textContent).toContain('cannot send edited metadata yet');
-    expect(ui.getState().metadataReview).not.toBeNull(); // still open: the edit is not lost
-    fireEvent.click(screen.getByRole('button', { name: 'Undo edits' }));
-    fireEvent.click(screen.getByRole('button', { name: 'Go ahead' }));
-    expect(await answer!).toEqual(metadata);
-    expect(fetchImpl).not.toHaveBeenCalled();
+    expect(await answer).toEqual({ ...metadata, title: 'Survey 2024' });
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+  });
+
+  it('says when the source could not be read, and Cancel answers null', async () => {
+    const { answer } = open({ readError: 'OSF is not answering (HTTP 503).' });
+    expect(screen.getByRole('alert').textContent).toContain("The source's metadata could not be read: OSF is not answering (HTTP 503).");
+    fireEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(await answer).toBeNull();
   });
 });

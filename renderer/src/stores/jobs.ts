@@ -3,7 +3,7 @@
 // never moves backwards (queued → running → finished; bytes only grow while running).
 // What was submitted is kept client-side (never a token) so a failed job can be retried.
 import { createStore } from 'zustand/vanilla';
-import { isFinishedStatus, type DuplicateFileAction, type Job, type JobStatus } from '../../../shared/api.js';
+import { isFinishedStatus, type DescriptiveMetadata, type DuplicateFileAction, type Job, type JobStatus } from '../../../shared/api.js';
 import type { Crumb } from './pane.js';
 
 export interface JobView {
@@ -24,6 +24,8 @@ export interface Submission {
   blobKey?: string;
   /** false: sent with `ferry-provenance: off` (absent: on, the server's default) */
   provenance?: boolean;
+  /** a transfer to a new record: the descriptive metadata a person reviewed and edited, sent as the body's `metadata` */
+  metadata?: DescriptiveMetadata;
 }
 
 // A pause sends a job back (running → paused → queued → running), so order is judged only

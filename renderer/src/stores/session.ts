@@ -40,6 +40,14 @@ export function createSessionStore(api: Pick<ApiClient, 'session' | 'targets'>) 
     searches(target: string | null): boolean {
       return store.getState().targets.find((t) => t.name === target)?.capabilities?.search === true;
     },
+    /** whether a new top-level record there keeps descriptive metadata (`keeps_metadata`): only then is it reviewed */
+    keepsMetadata(target: string | null): boolean {
+      return store.getState().targets.find((t) => t.name === target)?.keeps_metadata === true;
+    },
+    /** whether its files' bytes can be read (`supported_actions.resource_download`): a preview needs them */
+    downloads(target: string | null): boolean {
+      return store.getState().targets.find((t) => t.name === target)?.supported_actions.resource_download === true;
+    },
     /**
      * A target on this machine (the access key opens it): a delete there goes to a trash and
      * can be undone. Anything else is a remote service, where a delete is final.

@@ -37,11 +37,15 @@ export interface TextQuestion {
 
 /** The review of what a new record in a repository will be described with. */
 export interface MetadataQuestion {
-  /** the destination target's name, for sending edits */
+  /** the destination target's name */
   target: string;
   /** the destination as a person reads it ("Zenodo") */
   where: string;
   metadata: ReviewedMetadata;
+  /** why the source's metadata could not be read (the fields are then empty), or null */
+  readError: string | null;
+  /** fields the form does not show that go as the source gives them ("related identifiers") */
+  passedThrough: string[];
   /** the edited metadata to go ahead with, or null to cancel */
   answer(metadata: ReviewedMetadata | null): void;
 }
