@@ -3,10 +3,10 @@
 // Compare, the provenance toggle, dialogs that keep focus, and an axe-core pass with no
 // serious or critical violation on every screen, light and dark. Screenshots (1400×860,
 // 1024×700, dark) go to playwright-report/ui2-screenshots/ through ui2Shots.
-import AxeBuilder from '@axe-core/playwright';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test as base, type Page } from '@playwright/test';
+import { expectAccessible } from '../support/axe.js';
 import { startServer, type RunningServer } from '../support/ferry-server.js';
 import { choosePlace, grid, jobs, openFolder, pane, row, ui2Shots, watchCsp } from '../support/ui.js';
 
@@ -32,19 +32,6 @@ const test = base.extend<{ ferry: RunningServer }>({
     }
   },
 });
-
-/** axe-core on the page as it is, light and dark: no serious or critical violation. */
-async function expectAccessible(page: Page, screen: string): Promise<void> {
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    const result = await new AxeBuilder({ page }).analyze();
-    const bad = result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${screen} (${scheme}): ${v.id} — ${v.help}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(', ')}`);
-    expect(bad, bad.join('\n')).toEqual([]);
-  }
-  await page.emulateMedia({ colorScheme: null });
-}
 
 async function openApp(page: Page, ferry: RunningServer) {
   await page.goto(ferry.appUrl);

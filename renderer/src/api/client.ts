@@ -4,6 +4,7 @@
 import type {
   Acknowledgement,
   ApiError as ApiErrorBody,
+  ConflictsReport,
   CreateFolderResult,
   DeleteResult,
   DuplicateFileAction,
@@ -93,6 +94,18 @@ export interface WriteOptions {
 }
 
 const DEFAULT_WRITE: WriteOptions = { provenance: true };
+
+/** A transfer's options: also a choice per file (by the source's path) that overrides the action for all. */
+export interface TransferOptions extends WriteOptions {
+  duplicateChoices?: Record<string, DuplicateFileAction>;
+}
+
+/** A transfer's source in its body: one resource, or (two or more ids) a selection. */
+function sourceFields(source: { target: string; id: string; ids?: readonly string[] }) {
+  return source.ids && source.ids.length > 1
+    ? { source_target_name: source.target, source_resource_ids: source.ids }
+    : { source_target_name: source.target, source_resource_id: source.id };
+}
 
 /** One page of a search, and whether the server offers a next one (its `Link: rel="next"`). */
 export interface SearchPage {
@@ -208,20 +221,23 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
       /** `ids` (two or more): the whole selection as one job, into a folder */
       source: { target: string; id: string; ids?: readonly string[] },
       duplicateAction: DuplicateFileAction,
-      options: WriteOptions = DEFAULT_WRITE,
+      options: TransferOptions = DEFAULT_WRITE,
     ) =>
       json<Acknowledgement>(resourcesPath(destination, containerId), {
         method: 'POST',
-        body: JSON.stringify(
-          source.ids && source.ids.length > 1
-            ? { source_target_name: source.target, source_resource_ids: source.ids }
-            : { source_target_name: source.target, source_resource_id: source.id },
-        ),
+        body: JSON.stringify({ ...sourceFields(source), ...(options.duplicateChoices ? { duplicate_choices: options.duplicateChoices } : {}) }),
         headers: {
           'Content-Type': 'application/json',
           'duplicate-file-action': duplicateAction,
           ...provenanceHeader(options),
         },
+      }),
+    /** which files of a transfer into a folder are already there, both sides side by side (docs/api.md "Duplicate files") */
+    conflicts: (destination: string, containerId: string, source: { target: string; id: string; ids?: readonly string[] }) =>
+      json<ConflictsReport>(`/api_v1/targets/${seg(destination)}/resources/${seg(containerId)}/conflicts/`, {
+        method: 'POST',
+        body: JSON.stringify(sourceFields(source)),
+        headers: { 'Content-Type': 'application/json' },
       }),
     /** one page of a target's search (docs/api.md "Search"); 405 where capabilities.search is off */
     search: async (target: string, text: string, page: number, signal?: AbortSignal): Promise<SearchPage> => {
