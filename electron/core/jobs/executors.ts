@@ -13,7 +13,7 @@ import { completeProvenance, metadataForTransfer, startTransferProvenance, start
 import { WatchedEntries } from './entry-stream.js';
 import { JournaledEntries } from './journaled-entries.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
-import type { JournaledTop } from './resume-journal.js';
+import { identityOf, type JournaledTop } from './resume-journal.js';
 import type { StagedWriteOptions } from './staged-write.js';
 import { verifyWritten, type WrittenVerification } from './verify-written.js';
 import { capabilitiesOf } from '../capabilities.js';
@@ -367,11 +367,13 @@ async function plannedWrite(
   sourcePathOf?: (path: string) => string,
 ): Promise<ResolvedWrite> {
   const plan = await planWrite(destination, entries, planRequest(ctx, params));
+  const sourcePath = sourcePathOf ?? ((path: string) => path);
   return resolveDuplicates(destination, { token, signal: ctx.signal }, plan, {
     containerId: params.containerId,
     action: params.duplicateAction,
     ...(params.duplicateChoices ? { choices: params.duplicateChoices } : {}),
-    ...(sourcePathOf ? { sourcePathOf } : {}),
+    sourcePathOf: sourcePath,
+    completed: (entry) => ctx.journal.has(sourcePath(entry.path), identityOf(entry)),
   });
 }
 

@@ -94,6 +94,14 @@ describe('duplicates resolved in the core', () => {
     expect(resolved.ignored).toEqual(['D/a.txt']);
   });
 
+  it('a file an earlier run of the job completed is not judged again (its own write is what is there)', async () => {
+    const { target, container } = destination(['D/done.txt', 'D/other.txt']);
+    const plan = await planWrite(target, source({ 'D/done.txt': EARLY, 'D/other.txt': EARLY }), { containerId: container, duplicateAction: 'rename', signal: ctx.signal });
+    const resolved = await resolveDuplicates(target, ctx, plan, { containerId: container, action: 'rename', completed: (entry) => entry.path === 'D/done.txt' });
+    // left as planned, for the journal to leave out; the other is renamed
+    expect(resolved.plan.entries.map((planned) => planned.entry.path)).toEqual(['D/done.txt', 'D/other (2).txt']);
+  });
+
   it('names a flattened file by its own last segment, the stored name following', async () => {
     const target = new MemoryTarget({ files: { 'R/raw__a.csv': 'old' } });
     Object.assign(target, { namingRules: FLAT_RECORD_NAMING_RULES });

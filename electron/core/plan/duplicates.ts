@@ -24,6 +24,11 @@ export interface DuplicateRequest {
   choices?: Readonly<Record<string, DuplicateFileAction>>;
   /** an entry's path → the path as the source names it (the key of `choices`); default: the same */
   sourcePathOf?: (path: string) => string;
+  /**
+   * True for a file an earlier run of the job completed (its resume journal): it is not judged
+   * again — what it finds there is that run's own write — and the journal leaves it out later.
+   */
+  completed?: (entry: Entry) => boolean;
 }
 
 /** A write with its duplicates decided: what to hand the target, and what was left out or renamed. */
@@ -60,7 +65,8 @@ export async function resolveDuplicates(destination: Target, ctx: TargetContext,
   // A new top-level resource holds nothing yet (the target names it distinctly if its title
   // is taken): nothing is replaced, and nothing needs a new name.
   if (request.containerId === null) return { ...untouched, writeAction: 'ignore' };
-  const clashes = await clashesOf(destination, ctx, plan, request.containerId);
+  const completed = request.completed ?? (() => false);
+  const clashes = (await clashesOf(destination, ctx, plan, request.containerId)).filter((clash) => !completed(clash.planned.entry));
   const sourcePathOf = request.sourcePathOf ?? ((path: string) => path);
   const ignored: string[] = [];
   const notes: string[] = [];
