@@ -94,6 +94,18 @@ describe('duplicates resolved in the core', () => {
     expect(resolved.ignored).toEqual(['D/a.txt']);
   });
 
+  it('rename: a free name the destination would refuse leaves the file there, and says so', async () => {
+    const { target, container } = destination(['D/a.txt']);
+    Object.assign(target, { checkName: (name: string) => (name.includes('(') ? 'brackets are refused there' : null) });
+    const plan = await planWrite(target, source({ 'D/a.txt': EARLY }), { containerId: container, duplicateAction: 'rename', signal: ctx.signal });
+    const resolved = await resolveDuplicates(target, ctx, plan, { containerId: container, action: 'rename' });
+    expect(resolved.plan.entries).toEqual([]);
+    expect(resolved.ignored).toEqual(['D/a.txt']);
+    expect(resolved.notes).toEqual([
+      '"D/a.txt" was left as it is on Memory (memory): the free name "D/a (2).txt" cannot be used there (brackets are refused there). Rename the file there or here and copy it again.',
+    ]);
+  });
+
   it('a file an earlier run of the job completed is not judged again (its own write is what is there)', async () => {
     const { target, container } = destination(['D/done.txt', 'D/other.txt']);
     const plan = await planWrite(target, source({ 'D/done.txt': EARLY, 'D/other.txt': EARLY }), { containerId: container, duplicateAction: 'rename', signal: ctx.signal });

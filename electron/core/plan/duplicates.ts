@@ -3,6 +3,7 @@ import { throwIfAborted } from '../errors.js';
 import type { Entry, ResourceNode, Target, TargetContext } from '../target.js';
 import { formatDate } from '../time.js';
 import { shownName } from '../zip/entry-name.js';
+import { namingProblem } from './naming-rules.js';
 import { fold, WritePlan, type PlannedEntry } from './write-plan.js';
 
 // Duplicates resolved once, in the core, for every target (issue #22). A target's write()
@@ -54,7 +55,7 @@ interface Clash {
 }
 
 /** Only `newer`, `rename` and per-file choices need a look at the destination; the two plain actions are the target's own. */
-export function needsResolution(request: Pick<DuplicateRequest, 'action' | 'choices'>): boolean {
+function needsResolution(request: Pick<DuplicateRequest, 'action' | 'choices'>): boolean {
   return request.action === 'newer' || request.action === 'rename' || Object.keys(request.choices ?? {}).length > 0;
 }
 
@@ -79,15 +80,8 @@ export async function resolveDuplicates(destination: Target, ctx: TargetContext,
   const replaced = new Map<PlannedEntry, PlannedEntry | null>();
   clashes.forEach((clash, i) => {
     const { entry } = clash.planned;
-    let keep: PlannedEntry | null = { ...clash.planned, onDuplicate: 'update' };
-    const action = actionOf(clash);
-    if (action === 'ignore') keep = null;
-    else if (action === 'rename') keep = renamed(clash);
-    else if (action === 'newer' && stored[i]) {
-      const verdict = newerVerdict(entry.mtime, stored[i]!.date_modified);
-      if (verdict !== 'newer') keep = null;
-      if (verdict === 'unknown') notes.push(unknownTimeNote(entry.path, destination.info.readable_name));
-    }
+    const { keep, note } = decide(destination, clash, actionOf(clash), stored[i] ?? null);
+    if (note !== undefined) notes.push(note);
     if (keep === null) ignored.push(entry.path);
     else if (keep.entry.path !== entry.path) renamedFrom.set(keep.entry.path, entry.path);
     replaced.set(clash.planned, keep);
@@ -146,6 +140,43 @@ function renamed({ planned, taken }: Clash): PlannedEntry {
   const path = planned.entry.path.slice(0, planned.entry.path.length - entryName.length) + name;
   const entry: Entry = { ...planned.entry, path };
   return { entry, storedAs: stored.slice(0, slash + 1) + prefix + name, onDuplicate: 'update' };
+}
+
+/** Why the destination would refuse a renamed file's new name (its naming rules, its checkName), or null. */
+function newNameProblem(destination: Target, planned: PlannedEntry): string | null {
+  const name = planned.storedAs!.slice(planned.storedAs!.lastIndexOf('/') + 1);
+  return namingProblem(destination.namingRules, name, 'file') ?? destination.checkName?.(name) ?? null;
+}
+
+/**
+ * One clash's fate: the entry to hand over (null: left out, the destination keeps its file)
+ * and, where a person should know why, a sentence. `stored`: the stored file's facts, looked
+ * at for `newer` only.
+ */
+function decide(destination: Target, clash: Clash, action: DuplicateFileAction, stored: FileFacts | null): { keep: PlannedEntry | null; note?: string } {
+  const { entry } = clash.planned;
+  const service = destination.info.readable_name;
+  const replace = { keep: { ...clash.planned, onDuplicate: 'update' as const } };
+  switch (action) {
+    case 'ignore':
+      return { keep: null };
+    case 'update':
+      return replace;
+    case 'newer': {
+      // a folder of that name has no time to compare: handed over, for the target to refuse in its own words
+      if (stored === null) return replace;
+      const verdict = newerVerdict(entry.mtime, stored.date_modified);
+      if (verdict === 'newer') return replace;
+      return verdict === 'unknown' ? { keep: null, note: unknownTimeNote(entry.path, service) } : { keep: null };
+    }
+    case 'rename': {
+      const named = renamed(clash);
+      const problem = newNameProblem(destination, named);
+      if (problem === null) return { keep: named };
+      const note = `${shownName(entry.path)} was left as it is on ${service}: the free name ${shownName(named.storedAs!)} cannot be used there (${problem}). Rename the file there or here and copy it again.`;
+      return { keep: null, note };
+    }
+  }
 }
 
 /** Planned files whose stored names the destination holds; each folder the write touches is listed once. */
