@@ -207,14 +207,21 @@ describe('duplicates, what is refused', () => {
   });
 
   it('an upload’s files are previewed from their description alone', async () => {
-    await writeTree(local.dir(), { 'Up/a.txt': OLD });
+    await writeTree(local.dir(), { 'Up/a.txt': OLD, 'Up/sub/c.txt': OLD });
     const response = await ferry.fetch(`/api_v1/targets/other/resources/${encodeURIComponent(encodeLocalId('Inbox'))}/conflicts/`, {
       method: 'POST',
-      body: JSON.stringify({ files: [{ path: 'Up/a.txt', size: 12, date_modified: '2030-01-01T00:00:00Z' }, { path: 'Up/b.txt' }] }),
+      body: JSON.stringify({ files: [{ path: 'Up/a.txt', size: 12, date_modified: '2030-01-01T00:00:00Z' }, { path: 'Up/b.txt' }, { path: 'Up/sub' }] }),
       headers: ferry.auth({ 'content-type': 'application/json' }),
     });
     expect(response.status, await response.clone().text()).toBe(200);
     const preview = (await response.json()) as ConflictsReport;
-    expect(preview).toMatchObject({ planned_files: 2, conflicts: [{ path: 'Up/a.txt', source: { size: 12, date_modified: '2030-01-01T00:00:00.000000Z', hashes: {} }, destination: { size: OLD.length } }] });
+    expect(preview).toMatchObject({
+      planned_files: 3,
+      conflicts: [
+        { path: 'Up/a.txt', source: { size: 12, date_modified: '2030-01-01T00:00:00.000000Z', hashes: {} }, destination: { size: OLD.length } },
+        // a folder has that name there
+        { path: 'Up/sub', destination: null },
+      ],
+    });
   });
 });
