@@ -88,10 +88,10 @@ describe('transfer executor', () => {
     expect(destination.text('Inbox/Data/a.txt')).toBe('old a');
     expect(destination.text('Inbox/Data/a (2).txt')).toBe('new a');
     expect(renamed.report!.resources_created).toContain('Data/a (2).txt');
-    // into a folder where nothing is there yet, the whole copy is the destination's, told 'update'
+    // into a folder where nothing is there yet, the whole copy is the destination's; nothing is to be replaced, so 'ignore'
     const copied = await finished(jobs, (await jobs.submit(transfer({ ...data, containerId: MemoryTarget.idOf('Clean'), action: 'newer' }))).ticket_number);
     expect(copied.status, copied.error ?? '').toBe('succeeded');
-    expect(asked).toEqual(['Clean:update']);
+    expect(asked).toEqual(['Clean:ignore']);
   });
 
   it('streams a folder from one target into another folder, with progress and a report', async () => {

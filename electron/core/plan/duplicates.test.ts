@@ -74,6 +74,8 @@ describe('duplicates resolved in the core', () => {
       ['D/b.tar (2).gz', 'D/b.tar.gz'],
     ]);
     expect(resolved.ignored).toEqual([]);
+    // nothing is to be replaced: a file that appears at a new name before the write is kept
+    expect(resolved.writeAction).toBe('ignore');
   });
 
   it('lists each destination folder the write touches once, and none below a folder that is not there', async () => {

@@ -12,8 +12,9 @@ import { fold, WritePlan, type PlannedEntry } from './write-plan.js';
 // `rename` (keep both: the new file goes under a free name `a (2).txt`), and per-file choices,
 // are decided here after planning: each destination folder the write touches is listed once,
 // every planned file is judged against it, and the target is handed a write where left-out
-// files are gone (reported as ignored) and the rest go with `update` — so no target needs to
-// know these actions, and each gets them alike.
+// files are gone (reported as ignored) and the rest are written — so no target needs to
+// know these actions, and each gets them alike. `update` is handed over only when some file is
+// to be replaced; otherwise `ignore`, so nothing that appeared since the listing is overwritten.
 
 /** What a job asks for duplicates. */
 export interface DuplicateRequest {
@@ -86,12 +87,15 @@ export async function resolveDuplicates(destination: Target, ctx: TargetContext,
     else if (keep.entry.path !== entry.path) renamedFrom.set(keep.entry.path, entry.path);
     replaced.set(clash.planned, keep);
   });
-  const entries = plan.entries.flatMap((planned) => {
+  // `update` only when a file is to be replaced: otherwise a file that appeared since the
+  // listing is kept, never overwritten by a file that was to be new or renamed
+  const writeAction = [...replaced.values()].some((keep) => keep?.onDuplicate === 'update') ? 'update' : 'ignore';
+  const entries = plan.entries.flatMap((planned): PlannedEntry[] => {
     const decided = replaced.get(planned);
-    if (decided === undefined) return [{ ...planned, onDuplicate: 'update' as const }];
-    return decided === null ? [] : [decided];
+    if (decided === undefined) return [{ ...planned, onDuplicate: writeAction }];
+    return decided === null ? [] : [{ ...decided, onDuplicate: decided.onDuplicate === 'update' ? 'update' : writeAction }];
   });
-  return { plan: new WritePlan(entries, plan.top), writeAction: 'update', ignored, renamedFrom, notes };
+  return { plan: new WritePlan(entries, plan.top), writeAction, ignored, renamedFrom, notes };
 }
 
 /**
@@ -139,7 +143,8 @@ function renamed({ planned, taken }: Clash): PlannedEntry {
   taken.add(fold(prefix + name));
   const path = planned.entry.path.slice(0, planned.entry.path.length - entryName.length) + name;
   const entry: Entry = { ...planned.entry, path };
-  return { entry, storedAs: stored.slice(0, slash + 1) + prefix + name, onDuplicate: 'update' };
+  // a new name: nothing there to replace (`ignore` keeps one that appeared since the listing)
+  return { entry, storedAs: stored.slice(0, slash + 1) + prefix + name, onDuplicate: 'ignore' };
 }
 
 /** Why the destination would refuse a renamed file's new name (its naming rules, its checkName), or null. */
