@@ -163,10 +163,13 @@ describe('the small rules', () => {
     expect(freeName('README', () => false)).toBe('README (2)');
   });
 
-  it('newer means strictly later, and unknown when a side has no time', () => {
+  it('newer means a later second, and unknown when a side has no time', () => {
     expect(newerVerdict(LATE, '2025-01-01T00:00:00.000000Z')).toBe('newer');
     expect(newerVerdict(EARLY, '2025-01-01T00:00:00.000000Z')).toBe('not newer');
     expect(newerVerdict(new Date('2025-01-01T00:00:00Z'), '2025-01-01T00:00:00.000000Z')).toBe('not newer');
+    // within one second: a service that keeps whole seconds cannot tell, so nothing is replaced
+    expect(newerVerdict(new Date('2025-01-01T00:00:00.900Z'), '2025-01-01T00:00:00.000000Z')).toBe('not newer');
+    expect(newerVerdict(new Date('2025-01-01T00:00:01.000Z'), '2025-01-01T00:00:00.999000Z')).toBe('newer');
     expect(newerVerdict(null, '2025-01-01T00:00:00.000000Z')).toBe('unknown');
     expect(newerVerdict(LATE, null)).toBe('unknown');
   });

@@ -113,11 +113,16 @@ export async function previewConflicts(destination: Target, ctx: TargetContext, 
   }));
 }
 
-/** Whether the source's time is later than the stored file's; `unknown` when either side has none. */
+/**
+ * Whether the source's time is later than the stored file's, in whole seconds: many services
+ * keep no finer time (WebDAV's getlastmodified is an HTTP date), so a finer difference within
+ * one second is no evidence (as rclone's modify window) and replaces nothing. `unknown` when
+ * either side has no time.
+ */
 export function newerVerdict(source: Date | null, stored: string | null): 'newer' | 'not newer' | 'unknown' {
   const storedTime = stored === null ? NaN : Date.parse(stored);
   if (source === null || Number.isNaN(source.getTime()) || Number.isNaN(storedTime)) return 'unknown';
-  return source.getTime() > storedTime ? 'newer' : 'not newer';
+  return Math.floor(source.getTime() / 1000) > Math.floor(storedTime / 1000) ? 'newer' : 'not newer';
 }
 
 /** `a.txt` → `a (2).txt`, `a (3).txt` …: the first name not taken. A leading dot is not an extension (`.env` → `.env (2)`). */
