@@ -114,6 +114,11 @@ for (const [name, destination, skip] of [
       expect(job.report!.resources_updated).toEqual(['Newer/later.txt']);
       expect(job.report!.resources_created).toContain('Newer/fresh.txt');
       expect(job.report!.resources_ignored).toEqual(['Newer/earlier.txt']);
+      // the provenance record names the file left there too, never read
+      const record = JSON.parse(await read('Newer', 'ferry-provenance.json')) as { entries: { files: { path: string; outcome: string; size: number | null }[] }[] };
+      const files = Object.fromEntries(record.entries.at(-1)!.files.map((file) => [file.path, file]));
+      expect(files['Newer/earlier.txt']).toMatchObject({ outcome: 'ignored', size: null });
+      expect(files['Newer/later.txt']).toMatchObject({ outcome: 'updated', size: NEW.length });
     });
 
     it('rename: keeps both, the new file under the first free name', async () => {

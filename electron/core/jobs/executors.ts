@@ -9,6 +9,7 @@ import type { DescriptiveMetadata, Entry, ReadResult, Target, TargetContext, Wri
 import { planWrite, type PlanRequest } from '../plan/write-plan.js';
 import { resolveDuplicates, type ResolvedWrite } from '../plan/duplicates.js';
 import { openUploadZip } from '../bag/upload-reader.js';
+import type { ProvenanceRecorder } from '../provenance/recorder.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { JournaledEntries } from './journaled-entries.js';
@@ -86,7 +87,7 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
     // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
     const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
     const provenance = await startUploadProvenance({ ...common, kind: archive.kind, topLevel: archive.topLevel, carriedRecord: archive.carriedRecord });
-    const entries = watchedForProvenance(provenance, write.plan);
+    const entries = watchedWithLeftOut(provenance, write);
     const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, token) : null;
     const report = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, write, entries, params, staged);
     return await completeProvenance(provenance, { token, signal: ctx.signal }, report);
@@ -156,7 +157,7 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
   // descriptive metadata (title, creators …) for a new top-level resource, and what could not be carried
   const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId, params.metadata);
-  const entries = watchedForProvenance(provenance, write.plan);
+  const entries = watchedWithLeftOut(provenance, write);
   const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, destinationToken) : null;
   const written = top
     ? await writeIntoMadeTop(ctx, destination, destinationToken, entries, params, top)
@@ -375,6 +376,15 @@ async function plannedWrite(
     sourcePathOf: sourcePath,
     completed: (entry) => ctx.journal.has(sourcePath(entry.path), identityOf(entry)),
   });
+}
+
+/**
+ * A write's entries watched for its provenance record, the files the duplicates left out
+ * included (recorded as ignored, never opened), then left out before the destination.
+ */
+async function* watchedWithLeftOut(provenance: ProvenanceRecorder | null, write: ResolvedWrite): AsyncIterable<Entry> {
+  const leftOut = new Set(write.ignored);
+  for await (const entry of watchedForProvenance(provenance, write.withLeftOut)) if (entry.kind === 'folder' || !leftOut.has(entry.path)) yield entry;
 }
 
 /** The files the duplicates left out are ignored, with the notes saying why; a renamed file that failed is named as the source names it, for a retry. */

@@ -36,6 +36,8 @@ export interface DuplicateRequest {
 /** A write with its duplicates decided: what to hand the target, and what was left out or renamed. */
 export interface ResolvedWrite {
   plan: WritePlan;
+  /** the plan's entries with the left-out ones still in place (renamed as handed over), for the provenance record */
+  withLeftOut: AsyncIterable<Entry>;
   /** what the target is told for every file it is handed */
   writeAction: WriteDuplicateAction;
   /** entry paths left out because the destination keeps its file: the report's ignored */
@@ -62,7 +64,7 @@ function needsResolution(request: Pick<DuplicateRequest, 'action' | 'choices'>):
 
 /** Decides every planned file's fate against the destination's listing (see the top of this file). */
 export async function resolveDuplicates(destination: Target, ctx: TargetContext, plan: WritePlan, request: DuplicateRequest): Promise<ResolvedWrite> {
-  const untouched = { plan, ignored: [], renamedFrom: new Map<string, string>(), notes: [] };
+  const untouched = { plan, withLeftOut: plan, ignored: [], renamedFrom: new Map<string, string>(), notes: [] };
   if (!needsResolution(request)) return { ...untouched, writeAction: request.action === 'update' ? 'update' : 'ignore' };
   // A new top-level resource holds nothing yet (the target names it distinctly if its title
   // is taken): nothing is replaced, and nothing needs a new name.
@@ -95,7 +97,11 @@ export async function resolveDuplicates(destination: Target, ctx: TargetContext,
     if (decided === undefined) return [{ ...planned, onDuplicate: writeAction }];
     return decided === null ? [] : [{ ...decided, onDuplicate: decided.onDuplicate === 'update' ? 'update' : writeAction }];
   });
-  return { plan: new WritePlan(entries, plan.top), writeAction, ignored, renamedFrom, notes };
+  const withLeftOut = new WritePlan(
+    plan.entries.map((planned) => replaced.get(planned) ?? planned),
+    plan.top,
+  );
+  return { plan: new WritePlan(entries, plan.top), withLeftOut, writeAction, ignored, renamedFrom, notes };
 }
 
 /**
