@@ -1,7 +1,7 @@
 import type { DuplicateFileAction, FileConflict, FileFacts, WriteDuplicateAction } from '../../../shared/api.js';
 import { throwIfAborted } from '../errors.js';
 import type { Entry, ResourceNode, Target, TargetContext } from '../target.js';
-import { formatDate } from '../time.js';
+import { describeStoredFile, factsOfEntry } from '../file-facts.js';
 import { shownName } from '../zip/entry-name.js';
 import { namingProblem } from './naming-rules.js';
 import { fold, WritePlan, type PlannedEntry } from './write-plan.js';
@@ -114,7 +114,7 @@ export async function previewConflicts(destination: Target, ctx: TargetContext, 
   return inTurns(clashes, async ({ planned, existing }) => ({
     path: planned.entry.path,
     destination_path: planned.storedAs!,
-    source: entryFacts(planned.entry),
+    source: factsOfEntry(planned.entry),
     destination: existing.kind === 'item' ? { id: existing.id, ...(await factsOf(destination, ctx, existing)) } : null,
   }));
 }
@@ -274,25 +274,11 @@ function split(path: string): [string, string] {
   return [path.slice(0, Math.max(slash, 0)), path.slice(slash + 1)];
 }
 
-function entryFacts(entry: Entry): FileFacts {
-  return { size: entry.size, date_modified: entry.mtime ? formatDate(entry.mtime) : null, hashes: { ...entry.hashes } };
-}
-
-/**
- * What the destination knows of a stored file without reading its bytes: its read() describes
- * the one entry (size, time, the hashes it reports) and opens nothing — detail() could hash a
- * whole file first (the local target does). A file that cannot be looked at has no facts.
- */
+/** A stored file's facts; one that cannot be looked at has none (a `newer` then says its time is unknown). */
 async function factsOf(destination: Target, ctx: TargetContext, node: ResourceNode): Promise<FileFacts> {
   try {
-    const read = await destination.read(ctx, node.id);
-    const iterator = read.entries[Symbol.asyncIterator]();
-    try {
-      const first = await iterator.next();
-      if (!first.done && first.value.kind === 'file') return entryFacts(first.value);
-    } finally {
-      await iterator.return?.();
-    }
+    const facts = await describeStoredFile(destination, ctx, node.id);
+    if (facts) return facts;
   } catch {
     throwIfAborted(ctx.signal);
   }
