@@ -254,15 +254,16 @@ export function createActions(s: BaseServices) {
     // Into a folder, the selection is one job (or a few, if its ids would not fit one request
     // body); at a target's top level each item becomes a resource of its own, so one job each.
     const groups = dest.containerId === null ? items.map((item) => [item]) : requestSizedGroups(items);
-    const sourceOf = (group: readonly ResourceSummary[]) => ({ target: source.target!, id: group[0]!.id, ids: group.length > 1 ? group.map((item) => item.id) : undefined });
-    const into = dest.containerId;
+    const sourceTarget = source.target;
+    const sourceOf = (group: readonly ResourceSummary[]) => ({ target: sourceTarget, id: group[0]!.id, ids: group.length > 1 ? group.map((item) => item.id) : undefined });
+    const { target: destTarget, containerId: into } = dest;
     // the per-file view's list: what each group's transfer would find already there
     const loadConflicts =
       into === null
         ? undefined
         : async () => {
             const conflicts: FileConflict[] = [];
-            for (const group of groups) conflicts.push(...(await s.api.conflicts(dest.target!, into, sourceOf(group))).conflicts);
+            for (const group of groups) conflicts.push(...(await s.api.conflicts(destTarget, into, sourceOf(group))).conflicts);
             return conflicts;
           };
     const decision = await chooseDuplicateAction(
