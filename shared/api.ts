@@ -130,8 +130,17 @@ export interface Acknowledgement {
 
 export const ACKNOWLEDGEMENT_MESSAGE = 'The server is processing the request.';
 
-export type DuplicateFileAction = 'ignore' | 'update';
-export const DUPLICATE_FILE_ACTIONS: readonly DuplicateFileAction[] = ['ignore', 'update'];
+/**
+ * What happens to a file the destination already holds (docs/api.md "Duplicate files"):
+ * `ignore` leaves it; `update` replaces it when the bytes differ; `newer` replaces it only when
+ * the source's modification time is later; `rename` keeps both, writing the new one as
+ * `name (2).ext`. A target only ever sees `ignore` or `update` (WriteDuplicateAction): the core
+ * resolves the other two before the write (electron/core/plan/duplicates.ts).
+ */
+export type DuplicateFileAction = 'ignore' | 'update' | 'newer' | 'rename';
+export const DUPLICATE_FILE_ACTIONS: readonly DuplicateFileAction[] = ['ignore', 'update', 'newer', 'rename'];
+/** The two actions a target's write() honours itself. */
+export type WriteDuplicateAction = Extract<DuplicateFileAction, 'ignore' | 'update'>;
 
 export type JobKind = 'upload' | 'transfer' | 'verify' | 'download' | 'check';
 /**
@@ -334,6 +343,39 @@ export interface TransferRequest {
   source_resource_ids?: string[];
   /** a new top-level resource's descriptive metadata, as reviewed (GET …/metadata/): used instead of the source's */
   metadata?: DescriptiveMetadata;
+  /** per file, by its path as the source names it: the action for that file instead of the job's */
+  duplicate_choices?: Record<string, DuplicateFileAction>;
+}
+
+/** The source side of a conflicts preview: a transfer's source fields (docs/api.md "Duplicate files"). */
+export type ConflictsRequest = Pick<TransferRequest, 'source_target_name' | 'source_resource_id' | 'source_resource_ids'>;
+
+/** What one side knows of a file without reading its bytes. */
+export interface FileFacts {
+  /** bytes, or null when not known */
+  size: number | null;
+  /** contract timestamp, or null when not known */
+  date_modified: string | null;
+  /** what the side reports (lowercase hex by algorithm); may be empty */
+  hashes: Record<string, string>;
+}
+
+/** A planned file the destination already holds, both sides side by side. */
+export interface FileConflict {
+  /** as the source names it: the key of duplicate_choices */
+  path: string;
+  /** where it would be written, relative to the destination folder */
+  destination_path: string;
+  source: FileFacts;
+  /** null: the destination holds a folder of that name */
+  destination: (FileFacts & { id: string }) | null;
+}
+
+/** POST …/resources/<container>/conflicts/: which planned files already exist there. */
+export interface ConflictsReport {
+  /** files the transfer would write */
+  planned_files: number;
+  conflicts: FileConflict[];
 }
 
 /**

@@ -6,8 +6,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test as base, type Page } from '@playwright/test';
-import { startServer, type RunningServer } from '../support/ferry-server.js';
 import { expectAccessible } from '../support/a11y.js';
+import { startServer, type RunningServer } from '../support/ferry-server.js';
 import { choosePlace, grid, jobs, openFolder, pane, row, ui2Shots, watchCsp } from '../support/ui.js';
 
 const WORKSPACE = {

@@ -2,12 +2,12 @@ import type { Readable } from 'node:stream';
 import type { NodeColumns } from './node-columns.js';
 import type {
   DescriptiveMetadata,
-  DuplicateFileAction,
   FileError,
   FileOperation,
   ResourceKind,
   ResourceKindName,
   TargetAction,
+  WriteDuplicateAction,
 } from '../../shared/api.js';
 import type { NamingRules } from './plan/naming-rules.js';
 import type { WritePlan } from './plan/write-plan.js';
@@ -368,7 +368,8 @@ export interface RememberedDigests {
 }
 
 export interface WriteOptions {
-  duplicateAction: DuplicateFileAction;
+  /** `newer` and `rename` never reach a target: the core resolves them first (plan/duplicates.ts) */
+  duplicateAction: WriteDuplicateAction;
   signal: AbortSignal;
   /** a short label naming the job, for commit messages and logs (e.g. "Ferry upload 1b2c…") */
   jobLabel: string;

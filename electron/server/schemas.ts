@@ -46,6 +46,17 @@ const checkReportSchema = {
   },
 } as const;
 
+/** What one side knows of a file without reading it (FileFacts in shared/api.ts). */
+const fileFacts = {
+  type: 'object',
+  required: ['size', 'date_modified', 'hashes'],
+  properties: {
+    size: { type: ['integer', 'null'] },
+    date_modified: { ...nullableString, description: 'ISO 8601 UTC, six fraction digits, Z' },
+    hashes: { type: 'object', additionalProperties: { type: 'string' }, description: 'what the side reports, lowercase hex by algorithm; may be empty' },
+  },
+} as const;
+
 export const componentSchemas = [
   {
     $id: 'Error',
@@ -317,6 +328,28 @@ export const componentSchemas = [
         },
       },
       waiting: { type: 'array', items: { type: 'string' }, description: 'tickets of the queued jobs, in the order they will run' },
+    },
+  },
+  {
+    $id: 'ConflictsReport',
+    type: 'object',
+    description: 'Which planned files the destination already holds, both sides side by side (docs/api.md "Duplicate files").',
+    required: ['planned_files', 'conflicts'],
+    properties: {
+      planned_files: { type: 'integer', description: 'files the transfer or upload would write' },
+      conflicts: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['path', 'destination_path', 'source', 'destination'],
+          properties: {
+            path: { type: 'string', description: 'as the source names it: the key of duplicate_choices' },
+            destination_path: { type: 'string', description: 'where it would be written, relative to the destination folder' },
+            source: fileFacts,
+            destination: { anyOf: [{ ...fileFacts, required: [...fileFacts.required, 'id'], properties: { ...fileFacts.properties, id: { type: 'string' } } }, { type: 'null' }], description: 'null: a folder has that name' },
+          },
+        },
+      },
     },
   },
 ] as const;

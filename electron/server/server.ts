@@ -12,6 +12,7 @@ import { registerGate } from './gate.js';
 import { registerRenderer } from './renderer.js';
 import { registerAppRoutes } from './routes/app.js';
 import { registerCheckRoutes } from './routes/check.js';
+import { registerConflictRoutes } from './routes/conflicts.js';
 import { registerContentRoutes } from './routes/content.js';
 import { registerMetadataRoutes } from './routes/metadata.js';
 import { registerJobRoutes } from './routes/jobs.js';
@@ -126,6 +127,7 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
   registerUploadRoutes(app, context);
   registerVerifyRoutes(app, context);
   registerCheckRoutes(app, context);
+  registerConflictRoutes(app, context);
   registerMetadataRoutes(app, context);
   registerContentRoutes(app, context);
   registerJobRoutes(app, context);

@@ -96,13 +96,35 @@ describe('transfer of a selection', () => {
     await services.panes.left.getState().setTarget('local', [{ id: 'src', title: 'src' }]);
     await services.panes.right.getState().setTarget('local', [{ id: 'dest', title: 'dest' }]);
     services.panes.left.getState().selectAll(files.map((f) => f.id));
-    services.duplicates.ask = async () => 'ignore';
+    services.duplicates.ask = async () => ({ action: 'ignore' });
     await services.actions.transferSelection('left', 'right');
     expect(transfer).toHaveBeenCalledTimes(1);
     expect(transfer).toHaveBeenCalledWith('local', 'dest', { target: 'local', id: 'f0', ids: files.map((f) => f.id) }, 'ignore', { provenance: true });
     expect(services.jobs.store.getState().submissions.t1?.label).toBe('300 items from Local folders › src → Local folders › dest');
     expect(await services.actions.retryJob('t1')).toBeNull();
     expect(transfer).toHaveBeenLastCalledWith('local', 'dest', expect.objectContaining({ ids: files.map((f) => f.id) }), 'ignore', { provenance: true });
+  });
+
+  it('offers the per-file list of what is already there, and sends the choices (a retry too)', async () => {
+    const files = [summary('f1', 'a.csv', 'item', 'src')];
+    const { services } = setup(() => files);
+    const transfer = vi.fn(async () => ({ ticket_number: 't1', message: 'The server is processing the request.' }));
+    const conflict = { path: 'a.csv', destination_path: 'a.csv', source: { size: 1, date_modified: null, hashes: {} }, destination: { id: 'x', size: 2, date_modified: null, hashes: {} } };
+    const conflicts = vi.fn(async () => ({ planned_files: 1, conflicts: [conflict] }));
+    Object.assign(services.api, { transfer, conflicts, job: async () => ({ ...job('t1', 'running'), kind: 'transfer' as const }) });
+    await services.session.load();
+    await services.panes.left.getState().setTarget('local', [{ id: 'src', title: 'src' }]);
+    await services.panes.right.getState().setTarget('local', [{ id: 'dest', title: 'dest' }]);
+    services.panes.left.getState().select('f1', 'replace', ['f1']);
+    services.duplicates.ask = async (_description, options) => {
+      expect(await options?.loadConflicts?.()).toEqual([conflict]);
+      return { action: 'ignore', choices: { 'a.csv': 'rename' } };
+    };
+    await services.actions.transferSelection('left', 'right');
+    expect(conflicts).toHaveBeenCalledWith('local', 'dest', { target: 'local', id: 'f1', ids: undefined });
+    expect(transfer).toHaveBeenCalledWith('local', 'dest', { target: 'local', id: 'f1', ids: undefined }, 'ignore', { provenance: true, duplicateChoices: { 'a.csv': 'rename' } });
+    expect(await services.actions.retryJob('t1')).toBeNull();
+    expect(transfer).toHaveBeenLastCalledWith('local', 'dest', expect.objectContaining({ id: 'f1' }), 'ignore', { provenance: true, duplicateChoices: { 'a.csv': 'rename' } });
   });
 
   it('cuts a selection into as few groups as fit a request body', () => {
@@ -132,7 +154,7 @@ describe('metadata review before a new record', () => {
     await services.panes.left.getState().setTarget('local', [{ id: 'src', title: 'src' }]);
     await services.panes.right.getState().setTarget(destination);
     services.panes.left.getState().select('d1', 'replace', ['d1']);
-    services.duplicates.ask = async () => 'ignore';
+    services.duplicates.ask = async () => ({ action: 'ignore' });
     /** starts a transfer and waits for its review */
     const review = async () => {
       const done = services.actions.transferSelection('left', 'right');

@@ -1,5 +1,5 @@
 // What the buttons, keys and drops do: they combine the stores with the API.
-import { MAX_RESOURCES_PER_REQUEST, type DuplicateFileAction, type ResourceSummary } from '../../shared/api.js';
+import { MAX_RESOURCES_PER_REQUEST, type FileConflict, type ResourceSummary } from '../../shared/api.js';
 import { ApiRequestError, downloadPath, messageOf } from './api/client.js';
 import { streamSse } from './api/sse.js';
 import type { BaseServices } from './services.js';
@@ -7,6 +7,7 @@ import { isFinished, retryLabel, type Submission } from './stores/jobs.js';
 import { containerOf, type Crumb, type PaneSide } from './stores/pane.js';
 import { formatBytes } from './format.js';
 import { askMetadataReview, askText, setNotice } from './stores/ui.js';
+import type { DuplicateDecision } from './stores/duplicates.js';
 import { describedOf, reviewOf, sameMetadata } from './metadata.js';
 import { createFileOperations } from './file-operations.js';
 import { folderSize, type FolderSize } from './folder-size.js';
@@ -111,19 +112,21 @@ export function createActions(s: BaseServices) {
     };
   }
 
+  /** `loadConflicts`: what is already there, file by file, when the job takes per-file choices (a transfer). */
   async function chooseDuplicateAction(
     names: readonly string[],
     known: readonly ResourceSummary[] | null,
     containerId: string | null,
     label: string,
-  ): Promise<DuplicateFileAction | null> {
+    loadConflicts?: () => Promise<FileConflict[]>,
+  ): Promise<DuplicateDecision | null> {
     // a new top-level resource gets a distinct name if taken: nothing can be overwritten
-    if (containerId === null) return 'ignore';
+    if (containerId === null) return { action: 'ignore' };
     if (known) {
       const titles = new Set(known.map((item) => item.title));
-      if (!names.some((name) => titles.has(name))) return 'ignore';
+      if (!names.some((name) => titles.has(name))) return { action: 'ignore' };
     }
-    return s.duplicates.ask(label);
+    return s.duplicates.ask(label, loadConflicts ? { loadConflicts } : {});
   }
 
   /** panes showing where a finished job wrote list it again */
@@ -211,8 +214,8 @@ export function createActions(s: BaseServices) {
     const where = describe(dest.target, dest.trail);
     const count = picked.files.length;
     const label = `${count} file${count === 1 ? '' : 's'} → ${where}`;
-    const action = await chooseDuplicateAction(names, dest.known, dest.containerId, `${names.join(', ')} into ${where}`);
-    if (!action) return;
+    const decision = await chooseDuplicateAction(names, dest.known, dest.containerId, `${names.join(', ')} into ${where}`);
+    if (!decision) return;
     // an upload carries no descriptive metadata (the API takes none with a ZIP): nothing to review
     const plans = planUploads(picked, atTop, looseName);
     setNotice(s.ui, side, { kind: 'info', text: `Packing ${label}…` });
@@ -225,7 +228,7 @@ export function createActions(s: BaseServices) {
           kind: 'upload',
           label: plan.folder && atTop ? `${plan.folder} → ${where}` : label,
           destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
-          duplicateAction: action,
+          duplicateAction: decision.action,
           blobKey,
           provenance: s.ui.getState().provenance,
         };
@@ -259,13 +262,29 @@ export function createActions(s: BaseServices) {
       return;
     }
     const where = describe(dest.target, dest.trail);
-    const action = await chooseDuplicateAction(
+    // Into a folder, the selection is one job (or a few, if its ids would not fit one request
+    // body); at a target's top level each item becomes a resource of its own, so one job each.
+    const groups = dest.containerId === null ? items.map((item) => [item]) : requestSizedGroups(items);
+    const sourceTarget = source.target;
+    const sourceOf = (group: readonly ResourceSummary[]) => ({ target: sourceTarget, id: group[0]!.id, ids: group.length > 1 ? group.map((item) => item.id) : undefined });
+    const { target: destTarget, containerId: into } = dest;
+    // the per-file view's list: what each group's transfer would find already there
+    const loadConflicts =
+      into === null
+        ? undefined
+        : async () => {
+            const conflicts: FileConflict[] = [];
+            for (const group of groups) conflicts.push(...(await s.api.conflicts(destTarget, into, sourceOf(group))).conflicts);
+            return conflicts;
+          };
+    const decision = await chooseDuplicateAction(
       items.map((item) => item.title),
       dest.known,
       dest.containerId,
       `${items.length === 1 ? items[0]!.title : `${items.length} items`} into ${where}`,
+      loadConflicts,
     );
-    if (!action) return;
+    if (!decision) return;
     // each item becomes a record of its own at the top level: each is reviewed before anything is sent
     const reviewed = new Map<string, DescriptiveMetadata>();
     if (dest.containerId === null) {
@@ -275,29 +294,28 @@ export function createActions(s: BaseServices) {
         if (review.metadata) reviewed.set(item.id, review.metadata);
       }
     }
-    // Into a folder, the selection is one job (or a few, if its ids would not fit one request
-    // body); at a target's top level each item becomes a resource of its own, so one job each.
-    const groups = dest.containerId === null ? items.map((item) => [item]) : requestSizedGroups(items);
     const failures: string[] = [];
     const notStarted: string[] = [];
     for (const group of groups) {
       const first = group[0]!;
       const title = group.length === 1 ? first.title : `${group.length} items from ${describe(source.target, source.trail)}`;
-      const groupIds = group.length > 1 ? group.map((item) => item.id) : undefined;
+      const { ids: groupIds } = sourceOf(group);
       const metadata = reviewed.get(first.id);
       const submission: Submission = {
         kind: 'transfer',
         label: `${title} → ${where}`,
         destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
         source: { target: source.target, id: first.id, title, ...(groupIds ? { ids: groupIds } : {}) },
-        duplicateAction: action,
+        duplicateAction: decision.action,
+        ...(decision.choices ? { duplicateChoices: decision.choices } : {}),
         provenance: s.ui.getState().provenance,
         ...(metadata ? { metadata } : {}),
       };
       try {
-        const ack = await s.api.transfer(dest.target, dest.containerId, { target: source.target, id: first.id, ids: groupIds }, action, {
+        const ack = await s.api.transfer(dest.target, dest.containerId, sourceOf(group), decision.action, {
           provenance: submission.provenance !== false,
           metadata,
+          ...(decision.choices ? { duplicateChoices: decision.choices } : {}),
         });
         await track(ack.ticket_number, submission);
       } catch (error) {
@@ -758,6 +776,7 @@ export function createActions(s: BaseServices) {
         const ack = await s.api.transfer(destination.target, destination.containerId, source, submission.duplicateAction, {
           provenance: submission.provenance !== false,
           metadata: submission.metadata,
+          ...(submission.duplicateChoices ? { duplicateChoices: submission.duplicateChoices } : {}),
         });
         await track(ack.ticket_number, submission);
         return null;

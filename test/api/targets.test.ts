@@ -154,6 +154,8 @@ describe('GET /api_v1/openapi.json', () => {
         'PUT /api_v1/queue/',
         // a check job (docs/api.md "Check")
         'POST /api_v1/targets/{target}/resources/{resource}/check/',
+        // the duplicates preview (docs/api.md "Duplicate files")
+        'POST /api_v1/targets/{target}/resources/{resource}/conflicts/',
         'GET /api_v1/openapi.json',
         'GET /app/session',
         'PUT /app/tokens/{target}',

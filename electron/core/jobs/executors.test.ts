@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
-import { isFinishedStatus, type Job } from '../../../shared/api.js';
+import { isFinishedStatus, type DuplicateFileAction, type Job } from '../../../shared/api.js';
 import { MemorySecretStore } from '../keychain/memory.js';
 import { tokenAccount } from '../keychain/port.js';
 import { DEFAULT_LIMITS } from '../limits.js';
@@ -57,7 +57,7 @@ async function finished(jobs: JobService, ticket: string): Promise<Job> {
   }
 }
 
-function transfer(fields: { from: string; id: string; to: string; containerId: string | null; action?: 'ignore' | 'update'; tokens?: Record<string, string> }) {
+function transfer(fields: { from: string; id: string; to: string; containerId: string | null; action?: DuplicateFileAction; tokens?: Record<string, string> }) {
   return {
     kind: 'transfer' as const,
     target: fields.to,
@@ -69,6 +69,31 @@ function transfer(fields: { from: string; id: string; to: string; containerId: s
 }
 
 describe('transfer executor', () => {
+  it('with newer or rename, a destination that copies by itself is only asked when nothing is left out or renamed', async () => {
+    const source = new MemoryTarget({ name: 'src', token: 'src-token', files: { 'Data/a.txt': 'new a' } });
+    const destination = new MemoryTarget({ name: 'dst', token: 'dst-token', folders: ['Inbox', 'Clean'], files: { 'Inbox/Data/a.txt': 'old a' } });
+    const asked: string[] = [];
+    // a copyFrom that reports without copying: the test only sees whether it was asked, and with what
+    Object.assign(destination, {
+      copyFrom: (_ctx: unknown, _source: unknown, _id: string, containerId: string, options: { duplicateAction: string }) => {
+        asked.push(`${MemoryTarget.pathOf(containerId)}:${options.duplicateAction}`);
+        return Promise.resolve({ created: ['Data/a.txt'], updated: [], ignored: [], fileErrors: [] });
+      },
+    });
+    const { jobs } = await setup([source, destination]);
+    const data = { from: 'src', id: MemoryTarget.idOf('Data'), to: 'dst' };
+    const renamed = await finished(jobs, (await jobs.submit(transfer({ ...data, containerId: MemoryTarget.idOf('Inbox'), action: 'rename' }))).ticket_number);
+    expect(renamed.status, renamed.error ?? '').toBe('succeeded');
+    expect(asked).toEqual([]);
+    expect(destination.text('Inbox/Data/a.txt')).toBe('old a');
+    expect(destination.text('Inbox/Data/a (2).txt')).toBe('new a');
+    expect(renamed.report!.resources_created).toContain('Data/a (2).txt');
+    // into a folder where nothing is there yet, the whole copy is the destination's; nothing is to be replaced, so 'ignore'
+    const copied = await finished(jobs, (await jobs.submit(transfer({ ...data, containerId: MemoryTarget.idOf('Clean'), action: 'newer' }))).ticket_number);
+    expect(copied.status, copied.error ?? '').toBe('succeeded');
+    expect(asked).toEqual(['Clean:ignore']);
+  });
+
   it('streams a folder from one target into another folder, with progress and a report', async () => {
     const source = new MemoryTarget({ name: 'src', token: 'src-token', files: { 'Data/a.txt': 'alpha', 'Data/sub/b.txt': 'beta!' } });
     const destination = new MemoryTarget({ name: 'dst', token: 'dst-token', folders: ['Inbox'], files: { 'Inbox/Data/a.txt': 'alpha' } });

@@ -1,18 +1,20 @@
 import { access } from 'node:fs/promises';
-import type { DuplicateFileAction, FixityFailure, Job, JobReport } from '../../../shared/api.js';
+import type { DuplicateFileAction, FixityFailure, Job, JobReport, WriteDuplicateAction } from '../../../shared/api.js';
 import { DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
 import { badRequest, FerryError, isFerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
 import type { DescriptiveMetadata, Entry, ReadResult, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
-import { planWrite, type PlanRequest, type WritePlan } from '../plan/write-plan.js';
+import { planWrite, type PlanRequest } from '../plan/write-plan.js';
+import { resolveDuplicates, type ResolvedWrite } from '../plan/duplicates.js';
 import { openUploadZip } from '../bag/upload-reader.js';
+import type { ProvenanceRecorder } from '../provenance/recorder.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { JournaledEntries } from './journaled-entries.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
-import type { JournaledTop } from './resume-journal.js';
+import { identityOf, type JournaledTop } from './resume-journal.js';
 import type { StagedWriteOptions } from './staged-write.js';
 import { verifyWritten, type WrittenVerification } from './verify-written.js';
 import { capabilitiesOf } from '../capabilities.js';
@@ -42,6 +44,8 @@ export interface TransferParams {
   source: { target: string; resourceId: string; resourceIds?: string[] };
   containerId: string | null;
   duplicateAction: DuplicateFileAction;
+  /** per file, by its path as the source names it: the action instead of duplicateAction */
+  duplicateChoices?: Record<string, DuplicateFileAction>;
   /** a retry: only these files (as the source names them) and the folders above them */
   only?: string[];
   /**
@@ -78,14 +82,14 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
     // the entries judged whole (plan/write-plan.ts) before the destination is called at all
-    const plan = await planWrite(destination, archive.entries(), planRequest(ctx, params));
+    const write = await plannedWrite(ctx, destination, token, archive.entries(), params);
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
     // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
     const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
     const provenance = await startUploadProvenance({ ...common, kind: archive.kind, topLevel: archive.topLevel, carriedRecord: archive.carriedRecord });
-    const entries = watchedForProvenance(provenance, plan);
+    const entries = watchedWithLeftOut(provenance, write);
     const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, token) : null;
-    const report = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, plan, entries, params, staged);
+    const report = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, write, entries, params, staged);
     return await completeProvenance(provenance, { token, signal: ctx.signal }, report);
   } finally {
     await archive.close();
@@ -116,18 +120,20 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
     if (params.containerId === null) throw badRequest('Several resources can only be copied into a folder; choose a folder as the destination.');
     ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
     const selection = readEach(source, { token: sourceToken, signal: ctx.signal }, ids);
-    const plan = await planWrite(destination, params.only ? onlyThese(selection, params.only) : selection, planRequest(ctx, params));
-    return writeWatched(ctx, destination, destinationToken, plan, plan, params);
+    const write = await plannedWrite(ctx, destination, destinationToken, params.only ? onlyThese(selection, params.only) : selection, params);
+    return writeWatched(ctx, destination, destinationToken, write, write.plan, params);
   }
   const read = await source.read({ token: sourceToken, signal: ctx.signal }, params.source.resourceId);
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
   if (params.only) return retryFailed(ctx, destination, destinationToken, read, params, params.only);
   // judged whole before anything is written, also when the destination copies by itself
-  const plan = await planWrite(destination, read.entries, planRequest(ctx, params));
-  // A destination that copies from this source itself (Target.copyFrom) takes a whole first run.
-  const direct = destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
-    ...writeOptionsOf(ctx, params),
-    plan,
+  const write = await plannedWrite(ctx, destination, destinationToken, read.entries, params);
+  // A destination that copies from this source itself (Target.copyFrom) takes a whole first
+  // run, unless the duplicates left files out or renamed them: it copies the whole resource.
+  const whole = write.ignored.length === 0 && write.renamedFrom.size === 0;
+  const direct = !whole ? null : destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
+    ...writeOptionsOf(ctx, write.writeAction),
+    plan: write.plan,
     sourceToken,
     onProgress: (done, total) => ctx.progress({ files_done: done.files, bytes_done: done.bytes, files_total: total.files, bytes_total: total.bytes }),
     // an earlier run's copy: go on in the resource it made, and wait for its engine job while that still runs
@@ -151,11 +157,11 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
   // descriptive metadata (title, creators …) for a new top-level resource, and what could not be carried
   const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId, params.metadata);
-  const entries = watchedForProvenance(provenance, plan);
+  const entries = watchedWithLeftOut(provenance, write);
   const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, destinationToken) : null;
   const written = top
     ? await writeIntoMadeTop(ctx, destination, destinationToken, entries, params, top)
-    : await writeWatched(ctx, destination, destinationToken, plan, entries, { ...params, metadata: described.metadata });
+    : await writeWatched(ctx, destination, destinationToken, write, entries, { ...params, metadata: described.metadata });
   const notes = [...described.notes, ...titleNotes(described.metadata, written)];
   const report = notes.length > 0 ? { ...written, notes: [...(written.notes ?? []), ...notes] } : written;
   return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
@@ -172,8 +178,8 @@ function titleNotes(metadata: DescriptiveMetadata | undefined, report: JobReport
 async function retryFailed(ctx: JobExecutionContext, destination: Target, token: string, read: ReadResult, params: TransferParams, paths: string[]): Promise<JobReport> {
   const only = onlyThese(read.entries, paths);
   if (params.insideTop !== undefined) return writeInsideTop(ctx, destination, token, only, params, params.insideTop);
-  const plan = await planWrite(destination, only, planRequest(ctx, params));
-  return writeWatched(ctx, destination, token, plan, plan, params);
+  const write = await plannedWrite(ctx, destination, token, only, params);
+  return writeWatched(ctx, destination, token, write, write.plan, params);
 }
 
 /**
@@ -230,7 +236,7 @@ async function writeIntoMadeTop(
   destination: Target,
   token: string,
   entries: AsyncIterable<Entry>,
-  params: { duplicateAction: DuplicateFileAction },
+  params: WriteParams,
   top: JournaledTop,
 ): Promise<JobReport> {
   const report = await writeInsideTop(ctx, destination, token, entries, { ...params, containerId: top.id }, top.from);
@@ -254,17 +260,17 @@ async function writeInsideTop(
   destination: Target,
   token: string,
   entries: AsyncIterable<Entry>,
-  params: { containerId: string | null; duplicateAction: DuplicateFileAction },
+  params: WriteParams,
   top: string,
 ): Promise<JobReport> {
-  // judged as what it is now: a write into an existing container
-  const plan = await planWrite(destination, withoutTop(entries, top), planRequest(ctx, params));
-  const report = await writeWatched(ctx, destination, token, plan, plan, { ...params, insideTop: top });
+  // judged as what it is now: a write into an existing container (choices name the source's paths, top included)
+  const write = await plannedWrite(ctx, destination, token, withoutTop(entries, top), params, (path) => `${top}/${path}`);
+  const report = await writeWatched(ctx, destination, token, write, write.plan, { ...params, insideTop: top });
   return { ...report, failed_files: report.failed_files?.map((file) => ({ ...file, path: `${top}/${file.path}` })) };
 }
 
 /** The entries of each resource in turn, each under its own title (the paths the destination writes). */
-async function* readEach(source: Target, ctx: TargetContext, ids: readonly string[]): AsyncGenerator<Entry> {
+export async function* readEach(source: Target, ctx: TargetContext, ids: readonly string[]): AsyncGenerator<Entry> {
   for (const id of ids) {
     const read = await source.read(ctx, id);
     yield* read.entries;
@@ -272,22 +278,26 @@ async function* readEach(source: Target, ctx: TargetContext, ids: readonly strin
 }
 
 /**
- * destination.write of a plan with every byte counted and checked against the source's
- * hashes. `entries`: the plan's, or the same watched on their way (provenance).
+ * destination.write of a planned write with every byte counted and checked against the
+ * source's hashes. `entries`: the plan's, or the same watched on their way (provenance).
  */
 async function writeWatched(
   ctx: JobExecutionContext,
   destination: Target,
   token: string,
-  plan: WritePlan,
+  write: ResolvedWrite,
   entries: AsyncIterable<Entry>,
-  params: { containerId: string | null; duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata; insideTop?: string },
+  params: { containerId: string | null; metadata?: DescriptiveMetadata; insideTop?: string },
   /** an archive not yet checked: every byte must match (a bag's manifests, a ZIP's CRC-32s) before any file is put in place */
   verifyBag = false,
 ): Promise<JobReport> {
   // files an earlier run of the job completed are left out; each file confirmed is journaled
+  // the journal keys a file by its source path: a renamed file's is the name it was planned under
   const top = params.insideTop;
-  const journaled = new JournaledEntries(ctx.journal, top === undefined ? undefined : (path) => `${top}/${path}`);
+  const journaled = new JournaledEntries(ctx.journal, (path) => {
+    const planned = write.renamedFrom.get(path) ?? path;
+    return top === undefined ? planned : `${top}/${planned}`;
+  });
   const watched = new WatchedEntries(journaled.filter(entries), {
     signal: ctx.signal,
     onProgress: (done) => ctx.progress({ ...done, files_done: done.files_done + journaled.alreadyDone.length }),
@@ -296,7 +306,7 @@ async function writeWatched(
     // what the destination may record of a stored file, to verify each file after the write
     digests: destination.info.supported_hash_algorithms.map((algorithm) => algorithm.toLowerCase()),
   });
-  const options: StagedWriteOptions = { ...writeOptionsOf(ctx, params), plan };
+  const options: StagedWriteOptions = { ...writeOptionsOf(ctx, write.writeAction, params.metadata), plan: write.plan };
   options.onFileWritten = journaled.onFileWritten;
   options.onNewResource = (resource) => {
     if (watched.topFolder !== null) ctx.journal.recordTop({ ...resource, from: watched.topFolder });
@@ -333,20 +343,72 @@ async function writeWatched(
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
   const verification = verifyWritten(outcome, watched, destination.info.readable_name);
-  const report = reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null, verification);
+  const report = withDuplicates(reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null, verification), write);
   return journaled.alreadyDone.length > 0 ? { ...report, already_done: journaled.alreadyDone } : report;
+}
+
+/** How a job writes: where, and what happens to files already there. */
+interface WriteParams {
+  containerId: string | null;
+  duplicateAction: DuplicateFileAction;
+  duplicateChoices?: Record<string, DuplicateFileAction>;
+}
+
+/**
+ * The entries judged whole (plan/write-plan.ts), then their duplicates decided against the
+ * destination (plan/duplicates.ts), before the destination is asked to write anything.
+ * `sourcePathOf`: an entry's path → the source's, the key of the per-file choices.
+ */
+async function plannedWrite(
+  ctx: JobExecutionContext,
+  destination: Target,
+  token: string,
+  entries: AsyncIterable<Entry>,
+  params: WriteParams,
+  sourcePathOf?: (path: string) => string,
+): Promise<ResolvedWrite> {
+  const plan = await planWrite(destination, entries, planRequest(ctx, params));
+  const sourcePath = sourcePathOf ?? ((path: string) => path);
+  return resolveDuplicates(destination, { token, signal: ctx.signal }, plan, {
+    containerId: params.containerId,
+    action: params.duplicateAction,
+    ...(params.duplicateChoices ? { choices: params.duplicateChoices } : {}),
+    sourcePathOf: sourcePath,
+    completed: (entry) => ctx.journal.has(sourcePath(entry.path), identityOf(entry)),
+  });
+}
+
+/**
+ * A write's entries watched for its provenance record, the files the duplicates left out
+ * included (recorded as ignored, never opened), then left out before the destination.
+ */
+async function* watchedWithLeftOut(provenance: ProvenanceRecorder | null, write: ResolvedWrite): AsyncIterable<Entry> {
+  const leftOut = new Set(write.ignored);
+  for await (const entry of watchedForProvenance(provenance, write.withLeftOut)) if (entry.kind === 'folder' || !leftOut.has(entry.path)) yield entry;
+}
+
+/** The files the duplicates left out are ignored, with the notes saying why; a renamed file that failed is named as the source names it, for a retry. */
+function withDuplicates(report: JobReport, write: ResolvedWrite): JobReport {
+  if (write.ignored.length === 0 && write.renamedFrom.size === 0 && write.notes.length === 0) return report;
+  const notes = [...(report.notes ?? []), ...write.notes];
+  return {
+    ...report,
+    resources_ignored: [...report.resources_ignored, ...write.ignored],
+    failed_files: report.failed_files?.map((file) => ({ ...file, path: write.renamedFrom.get(file.path) ?? file.path })) ?? [],
+    ...(notes.length > 0 ? { notes } : {}),
+  };
 }
 
 function planRequest(ctx: JobExecutionContext, params: { containerId: string | null; duplicateAction: DuplicateFileAction }): PlanRequest {
   return { containerId: params.containerId, duplicateAction: params.duplicateAction, signal: ctx.signal };
 }
 
-function writeOptionsOf(ctx: JobExecutionContext, params: { duplicateAction: DuplicateFileAction; metadata?: DescriptiveMetadata }): WriteOptions {
+function writeOptionsOf(ctx: JobExecutionContext, duplicateAction: WriteDuplicateAction, metadata?: DescriptiveMetadata): WriteOptions {
   return {
-    duplicateAction: params.duplicateAction,
+    duplicateAction,
     signal: ctx.signal,
     jobLabel: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
-    ...(params.metadata ? { metadata: params.metadata } : {}),
+    ...(metadata ? { metadata } : {}),
   };
 }
 
@@ -425,6 +487,7 @@ function transferParams(raw: Record<string, unknown>): TransferParams {
     source: { target: source.target, resourceId: source.resourceId, ...(ids ? { resourceIds: ids } : {}) },
     containerId: containerIdOf(raw),
     duplicateAction: duplicateActionOf(raw),
+    ...duplicateChoicesOf(raw),
     ...(only ? { only } : {}),
     ...(typeof raw.insideTop === 'string' ? { insideTop: raw.insideTop } : {}),
     // checked against the DescriptiveMetadata schema when the request came in
@@ -440,8 +503,19 @@ function containerIdOf(raw: Record<string, unknown>): string | null {
 
 function duplicateActionOf(raw: Record<string, unknown>): DuplicateFileAction {
   const action = raw.duplicateAction;
-  if (typeof action === 'string' && (DUPLICATE_FILE_ACTIONS as readonly string[]).includes(action)) return action as DuplicateFileAction;
+  if (isDuplicateAction(action)) return action;
   throw brokenJob('job');
+}
+
+function duplicateChoicesOf(raw: Record<string, unknown>): { duplicateChoices?: Record<string, DuplicateFileAction> } {
+  const choices = raw.duplicateChoices;
+  if (choices === undefined) return {};
+  if (typeof choices !== 'object' || choices === null || !Object.values(choices).every(isDuplicateAction)) throw brokenJob('transfer');
+  return { duplicateChoices: choices as Record<string, DuplicateFileAction> };
+}
+
+function isDuplicateAction(value: unknown): value is DuplicateFileAction {
+  return typeof value === 'string' && (DUPLICATE_FILE_ACTIONS as readonly string[]).includes(value);
 }
 
 function brokenJob(kind: string): FerryError {

@@ -24,8 +24,9 @@ export interface PlannedEntry {
   storedAs: string | null;
   /**
    * What the destination does when it already holds this file: `ignore` leaves what is there;
-   * `update` replaces it when the bytes differ (identical bytes count as ignored). The job's
-   * duplicate policy, the same for every file.
+   * `update` replaces it when the bytes differ (identical bytes count as ignored); `newer` and
+   * `rename` as plan/duplicates.ts resolves them. The job's duplicate policy, the same for
+   * every file, until resolveDuplicates decides per file.
    */
   onDuplicate: DuplicateFileAction;
 }
@@ -216,6 +217,7 @@ class FoldedNames {
   }
 }
 
-function fold(path: string): string {
+/** One spelling for names a person or a case-insensitive system takes as one; the duplicate resolution compares by it too. */
+export function fold(path: string): string {
   return path.normalize('NFC').toLowerCase();
 }

@@ -201,7 +201,7 @@ export class ProvenanceRecorder {
 
   private verification(file: ProvenanceFile, report: JobReport, destination: Record<string, string> | undefined): Pick<ProvenanceFile, 'verified' | 'verification'> {
     const name = this.job.destination.info.readable_name;
-    if (file.outcome === 'ignored') return no(`${name} already had a file at this path and the job was set to ignore duplicates; it was not written.`);
+    if (file.outcome === 'ignored') return no(`${name} already had a file at this path, which the job's duplicate setting kept; it was not written.`);
     if (file.outcome === 'failed') {
       const error = report.file_errors.find((e) => e.path === file.path)?.error;
       return no(error ? `it was not written: ${error}` : `${name} did not report writing it.`);

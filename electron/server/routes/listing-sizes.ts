@@ -6,7 +6,7 @@
 // values null rather than failing the level: the row then sorts last, as "unknown".
 import type { ResourceSummary } from '../../../shared/api.js';
 import type { ListScope, ResourceNode, Target, TargetContext } from '../../core/target.js';
-import { formatDate } from '../../core/time.js';
+import { describeStoredFile } from '../../core/file-facts.js';
 import { toSummary } from './resources.js';
 
 export const LISTED_FIELDS = 'size,date_modified';
@@ -39,15 +39,8 @@ async function sizeOf(target: Target, ctx: TargetContext, node: ResourceNode): P
   if (ctx.signal.aborted) return { size: null, date_modified: null };
   try {
     if (node.kind === 'item' && target.info.supported_actions.resource_download) {
-      const read = await target.read(ctx, node.id);
-      const iterator = read.entries[Symbol.asyncIterator]();
-      try {
-        const first = await iterator.next();
-        if (first.done) return { size: null, date_modified: null };
-        return { size: first.value.size, date_modified: first.value.mtime ? formatDate(first.value.mtime) : null };
-      } finally {
-        await iterator.return?.();
-      }
+      const facts = await describeStoredFile(target, ctx, node.id);
+      return { size: facts?.size ?? null, date_modified: facts?.date_modified ?? null };
     }
     const info = await target.detail(ctx, node.id);
     const size = info.extra.size;

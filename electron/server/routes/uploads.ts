@@ -21,7 +21,7 @@ export function parseDuplicateAction(value: string | string[] | undefined): Dupl
   const text = (Array.isArray(value) ? value[0] : value)?.trim().toLowerCase();
   if (!text || !(DUPLICATE_FILE_ACTIONS as readonly string[]).includes(text)) {
     throw badRequest(
-      `Send the header duplicate-file-action as 'ignore' (keep existing files) or 'update' (replace files whose bytes differ)${text ? `, not '${text.slice(0, 40)}'` : ''}.`,
+      `Send the header duplicate-file-action as 'ignore' (keep existing files), 'update' (replace files whose bytes differ), 'newer' (replace files older than the new one) or 'rename' (keep both, the new one renamed)${text ? `, not '${text.slice(0, 40)}'` : ''}.`,
       'invalid_duplicate_action',
     );
   }
@@ -37,7 +37,7 @@ export function parseProvenanceHeader(value: string | string[] | undefined): boo
 }
 
 /** The destination folder must exist and be a folder, checked before any byte is spooled. */
-async function requireContainer(target: Target, ctx: TargetContext, id: string): Promise<void> {
+export async function requireContainer(target: Target, ctx: TargetContext, id: string): Promise<void> {
   const info = await target.detail(ctx, id);
   if (info.kind !== 'container') {
     throw badRequest(`'${info.title}' is a file, not a folder; upload into a folder, or POST to /resources/ for a new top-level resource.`);
@@ -55,7 +55,7 @@ export async function requireSource(source: Target, ctx: TargetContext, id: stri
 }
 
 /** The resources a transfer names: exactly one of the two fields, a selection only into a folder. */
-function sourceIdsOf(body: TransferRequest, containerId: string | null): string[] {
+export function sourceIdsOf(body: TransferRequest, containerId: string | null): string[] {
   const one = body.source_resource_id;
   const many = body.source_resource_ids;
   if ((one === undefined) === (many === undefined)) {
@@ -73,7 +73,12 @@ const headerSchema = {
   type: 'object',
   properties: {
     // checked in the handler, to answer with its own code (invalid_duplicate_action)
-    'duplicate-file-action': { type: 'string', description: 'required: ignore | update' },
+    'duplicate-file-action': {
+      type: 'string',
+      description:
+        'required: ignore (keep an existing file) | update (replace it when the bytes differ) | newer (replace it when the new one was modified later) | ' +
+        'rename (keep both: the new one is written as `name (2).ext`, the first free name)',
+    },
     [PROVENANCE_HEADER]: {
       type: 'string',
       description: `optional: on (default) | off. On, the job writes or extends ${PROVENANCE_FILE} at the top of what it wrote (docs/provenance.md).`,
@@ -109,6 +114,13 @@ const bodySchema = {
             minItems: 1,
             maxItems: MAX_RESOURCES_PER_REQUEST,
             items: { type: 'string', minLength: 1 },
+          },
+          duplicate_choices: {
+            type: 'object',
+            description:
+              'Per file, by its path as the source names it (as POST …/conflicts/ lists them): the action for that file instead of duplicate-file-action.',
+            maxProperties: MAX_RESOURCES_PER_REQUEST,
+            additionalProperties: { type: 'string', enum: [...DUPLICATE_FILE_ACTIONS] },
           },
           metadata: {
             ...ref('DescriptiveMetadata'),
@@ -222,6 +234,7 @@ async function acceptPost(
         source: { target: source.info.name, resourceId: ids[0]!, ...(ids.length > 1 ? { resourceIds: ids } : {}) },
         containerId,
         duplicateAction,
+        ...(body.duplicate_choices ? { duplicateChoices: body.duplicate_choices } : {}),
         provenance,
         ...(body.metadata ? { metadata: reviewedMetadata(body.metadata) } : {}),
       },

@@ -4,6 +4,7 @@
 import type {
   Acknowledgement,
   ApiError as ApiErrorBody,
+  ConflictsReport,
   CreateFolderResult,
   DeleteResult,
   DescriptiveMetadata,
@@ -95,10 +96,21 @@ export interface WriteOptions {
 
 const DEFAULT_WRITE: WriteOptions = { provenance: true };
 
-/** A transfer's options: a new top-level record may carry the descriptive metadata a person reviewed. */
+/**
+ * A transfer's options: a new top-level record may carry the descriptive metadata a person
+ * reviewed, and a choice per file (by the source's path) may override the action for all.
+ */
 export interface TransferOptions extends WriteOptions {
   /** sent as the body's `metadata`, used instead of the source's (docs/api.md "Descriptive metadata") */
   metadata?: DescriptiveMetadata;
+  duplicateChoices?: Record<string, DuplicateFileAction>;
+}
+
+/** A transfer's source in its body: one resource, or (two or more ids) a selection. */
+function sourceFields(source: { target: string; id: string; ids?: readonly string[] }) {
+  return source.ids && source.ids.length > 1
+    ? { source_target_name: source.target, source_resource_ids: source.ids }
+    : { source_target_name: source.target, source_resource_id: source.id };
 }
 
 /** One page of a search, and whether the server offers a next one (its `Link: rel="next"`). */
@@ -220,15 +232,22 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
       json<Acknowledgement>(resourcesPath(destination, containerId), {
         method: 'POST',
         body: JSON.stringify({
-          source_target_name: source.target,
-          ...(source.ids && source.ids.length > 1 ? { source_resource_ids: source.ids } : { source_resource_id: source.id }),
+          ...sourceFields(source),
           ...(options.metadata ? { metadata: options.metadata } : {}),
+          ...(options.duplicateChoices ? { duplicate_choices: options.duplicateChoices } : {}),
         }),
         headers: {
           'Content-Type': 'application/json',
           'duplicate-file-action': duplicateAction,
           ...provenanceHeader(options),
         },
+      }),
+    /** which files of a transfer into a folder are already there, both sides side by side (docs/api.md "Duplicate files") */
+    conflicts: (destination: string, containerId: string, source: { target: string; id: string; ids?: readonly string[] }) =>
+      json<ConflictsReport>(`/api_v1/targets/${seg(destination)}/resources/${seg(containerId)}/conflicts/`, {
+        method: 'POST',
+        body: JSON.stringify(sourceFields(source)),
+        headers: { 'Content-Type': 'application/json' },
       }),
     /** one page of a target's search (docs/api.md "Search"); 405 where capabilities.search is off */
     search: async (target: string, text: string, page: number, signal?: AbortSignal): Promise<SearchPage> => {

@@ -7,6 +7,7 @@ import { useServices } from '../services.js';
 import { AccountForm } from './AccountForm.js';
 import { Dialog } from './Dialog.js';
 import { RcloneRemoteForm } from './RcloneRemoteForm.js';
+import { ACTION_LABELS } from './DuplicateDialog.js';
 
 /** the tab that adds rclone remotes, after the services */
 const RCLONE_TAB = 'rclone-remotes';
@@ -84,7 +85,7 @@ export function AccountsDialog() {
       </div>
       {remembered && !rememberedCleared ? (
         <p className="hint">
-          For files that already exist, Ferry always {remembered === 'ignore' ? 'skips them' : 'replaces changed ones'}.{' '}
+          For files that already exist, Ferry always chooses “{ACTION_LABELS[remembered]}”.{' '}
           <button
             type="button"
             onClick={() => {

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { MemoryStorage } from '../test-support.js';
-import { createDuplicatePrompt } from '../stores/duplicates.js';
+import { createDuplicatePrompt, type DuplicateDecision } from '../stores/duplicates.js';
+import type { FileConflict } from '../../../shared/api.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
 import { AccountForm } from './AccountForm.js';
 import { ServicesContext, type Services } from '../services.js';
@@ -11,17 +12,22 @@ import { MetadataReviewDialog } from './MetadataReviewDialog.js';
 afterEach(cleanup);
 
 describe('duplicate prompt', () => {
-  it('asks once, answers with the choice, and remembers it only when asked to', async () => {
+  it('asks once, offers the four actions for all, and remembers the choice only when asked to', async () => {
     const storage = new MemoryStorage();
     const prompt = createDuplicatePrompt(storage);
     render(<DuplicateDialog prompt={prompt} />);
-    let answer: Promise<string | null>;
+    let answer: Promise<DuplicateDecision | null>;
     act(() => {
       answer = prompt.ask('a.csv into OSF › Project');
     });
-    expect(screen.getByRole('dialog', { name: /already be there/ }).textContent).toContain('a.csv into OSF › Project');
-    fireEvent.click(screen.getByRole('button', { name: 'Replace changed files' }));
-    expect(await answer!).toBe('update');
+    const dialog = screen.getByRole('dialog', { name: /already be there/ });
+    expect(dialog.textContent).toContain('a.csv into OSF › Project');
+    const forAll = within(screen.getByRole('group', { name: 'For all files' }));
+    expect(forAll.getAllByRole('button').map((button) => button.textContent)).toEqual(['Skip', 'Replace if different', 'Replace if newer', 'Keep both']);
+    // an upload takes no per-file choices: not offered
+    expect(screen.queryByRole('button', { name: 'Choose per file…' })).toBeNull();
+    fireEvent.click(forAll.getByRole('button', { name: 'Replace if newer' }));
+    expect(await answer!).toEqual({ action: 'newer' });
     expect(storage.getItem('ferry.duplicateAction')).toBeNull();
     expect(screen.queryByRole('dialog')).toBeNull();
 
@@ -29,23 +35,69 @@ describe('duplicate prompt', () => {
       answer = prompt.ask('b.csv');
     });
     fireEvent.click(screen.getByRole('checkbox', { name: 'Remember my choice' }));
-    fireEvent.click(screen.getByRole('button', { name: 'Skip existing files' }));
-    expect(await answer!).toBe('ignore');
-    expect(storage.getItem('ferry.duplicateAction')).toBe('ignore');
+    fireEvent.click(screen.getByRole('button', { name: 'Keep both' }));
+    expect(await answer!).toEqual({ action: 'rename' });
+    expect(storage.getItem('ferry.duplicateAction')).toBe('rename');
     // remembered: no dialog next time
-    expect(await prompt.ask('c.csv')).toBe('ignore');
+    expect(await prompt.ask('c.csv')).toEqual({ action: 'rename' });
     expect(screen.queryByRole('dialog')).toBeNull();
   });
 
   it('cancelling gives null (the job is not submitted)', async () => {
     const prompt = createDuplicatePrompt(new MemoryStorage());
     render(<DuplicateDialog prompt={prompt} />);
-    let answer: Promise<string | null>;
+    let answer: Promise<DuplicateDecision | null>;
     act(() => {
       answer = prompt.ask('x');
     });
     fireEvent.keyDown(screen.getByRole('dialog'), { key: 'Escape' });
     expect(await answer!).toBeNull();
+  });
+
+  const facts = (size: number, date: string, hashes: Record<string, string> = {}) => ({ size, date_modified: date, hashes });
+  const CONFLICTS: FileConflict[] = [
+    { path: 'Data/a.csv', destination_path: 'Data/a.csv', source: facts(2048, '2026-03-01T10:00:00.000000Z', { md5: 'aa'.repeat(16) }), destination: { id: 'd1', ...facts(10, '2025-01-01T10:00:00.000000Z', { md5: 'bb'.repeat(16) }) } },
+    { path: 'Data/b.csv', destination_path: 'Data/b.csv', source: facts(5, '2020-01-01T10:00:00.000000Z'), destination: { id: 'd2', ...facts(5, '2025-01-01T10:00:00.000000Z') } },
+  ];
+
+  it('per file: lists both sides side by side, a choice per file, and answers with the choices', async () => {
+    const prompt = createDuplicatePrompt(new MemoryStorage());
+    render(<DuplicateDialog prompt={prompt} />);
+    const loadConflicts = vi.fn(async () => CONFLICTS);
+    let answer: Promise<DuplicateDecision | null>;
+    act(() => {
+      answer = prompt.ask('Data into WebDAV › Inbox', { loadConflicts });
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Choose per file…' }));
+    const table = await screen.findByRole('table', { name: '2 files are already there' });
+    expect(loadConflicts).toHaveBeenCalledTimes(1);
+    const first = within(table).getByRole('row', { name: /Data\/a\.csv/ });
+    expect(first.textContent).toContain('2.0 KB');
+    expect(first.textContent).toContain('10 B');
+    expect(first.textContent).toContain(`md5 ${'aa'.repeat(6)}…`);
+    expect(first.textContent).toContain(`md5 ${'bb'.repeat(6)}…`);
+    expect(within(first).getAllByText('(newer)')).toHaveLength(1);
+    // each starts at Skip; change one, then all, then one back
+    expect((screen.getByRole('combobox', { name: 'Action for Data/a.csv' }) as HTMLSelectElement).value).toBe('ignore');
+    fireEvent.change(screen.getByRole('combobox', { name: 'Action for Data/a.csv' }), { target: { value: 'rename' } });
+    fireEvent.change(screen.getByRole('combobox', { name: 'Set all to' }), { target: { value: 'update' } });
+    fireEvent.change(screen.getByRole('combobox', { name: 'Action for Data/b.csv' }), { target: { value: 'newer' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Copy with these choices' }));
+    expect(await answer!).toEqual({ action: 'ignore', choices: { 'Data/a.csv': 'update', 'Data/b.csv': 'newer' } });
+    expect(screen.queryByRole('dialog')).toBeNull();
+  });
+
+  it('per file: a listing that fails says so, and Back returns to the choice for all', async () => {
+    const prompt = createDuplicatePrompt(new MemoryStorage());
+    render(<DuplicateDialog prompt={prompt} />);
+    act(() => {
+      void prompt.ask('x', { loadConflicts: async () => Promise.reject(new Error('The WebDAV server is not answering.')) });
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Choose per file…' }));
+    expect((await screen.findByRole('alert')).textContent).toContain('The WebDAV server is not answering.');
+    expect((screen.getByRole('button', { name: 'Copy with these choices' }) as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(screen.getByRole('button', { name: 'Back' }));
+    await waitFor(() => expect(screen.getByRole('dialog', { name: /already be there/ })).toBeTruthy());
   });
 });
 

@@ -20,6 +20,8 @@ export interface Submission {
   /** `ids`: a transfer of a whole selection (one job); `id` is then its first */
   source?: { target: string; id: string; title: string; ids?: string[] };
   duplicateAction: DuplicateFileAction;
+  /** transfers: per file, by the source's path, the action instead of duplicateAction */
+  duplicateChoices?: Record<string, DuplicateFileAction>;
   /** uploads: key of the ZIP blob kept in memory for a retry during this run */
   blobKey?: string;
   /** false: sent with `ferry-provenance: off` (absent: on, the server's default) */
