@@ -131,6 +131,14 @@ export const ACKNOWLEDGEMENT_MESSAGE = 'The server is processing the request.';
 export type DuplicateFileAction = 'ignore' | 'update';
 export const DUPLICATE_FILE_ACTIONS: readonly DuplicateFileAction[] = ['ignore', 'update'];
 
+/**
+ * How a write to a record that keeps no folders (Zenodo, figshare, InvenioRDM) keeps its
+ * folders: `flatten` (the default) joins a path into the file name, `zip-per-folder` stores
+ * each first-level folder as `<folder>.zip`, `bag` stores the whole write as one BagIt ZIP.
+ */
+export type FolderMode = 'flatten' | 'zip-per-folder' | 'bag';
+export const FOLDER_MODES: readonly FolderMode[] = ['flatten', 'zip-per-folder', 'bag'];
+
 export type JobKind = 'upload' | 'transfer' | 'verify' | 'download' | 'check';
 /**
  * A job ends in exactly one of four states (docs/api.md "Job outcomes"; the core decides
@@ -332,6 +340,8 @@ export interface TransferRequest {
   source_resource_ids?: string[];
   /** a new top-level resource's descriptive metadata, as reviewed (GET …/metadata/): used instead of the source's */
   metadata?: DescriptiveMetadata;
+  /** the same as the header `ferry-folders` (FolderMode); only for a destination that keeps no folders */
+  folders?: FolderMode;
 }
 
 /**
