@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
-import type { DuplicateFileAction, FixityFailure, Job, JobReport } from '../../../shared/api.js';
-import { DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
+import type { DuplicateFileAction, FixityFailure, FolderMode, Job, JobReport } from '../../../shared/api.js';
+import { DUPLICATE_FILE_ACTIONS, FOLDER_MODES } from '../../../shared/api.js';
 import { badRequest, FerryError, isFerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
@@ -8,6 +8,8 @@ import type { TargetRegistry } from '../registry.js';
 import type { DescriptiveMetadata, Entry, ReadResult, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
 import { planWrite, type PlanRequest, type WritePlan } from '../plan/write-plan.js';
 import { openUploadZip } from '../bag/upload-reader.js';
+import type { FolderLayout } from '../provenance/format.js';
+import { packForFlatRecord } from '../remote/packed-folders.js';
 import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { JournaledEntries } from './journaled-entries.js';
@@ -31,6 +33,8 @@ export interface UploadParams {
   spoolPath: string;
   containerId: string | null;
   duplicateAction: DuplicateFileAction;
+  /** how a destination that keeps no folders keeps them (absent: flatten) */
+  folders?: FolderMode;
 }
 
 /** What a `transfer` job is submitted with (persisted; no token). */
@@ -42,6 +46,8 @@ export interface TransferParams {
   source: { target: string; resourceId: string; resourceIds?: string[] };
   containerId: string | null;
   duplicateAction: DuplicateFileAction;
+  /** how a destination that keeps no folders keeps them (absent: flatten) */
+  folders?: FolderMode;
   /** a retry: only these files (as the source names them) and the folders above them */
   only?: string[];
   /**
@@ -78,10 +84,11 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
     // the entries judged whole (plan/write-plan.ts) before the destination is called at all
-    const plan = await planWrite(destination, archive.entries(), planRequest(ctx, params));
+    const folders = await inFolderMode(ctx, destination, archive.entries(), params);
+    const plan = await planWrite(destination, folders.entries, planRequest(ctx, params));
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
     // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
-    const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
+    const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId, folders: folders.layout };
     const provenance = await startUploadProvenance({ ...common, kind: archive.kind, topLevel: archive.topLevel, carriedRecord: archive.carriedRecord });
     const entries = watchedForProvenance(provenance, plan);
     const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, token) : null;
@@ -115,15 +122,16 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   if (ids && ids.length > 1) {
     if (params.containerId === null) throw badRequest('Several resources can only be copied into a folder; choose a folder as the destination.');
     ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
-    const selection = readEach(source, { token: sourceToken, signal: ctx.signal }, ids);
+    const selection = (await inFolderMode(ctx, destination, readEach(source, { token: sourceToken, signal: ctx.signal }, ids), params)).entries;
     const plan = await planWrite(destination, params.only ? onlyThese(selection, params.only) : selection, planRequest(ctx, params));
     return writeWatched(ctx, destination, destinationToken, plan, plan, params);
   }
   const read = await source.read({ token: sourceToken, signal: ctx.signal }, params.source.resourceId);
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
   if (params.only) return retryFailed(ctx, destination, destinationToken, read, params, params.only);
+  const folders = await inFolderMode(ctx, destination, read.entries, params);
   // judged whole before anything is written, also when the destination copies by itself
-  const plan = await planWrite(destination, read.entries, planRequest(ctx, params));
+  const plan = await planWrite(destination, folders.entries, planRequest(ctx, params));
   // A destination that copies from this source itself (Target.copyFrom) takes a whole first run.
   const direct = destination.copyFrom?.({ token: destinationToken, signal: ctx.signal }, source, params.source.resourceId, params.containerId, {
     ...writeOptionsOf(ctx, params),
@@ -147,7 +155,7 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   }
   // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
   const sourceCtx = { token: sourceToken, signal: ctx.signal };
-  const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
+  const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId, folders: folders.layout };
   const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
   // descriptive metadata (title, creators …) for a new top-level resource, and what could not be carried
   const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId, params.metadata);
@@ -170,7 +178,8 @@ function titleNotes(metadata: DescriptiveMetadata | undefined, report: JobReport
 
 /** A retry of failed files: only those, into what the first run made; its provenance was written then. */
 async function retryFailed(ctx: JobExecutionContext, destination: Target, token: string, read: ReadResult, params: TransferParams, paths: string[]): Promise<JobReport> {
-  const only = onlyThese(read.entries, paths);
+  // the failed paths are those the first run wrote: packed as it packed them
+  const only = onlyThese((await inFolderMode(ctx, destination, read.entries, params)).entries, paths);
   if (params.insideTop !== undefined) return writeInsideTop(ctx, destination, token, only, params, params.insideTop);
   const plan = await planWrite(destination, only, planRequest(ctx, params));
   return writeWatched(ctx, destination, token, plan, plan, params);
@@ -189,6 +198,35 @@ function retryTransfer(finished: Readonly<Job>, raw: Record<string, unknown>, fa
     retried.insideTop = failedPaths[0]!.split('/')[0]!;
   }
   return retried as unknown as Record<string, unknown>;
+}
+
+/**
+ * The entries as a destination that keeps no folders takes them in the job's folder mode
+ * (remote/packed-folders.ts), with the layout its provenance record keeps; any other
+ * destination gets them as they are. The paths are judged first as the source names them
+ * (safe, one top folder), whatever they are then stored as.
+ */
+async function inFolderMode(
+  ctx: JobExecutionContext,
+  destination: Target,
+  entries: AsyncIterable<Entry>,
+  params: { containerId: string | null; duplicateAction: DuplicateFileAction; folders?: FolderMode; insideTop?: string },
+): Promise<{ entries: AsyncIterable<Entry>; layout?: FolderLayout }> {
+  if (destination.namingRules?.flattenWith === undefined) return { entries };
+  // a retry inside the record the first run made is packed as that run packed it, from its top folder
+  const containerId = params.insideTop === undefined ? params.containerId : null;
+  const judged = await planWrite({ info: destination.info }, entries, { ...planRequest(ctx, params), containerId });
+  const packed = packForFlatRecord(
+    judged.entries.map((planned) => planned.entry),
+    judged.top,
+    params.folders ?? 'flatten',
+    `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
+  );
+  return { entries: fromList(packed.entries), layout: packed.layout };
+}
+
+async function* fromList(entries: readonly Entry[]): AsyncIterable<Entry> {
+  yield* entries;
 }
 
 /** The entries for `paths` (files) and the folders above them, nothing else. */
@@ -412,7 +450,7 @@ export async function tokenFor(ctx: JobExecutionContext, deps: Pick<TransferExec
 
 function uploadParams(raw: Record<string, unknown>): UploadParams {
   if (typeof raw.spoolPath !== 'string' || raw.spoolPath === '') throw brokenJob('upload');
-  return { spoolPath: raw.spoolPath, containerId: containerIdOf(raw), duplicateAction: duplicateActionOf(raw) };
+  return { spoolPath: raw.spoolPath, containerId: containerIdOf(raw), duplicateAction: duplicateActionOf(raw), ...foldersOf(raw) };
 }
 
 function transferParams(raw: Record<string, unknown>): TransferParams {
@@ -425,6 +463,7 @@ function transferParams(raw: Record<string, unknown>): TransferParams {
     source: { target: source.target, resourceId: source.resourceId, ...(ids ? { resourceIds: ids } : {}) },
     containerId: containerIdOf(raw),
     duplicateAction: duplicateActionOf(raw),
+    ...foldersOf(raw),
     ...(only ? { only } : {}),
     ...(typeof raw.insideTop === 'string' ? { insideTop: raw.insideTop } : {}),
     // checked against the DescriptiveMetadata schema when the request came in
@@ -441,6 +480,13 @@ function containerIdOf(raw: Record<string, unknown>): string | null {
 function duplicateActionOf(raw: Record<string, unknown>): DuplicateFileAction {
   const action = raw.duplicateAction;
   if (typeof action === 'string' && (DUPLICATE_FILE_ACTIONS as readonly string[]).includes(action)) return action as DuplicateFileAction;
+  throw brokenJob('job');
+}
+
+/** Absent in jobs saved before folder modes: flatten, as they were written. */
+function foldersOf(raw: Record<string, unknown>): { folders?: FolderMode } {
+  if (raw.folders === undefined) return {};
+  if (typeof raw.folders === 'string' && (FOLDER_MODES as readonly string[]).includes(raw.folders)) return { folders: raw.folders as FolderMode };
   throw brokenJob('job');
 }
 

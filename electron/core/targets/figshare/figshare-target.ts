@@ -20,6 +20,7 @@ import {
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import { unpackedRecord } from '../../remote/unpacked-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { removedOnFailure } from '../../remote/new-record.js';
@@ -215,7 +216,8 @@ export class FigshareTarget implements Target {
           if (!file.is_link_only) yield fileEntry(`${title}/${safeSegment(file.name)}`, file, open(file));
         }
       }
-      return { title, root: articleNode(at, article), entries: entries() };
+      // the tree a Ferry write kept in it, rebuilt (remote/unpacked-record.ts)
+      return { title, root: articleNode(at, article), entries: unpackedRecord(title, entries(), { target: this.info.name, service: 'figshare', signal: ctx.signal }) };
     }
     const project = await this.api.project(ctx.token, parsed.id, ctx.signal);
     const title = project.title;

@@ -1,0 +1,81 @@
+import type { Readable } from 'node:stream';
+import type { FolderMode } from '../../../shared/api.js';
+import { writeBagZip, writePlainZip } from '../bag/bag-writer.js';
+import { PROVENANCE_FILE, type FolderLayout, type StoredPath } from '../provenance/format.js';
+import type { Entry, ReadResult } from '../target.js';
+import { FOLDER_SEPARATOR } from './flat-record.js';
+
+// A write to a record that keeps no folders (Zenodo, figshare, InvenioRDM), in the folder
+// mode the job was given (header `ferry-folders`): the entries the destination is handed,
+// and the layout the provenance record keeps so that reading the record back rebuilds the
+// tree (remote/unpacked-record.ts).
+//
+//   flatten         `raw/run1.csv` → `raw__run1.csv` (the target flattens; nothing changes here)
+//   zip-per-folder  each first-level folder → `<folder>.zip` holding `<folder>/…`; files stay files
+//   bag             everything → one BagIt ZIP `<title>.zip`, its payload the tree
+//
+// "First level" is relative to what the record receives: below the top folder for a new
+// record (its title), the write's own top level into an existing one. A `ferry-provenance.json`
+// at that level is never packed: it is the record the job extends (provenance/recorder.ts).
+
+export interface PackedWrite {
+  /** what the destination is handed, in order (a new record's top folder first) */
+  entries: Entry[];
+  layout: FolderLayout;
+}
+
+/**
+ * `entries`: judged whole already (safe paths, the top folder first); `top`: a new record's
+ * top folder, or null for a write into an existing record; `fallbackTitle` names a bag when
+ * a write into a record has no one top-level folder to name it after.
+ */
+export function packForFlatRecord(entries: readonly Entry[], top: string | null, mode: FolderMode, fallbackTitle: string): PackedWrite {
+  const prefix = top === null ? '' : `${top}/`;
+  const below = (entry: Entry) => entry.path.slice(prefix.length);
+  const inRecord = entries.filter((entry) => entry.path !== top);
+  const kept = (entry: Entry) => entry.kind === 'file' && below(entry) === PROVENANCE_FILE;
+  const head = top === null ? [] : entries.filter((entry) => entry.path === top);
+  // one time for every open(), so each writes the same bytes (a ZIP's dates, a bag's Bagging-Date)
+  const now = new Date();
+
+  if (mode === 'flatten') {
+    const stored = inRecord.filter((entry) => entry.kind === 'file' && below(entry).includes('/')).map((entry) => ({ file: below(entry).split('/').join(FOLDER_SEPARATOR), path: below(entry) }));
+    return { entries: [...entries], layout: { mode, stored } };
+  }
+  if (mode === 'bag') {
+    const payload = inRecord.filter((entry) => !kept(entry));
+    const firstLevel = [...new Set(payload.map((entry) => below(entry).split('/')[0]!))];
+    const title = top ?? (firstLevel.length === 1 && payload.some((entry) => entry.kind === 'folder' && below(entry) === firstLevel[0]) ? firstLevel[0]! : fallbackTitle);
+    const file = `${title}.zip`;
+    const bag = packed(`${prefix}${file}`, () => writeBagZip(readOf(title, payload, prefix), { targetName: 'ferry', resourceId: title, bagName: title, now }));
+    return { entries: [...head, bag, ...inRecord.filter(kept)], layout: { mode, stored: [{ file, path: '' }] } };
+  }
+  const stored: StoredPath[] = [];
+  const out: Entry[] = [...head];
+  for (const entry of inRecord) {
+    if (entry.kind === 'file' && !below(entry).includes('/')) {
+      out.push(entry);
+      continue;
+    }
+    // each first-level folder once, with everything below it, where it first appears (named or implied)
+    const folder = below(entry).split('/')[0]!;
+    if (stored.some((done) => done.path === folder)) continue;
+    const tree = inRecord.filter((inner) => below(inner) === folder || below(inner).startsWith(`${folder}/`));
+    stored.push({ file: `${folder}.zip`, path: folder });
+    out.push(packed(`${prefix}${folder}.zip`, () => writePlainZip(readOf(folder, tree, prefix), { now })));
+  }
+  return { entries: out, layout: { mode, stored } };
+}
+
+/** A file made on demand: every open() writes the ZIP again from the source's entries, the same bytes each time. */
+function packed(path: string, write: () => Readable): Entry {
+  return { path, kind: 'file', size: null, mtime: null, hashes: {}, open: async () => write() };
+}
+
+/** `entries` as a read of `title`, their paths relative to the record (the ZIP's names). */
+function readOf(title: string, entries: readonly Entry[], prefix: string): ReadResult {
+  async function* relative(): AsyncIterable<Entry> {
+    for (const entry of entries) yield { ...entry, path: entry.path.slice(prefix.length) };
+  }
+  return { title, root: { kind: 'container', kind_name: 'folder', id: title, container: null, title }, entries: relative() };
+}

@@ -1,0 +1,153 @@
+// Issue #21 part 1: folder modes for records that keep no folders, over real HTTP on loopback.
+// A three-level tree goes from a local folder to the Zenodo emulator (an InvenioRDM instance)
+// and to the figshare emulator in each mode (header ferry-folders), is stored as the mode
+// says, and comes back to a local folder byte for byte with its paths, rebuilt from what
+// ferry-provenance.json records of the write.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Acknowledgement, Job, ResourceSummary } from '../../shared/api.js';
+import { MemorySecretStore } from '../../electron/core/keychain/memory.js';
+import { tokenAccount } from '../../electron/core/keychain/port.js';
+import type { ProvenanceLog } from '../../electron/core/provenance/format.js';
+import { LocalTarget } from '../../electron/core/targets/local/index.js';
+import { createFigshareTarget } from '../../electron/core/targets/figshare/index.js';
+import { createZenodoTarget } from '../../electron/core/targets/zenodo/index.js';
+import { startFigshareEmulator, type FigshareEmulator } from '../emulators/figshare/emulator.js';
+import { startZenodoEmulator, type ZenodoEmulator } from '../emulators/zenodo/emulator.js';
+import { expectApiError, findByPath, snapshotTree, startFerry, waitForJob, writeTree, type Ferry } from './harness.js';
+
+let ferry: Ferry;
+let zenodo: ZenodoEmulator;
+let figshare: FigshareEmulator;
+
+// three levels below the record, a name that only looks flattened, text and incompressible bytes
+const TREE = {
+  'Survey/readme.txt': 'Coastal survey, 2026.\n',
+  'Survey/notes__draft.txt': 'a name with the separator in it\n',
+  'Survey/raw/run1.csv': 'site,psu\n'.concat('A,35\n'.repeat(2000)),
+  'Survey/raw/deep/gauge/levels.bin': randomBytes(200_000),
+  'Survey/docs/method.md': '# Method\n',
+};
+
+beforeAll(async () => {
+  zenodo = await startZenodoEmulator();
+  figshare = await startFigshareEmulator({ processingReads: 0 });
+  const secrets = new MemorySecretStore();
+  await secrets.set(tokenAccount('zenodo'), 'zenodo-token');
+  await secrets.set(tokenAccount('figshare'), 'figshare-token');
+  ferry = await startFerry({
+    secrets,
+    targets: (config, store) => {
+      const remoteConfig = { ...config, remotes: { ...config.remotes, zenodoUrl: zenodo.url, figshareApiUrl: figshare.url } };
+      return [
+        new LocalTarget({ root: config.workspace }),
+        createZenodoTarget(remoteConfig, store, { ratePerSecond: 1000, retries: 2 }),
+        createFigshareTarget(remoteConfig, store, { ratePerSecond: 1000, retries: 1, downloadUrl: figshare.downloadUrl }),
+      ];
+    },
+  });
+  await writeTree(ferry.workspace, TREE);
+}, 60_000);
+afterAll(async () => {
+  await ferry?.close();
+  await Promise.all([zenodo?.close(), figshare?.close()]);
+});
+
+async function list(target: string, container?: string): Promise<ResourceSummary[]> {
+  const query = container === undefined ? '' : `?container=${encodeURIComponent(container)}`;
+  return (await (await ferry.fetch(`/api_v1/targets/${target}/resources/${query}`, { headers: ferry.bearer() })).json()) as ResourceSummary[];
+}
+
+function post(to: string, into: string | null, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {
+  const where = into === null ? `/api_v1/targets/${to}/resources/` : `/api_v1/targets/${to}/resources/${encodeURIComponent(into)}/`;
+  return ferry.fetch(where, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: ferry.bearer({ 'duplicate-file-action': 'ignore', 'content-type': 'application/json', ...headers }),
+  });
+}
+
+async function transfer(to: string, into: string | null, from: string, sourceId: string, headers: Record<string, string> = {}): Promise<Job> {
+  const response = await post(to, into, { source_target_name: from, source_resource_id: sourceId }, headers);
+  expect(response.status, await response.clone().text()).toBe(202);
+  const job = await waitForJob(ferry, ((await response.json()) as Acknowledgement).ticket_number, 60_000);
+  expect(job.status, `${job.error ?? ''} ${JSON.stringify(job.report?.file_errors ?? [])}`).toBe('succeeded');
+  return job;
+}
+
+/** The tree as written, without the provenance record the transfers add. */
+function withoutRecord(tree: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(tree).filter(([file]) => !file.endsWith('ferry-provenance.json')));
+}
+
+const STORED: Record<string, string[]> = {
+  flatten: ['docs__method.md', 'ferry-provenance.json', 'notes__draft.txt', 'raw__deep__gauge__levels.bin', 'raw__run1.csv', 'readme.txt'],
+  'zip-per-folder': ['docs.zip', 'ferry-provenance.json', 'notes__draft.txt', 'raw.zip', 'readme.txt'],
+  bag: ['Survey.zip', 'ferry-provenance.json'],
+};
+
+describe.each(['zenodo', 'figshare'])('folder modes on %s', (target) => {
+  it.each(['flatten', 'zip-per-folder', 'bag'])('%s: a three-level tree goes there and comes back byte for byte, with its paths', async (mode) => {
+    const survey = findByPath(await list('local'), 'Survey')!;
+    const job = await transfer(target, null, 'local', survey.id, { 'ferry-folders': mode });
+    const record = job.report!.new_resource!;
+    // stored as the mode says: no folders inside the record
+    const stored = await list(target, record.id);
+    expect(stored.map((node) => node.title).sort()).toEqual(STORED[mode]);
+
+    // the mode and what each stored name stands for are in the record's provenance
+    const log = storedLog(target, record.id);
+    const entry = log.entries.at(-1)!;
+    expect(entry.folders?.mode).toBe(mode);
+    if (mode === 'zip-per-folder') {
+      expect(entry.folders!.stored).toEqual(expect.arrayContaining([{ file: 'raw.zip', path: 'raw' }, { file: 'docs.zip', path: 'docs' }]));
+      // each ZIP holds its folder by name, its text deflated (smaller than the bytes it holds)
+      const zip = storedBytes(target, record.id, 'raw.zip');
+      expect(zip.includes('raw/deep/gauge/levels.bin')).toBe(true);
+      expect(zip.length).toBeLessThan(TREE['Survey/raw/deep/gauge/levels.bin'].length + TREE['Survey/raw/run1.csv'].length);
+    }
+    if (mode === 'flatten') expect(entry.folders!.stored).not.toContainEqual(expect.objectContaining({ file: 'notes__draft.txt' }));
+
+    // back to a local folder: the tree as it was (a name that only looks flattened stays one file)
+    const back = `Back ${target} ${mode}`;
+    await writeTree(ferry.workspace, { [`${back}/.keep`]: '' });
+    const into = findByPath(await list('local'), back)!;
+    await transfer('local', into.id, target, record.id);
+    const original = await snapshotTree(path.join(ferry.workspace, 'Survey'));
+    const returned = withoutRecord(await snapshotTree(path.join(ferry.workspace, back, record.title)));
+    expect(returned).toEqual(original);
+  });
+});
+
+/** A file of the record as the service stores it. */
+function storedBytes(target: string, recordId: string, name: string): Buffer {
+  const files: { key?: string; name?: string; bytes: Buffer | null }[] =
+    target === 'zenodo' ? zenodo.state.records.get(recordId.slice(1))!.files : figshare.state.articles.get(Number(/a(\d+)$/.exec(recordId)![1]))!.files;
+  return files.find((file) => (file.key ?? file.name) === name)!.bytes!;
+}
+
+function storedLog(target: string, recordId: string): ProvenanceLog {
+  return JSON.parse(storedBytes(target, recordId, 'ferry-provenance.json').toString('utf8')) as ProvenanceLog;
+}
+
+describe('choosing a folder mode', () => {
+  it('an unknown mode is a 400 with a sentence naming the modes, before anything is written', async () => {
+    const survey = findByPath(await list('local'), 'Survey')!;
+    const before = (await list('zenodo')).length;
+    const response = await post('zenodo', null, { source_target_name: 'local', source_resource_id: survey.id }, { 'ferry-folders': 'nested' });
+    const body = await expectApiError(response, 400, 'bad_request');
+    expect(body.error).toMatch(/ferry-folders as 'flatten' .*'zip-per-folder' .*'bag'.*not 'nested'/);
+    const field = await post('zenodo', null, { source_target_name: 'local', source_resource_id: survey.id, folders: 'tar' });
+    expect((await expectApiError(field, 400, 'bad_request')).error).toMatch(/not 'tar'/);
+    expect((await list('zenodo')).length).toBe(before);
+  });
+
+  it('a packing mode is refused for a destination that keeps folders', async () => {
+    const survey = findByPath(await list('local'), 'Survey')!;
+    await writeTree(ferry.workspace, { 'Elsewhere/.keep': '' });
+    const into = findByPath(await list('local'), 'Elsewhere')!;
+    const response = await post('local', into.id, { source_target_name: 'local', source_resource_id: survey.id }, { 'ferry-folders': 'zip-per-folder' });
+    expect((await expectApiError(response, 400, 'bad_request')).error).toMatch(/keeps folders as they are/);
+  });
+});
