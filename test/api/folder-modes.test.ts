@@ -4,6 +4,7 @@
 // says, and comes back to a local folder byte for byte with its paths, rebuilt from what
 // ferry-provenance.json records of the write.
 import { randomBytes } from 'node:crypto';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Acknowledgement, Job, ResourceSummary } from '../../shared/api.js';
@@ -15,7 +16,7 @@ import { createFigshareTarget } from '../../electron/core/targets/figshare/index
 import { createZenodoTarget } from '../../electron/core/targets/zenodo/index.js';
 import { startFigshareEmulator, type FigshareEmulator } from '../emulators/figshare/emulator.js';
 import { startZenodoEmulator, type ZenodoEmulator } from '../emulators/zenodo/emulator.js';
-import { expectApiError, findByPath, snapshotTree, startFerry, waitForJob, writeTree, type Ferry } from './harness.js';
+import { expectApiError, findByPath, snapshotTree, startFerry, unzipTo, uploadForm, waitForJob, writeTree, zipFolder, type Ferry } from './harness.js';
 
 let ferry: Ferry;
 let zenodo: ZenodoEmulator;
@@ -95,6 +96,8 @@ describe.each(['zenodo', 'figshare'])('folder modes on %s', (target) => {
     // stored as the mode says: no folders inside the record
     const stored = await list(target, record.id);
     expect(stored.map((node) => node.title).sort()).toEqual(STORED[mode]);
+    // and the report says so
+    expect(job.report!.notes ?? []).toContainEqual(expect.stringMatching(/keeps no folders: /));
 
     // the mode and what each stored name stands for are in the record's provenance
     const log = storedLog(target, record.id);
@@ -130,6 +133,32 @@ function storedBytes(target: string, recordId: string, name: string): Buffer {
 function storedLog(target: string, recordId: string): ProvenanceLog {
   return JSON.parse(storedBytes(target, recordId, 'ferry-provenance.json').toString('utf8')) as ProvenanceLog;
 }
+
+describe('an upload and a download', () => {
+  it('an uploaded ZIP goes into Zenodo as a ZIP per folder, and the record downloads as a bag of the tree', async () => {
+    const zip = await zipFolder(ferry.workspace, path.join(ferry.root, 'survey-upload.zip'), [], ['Survey']);
+    const response = await ferry.fetch('/api_v1/targets/zenodo/resources/', {
+      method: 'POST',
+      body: uploadForm(zip),
+      headers: ferry.bearer({ 'duplicate-file-action': 'ignore', 'ferry-folders': 'zip-per-folder' }),
+    });
+    expect(response.status, await response.clone().text()).toBe(202);
+    const job = await waitForJob(ferry, ((await response.json()) as Acknowledgement).ticket_number, 60_000);
+    expect(job.status, job.error ?? '').toBe('succeeded');
+    const record = job.report!.new_resource!;
+    expect((await list('zenodo', record.id)).map((node) => node.title).sort()).toEqual(STORED['zip-per-folder']);
+
+    const download = await ferry.fetch(`/api_v1/targets/zenodo/resources/${encodeURIComponent(record.id)}.zip/`, { headers: ferry.bearer() });
+    expect(download.status, await download.clone().text()).toBe(200);
+    const zipPath = path.join(ferry.root, 'survey-download.zip');
+    await writeFile(zipPath, Buffer.from(await download.arrayBuffer()));
+    const out = path.join(ferry.root, 'survey-download');
+    await unzipTo(zipPath, out);
+    const [bag] = await readdir(out);
+    const payload = withoutRecord(await snapshotTree(path.join(out, bag!, 'data', record.title)));
+    expect(payload).toEqual(await snapshotTree(path.join(ferry.workspace, 'Survey')));
+  });
+});
 
 describe('choosing a folder mode', () => {
   it('an unknown mode is a 400 with a sentence naming the modes, before anything is written', async () => {

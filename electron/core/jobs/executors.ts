@@ -9,8 +9,8 @@ import type { DescriptiveMetadata, Entry, ReadResult, Target, TargetContext, Wri
 import { planWrite, type PlanRequest, type WritePlan } from '../plan/write-plan.js';
 import { openUploadZip } from '../bag/upload-reader.js';
 import type { FolderLayout } from '../provenance/format.js';
-import { packForFlatRecord } from '../remote/packed-folders.js';
-import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
+import { layoutNote, packForFlatRecord } from '../remote/packed-folders.js';
+import { completeProvenance, metadataForTransfer, provenanceOn, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { JournaledEntries } from './journaled-entries.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
@@ -92,8 +92,8 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
     const provenance = await startUploadProvenance({ ...common, kind: archive.kind, topLevel: archive.topLevel, carriedRecord: archive.carriedRecord });
     const entries = watchedForProvenance(provenance, plan);
     const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, token) : null;
-    const report = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, plan, entries, params, staged);
-    return await completeProvenance(provenance, { token, signal: ctx.signal }, report);
+    const written = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, plan, entries, params, staged);
+    return await completeProvenance(provenance, { token, signal: ctx.signal }, withNotes(written, folderNotes(ctx, destination, folders.layout)));
   } finally {
     await archive.close();
   }
@@ -164,9 +164,18 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   const written = top
     ? await writeIntoMadeTop(ctx, destination, destinationToken, entries, params, top)
     : await writeWatched(ctx, destination, destinationToken, plan, entries, { ...params, metadata: described.metadata });
-  const notes = [...described.notes, ...titleNotes(described.metadata, written)];
-  const report = notes.length > 0 ? { ...written, notes: [...(written.notes ?? []), ...notes] } : written;
+  const report = withNotes(written, [...described.notes, ...titleNotes(described.metadata, written), ...folderNotes(ctx, destination, folders.layout)]);
   return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
+}
+
+function withNotes(report: JobReport, notes: string[]): JobReport {
+  return notes.length > 0 ? { ...report, notes: [...(report.notes ?? []), ...notes] } : report;
+}
+
+/** What a packing folder mode did, said in the report (remote/packed-folders.ts). */
+function folderNotes(ctx: JobExecutionContext, destination: Target, layout: FolderLayout | undefined): string[] {
+  const note = layout ? layoutNote(layout, destination.info.readable_name, provenanceOn(ctx.params)) : null;
+  return note === null ? [] : [note];
 }
 
 /** A new resource is named after the source's top folder (made distinct): a described title it does not bear is said, not dropped. */

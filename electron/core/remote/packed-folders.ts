@@ -67,6 +67,19 @@ export function packForFlatRecord(entries: readonly Entry[], top: string | null,
   return { entries: out, layout: { mode, stored } };
 }
 
+/**
+ * What a job's report says of a packing mode (flatten says it itself, flat-record.ts), so a
+ * person knows what they will find in the record; `recorded`: the layout goes into the
+ * provenance record, which is what lets Ferry read the folders back.
+ */
+export function layoutNote(layout: FolderLayout, service: string, recorded: boolean): string | null {
+  if (layout.mode === 'flatten' || layout.stored.length === 0) return null;
+  const files = layout.stored.map((stored) => `'${stored.file}'`).join(', ');
+  const stored = layout.mode === 'bag' ? `everything was stored as one BagIt ZIP, ${files}` : `each folder was stored as one ZIP (${files})`;
+  const back = recorded ? `Ferry reads ${layout.mode === 'bag' ? 'it' : 'them'} back as folders by the record's ${PROVENANCE_FILE}` : `with ${PROVENANCE_FILE} turned off, Ferry reads ${layout.mode === 'bag' ? 'it' : 'them'} back as ZIP files`;
+  return `${service} keeps no folders: ${stored}; ${back}.`;
+}
+
 /** A file made on demand: every open() writes the ZIP again from the source's entries, the same bytes each time. */
 function packed(path: string, write: () => Readable): Entry {
   return { path, kind: 'file', size: null, mtime: null, hashes: {}, open: async () => write() };
