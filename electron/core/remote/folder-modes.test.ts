@@ -83,10 +83,13 @@ describe('unpackedRecord', () => {
     expect(await unpackDirs()).toBe(before);
   });
 
-  it('splits and unpacks nothing without a layout its own target wrote', async () => {
+  it('splits and unpacks nothing without a layout its own target wrote, nor to a path outside the record', async () => {
     const layout: FolderLayout = { mode: 'flatten', stored: [{ file: 'raw__c.txt', path: 'raw/c.txt' }] };
     const entries = await all(unpackedRecord('R', record('R', { 'raw__c.txt': Buffer.from('c'), [PROVENANCE_FILE]: provenanceWith('figshare', layout) }), source));
     expect(entries.map((entry) => entry.path)).toEqual(['R', 'R/raw__c.txt', `R/${PROVENANCE_FILE}`]);
+    const escaping: FolderLayout = { mode: 'flatten', stored: [{ file: 'raw__c.txt', path: '../../c.txt' }, { file: 'ok__d.txt', path: 'ok/d.txt' }] };
+    const split = await all(unpackedRecord('R', record('R', { 'raw__c.txt': Buffer.from('c'), 'ok__d.txt': Buffer.from('d'), [PROVENANCE_FILE]: provenanceWith('zenodo', escaping) }), source));
+    expect(split.map((entry) => entry.path)).toEqual(['R', 'R/raw__c.txt', 'R/ok', 'R/ok/d.txt', `R/${PROVENANCE_FILE}`]);
   });
 
   it('a packed ZIP that is damaged, or holds more than its folder, fails the read with a sentence naming it (no local path)', async () => {

@@ -9,6 +9,7 @@ import { openUploadZip, type UploadArchive } from '../bag/upload-reader.js';
 import { CancelledError, FerryError, isFerryError } from '../errors.js';
 import { DEFAULT_LIMITS } from '../limits.js';
 import { parseProvenance, PROVENANCE_FILE, type FolderLayout, type StoredPath } from '../provenance/format.js';
+import { emptySegmentReason, unsafePathReason } from '../plan/safe-path.js';
 import type { Entry } from '../target.js';
 
 // Reading back a record that keeps no folders (Zenodo, figshare, InvenioRDM) as the tree a
@@ -70,7 +71,10 @@ async function layoutOf(record: Entry, target: string): Promise<Map<string, Stor
     // the log is data anyone may have edited: only a well-formed layout of a write to this target counts
     if (entry.destination?.target !== target || !folders || !FOLDER_MODES.includes(folders.mode) || !Array.isArray(folders.stored)) continue;
     for (const stored of folders.stored) {
-      if (typeof stored?.file === 'string' && typeof stored.path === 'string') layout.set(stored.file, { ...stored, mode: folders.mode });
+      if (typeof stored?.file !== 'string' || typeof stored.path !== 'string') continue;
+      // a path it names stays inside the record ('' is a bag's: the whole record)
+      const safe = unsafePathReason(stored.path) === null && (stored.path === '' ? folders.mode === 'bag' : emptySegmentReason(stored.path) === null);
+      if (safe) layout.set(stored.file, { file: stored.file, path: stored.path, mode: folders.mode });
     }
   }
   return layout;
