@@ -177,7 +177,9 @@ class PackedArchive {
     } catch (error) {
       await remove();
       if (this.source.signal.aborted) throw new CancelledError();
-      throw this.unreadable(isFerryError(error) || error instanceof Error ? error.message : String(error));
+      // the temp copy's path is this machine's: never in a message
+      const message = isFerryError(error) || error instanceof Error ? error.message : String(error);
+      throw this.unreadable(message.split(dir).join('(a temporary copy)'));
     }
     const close = async () => {
       await archive.close();
