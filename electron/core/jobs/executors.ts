@@ -84,7 +84,7 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
     // the entries judged whole (plan/write-plan.ts) before the destination is called at all
-    const folders = await inFolderMode(ctx, destination, archive.entries(), params);
+    const folders = await inFolderMode(ctx, destination, archive.entries(), params, { target: 'zip', resourceId: 'upload' });
     const plan = await planWrite(destination, folders.entries, planRequest(ctx, params));
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
     // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
@@ -122,14 +122,14 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   if (ids && ids.length > 1) {
     if (params.containerId === null) throw badRequest('Several resources can only be copied into a folder; choose a folder as the destination.');
     ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
-    const selection = (await inFolderMode(ctx, destination, readEach(source, { token: sourceToken, signal: ctx.signal }, ids), params)).entries;
+    const selection = (await inFolderMode(ctx, destination, readEach(source, { token: sourceToken, signal: ctx.signal }, ids), params, originOf(params))).entries;
     const plan = await planWrite(destination, params.only ? onlyThese(selection, params.only) : selection, planRequest(ctx, params));
     return writeWatched(ctx, destination, destinationToken, plan, plan, params);
   }
   const read = await source.read({ token: sourceToken, signal: ctx.signal }, params.source.resourceId);
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
   if (params.only) return retryFailed(ctx, destination, destinationToken, read, params, params.only);
-  const folders = await inFolderMode(ctx, destination, read.entries, params);
+  const folders = await inFolderMode(ctx, destination, read.entries, params, originOf(params));
   // judged whole before anything is written, also when the destination copies by itself
   const plan = await planWrite(destination, folders.entries, planRequest(ctx, params));
   // A destination that copies from this source itself (Target.copyFrom) takes a whole first run.
@@ -188,7 +188,7 @@ function titleNotes(metadata: DescriptiveMetadata | undefined, report: JobReport
 /** A retry of failed files: only those, into what the first run made; its provenance was written then. */
 async function retryFailed(ctx: JobExecutionContext, destination: Target, token: string, read: ReadResult, params: TransferParams, paths: string[]): Promise<JobReport> {
   // the failed paths are those the first run wrote: packed as it packed them
-  const only = onlyThese((await inFolderMode(ctx, destination, read.entries, params)).entries, paths);
+  const only = onlyThese((await inFolderMode(ctx, destination, read.entries, params, originOf(params))).entries, paths);
   if (params.insideTop !== undefined) return writeInsideTop(ctx, destination, token, only, params, params.insideTop);
   const plan = await planWrite(destination, only, planRequest(ctx, params));
   return writeWatched(ctx, destination, token, plan, plan, params);
@@ -220,18 +220,21 @@ async function inFolderMode(
   destination: Target,
   entries: AsyncIterable<Entry>,
   params: { containerId: string | null; duplicateAction: DuplicateFileAction; folders?: FolderMode; insideTop?: string },
+  origin: { target: string; resourceId: string },
 ): Promise<{ entries: AsyncIterable<Entry>; layout?: FolderLayout }> {
   if (destination.namingRules?.flattenWith === undefined) return { entries };
   // a retry inside the record the first run made is packed as that run packed it, from its top folder
   const containerId = params.insideTop === undefined ? params.containerId : null;
   const judged = await planWrite({ info: destination.info }, entries, { ...planRequest(ctx, params), containerId });
-  const packed = packForFlatRecord(
-    judged.entries.map((planned) => planned.entry),
-    judged.top,
-    params.folders ?? 'flatten',
-    `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
-  );
+  const packed = packForFlatRecord(judged.entries.map((planned) => planned.entry), judged.top, params.folders ?? 'flatten', {
+    ...origin,
+    fallbackTitle: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
+  });
   return { entries: fromList(packed.entries), layout: packed.layout };
+}
+
+function originOf(params: TransferParams): { target: string; resourceId: string } {
+  return { target: params.source.target, resourceId: params.source.resourceId };
 }
 
 async function* fromList(entries: readonly Entry[]): AsyncIterable<Entry> {

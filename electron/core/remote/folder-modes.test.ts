@@ -40,12 +40,13 @@ function provenanceWith(target: string, folders: FolderLayout): Buffer {
   return serializeProvenance({ format: 'ferry-provenance/1', entries: [{ action: 'transfer', at: '2026-01-02T03:04:05.000000Z', job: '1', software: 'Ferry', source: resource, destination: resource, files: [], folders }] });
 }
 
+const origin = (fallbackTitle: string) => ({ target: 'local', resourceId: 'loc_1', fallbackTitle });
 const source = { target: 'zenodo', service: 'Zenodo', signal: new AbortController().signal };
 const unpackDirs = async () => (await readdir(os.tmpdir())).filter((name) => name.startsWith('ferry-unpack-')).length;
 
 describe('packForFlatRecord', () => {
   it('zip-per-folder into a record: each first-level folder (listed or only implied) one ZIP, files and the provenance record stay files', async () => {
-    const packed = packForFlatRecord([file('A/x.txt', 'x'), file('A/sub/y.txt', 'y'), file('loose.txt', 'l'), file(PROVENANCE_FILE, '{}'), folder('B')], null, 'zip-per-folder', 'Ferry upload 1');
+    const packed = packForFlatRecord([file('A/x.txt', 'x'), file('A/sub/y.txt', 'y'), file('loose.txt', 'l'), file(PROVENANCE_FILE, '{}'), folder('B')], null, 'zip-per-folder', origin('Ferry upload 1'));
     expect(packed.entries.map((entry) => entry.path)).toEqual(['A.zip', 'loose.txt', PROVENANCE_FILE, 'B.zip']);
     expect(packed.layout).toEqual({ mode: 'zip-per-folder', stored: [{ file: 'A.zip', path: 'A' }, { file: 'B.zip', path: 'B' }] });
     // every open() makes the same bytes: a spooled or retried upload sends what was checked
@@ -54,22 +55,22 @@ describe('packForFlatRecord', () => {
   });
 
   it('bag below a new record: one <title>.zip after the top folder; into a record without one top folder it takes the fallback name', () => {
-    const top = packForFlatRecord([folder('Study'), file('Study/a.csv', 'a'), file('Study/raw/b.csv', 'b')], 'Study', 'bag', 'unused');
+    const top = packForFlatRecord([folder('Study'), file('Study/a.csv', 'a'), file('Study/raw/b.csv', 'b')], 'Study', 'bag', origin('unused'));
     expect(top.entries.map((entry) => entry.path)).toEqual(['Study', 'Study/Study.zip']);
     expect(top.layout).toEqual({ mode: 'bag', stored: [{ file: 'Study.zip', path: '' }] });
-    const into = packForFlatRecord([file('a.csv', 'a'), folder('raw'), file('raw/b.csv', 'b')], null, 'bag', 'Ferry upload 7');
+    const into = packForFlatRecord([file('a.csv', 'a'), folder('raw'), file('raw/b.csv', 'b')], null, 'bag', origin('Ferry upload 7'));
     expect(into.entries.map((entry) => entry.path)).toEqual(['Ferry upload 7.zip']);
   });
 
   it('flatten hands the entries on as they are and names only the paths it joins', () => {
-    const packed = packForFlatRecord([folder('S'), file('S/a__b.txt', 'a'), file('S/raw/c.txt', 'c')], 'S', 'flatten', 'unused');
+    const packed = packForFlatRecord([folder('S'), file('S/a__b.txt', 'a'), file('S/raw/c.txt', 'c')], 'S', 'flatten', origin('unused'));
     expect(packed.entries.map((entry) => entry.path)).toEqual(['S', 'S/a__b.txt', 'S/raw/c.txt']);
     expect(packed.layout.stored).toEqual([{ file: 'raw__c.txt', path: 'raw/c.txt' }]);
   });
 });
 
 describe('unpackedRecord', () => {
-  const packedA = () => bytesOf(packForFlatRecord([file('A/x.txt', 'x'.repeat(5000)), file('A/sub/y.txt', 'y')], null, 'zip-per-folder', '').entries[0]!);
+  const packedA = () => bytesOf(packForFlatRecord([file('A/x.txt', 'x'.repeat(5000)), file('A/sub/y.txt', 'y')], null, 'zip-per-folder', origin('')).entries[0]!);
 
   it('reads a packed folder as its tree and leaves a name with the separator alone; the temp copy is gone once all is read', async () => {
     const before = await unpackDirs();
@@ -96,7 +97,7 @@ describe('unpackedRecord', () => {
     const good = await packedA();
     const damaged = Buffer.from(good);
     damaged[40] = damaged[40]! ^ 0xff; // inside the first entry's data
-    const outside = bytesOf(packForFlatRecord([file('Other/x.txt', 'x')], null, 'zip-per-folder', '').entries[0]!);
+    const outside = bytesOf(packForFlatRecord([file('Other/x.txt', 'x')], null, 'zip-per-folder', origin('')).entries[0]!);
     const layout: FolderLayout = { mode: 'zip-per-folder', stored: [{ file: 'A.zip', path: 'A' }] };
     for (const bytes of [damaged, await outside]) {
       const error = await all(unpackedRecord('R', record('R', { 'A.zip': bytes, [PROVENANCE_FILE]: provenanceWith('zenodo', layout) }), source)).catch((caught: unknown) => caught);

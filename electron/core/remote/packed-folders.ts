@@ -24,12 +24,20 @@ export interface PackedWrite {
   layout: FolderLayout;
 }
 
+/** Where the entries come from: a bag's own provenance names it as what was bagged. */
+export interface PackedOrigin {
+  /** a target name, or "zip" for an uploaded ZIP */
+  target: string;
+  resourceId: string;
+  /** names a bag when a write into a record has no one top-level folder to name it after */
+  fallbackTitle: string;
+}
+
 /**
  * `entries`: judged whole already (safe paths, the top folder first); `top`: a new record's
- * top folder, or null for a write into an existing record; `fallbackTitle` names a bag when
- * a write into a record has no one top-level folder to name it after.
+ * top folder, or null for a write into an existing record.
  */
-export function packForFlatRecord(entries: readonly Entry[], top: string | null, mode: FolderMode, fallbackTitle: string): PackedWrite {
+export function packForFlatRecord(entries: readonly Entry[], top: string | null, mode: FolderMode, origin: PackedOrigin): PackedWrite {
   const prefix = top === null ? '' : `${top}/`;
   const below = (entry: Entry) => entry.path.slice(prefix.length);
   const inRecord = entries.filter((entry) => entry.path !== top);
@@ -45,9 +53,9 @@ export function packForFlatRecord(entries: readonly Entry[], top: string | null,
   if (mode === 'bag') {
     const payload = inRecord.filter((entry) => !kept(entry));
     const firstLevel = [...new Set(payload.map((entry) => below(entry).split('/')[0]!))];
-    const title = top ?? (firstLevel.length === 1 && payload.some((entry) => entry.kind === 'folder' && below(entry) === firstLevel[0]) ? firstLevel[0]! : fallbackTitle);
+    const title = top ?? (firstLevel.length === 1 && payload.some((entry) => entry.kind === 'folder' && below(entry) === firstLevel[0]) ? firstLevel[0]! : origin.fallbackTitle);
     const file = `${title}.zip`;
-    const bag = packed(`${prefix}${file}`, () => writeBagZip(readOf(title, payload, prefix), { targetName: 'ferry', resourceId: title, bagName: title, now }));
+    const bag = packed(`${prefix}${file}`, () => writeBagZip(readOf(title, payload, prefix), { targetName: origin.target, resourceId: origin.resourceId, bagName: title, now }));
     return { entries: [...head, bag, ...inRecord.filter(kept)], layout: { mode, stored: [{ file, path: '' }] } };
   }
   const stored: StoredPath[] = [];
