@@ -172,6 +172,17 @@ describe('choosing a folder mode', () => {
     expect((await list('zenodo')).length).toBe(before);
   });
 
+  it('without the provenance record the report says the ZIPs will read back as ZIPs, and they do', async () => {
+    const survey = findByPath(await list('local'), 'Survey')!;
+    const job = await transfer('zenodo', null, 'local', survey.id, { 'ferry-folders': 'zip-per-folder', 'ferry-provenance': 'off' });
+    expect(job.report!.notes).toContainEqual(expect.stringMatching(/^Zenodo keeps no folders: each folder was stored as one ZIP \('(raw|docs)\.zip', '(raw|docs)\.zip'\); no ferry-provenance.json records this, so Ferry reads them back as ZIP files\.$/));
+    const record = job.report!.new_resource!;
+    await writeTree(ferry.workspace, { 'Back unrecorded/.keep': '' });
+    await transfer('local', findByPath(await list('local'), 'Back unrecorded')!.id, 'zenodo', record.id, { 'ferry-provenance': 'off' });
+    const returned = await snapshotTree(path.join(ferry.workspace, 'Back unrecorded', record.title));
+    expect(Object.keys(returned).sort()).toEqual(['docs.zip', 'notes__draft.txt', 'raw.zip', 'readme.txt']);
+  });
+
   it('a packing mode is refused for a destination that keeps folders', async () => {
     const survey = findByPath(await list('local'), 'Survey')!;
     await writeTree(ferry.workspace, { 'Elsewhere/.keep': '' });

@@ -122,9 +122,10 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   if (ids && ids.length > 1) {
     if (params.containerId === null) throw badRequest('Several resources can only be copied into a folder; choose a folder as the destination.');
     ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
-    const selection = (await inFolderMode(ctx, destination, readEach(source, { token: sourceToken, signal: ctx.signal }, ids), params, originOf(params))).entries;
-    const plan = await planWrite(destination, params.only ? onlyThese(selection, params.only) : selection, planRequest(ctx, params));
-    return writeWatched(ctx, destination, destinationToken, plan, plan, params);
+    const selection = await inFolderMode(ctx, destination, readEach(source, { token: sourceToken, signal: ctx.signal }, ids), params, originOf(params));
+    const plan = await planWrite(destination, params.only ? onlyThese(selection.entries, params.only) : selection.entries, planRequest(ctx, params));
+    // a selection writes no provenance record, so nothing will say how its folders were kept
+    return withNotes(await writeWatched(ctx, destination, destinationToken, plan, plan, params), folderNotes(ctx, destination, selection.layout, false));
   }
   const read = await source.read({ token: sourceToken, signal: ctx.signal }, params.source.resourceId);
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
@@ -173,8 +174,8 @@ function withNotes(report: JobReport, notes: string[]): JobReport {
 }
 
 /** What a packing folder mode did, said in the report (remote/packed-folders.ts). */
-function folderNotes(ctx: JobExecutionContext, destination: Target, layout: FolderLayout | undefined): string[] {
-  const note = layout ? layoutNote(layout, destination.info.readable_name, provenanceOn(ctx.params)) : null;
+function folderNotes(ctx: JobExecutionContext, destination: Target, layout: FolderLayout | undefined, recorded = provenanceOn(ctx.params)): string[] {
+  const note = layout ? layoutNote(layout, destination.info.readable_name, recorded) : null;
   return note === null ? [] : [note];
 }
 

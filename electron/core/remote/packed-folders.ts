@@ -84,7 +84,7 @@ export function layoutNote(layout: FolderLayout, service: string, recorded: bool
   if (layout.mode === 'flatten' || layout.stored.length === 0) return null;
   const files = layout.stored.map((stored) => `'${stored.file}'`).join(', ');
   const stored = layout.mode === 'bag' ? `everything was stored as one BagIt ZIP, ${files}` : `each folder was stored as one ZIP (${files})`;
-  const back = recorded ? `Ferry reads ${layout.mode === 'bag' ? 'it' : 'them'} back as folders by the record's ${PROVENANCE_FILE}` : `with ${PROVENANCE_FILE} turned off, Ferry reads ${layout.mode === 'bag' ? 'it' : 'them'} back as ZIP files`;
+  const back = recorded ? `Ferry reads ${layout.mode === 'bag' ? 'it' : 'them'} back as folders by the record's ${PROVENANCE_FILE}` : `no ${PROVENANCE_FILE} records this, so Ferry reads ${layout.mode === 'bag' ? 'it' : 'them'} back as ZIP files`;
   return `${service} keeps no folders: ${stored}; ${back}.`;
 }
 
