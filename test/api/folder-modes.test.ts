@@ -134,6 +134,30 @@ function storedLog(target: string, recordId: string): ProvenanceLog {
   return JSON.parse(storedBytes(target, recordId, 'ferry-provenance.json').toString('utf8')) as ProvenanceLog;
 }
 
+describe('into an existing record', () => {
+  // flatten: the write's record sits in its folder (Survey/ferry-provenance.json, flattened); zip-per-folder: at the top
+  const STORED_INTO: Record<string, string[]> = {
+    flatten: ['Survey__docs__method.md', 'Survey__ferry-provenance.json', 'Survey__notes__draft.txt', 'Survey__raw__deep__gauge__levels.bin', 'Survey__raw__run1.csv', 'Survey__readme.txt', 'old.txt'],
+    'zip-per-folder': ['Survey.zip', 'ferry-provenance.json', 'old.txt'],
+  };
+
+  it.each(['flatten', 'zip-per-folder'])('%s: the folder written sits beside the files there, and the record reads back with it as a folder', async (mode) => {
+    const shared = zenodo.state.addRecord(1, `Shared ${mode}`, { 'old.txt': 'old\n' });
+    const survey = findByPath(await list('local'), 'Survey')!;
+    await transfer('zenodo', `r${shared.id}`, 'local', survey.id, { 'ferry-folders': mode });
+    expect(zenodo.state.records.get(shared.id)!.files.map((file) => file.key).sort()).toEqual(STORED_INTO[mode]);
+
+    const back = `Back shared ${mode}`;
+    await writeTree(ferry.workspace, { [`${back}/.keep`]: '' });
+    await transfer('local', findByPath(await list('local'), back)!.id, 'zenodo', `r${shared.id}`);
+    const returned = await snapshotTree(path.join(ferry.workspace, back, `Shared ${mode}`));
+    expect(returned['old.txt']).toBeDefined();
+    if (mode === 'flatten') expect(returned['Survey/ferry-provenance.json']).toBeDefined();
+    const below = Object.fromEntries(Object.entries(returned).filter(([file]) => file.startsWith('Survey/')).map(([file, hash]) => [file.slice('Survey/'.length), hash]));
+    expect(withoutRecord(below)).toEqual(await snapshotTree(path.join(ferry.workspace, 'Survey')));
+  });
+});
+
 describe('an upload and a download', () => {
   it('an uploaded ZIP goes into Zenodo as a ZIP per folder, and the record downloads as a bag of the tree', async () => {
     const zip = await zipFolder(ferry.workspace, path.join(ferry.root, 'survey-upload.zip'), [], ['Survey']);

@@ -11,6 +11,7 @@ import { DEFAULT_LIMITS } from '../limits.js';
 import { parseProvenance, PROVENANCE_FILE, type FolderLayout, type StoredPath } from '../provenance/format.js';
 import { emptySegmentReason, unsafePathReason } from '../plan/safe-path.js';
 import type { Entry } from '../target.js';
+import { FOLDER_SEPARATOR } from './flat-record.js';
 
 // Reading back a record that keeps no folders (Zenodo, figshare, InvenioRDM) as the tree a
 // Ferry write put into it: its `ferry-provenance.json` says, for each write this service
@@ -38,8 +39,7 @@ export interface FlatRecordSource {
 export async function* unpackedRecord(title: string, entries: AsyncIterable<Entry>, source: FlatRecordSource): AsyncGenerator<Entry> {
   const all: Entry[] = [];
   for await (const entry of entries) all.push(entry);
-  const record = all.find((entry) => entry.kind === 'file' && entry.path === `${title}/${PROVENANCE_FILE}`);
-  const layout = record ? await layoutOf(record, source.target) : new Map<string, Stored>();
+  const layout = await recordLayout(title, all, source.target);
   if (layout.size === 0) return yield* all;
   const folders = new Folders();
   for (const entry of all) {
@@ -59,6 +59,26 @@ export async function* unpackedRecord(title: string, entries: AsyncIterable<Entr
 
 interface Stored extends StoredPath {
   mode: FolderLayout['mode'];
+}
+
+/**
+ * The layouts of every provenance record in the record: the one at its top (a new record's),
+ * and `<folder>__ferry-provenance.json`, where a write of one folder into the record put its
+ * own (provenance/recorder.ts, flattened by the target). Such a one, when it is Ferry's (it
+ * holds a layout of this target), goes back into its folder too, where the next hop finds it.
+ */
+async function recordLayout(title: string, all: readonly Entry[], target: string): Promise<Map<string, Stored>> {
+  const layout = new Map<string, Stored>();
+  const inFolder = `${FOLDER_SEPARATOR}${PROVENANCE_FILE}`;
+  for (const entry of all) {
+    const name = entry.kind === 'file' && entry.path.startsWith(`${title}/`) ? entry.path.slice(title.length + 1) : '';
+    if (name !== PROVENANCE_FILE && !(name.endsWith(inFolder) && name.length > inFolder.length)) continue;
+    const found = await layoutOf(entry, target);
+    for (const [file, stored] of found) layout.set(file, stored);
+    const folder = name.slice(0, -inFolder.length);
+    if (found.size > 0 && name !== PROVENANCE_FILE && unsafePathReason(folder) === null && emptySegmentReason(folder) === null) layout.set(name, { file: name, path: `${folder}/${PROVENANCE_FILE}`, mode: 'flatten' });
+  }
+  return layout;
 }
 
 /** What the record's writes to this target stored in place of what, the later write's word winning. */
