@@ -23,7 +23,7 @@ export function flatName(relativePath: string, outcome: WriteOutcome, service: s
   if (name !== relativePath && !outcome.notes?.some((note) => note.startsWith(flattenedNotePrefix(service)))) {
     outcome.notes = [
       ...(outcome.notes ?? []),
-      `${flattenedNotePrefix(service)} files in subfolders were stored with their folder path in their names ('${relativePath}' as '${name}'); Ferry splits them into folders again when it reads the record only as its ${PROVENANCE_FILE} records them (send ferry-folders: zip-per-folder to store each folder as one ZIP instead).`,
+      `${flattenedNotePrefix(service)} files in subfolders were stored with their folder path in their names ('${relativePath}' as '${name}'); when Ferry reads the record, it splits them into folders again where its ${PROVENANCE_FILE} records them (send ferry-folders: zip-per-folder to store each folder as one ZIP instead).`,
     ];
   }
   return name;
