@@ -158,6 +158,30 @@ describe('into an existing record', () => {
   });
 });
 
+describe('a retry', () => {
+  it('sends a packed folder Zenodo stored damaged again, as the first run packed it, and the record then reads back whole', async () => {
+    const survey = findByPath(await list('local'), 'Survey')!;
+    zenodo.state.damageOnStore.add('raw.zip');
+    const response = await post('zenodo', null, { source_target_name: 'local', source_resource_id: survey.id }, { 'ferry-folders': 'zip-per-folder' });
+    const first = await waitForJob(ferry, ((await response.json()) as Acknowledgement).ticket_number, 60_000);
+    zenodo.state.damageOnStore.delete('raw.zip');
+    expect(first.status).toBe('completed_with_errors');
+    expect(first.report!.failed_files!.map((failed) => failed.path)).toEqual(['Survey/raw.zip']);
+    const record = first.report!.new_resource!;
+
+    const retried = await ferry.fetch(`/api_v1/jobs/${first.ticket_number}/retry/`, { method: 'POST', headers: ferry.bearer() });
+    expect(retried.status, await retried.clone().text()).toBe(202);
+    const second = await waitForJob(ferry, ((await retried.json()) as Acknowledgement).ticket_number, 60_000);
+    expect(second.status, second.error ?? '').toBe('succeeded');
+    expect(second.report!.resources_created).toEqual(['raw.zip']);
+    expect((await list('zenodo', record.id)).map((node) => node.title).sort()).toEqual(STORED['zip-per-folder']);
+
+    await writeTree(ferry.workspace, { 'Back retried/.keep': '' });
+    await transfer('local', findByPath(await list('local'), 'Back retried')!.id, 'zenodo', record.id);
+    expect(withoutRecord(await snapshotTree(path.join(ferry.workspace, 'Back retried', record.title)))).toEqual(await snapshotTree(path.join(ferry.workspace, 'Survey')));
+  });
+});
+
 describe('an upload and a download', () => {
   it('an uploaded ZIP goes into Zenodo as a ZIP per folder, and the record downloads as a bag of the tree', async () => {
     const zip = await zipFolder(ferry.workspace, path.join(ferry.root, 'survey-upload.zip'), [], ['Survey']);
