@@ -158,6 +158,19 @@ describe('into an existing record', () => {
   });
 });
 
+describe('a figshare project', () => {
+  it('an item written into a project with zip-per-folder reads back as its tree when the whole project is read', async () => {
+    const project = figshare.state.addProject(1, 'Coast');
+    const survey = findByPath(await list('local'), 'Survey')!;
+    await transfer('figshare', `p${project.id}`, 'local', survey.id, { 'ferry-folders': 'zip-per-folder' });
+    await writeTree(ferry.workspace, { 'Back project/.keep': '' });
+    await transfer('local', findByPath(await list('local'), 'Back project')!.id, 'figshare', `p${project.id}`);
+    const returned = await snapshotTree(path.join(ferry.workspace, 'Back project', 'Coast'));
+    const item = Object.fromEntries(Object.entries(returned).filter(([file]) => file.startsWith('Survey/')).map(([file, hash]) => [file.slice('Survey/'.length), hash]));
+    expect(withoutRecord(item)).toEqual(await snapshotTree(path.join(ferry.workspace, 'Survey')));
+  });
+});
+
 describe('a retry', () => {
   it('sends a packed folder Zenodo stored damaged again, as the first run packed it, and the record then reads back whole', async () => {
     const survey = findByPath(await list('local'), 'Survey')!;

@@ -9,7 +9,7 @@ import type { DescriptiveMetadata, Entry, ReadResult, Target, TargetContext, Wri
 import { planWrite, type PlanRequest, type WritePlan } from '../plan/write-plan.js';
 import { openUploadZip } from '../bag/upload-reader.js';
 import type { FolderLayout } from '../provenance/format.js';
-import { layoutNote, packForFlatRecord } from '../remote/packed-folders.js';
+import { layoutNote, packWrite } from '../remote/packed-folders.js';
 import { completeProvenance, metadataForTransfer, provenanceOn, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { JournaledEntries } from './journaled-entries.js';
@@ -227,9 +227,11 @@ async function inFolderMode(
   // a retry inside the record the first run made is packed as that run packed it, from its top folder
   const containerId = params.insideTop === undefined ? params.containerId : null;
   const judged = await planWrite({ info: destination.info }, entries, { ...planRequest(ctx, params), containerId });
-  const packed = packForFlatRecord(judged.entries.map((planned) => planned.entry), judged.top, params.folders ?? 'flatten', {
-    ...origin,
-    fallbackTitle: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}`,
+  const packed = packWrite(judged.entries.map((planned) => planned.entry), {
+    top: judged.top,
+    recordPerTopFolder: containerId !== null && destination.recordPerTopFolder?.(containerId) === true,
+    mode: params.folders ?? 'flatten',
+    origin: { ...origin, fallbackTitle: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}` },
   });
   return { entries: fromList(packed.entries), layout: packed.layout };
 }

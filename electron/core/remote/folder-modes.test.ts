@@ -84,6 +84,12 @@ describe('unpackedRecord', () => {
     expect(await unpackDirs()).toBe(before);
   });
 
+  it('a record inside a folder its reader yields (a figshare project\'s item) yields no folder above itself', async () => {
+    const layout: FolderLayout = { mode: 'flatten', stored: [{ file: 'raw__c.txt', path: 'raw/c.txt' }] };
+    const entries = await all(unpackedRecord('P/R', record('P/R', { 'raw__c.txt': Buffer.from('c'), [PROVENANCE_FILE]: provenanceWith('zenodo', layout) }), source));
+    expect(entries.map((entry) => entry.path)).toEqual(['P/R', 'P/R/raw', 'P/R/raw/c.txt', `P/R/${PROVENANCE_FILE}`]);
+  });
+
   it('splits and unpacks nothing without a layout its own target wrote, nor to a path outside the record', async () => {
     const layout: FolderLayout = { mode: 'flatten', stored: [{ file: 'raw__c.txt', path: 'raw/c.txt' }] };
     const entries = await all(unpackedRecord('R', record('R', { 'raw__c.txt': Buffer.from('c'), [PROVENANCE_FILE]: provenanceWith('figshare', layout) }), source));

@@ -33,9 +33,35 @@ export interface PackedOrigin {
   fallbackTitle: string;
 }
 
+export interface PackRequest {
+  /** a new record's top folder, or null for a write into a container */
+  top: string | null;
+  /** the container makes a record of each top-level folder written into it (Target.recordPerTopFolder) */
+  recordPerTopFolder: boolean;
+  mode: FolderMode;
+  origin: PackedOrigin;
+}
+
 /**
- * `entries`: judged whole already (safe paths, the top folder first); `top`: a new record's
- * top folder, or null for a write into an existing record.
+ * A whole write's entries (judged already: safe paths, a new record's top folder first) as
+ * the destination is handed them: one record, or — into a container that makes a record of
+ * each top-level folder — each such folder packed as its own record (a top-level file is
+ * left as it is, for the target to answer), their layouts together.
+ */
+export function packWrite(entries: readonly Entry[], request: PackRequest): PackedWrite {
+  if (!request.recordPerTopFolder) return packForFlatRecord(entries, request.top, request.mode, request.origin);
+  const tops = [...new Set(entries.map((entry) => entry.path.split('/')[0]!))];
+  const records = tops.map((top) => {
+    const group = entries.filter((entry) => entry.path === top || entry.path.startsWith(`${top}/`));
+    const isFile = group.length === 1 && group[0]!.kind === 'file';
+    return isFile ? { entries: group, layout: { mode: request.mode, stored: [] } } : packForFlatRecord(group, top, request.mode, request.origin);
+  });
+  return { entries: records.flatMap((record) => record.entries), layout: { mode: request.mode, stored: records.flatMap((record) => record.layout.stored) } };
+}
+
+/**
+ * One record's entries: `top`, its top folder (the record's title) when the entries are
+ * below one, or null when they go straight into the record.
  */
 export function packForFlatRecord(entries: readonly Entry[], top: string | null, mode: FolderMode, origin: PackedOrigin): PackedWrite {
   const prefix = top === null ? '' : `${top}/`;

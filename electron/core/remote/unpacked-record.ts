@@ -41,7 +41,7 @@ export async function* unpackedRecord(title: string, entries: AsyncIterable<Entr
   for await (const entry of entries) all.push(entry);
   const layout = await recordLayout(title, all, source.target);
   if (layout.size === 0) return yield* all;
-  const folders = new Folders();
+  const folders = new Folders(title);
   for (const entry of all) {
     const stored = entry.kind === 'file' && entry.path.startsWith(`${title}/`) ? layout.get(entry.path.slice(title.length + 1)) : undefined;
     if (!stored) {
@@ -100,9 +100,18 @@ async function layoutOf(record: Entry, target: string): Promise<Map<string, Stor
   return layout;
 }
 
-/** Each folder's entry before its contents, once, whether the record lists it or only implies it. */
+/**
+ * Each folder's entry before its contents, once, whether the record lists it or only implies
+ * it; none above the record (`title` may sit in a folder its reader has yielded: a figshare
+ * project's item).
+ */
 class Folders {
   private readonly seen = new Set<string>();
+
+  constructor(title: string) {
+    const segments = title.split('/');
+    for (let i = 1; i < segments.length; i++) this.seen.add(segments.slice(0, i).join('/'));
+  }
 
   *around(entry: Entry): Generator<Entry> {
     const segments = entry.path.split('/');
