@@ -142,6 +142,14 @@ export const DUPLICATE_FILE_ACTIONS: readonly DuplicateFileAction[] = ['ignore',
 /** The two actions a target's write() honours itself. */
 export type WriteDuplicateAction = Extract<DuplicateFileAction, 'ignore' | 'update'>;
 
+/**
+ * How a write to a record that keeps no folders (Zenodo, figshare, InvenioRDM) keeps its
+ * folders: `flatten` (the default) joins a path into the file name, `zip-per-folder` stores
+ * each first-level folder as `<folder>.zip`, `bag` stores the whole write as one BagIt ZIP.
+ */
+export type FolderMode = 'flatten' | 'zip-per-folder' | 'bag';
+export const FOLDER_MODES: readonly FolderMode[] = ['flatten', 'zip-per-folder', 'bag'];
+
 export type JobKind = 'upload' | 'transfer' | 'verify' | 'download' | 'check';
 /**
  * A job ends in exactly one of four states (docs/api.md "Job outcomes"; the core decides
@@ -345,6 +353,8 @@ export interface TransferRequest {
   metadata?: DescriptiveMetadata;
   /** per file, by its path as the source names it: the action for that file instead of the job's */
   duplicate_choices?: Record<string, DuplicateFileAction>;
+  /** the same as the header `ferry-folders` (FolderMode); only for a destination that keeps no folders */
+  folders?: FolderMode;
 }
 
 /** The source side of a conflicts preview: a transfer's source fields (docs/api.md "Duplicate files"). */

@@ -102,6 +102,13 @@ export interface Target {
    * that breaks them before this target is called (plan/write-plan.ts); unset: none.
    */
   readonly namingRules?: NamingRules;
+  /**
+   * Optional, for a target whose records keep no folders (namingRules.flattenWith): true when
+   * a write into `containerId` makes or joins one record per top-level folder (a figshare
+   * project's items) rather than writing into one record. A folder mode then packs below
+   * each of those folders (remote/packed-folders.ts); unset: false.
+   */
+  recordPerTopFolder?(containerId: string): boolean;
 }
 
 // ---- Capabilities. Everything a fast path relies on beyond the contract is declared in the

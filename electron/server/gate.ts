@@ -75,7 +75,7 @@ export function registerGate(app: FastifyInstance, options: GateOptions): void {
           reply.header('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE');
           reply.header(
             'access-control-allow-headers',
-            'Authorization, Content-Type, service-source-token, service-destination-token, duplicate-file-action, ferry-confirm, ferry-provenance',
+            'Authorization, Content-Type, service-source-token, service-destination-token, duplicate-file-action, ferry-confirm, ferry-provenance, ferry-folders',
           );
           reply.header('access-control-max-age', '600');
           reply.code(204).send();

@@ -123,13 +123,28 @@ function readFailure(item: WholeItem, error: { code: string | null; message: str
  * manifests hold the digests of exactly the bytes written.
  */
 export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readable {
+  return writeZip(read, options, true);
+}
+
+export type PlainZipOptions = Pick<BagWriterOptions, 'signal' | 'now' | 'compressionLevel'>;
+
+/**
+ * The same ZIP records without the bag around them: `read`'s entries at the archive's root,
+ * by their paths, stored or deflated where it pays, each with its CRC-32 (a flat record's
+ * packed folder, remote/packed-folders.ts).
+ */
+export function writePlainZip(read: ReadResult, options: PlainZipOptions): Readable {
+  return writeZip(read, { ...options, targetName: '', resourceId: '', bagName: '' }, false);
+}
+
+function writeZip(read: ReadResult, options: BagWriterOptions, bag: boolean): Readable {
   const pool = bagWorkers();
   activeBags++;
   const output = new ZipOutput();
   if (options.lendTo) output.lendTo(options.lendTo);
   const now = options.now ?? new Date();
   const bagRoot = options.bagName;
-  const payloadRoot = `${bagRoot}/data/`;
+  const payloadRoot = bag ? `${bagRoot}/data/` : '';
   const bagPaths = new BagPaths();
   const level = options.compressionLevel ?? DEFAULT_COMPRESSION_LEVEL;
   const records: CentralRecord[] = [];
@@ -269,7 +284,7 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       tagFiles.push(tag);
       await queueWhole(wholeItem(`${bagRoot}/${name}`, bytes, now, WRITTEN_ALGORITHMS, false, (result) => (tag.hashes = result.hashes ?? {})));
     };
-    await addTagFile('bagit.txt', Buffer.from(BAGIT_TXT));
+    if (bag) await addTagFile('bagit.txt', Buffer.from(BAGIT_TXT));
     const files: ProvenanceFile[] = [];
     const bagFolders: string[] = [];
     let payloadBytes = 0;
@@ -317,7 +332,22 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
     if (failed) return;
     // the payload's sizes and digests are all known once every payload record is written
     await flushWhole();
+    if (bag) await writeTagFiles(tagFiles, addTagFile, files, bagFolders, payloadBytes);
+    const directory = centralDirectory(records, output.cursor);
+    // From here the output closing is the normal end, not a consumer going away.
+    completed = true;
+    output.write(directory);
+    output.push(null);
+  };
 
+  /** bag-info, the manifests, the provenance and RO-Crate files, then the tag manifests, written last. */
+  const writeTagFiles = async (
+    tagFiles: { name: string; hashes?: Record<string, string> }[],
+    addTagFile: (name: string, bytes: Buffer) => Promise<void>,
+    files: ProvenanceFile[],
+    bagFolders: string[],
+    payloadBytes: number,
+  ) => {
     await addTagFile(
       'bag-info.txt',
       Buffer.from(
@@ -347,11 +377,6 @@ export function writeBagZip(read: ReadResult, options: BagWriterOptions): Readab
       await queueWhole(wholeItem(`${bagRoot}/tagmanifest-${algorithm}.txt`, Buffer.from(lines.join(''), 'utf8'), now, [], false));
     }
     await flushWhole();
-    const directory = centralDirectory(records, output.cursor);
-    // From here the output closing is the normal end, not a consumer going away.
-    completed = true;
-    output.write(directory);
-    output.push(null);
   };
 
   const readWhole = async (entry: Entry): Promise<Buffer> => {

@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
-import type { DuplicateFileAction, FixityFailure, Job, JobReport, WriteDuplicateAction } from '../../../shared/api.js';
-import { DUPLICATE_FILE_ACTIONS } from '../../../shared/api.js';
+import type { DuplicateFileAction, FixityFailure, FolderMode, Job, JobReport, WriteDuplicateAction } from '../../../shared/api.js';
+import { DUPLICATE_FILE_ACTIONS, FOLDER_MODES } from '../../../shared/api.js';
 import { badRequest, FerryError, isFerryError, notSupported } from '../errors.js';
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
@@ -10,7 +10,9 @@ import { planWrite, type PlanRequest } from '../plan/write-plan.js';
 import { resolveDuplicates, type ResolvedWrite } from '../plan/duplicates.js';
 import { openUploadZip } from '../bag/upload-reader.js';
 import type { ProvenanceRecorder } from '../provenance/recorder.js';
-import { completeProvenance, metadataForTransfer, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
+import type { FolderLayout } from '../provenance/format.js';
+import { layoutNote, packWrite } from '../remote/packed-folders.js';
+import { completeProvenance, metadataForTransfer, provenanceOn, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
 import { WatchedEntries } from './entry-stream.js';
 import { JournaledEntries } from './journaled-entries.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
@@ -33,6 +35,8 @@ export interface UploadParams {
   spoolPath: string;
   containerId: string | null;
   duplicateAction: DuplicateFileAction;
+  /** how a destination that keeps no folders keeps them (absent: flatten) */
+  folders?: FolderMode;
 }
 
 /** What a `transfer` job is submitted with (persisted; no token). */
@@ -46,6 +50,8 @@ export interface TransferParams {
   duplicateAction: DuplicateFileAction;
   /** per file, by its path as the source names it: the action instead of duplicateAction */
   duplicateChoices?: Record<string, DuplicateFileAction>;
+  /** how a destination that keeps no folders keeps them (absent: flatten) */
+  folders?: FolderMode;
   /** a retry: only these files (as the source names them) and the folders above them */
   only?: string[];
   /**
@@ -82,15 +88,16 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
   const archive = await openSpool(params.spoolPath, deps.limits, staged);
   try {
     // the entries judged whole (plan/write-plan.ts) before the destination is called at all
-    const write = await plannedWrite(ctx, destination, token, archive.entries(), params);
+    const folders = await inFolderMode(ctx, destination, archive.entries(), params, { target: 'zip', resourceId: 'upload' });
+    const write = await plannedWrite(ctx, destination, token, folders.entries, params);
     ctx.progress({ files_done: 0, files_total: archive.fileCount, bytes_done: 0, bytes_total: archive.totalBytes });
     // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
-    const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
+    const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId, folders: folders.layout };
     const provenance = await startUploadProvenance({ ...common, kind: archive.kind, topLevel: archive.topLevel, carriedRecord: archive.carriedRecord });
     const entries = watchedWithLeftOut(provenance, write);
     const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, token) : null;
-    const report = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, write, entries, params, staged);
-    return await completeProvenance(provenance, { token, signal: ctx.signal }, report);
+    const written = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, write, entries, params, staged);
+    return await completeProvenance(provenance, { token, signal: ctx.signal }, withNotes(written, folderNotes(ctx, destination, folders.layout)));
   } finally {
     await archive.close();
   }
@@ -119,15 +126,17 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   if (ids && ids.length > 1) {
     if (params.containerId === null) throw badRequest('Several resources can only be copied into a folder; choose a folder as the destination.');
     ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
-    const selection = readEach(source, { token: sourceToken, signal: ctx.signal }, ids);
-    const write = await plannedWrite(ctx, destination, destinationToken, params.only ? onlyThese(selection, params.only) : selection, params);
-    return writeWatched(ctx, destination, destinationToken, write, write.plan, params);
+    const selection = await inFolderMode(ctx, destination, readEach(source, { token: sourceToken, signal: ctx.signal }, ids), params, originOf(params));
+    const write = await plannedWrite(ctx, destination, destinationToken, params.only ? onlyThese(selection.entries, params.only) : selection.entries, params);
+    // a selection writes no provenance record, so nothing will say how its folders were kept
+    return withNotes(await writeWatched(ctx, destination, destinationToken, write, write.plan, params), folderNotes(ctx, destination, selection.layout, false));
   }
   const read = await source.read({ token: sourceToken, signal: ctx.signal }, params.source.resourceId);
   ctx.progress({ files_done: 0, files_total: null, bytes_done: 0, bytes_total: null });
   if (params.only) return retryFailed(ctx, destination, destinationToken, read, params, params.only);
+  const folders = await inFolderMode(ctx, destination, read.entries, params, originOf(params));
   // judged whole before anything is written, also when the destination copies by itself
-  const write = await plannedWrite(ctx, destination, destinationToken, read.entries, params);
+  const write = await plannedWrite(ctx, destination, destinationToken, folders.entries, params);
   // A destination that copies from this source itself (Target.copyFrom) takes a whole first
   // run, unless the duplicates left files out or renamed them: it copies the whole resource.
   const whole = write.ignored.length === 0 && write.renamedFrom.size === 0;
@@ -153,7 +162,7 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   }
   // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
   const sourceCtx = { token: sourceToken, signal: ctx.signal };
-  const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId };
+  const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId, folders: folders.layout };
   const provenance = await startTransferProvenance({ ...common, source, sourceCtx, sourceId: params.source.resourceId, title: read.title });
   // descriptive metadata (title, creators …) for a new top-level resource, and what could not be carried
   const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId, params.metadata);
@@ -162,9 +171,18 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   const written = top
     ? await writeIntoMadeTop(ctx, destination, destinationToken, entries, params, top)
     : await writeWatched(ctx, destination, destinationToken, write, entries, { ...params, metadata: described.metadata });
-  const notes = [...described.notes, ...titleNotes(described.metadata, written)];
-  const report = notes.length > 0 ? { ...written, notes: [...(written.notes ?? []), ...notes] } : written;
+  const report = withNotes(written, [...described.notes, ...titleNotes(described.metadata, written), ...folderNotes(ctx, destination, folders.layout)]);
   return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
+}
+
+function withNotes(report: JobReport, notes: string[]): JobReport {
+  return notes.length > 0 ? { ...report, notes: [...(report.notes ?? []), ...notes] } : report;
+}
+
+/** What a packing folder mode did, said in the report (remote/packed-folders.ts). */
+function folderNotes(ctx: JobExecutionContext, destination: Target, layout: FolderLayout | undefined, recorded = provenanceOn(ctx.params)): string[] {
+  const note = layout ? layoutNote(layout, destination.info.readable_name, recorded) : null;
+  return note === null ? [] : [note];
 }
 
 /** A new resource is named after the source's top folder (made distinct): a described title it does not bear is said, not dropped. */
@@ -176,7 +194,8 @@ function titleNotes(metadata: DescriptiveMetadata | undefined, report: JobReport
 
 /** A retry of failed files: only those, into what the first run made; its provenance was written then. */
 async function retryFailed(ctx: JobExecutionContext, destination: Target, token: string, read: ReadResult, params: TransferParams, paths: string[]): Promise<JobReport> {
-  const only = onlyThese(read.entries, paths);
+  // the failed paths are those the first run wrote: packed as it packed them
+  const only = onlyThese((await inFolderMode(ctx, destination, read.entries, params, originOf(params))).entries, paths);
   if (params.insideTop !== undefined) return writeInsideTop(ctx, destination, token, only, params, params.insideTop);
   const write = await plannedWrite(ctx, destination, token, only, params);
   return writeWatched(ctx, destination, token, write, write.plan, params);
@@ -195,6 +214,40 @@ function retryTransfer(finished: Readonly<Job>, raw: Record<string, unknown>, fa
     retried.insideTop = failedPaths[0]!.split('/')[0]!;
   }
   return retried as unknown as Record<string, unknown>;
+}
+
+/**
+ * The entries as a destination that keeps no folders takes them in the job's folder mode
+ * (remote/packed-folders.ts), with the layout its provenance record keeps; any other
+ * destination gets them as they are. The paths are judged first as the source names them
+ * (safe, one top folder), whatever they are then stored as.
+ */
+async function inFolderMode(
+  ctx: JobExecutionContext,
+  destination: Target,
+  entries: AsyncIterable<Entry>,
+  params: { containerId: string | null; duplicateAction: DuplicateFileAction; folders?: FolderMode; insideTop?: string },
+  origin: { target: string; resourceId: string },
+): Promise<{ entries: AsyncIterable<Entry>; layout?: FolderLayout }> {
+  if (destination.namingRules?.flattenWith === undefined) return { entries };
+  // a retry inside the record the first run made is packed as that run packed it, from its top folder
+  const containerId = params.insideTop === undefined ? params.containerId : null;
+  const judged = await planWrite({ info: destination.info }, entries, { ...planRequest(ctx, params), containerId });
+  const packed = packWrite(judged.entries.map((planned) => planned.entry), {
+    top: judged.top,
+    recordPerTopFolder: containerId !== null && destination.recordPerTopFolder?.(containerId) === true,
+    mode: params.folders ?? 'flatten',
+    origin: { ...origin, fallbackTitle: `Ferry ${ctx.job.kind} ${ctx.job.ticket_number}` },
+  });
+  return { entries: fromList(packed.entries), layout: packed.layout };
+}
+
+function originOf(params: TransferParams): { target: string; resourceId: string } {
+  return { target: params.source.target, resourceId: params.source.resourceId };
+}
+
+async function* fromList(entries: readonly Entry[]): AsyncIterable<Entry> {
+  yield* entries;
 }
 
 /** The entries for `paths` (files) and the folders above them, nothing else. */
@@ -474,7 +527,7 @@ export async function tokenFor(ctx: JobExecutionContext, deps: Pick<TransferExec
 
 function uploadParams(raw: Record<string, unknown>): UploadParams {
   if (typeof raw.spoolPath !== 'string' || raw.spoolPath === '') throw brokenJob('upload');
-  return { spoolPath: raw.spoolPath, containerId: containerIdOf(raw), duplicateAction: duplicateActionOf(raw) };
+  return { spoolPath: raw.spoolPath, containerId: containerIdOf(raw), duplicateAction: duplicateActionOf(raw), ...foldersOf(raw) };
 }
 
 function transferParams(raw: Record<string, unknown>): TransferParams {
@@ -488,6 +541,7 @@ function transferParams(raw: Record<string, unknown>): TransferParams {
     containerId: containerIdOf(raw),
     duplicateAction: duplicateActionOf(raw),
     ...duplicateChoicesOf(raw),
+    ...foldersOf(raw),
     ...(only ? { only } : {}),
     ...(typeof raw.insideTop === 'string' ? { insideTop: raw.insideTop } : {}),
     // checked against the DescriptiveMetadata schema when the request came in
@@ -516,6 +570,13 @@ function duplicateChoicesOf(raw: Record<string, unknown>): { duplicateChoices?: 
 
 function isDuplicateAction(value: unknown): value is DuplicateFileAction {
   return typeof value === 'string' && (DUPLICATE_FILE_ACTIONS as readonly string[]).includes(value);
+}
+
+/** Absent in jobs saved before folder modes: flatten, as they were written. */
+function foldersOf(raw: Record<string, unknown>): { folders?: FolderMode } {
+  if (raw.folders === undefined) return {};
+  if (typeof raw.folders === 'string' && (FOLDER_MODES as readonly string[]).includes(raw.folders)) return { folders: raw.folders as FolderMode };
+  throw brokenJob('job');
 }
 
 function brokenJob(kind: string): FerryError {

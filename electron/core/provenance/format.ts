@@ -6,6 +6,8 @@
 // A record states only what happened: a file is `verified` only when a hash was compared
 // and matched, and `verification` says which, or why nothing could be compared.
 
+import type { FolderMode } from '../../../shared/api.js';
+
 export const PROVENANCE_FILE = 'ferry-provenance.json';
 export const PROVENANCE_FORMAT = 'ferry-provenance/1';
 
@@ -73,6 +75,24 @@ export interface ProvenanceEntry {
   files: ProvenanceFile[];
   /** what the destination could not keep, or could not be recorded, as sentences */
   notes?: string[];
+  /** a write to a record that keeps no folders: how it kept them, so a read can rebuild the tree */
+  folders?: FolderLayout;
+}
+
+/**
+ * How a write kept its folders in a record that has none (remote/packed-folders.ts): each
+ * stored file that stands for something else, so reading the record back rebuilds exactly
+ * those paths and splits or unpacks nothing it did not make.
+ */
+export interface FolderLayout {
+  mode: FolderMode;
+  stored: StoredPath[];
+}
+
+/** `file`: the name in the record; `path`: what it stands for, relative to the record ('' for all of it). */
+export interface StoredPath {
+  file: string;
+  path: string;
 }
 
 export function emptyLog(): ProvenanceLog {

@@ -1,6 +1,6 @@
 import type { JobReport } from '../../../shared/api.js';
 import type { DescriptiveMetadata, Entry, Target, TargetContext } from '../target.js';
-import type { ProvenanceResource } from './format.js';
+import type { FolderLayout, ProvenanceResource } from './format.js';
 import { ProvenanceRecorder } from './recorder.js';
 
 // The two calls the upload and transfer executors make (jobs/executors.ts): start a record
@@ -19,6 +19,8 @@ interface StartCommon {
   ticket: string;
   destination: Target;
   containerId: string | null;
+  /** a write to a record that keeps no folders: how it kept them (remote/packed-folders.ts) */
+  folders?: FolderLayout;
 }
 
 /** Upload: the source is the ZIP; a bag's own record (its tag file) is extended. */
@@ -29,7 +31,7 @@ export async function startUploadProvenance(
   const source: ProvenanceResource = { target: job.kind === 'bag' ? 'bag' : 'zip', resource_id: null, title: job.topLevel.length === 1 ? job.topLevel[0]! : null };
   // a record that cannot be read is one this job does not extend (the job goes on)
   const carried = await job.carriedRecord().catch(() => null);
-  return new ProvenanceRecorder({ action: 'upload', ticket: job.ticket, source, destination: job.destination, containerId: job.containerId, carried });
+  return new ProvenanceRecorder({ action: 'upload', ticket: job.ticket, source, destination: job.destination, containerId: job.containerId, carried, folders: job.folders });
 }
 
 /** Transfer: the source resource, with its persistent identifier where its detail gives one. */
@@ -44,7 +46,7 @@ export async function startTransferProvenance(
     identifier = null; // the identifier is a courtesy: the transfer does not depend on it
   }
   const source: ProvenanceResource = { target: job.source.info.name, resource_id: job.sourceId, title: job.title, ...(identifier ? { identifier } : {}) };
-  return new ProvenanceRecorder({ action: 'transfer', ticket: job.ticket, source, destination: job.destination, containerId: job.containerId });
+  return new ProvenanceRecorder({ action: 'transfer', ticket: job.ticket, source, destination: job.destination, containerId: job.containerId, folders: job.folders });
 }
 
 export function watchedForProvenance(recorder: ProvenanceRecorder | null, entries: AsyncIterable<Entry>): AsyncIterable<Entry> {

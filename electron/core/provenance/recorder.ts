@@ -12,6 +12,7 @@ import {
   PROVENANCE_FILE,
   serializeProvenance,
   type FixityStatus,
+  type FolderLayout,
   type ProvenanceAction,
   type ProvenanceFile,
   type ProvenanceLog,
@@ -45,6 +46,8 @@ export interface ProvenanceJob {
   containerId: string | null;
   /** a record that travels with an uploaded bag (its tag file), when there is one */
   carried?: string | null;
+  /** a write to a record that keeps no folders: how it kept them */
+  folders?: FolderLayout;
 }
 
 interface Seen {
@@ -114,6 +117,7 @@ export class ProvenanceRecorder {
           },
           files: this.files.map((seen, i) => this.fileRecord(seen, report, relative[i] ? stored.get(relative[i]!) : undefined)),
           ...(report.notes?.length ? { notes: report.notes } : {}),
+          ...(this.job.folders ? { folders: this.job.folders } : {}),
         });
         await this.writeRecord(ctx, place, log, notes);
       }

@@ -1,4 +1,5 @@
 import { throwIfAborted } from '../errors.js';
+import { PROVENANCE_FILE } from '../provenance/format.js';
 import { plannedEntries, type PlanDestination } from '../plan/write-plan.js';
 import type { NamingRules } from '../plan/naming-rules.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../target.js';
@@ -7,7 +8,8 @@ import type { Entry, WriteOptions, WriteOutcome } from '../target.js';
  * Records that hold files but no folders (a Zenodo deposition, a figshare item). A sub-path
  * is flattened into the file name with this separator (`raw/run1.csv` → `raw__run1.csv`), so
  * a folder can still be deposited and every file keeps a distinct, recognisable name. Reading
- * back does not split names again (a file may really be called `a__b`).
+ * back splits a name again only where the record's provenance says Ferry joined it (a file may
+ * really be called `a__b`; remote/unpacked-record.ts). The other folder modes: packed-folders.ts.
  */
 export const FOLDER_SEPARATOR = '__';
 
@@ -21,7 +23,7 @@ export function flatName(relativePath: string, outcome: WriteOutcome, service: s
   if (name !== relativePath && !outcome.notes?.some((note) => note.startsWith(flattenedNotePrefix(service)))) {
     outcome.notes = [
       ...(outcome.notes ?? []),
-      `${flattenedNotePrefix(service)} files in subfolders were stored with their folder path in their names ('${relativePath}' as '${name}'); Ferry does not split such names into folders again when it reads them.`,
+      `${flattenedNotePrefix(service)} files in subfolders were stored with their folder path in their names ('${relativePath}' as '${name}'); when Ferry reads the record, it splits them into folders again where its ${PROVENANCE_FILE} records them (send ferry-folders: zip-per-folder to store each folder as one ZIP instead).`,
     ];
   }
   return name;

@@ -3,8 +3,8 @@
 // a ticket. Everything that can be refused is refused before the body is read.
 import { rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Acknowledgement, DuplicateFileAction, Job, TransferRequest } from '../../../shared/api.js';
-import { ACKNOWLEDGEMENT_MESSAGE, DUPLICATE_FILE_ACTIONS, MAX_RESOURCES_PER_REQUEST } from '../../../shared/api.js';
+import type { Acknowledgement, DuplicateFileAction, FolderMode, Job, TransferRequest } from '../../../shared/api.js';
+import { ACKNOWLEDGEMENT_MESSAGE, DUPLICATE_FILE_ACTIONS, FOLDER_MODES, MAX_RESOURCES_PER_REQUEST } from '../../../shared/api.js';
 import { badRequest, FerryError } from '../../core/errors.js';
 import { PROVENANCE_FILE } from '../../core/provenance/format.js';
 import { PROVENANCE_HEADER } from '../../core/provenance/job-hook.js';
@@ -34,6 +34,30 @@ export function parseProvenanceHeader(value: string | string[] | undefined): boo
   if (text === undefined || text === '' || text === 'on') return true;
   if (text === 'off') return false;
   throw badRequest(`Send the header ${PROVENANCE_HEADER} as 'on' (the default: write ${PROVENANCE_FILE}) or 'off', not '${text.slice(0, 40)}'.`);
+}
+
+/** The request header that chooses a job's folder mode (FolderMode) for a destination that keeps no folders. */
+export const FOLDERS_HEADER = 'ferry-folders';
+
+/**
+ * `ferry-folders` (or a transfer's `folders`; both, only if they agree): absent means the
+ * destination's own way, which for a record without folders is `flatten`. A mode other than
+ * `flatten` is refused for a destination that keeps folders: there it would only hide them.
+ */
+export function parseFolderMode(header: string | string[] | undefined, field: string | undefined, target: Target): FolderMode | undefined {
+  const fromHeader = (Array.isArray(header) ? header[0] : header)?.trim().toLowerCase() || undefined;
+  const given = [fromHeader, field?.trim().toLowerCase()].filter((mode): mode is string => mode !== undefined);
+  if (given.length === 0) return undefined;
+  const unknown = given.find((mode) => !(FOLDER_MODES as readonly string[]).includes(mode));
+  if (unknown !== undefined) {
+    throw badRequest(`Send ${FOLDERS_HEADER} as 'flatten' (folder paths joined into file names), 'zip-per-folder' (each folder stored as one ZIP) or 'bag' (everything in one BagIt ZIP), not '${unknown.slice(0, 40)}'.`);
+  }
+  if (given.length === 2 && given[0] !== given[1]) throw badRequest(`The header ${FOLDERS_HEADER} says '${given[0]}' but the field folders says '${given[1]}'; send one of them.`);
+  const mode = given[0] as FolderMode;
+  if (mode !== 'flatten' && target.namingRules?.flattenWith === undefined) {
+    throw badRequest(`${target.info.readable_name} keeps folders as they are, so ${FOLDERS_HEADER} '${mode}' does not apply; leave it out.`);
+  }
+  return mode;
 }
 
 /** The destination folder must exist and be a folder, checked before any byte is spooled. */
@@ -79,6 +103,13 @@ const headerSchema = {
         'required: ignore (keep an existing file) | update (replace it when the bytes differ) | newer (replace it when the new one was modified later) | ' +
         'rename (keep both: the new one is written as `name (2).ext`, the first free name)',
     },
+    [FOLDERS_HEADER]: {
+      type: 'string',
+      description:
+        'optional, for a destination that keeps no folders (Zenodo, figshare, InvenioRDM): flatten (default: raw/a.csv stored as raw__a.csv) | ' +
+        'zip-per-folder (each first-level folder stored as <folder>.zip) | bag (the whole write as one BagIt ZIP <title>.zip). ' +
+        `Recorded in ${PROVENANCE_FILE}, so reading the record back rebuilds the folders (docs/api.md "Folder modes").`,
+    },
     [PROVENANCE_HEADER]: {
       type: 'string',
       description: `optional: on (default) | off. On, the job writes or extends ${PROVENANCE_FILE} at the top of what it wrote (docs/provenance.md).`,
@@ -122,6 +153,7 @@ const bodySchema = {
             maxProperties: MAX_RESOURCES_PER_REQUEST,
             additionalProperties: { type: 'string', enum: [...DUPLICATE_FILE_ACTIONS] },
           },
+          folders: { type: 'string', description: `the same as the header ${FOLDERS_HEADER}` },
           metadata: {
             ...ref('DescriptiveMetadata'),
             description:
@@ -185,6 +217,8 @@ async function acceptPost(
   requireAction(target, 'resource_upload');
   const duplicateAction = parseDuplicateAction(request.headers['duplicate-file-action']);
   const provenance = parseProvenanceHeader(request.headers[PROVENANCE_HEADER]);
+  const field = request.isMultipart() ? undefined : (request.body as TransferRequest | undefined)?.folders;
+  const folders = parseFolderMode(request.headers[FOLDERS_HEADER], field, target);
   const signal = clientGone(request, reply);
 
   let job: Job;
@@ -204,7 +238,7 @@ async function acceptPost(
         kind: 'upload',
         target: target.info.name,
         resource_id: containerId,
-        params: { spoolPath, containerId, duplicateAction, provenance },
+        params: { spoolPath, containerId, duplicateAction, provenance, ...(folders ? { folders } : {}) },
         tokens: { destination },
         ownedFiles: [spoolPath],
       });
@@ -236,6 +270,7 @@ async function acceptPost(
         duplicateAction,
         ...(body.duplicate_choices ? { duplicateChoices: body.duplicate_choices } : {}),
         provenance,
+        ...(folders ? { folders } : {}),
         ...(body.metadata ? { metadata: reviewedMetadata(body.metadata) } : {}),
       },
       tokens: { source: sourceToken, destination },

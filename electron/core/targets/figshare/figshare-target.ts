@@ -20,6 +20,7 @@ import {
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
+import { unpackedRecord } from '../../remote/unpacked-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { removedOnFailure } from '../../remote/new-record.js';
@@ -69,6 +70,11 @@ export type FigshareTargetOptions = FigshareApiOptions;
  */
 export class FigshareTarget implements Target {
   readonly namingRules = FLAT_RECORD_NAMING_RULES;
+
+  /** A project holds items, one per top folder written into it (write()). */
+  recordPerTopFolder(containerId: string): boolean {
+    return parseFigshareId(containerId).kind === 'project';
+  }
   readonly info: TargetInfo = {
     name: 'figshare',
     readable_name: 'figshare',
@@ -204,22 +210,24 @@ export class FigshareTarget implements Target {
       const entry = fileEntry(file.name, file, open(file));
       return { title: file.name, root: fileNode(parsed.article, file), entries: (async function* () { yield entry; })() };
     }
-    if (parsed.kind === 'article') {
-      const at = parsed.article;
-      const article = await this.api.article(ctx.token, at, ctx.signal);
-      const title = article.title;
-      const api = this.api;
-      async function* entries(): AsyncIterable<Entry> {
-        yield folderEntry(title);
+    const api = this.api;
+    const unpacked = { target: this.info.name, service: 'figshare', signal: ctx.signal };
+    // an item under `folder`, as the tree a Ferry write kept in it (remote/unpacked-record.ts)
+    const articleEntries = (folder: string, at: ArticleRef) => {
+      async function* stored(): AsyncIterable<Entry> {
+        yield folderEntry(folder);
         for await (const file of api.files(ctx.token, at, ctx.signal)) {
-          if (!file.is_link_only) yield fileEntry(`${title}/${safeSegment(file.name)}`, file, open(file));
+          if (!file.is_link_only) yield fileEntry(`${folder}/${safeSegment(file.name)}`, file, open(file));
         }
       }
-      return { title, root: articleNode(at, article), entries: entries() };
+      return unpackedRecord(folder, stored(), unpacked);
+    };
+    if (parsed.kind === 'article') {
+      const article = await this.api.article(ctx.token, parsed.article, ctx.signal);
+      return { title: article.title, root: articleNode(parsed.article, article), entries: articleEntries(article.title, parsed.article) };
     }
     const project = await this.api.project(ctx.token, parsed.id, ctx.signal);
     const title = project.title;
-    const api = this.api;
     async function* entries(): AsyncIterable<Entry> {
       yield folderEntry(title);
       const used = new Set<string>();
@@ -227,10 +235,7 @@ export class FigshareTarget implements Target {
         let name = safeSegment(article.title);
         for (let n = 2; used.has(name); n++) name = `${safeSegment(article.title)} (${n})`;
         used.add(name);
-        yield folderEntry(`${title}/${name}`);
-        for await (const file of api.files(ctx.token, { id: article.id, project: project.id }, ctx.signal)) {
-          if (!file.is_link_only) yield fileEntry(`${title}/${name}/${safeSegment(file.name)}`, file, open(file));
-        }
+        yield* articleEntries(`${title}/${name}`, { id: article.id, project: project.id });
       }
     }
     return { title, root: projectNode(project.id, project.title), entries: entries() };

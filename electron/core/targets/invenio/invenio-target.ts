@@ -19,6 +19,7 @@ import {
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
+import { unpackedRecord } from '../../remote/unpacked-record.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { formatBytes } from '../../../../shared/format.js';
 import { InvenioApi, md5Of, type InvenioApiOptions, type InvenioFile, type InvenioRecord } from './api.js';
@@ -193,7 +194,8 @@ export class InvenioTarget implements Target {
       yield folderEntry(title);
       for (const file of files) yield fileEntry(`${title}/${file.key}`, file, open(file));
     }
-    return { title, root, entries: entries() };
+    // the tree a Ferry write kept in it, rebuilt (remote/unpacked-record.ts)
+    return { title, root, entries: unpackedRecord(title, entries(), { target: this.info.name, service: this.service, signal: ctx.signal }) };
   }
 
   async write(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
