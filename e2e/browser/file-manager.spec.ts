@@ -5,10 +5,11 @@
 // 1024×700, dark) go to playwright-report/ui2-screenshots/ through ui2Shots.
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { expect, test as base, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import { expectAccessible } from '../support/a11y.js';
-import { startServer, type RunningServer } from '../support/ferry-server.js';
-import { choosePlace, grid, jobs, openFolder, pane, row, ui2Shots, watchCsp } from '../support/ui.js';
+import type { RunningServer } from '../support/ferry-server.js';
+import { ferryTest } from '../support/fixture.js';
+import { choosePlace, grid, jobs, openFolder, pane, row, ui2Shots } from '../support/ui.js';
 
 const WORKSPACE = {
   'project/data.csv': 'site,depth_m,temp_c\nA,10,4.2\nB,25,3.9\n',
@@ -17,21 +18,8 @@ const WORKSPACE = {
   'dest/': '',
 };
 
-const test = base.extend<{ ferry: RunningServer }>({
-  page: async ({ page }, use) => {
-    const cspViolations = await watchCsp(page);
-    await use(page);
-    expect(cspViolations()).toEqual([]);
-  },
-  ferry: async ({}, use) => {
-    const server = await startServer({ workspaceFiles: WORKSPACE });
-    try {
-      await use(server);
-    } finally {
-      await server.stop();
-    }
-  },
-});
+// a seeded `ferry serve` per test, and a page that fails on any Content Security Policy violation
+const test = ferryTest({ workspaceFiles: WORKSPACE });
 
 async function openApp(page: Page, ferry: RunningServer) {
   await page.goto(ferry.appUrl);

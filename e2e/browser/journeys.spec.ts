@@ -3,9 +3,10 @@
 import { createHash } from 'node:crypto';
 import { open, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { expect, test as base } from '@playwright/test';
-import { startServer, type RunningServer } from '../support/ferry-server.js';
-import { choosePlace, grid, jobs, openFolder, pane, placeOf, row, shot, watchCsp } from '../support/ui.js';
+import { expect } from '@playwright/test';
+import type { RunningServer } from '../support/ferry-server.js';
+import { ferryTest } from '../support/fixture.js';
+import { choosePlace, grid, jobs, openFolder, pane, placeOf, row, shot } from '../support/ui.js';
 
 const CSV = 'site,depth_m,temp_c\nA,10,4.2\nB,25,3.9\n';
 const WORKSPACE = {
@@ -14,22 +15,8 @@ const WORKSPACE = {
   'dest/': '',
 };
 
-const test = base.extend<{ ferry: RunningServer }>({
-  // every journey here fails on a Content Security Policy violation (style-src 'self': no inline styles)
-  page: async ({ page }, use) => {
-    const cspViolations = await watchCsp(page);
-    await use(page);
-    expect(cspViolations()).toEqual([]);
-  },
-  ferry: async ({}, use) => {
-    const server = await startServer({ workspaceFiles: WORKSPACE });
-    try {
-      await use(server);
-    } finally {
-      await server.stop();
-    }
-  },
-});
+// a seeded `ferry serve` per test, and a page that fails on any Content Security Policy violation
+const test = ferryTest({ workspaceFiles: WORKSPACE });
 
 async function openApp(page: import('@playwright/test').Page, ferry: RunningServer) {
   await page.goto(ferry.appUrl);

@@ -5,9 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { open, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { expect, test as base, type Locator, type Page } from '@playwright/test';
-import { startServer, type RunningServer } from '../support/ferry-server.js';
-import { choosePlace, grid, jobs, openFolder, pane, row, watchCsp, withoutSavePicker } from '../support/ui.js';
+import { expect, type Locator, type Page } from '@playwright/test';
+import type { RunningServer } from '../support/ferry-server.js';
+import { ferryTest } from '../support/fixture.js';
+import { choosePlace, grid, jobs, openFolder, pane, row, withoutSavePicker } from '../support/ui.js';
 
 const pad = (n: number) => String(n).padStart(3, '0');
 
@@ -29,21 +30,8 @@ function workspace(): Record<string, string | Buffer> {
   return files;
 }
 
-const test = base.extend<{ ferry: RunningServer }>({
-  page: async ({ page }, use) => {
-    const cspViolations = await watchCsp(page);
-    await use(page);
-    expect(cspViolations()).toEqual([]);
-  },
-  ferry: async ({}, use) => {
-    const server = await startServer({ workspaceFiles: workspace() });
-    try {
-      await use(server);
-    } finally {
-      await server.stop();
-    }
-  },
-});
+// a seeded `ferry serve` per test, and a page that fails on any Content Security Policy violation
+const test = ferryTest({ workspaceFiles: workspace() });
 
 const SIZES = [
   { width: 1400, height: 860 },
