@@ -342,6 +342,26 @@ describe('LocalTarget writing', () => {
     expect(other.newResource?.title).toBe('Run (2)');
   });
 
+  it('a top-level write resumed inside the folder it claimed (as a job does from its journal) drops the claim when it ends', async () => {
+    const label = { ...writeOptions('update'), jobLabel: 'Ferry upload 0b7e-journaled' };
+    const options = await withPlanOf(target, null, entriesOf(tree), label);
+    async function* cutOff(): AsyncGenerator<Entry> {
+      let given = 0;
+      for await (const entry of entriesOf(tree)) {
+        if (given++ === 2) throw new CancelledError();
+        yield entry;
+      }
+    }
+    await expect(target.write(ctx(), null, cutOff(), options)).rejects.toThrow(CancelledError);
+    expect((await readdir(root)).filter((name) => name.startsWith('.ferry-claim-'))).toHaveLength(1);
+    // the resumed run writes what is below the top folder into it, no longer as a top-level write
+    const below = () => entriesOf({ 'a.txt': 'alpha', 'sub/b.txt': 'bravo' });
+    const resumed = await target.write(ctx(), encodeLocalId('Run'), below(), await withPlanOf(target, encodeLocalId('Run'), below(), label));
+    expect(resumed.fileErrors).toEqual([]);
+    expect(await snapshot(path.join(root, 'Run'))).toEqual({ 'a.txt': 'alpha', 'sub/b.txt': 'bravo' });
+    expect(await readdir(root)).toEqual(['Project', 'Run']);
+  });
+
   it('writes the small files after a large one while it streams, when its source reads entries independently; the report keeps entry order', async () => {
     const big = Buffer.alloc(3 * 1024 * 1024, 'large ');
     let releaseLarge!: () => void;

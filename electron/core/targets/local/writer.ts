@@ -136,6 +136,7 @@ class Writer {
 
   async run(): Promise<WriteOutcome> {
     try {
+      if (!this.params.topLevel) await this.adoptClaimOfContainer();
       const outcome = await this.writeAll();
       await this.dropClaim();
       return outcome;
@@ -149,6 +150,17 @@ class Writer {
       }
       throw error;
     }
+  }
+
+  /**
+   * A top-level write resumed after a crash goes on inside the folder its first run claimed
+   * (the job's resume journal names it) as a write into that folder: the first run's claim is
+   * then this write's to drop when it ends, as a top-level write drops its own.
+   */
+  private async adoptClaimOfContainer(): Promise<void> {
+    if (this.containerAbsolute === this.params.rootRealPath) return; // the root has no claim above it inside the workspace
+    const claim = path.join(path.dirname(this.containerAbsolute), claimFileName(this.params.options.jobLabel));
+    if ((await readClaim(claim)) === path.basename(this.containerAbsolute)) this.claimFile = claim;
   }
 
   private async dropClaim(): Promise<void> {
