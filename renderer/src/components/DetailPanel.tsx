@@ -43,6 +43,22 @@ function renderValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * An `extra` value; a web address the service gives for the item (a `…_url` field, such as a
+ * Dataverse dataset's or a record's page) is a link, opened outside Ferry (the desktop app
+ * hands it to the system browser; only http and https are links).
+ */
+export function ExtraValue({ name, value }: { name: string; value: unknown }) {
+  if (/(^|_)url$/.test(name) && typeof value === 'string' && /^https?:\/\//i.test(value)) {
+    return (
+      <a href={value} target="_blank" rel="noopener noreferrer">
+        {value}
+      </a>
+    );
+  }
+  return <>{renderValue(value)}</>;
+}
+
 /** "3.7 KB (3,802 bytes)": readable, and exact for anyone comparing. */
 function sizeText(bytes: number): string {
   return bytes >= 1024 ? `${formatBytes(bytes)} (${bytes.toLocaleString()} bytes)` : formatBytes(bytes);
@@ -337,7 +353,7 @@ export function DetailPanel() {
               {Object.entries(extra).map(([key, value]) => (
                 <div key={key} className="extra-row">
                   <dt>{key.replace(/_/g, ' ')}</dt>
-                  <dd>{/(^|_)size$/.test(key) && typeof value === 'number' ? sizeText(value) : renderValue(value)}</dd>
+                  <dd>{/(^|_)size$/.test(key) && typeof value === 'number' ? sizeText(value) : <ExtraValue name={key} value={value} />}</dd>
                 </div>
               ))}
             </dl>
