@@ -123,7 +123,7 @@ describe('OSF → Zenodo → local', () => {
 describe('GET /api_v1/targets/ keeps_metadata', () => {
   it('says which destinations keep descriptive metadata, in the list and on each target', async () => {
     const listed = (await (await ferry.fetch('/api_v1/targets/')).json()) as TargetDescription[];
-    expect(Object.fromEntries(listed.map((t) => [t.name, t.keeps_metadata]))).toEqual({ local: false, osf: false, zenodo: true });
+    expect(Object.fromEntries(listed.map((t) => [t.name, t.keeps_metadata]))).toEqual({ local: false, osf: true, zenodo: true });
     expect(((await (await ferry.fetch('/api_v1/targets/zenodo/')).json()) as TargetDescription).keeps_metadata).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import type { DescriptiveMetadata } from './model.js';
+import type { DescriptiveMetadata, Written } from './model.js';
 import { spdxOf } from './licenses.js';
 import type { JsonApiResource } from '../targets/osf/client.js';
 
@@ -29,6 +29,34 @@ export function nodeMetadata(node: JsonApiResource, licenseName: string | null, 
   if (Array.isArray(a.tags) && a.tags.length > 0) metadata.keywords = a.tags.map(String);
   if (licenseName) metadata.license = spdxOf(licenseName);
   return metadata;
+}
+
+/** What a new OSF project takes of the model when it is created (NodeSerializer: `description`, `tags`). */
+export interface OsfNodeFields {
+  description?: string;
+  tags?: string[];
+}
+
+/**
+ * The common model as a new OSF project's attributes (osf.io `api/nodes/serializers.py`
+ * NodeSerializer: `description` and `tags` are writable on create; the title is the folder's).
+ * The rest is named in notes, never guessed: OSF's contributors are OSF accounts added by
+ * user id, not names; a licence is a relationship to one of OSF's licences with a year and
+ * copyright holders; a node holds no related identifiers or funding.
+ */
+export function osfNodeFields(source: DescriptiveMetadata | undefined): Written<OsfNodeFields> {
+  const fields: OsfNodeFields = {};
+  const notes: string[] = [];
+  if (!source) return { fields, notes };
+  if (source.description) fields.description = source.description;
+  if (source.keywords?.length) fields.tags = [...source.keywords];
+  if (source.creators?.length) {
+    notes.push(`OSF lists contributors as OSF accounts, so the creators (${source.creators.map((c) => c.name).join(', ')}) were not added; add them under the project's Contributors.`);
+  }
+  if (source.license) notes.push(`OSF asks a licence's year and copyright holders, so the licence '${source.license}' was not set; choose it in the project's Settings.`);
+  const unheld = [source.related_identifiers?.length ? 'related identifiers' : null, source.funding?.length ? 'funding' : null, source.publication_date ? 'publication date' : null].filter(Boolean);
+  if (unheld.length > 0) notes.push(`An OSF project holds no ${unheld.join(', ')}; the source's were not carried.`);
+  return { fields, notes };
 }
 
 /** The id of the licence a node links, if any. */

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { FerryError } from '../../errors.js';
 import { RemoteClient, type RequestOptions } from '../../remote/http.js';
+import type { OsfNodeFields } from '../../metadata/osf.js';
 
 /**
  * OSF API v2 and WaterButler v1 over RemoteClient (retries honouring Retry-After, polite
@@ -120,12 +121,13 @@ export class OsfClient {
     }
   }
 
-  async createProject(title: string, token: string, signal?: AbortSignal): Promise<JsonApiResource> {
+  /** `described`: the attributes a transfer's descriptive metadata gives it (metadata/osf.ts). */
+  async createProject(title: string, token: string, signal?: AbortSignal, described: OsfNodeFields = {}): Promise<JsonApiResource> {
     const response = await this.api.request('nodes/', {
       method: 'POST',
       token,
       signal,
-      json: { data: { type: 'nodes', attributes: { title, category: 'project', public: false } } },
+      json: { data: { type: 'nodes', attributes: { title, category: 'project', public: false, ...described } } },
       headers: { 'content-type': 'application/vnd.api+json' },
     });
     return ((await response.json()) as { data: JsonApiResource }).data;

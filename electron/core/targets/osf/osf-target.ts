@@ -53,6 +53,8 @@ export class OsfTarget implements Target {
     supported_hash_algorithms: ['md5', 'sha256'],
     credential: 'remote',
     supported_operations: fileOperations(),
+    // metadata/osf.ts: a new project takes a transfer's description and keywords, and names the rest
+    keepsMetadata: true,
   };
 
   readonly client: OsfClient;

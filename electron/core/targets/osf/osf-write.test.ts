@@ -101,6 +101,27 @@ describe('OSF target: write (emulator over HTTP)', () => {
     expect(second.newResource!.id).not.toBe(outcome.newResource!.id);
   });
 
+  it("a new project takes a transfer's description and keywords; creators, licence and the rest are named in notes, not guessed", async () => {
+    const outcome = await f.target.write(f.ctx, null, entries([{ path: 'Tide Gauges', content: undefined }, { path: 'Tide Gauges/a.csv', content: '1' }]), {
+      ...writeOptions('ignore'),
+      metadata: {
+        title: 'Tide Gauges',
+        description: 'Hourly sea level at three gauges.',
+        keywords: ['tides', 'sea level'],
+        creators: [{ name: 'Ada Lovelace', orcid: '0000-0002-1825-0097' }],
+        license: 'CC-BY-4.0',
+        funding: [{ funder: 'NERC' }],
+      },
+    });
+    const node = f.emu.state.nodes.get(outcome.newResource!.id.slice(2))!;
+    expect(node).toMatchObject({ title: 'Tide Gauges', description: 'Hourly sea level at three gauges.', tags: ['tides', 'sea level'], public: false });
+    expect(outcome.notes).toEqual([
+      expect.stringMatching(/^OSF lists contributors as OSF accounts, so the creators \(Ada Lovelace\) were not added/),
+      expect.stringMatching(/the licence 'CC-BY-4.0' was not set; choose it in the project's Settings\.$/),
+      'An OSF project holds no funding; the source\'s were not carried.',
+    ]);
+  });
+
   it('a file appearing between listing and upload (409) is ignored or updated per action', async () => {
     for (const action of ['ignore', 'update'] as const) {
       const name = `race-${action}.txt`;

@@ -12,6 +12,7 @@ import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 import { nodeId, parseOsfId } from './ids.js';
 import type { OsfTarget } from './osf-target.js';
 import { judgedEntries } from '../../plan/write-plan.js';
+import { osfNodeFields } from '../../metadata/osf.js';
 
 /**
  * Uploads entries into an OSF container. OSF cannot unzip, so each folder is one
@@ -97,7 +98,10 @@ export class OsfWriter {
       const [top, ...rest] = entry.path.split('/');
       if (!projectMade) {
         projectMade = true;
-        const node = await this.target.client.createProject(top!, this.ctx.token, this.options.signal);
+        // the source's description and keywords, where a transfer carries them; the rest is said (metadata/osf.ts)
+        const described = osfNodeFields(this.options.metadata);
+        if (described.notes.length > 0) this.outcome.notes = [...(this.outcome.notes ?? []), ...described.notes];
+        const node = await this.target.client.createProject(top!, this.ctx.token, this.options.signal, described.fields);
         const title = unescapeHtml(String(node.attributes.title ?? top));
         this.outcome.newResource = { id: nodeId(node.id), title };
         this.options.onNewResource?.(this.outcome.newResource);
