@@ -27,8 +27,13 @@ export class Latency {
       this.requests++;
       this.underWay++;
       this.mostUnderWay = Math.max(this.mostUnderWay, this.underWay);
-      res.once('close', () => this.underWay--);
-      setTimeout(() => handlers.forEach((handler) => handler.call(server, req, res)), this.ms);
+      let gone = false;
+      res.once('close', () => {
+        gone = true;
+        this.underWay--;
+      });
+      // a request its client gave up on (a cancel) before the round trip ended never arrives
+      setTimeout(() => gone || handlers.forEach((handler) => handler.call(server, req, res)), this.ms);
     });
   }
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeConfig } from '../../config.js';
+import { CancelledError } from '../../errors.js';
 import { fastPathOn } from '../../fast-paths.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import type { Target } from '../../target.js';
@@ -64,6 +65,25 @@ describe('a parallel write to InvenioRDM (emulator, 100 ms a request)', () => {
     expect(outcome.fileErrors).toEqual(names.slice(4).map((path) => ({ path, error: 'A Small RDM record holds at most 5 files; this one is full.' })));
     // declared on the server in the order their requests ran
     expect(draft.files.map((file) => file.key).sort()).toEqual(['there.txt', ...names.slice(0, 4).map((name) => name.replace('/', '__'))].sort());
+  });
+
+  it('stops at a cancel with no request under way, and deletes the new draft again', async () => {
+    const { latency, target } = await start();
+    const controller = new AbortController();
+    const commits = () => emulator!.state.requests.filter((r) => /\/commit$/.test(r)).length;
+    // cancelled once two files are committed: others are in flight then
+    const watch = setInterval(() => commits() >= 2 && controller.abort(), 5);
+    try {
+      const write = target.write({ token: TOKEN, signal: controller.signal }, null, entriesFrom({ 'Run/': null, ...files }), { ...writeOptions(), signal: controller.signal });
+      await expect(write).rejects.toBeInstanceOf(CancelledError);
+    } finally {
+      clearInterval(watch);
+    }
+    // nothing was under way when the draft was deleted: its DELETE is the last request to arrive
+    await new Promise((resolve) => setTimeout(resolve, 3 * latency.ms));
+    expect(emulator!.state.requests.at(-1)).toMatch(/^DELETE \/api\/records\/[^/]+\/draft$/);
+    expect([...emulator!.state.records.values()].filter((record) => record.draft)).toEqual([]);
+    expect(commits()).toBeLessThan(FILES);
   });
 
   it('Zenodo, at one request a second, declares one file at a time', () => {

@@ -64,9 +64,9 @@ describe('a parallel write to OSF (emulator, 100 ms a request)', () => {
     expect(written).toEqual(names.slice(0, 3));
     const put = () => f.emu.state.requests.filter((r) => r.server === 'files' && r.method === 'PUT').length;
     const afterReturn = put();
-    // a request already on the wire may still land; none starts after the write has returned
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(put()).toBeLessThanOrEqual(afterReturn + latency.underWay);
+    // nothing was under way when the write returned: no upload arrives after it
+    await new Promise((resolve) => setTimeout(resolve, 3 * latency.ms));
+    expect(put()).toBe(afterReturn);
     expect(afterReturn).toBeLessThan(1 + FILES);
   });
 });
