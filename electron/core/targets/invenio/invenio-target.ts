@@ -10,10 +10,10 @@ import {
   type ResourceNode,
   type SearchPage,
   type SearchQuery,
+  type StoredRecord,
   type Target,
   type TargetContext,
   type TargetInfo,
-  type StoredRecord,
   type WriteOptions,
   type WriteOutcome,
 } from '../../target.js';

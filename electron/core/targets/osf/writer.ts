@@ -52,8 +52,9 @@ export class OsfWriter {
   private readonly outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
   private readonly folders = new Map<string, FolderState>();
   private readonly pipeline: OrderedPipeline<EntryResult>;
-  private spoolDir: string | null = null;
-  /** names the spooled copies apart (several may be written at once) */
+  /** made once, by the first upload that needs it (several may run at once) */
+  private spoolDir: Promise<string> | null = null;
+  /** names the spooled copies apart */
   private spools = 0;
 
   constructor(
@@ -79,7 +80,7 @@ export class OsfWriter {
       }
       return this.outcome;
     } finally {
-      if (this.spoolDir) await rm(this.spoolDir, { recursive: true, force: true });
+      if (this.spoolDir) await rm(await this.spoolDir, { recursive: true, force: true });
     }
   }
 
@@ -290,8 +291,8 @@ export class OsfWriter {
 
   /** Bytes of unknown size or md5 go to a temp file while hashing (never into memory). */
   private async spool(entry: Entry): Promise<Spooled> {
-    this.spoolDir ??= await mkdtemp(path.join(os.tmpdir(), 'ferry-osf-'));
-    const file = path.join(this.spoolDir, String(this.spools++));
+    this.spoolDir ??= mkdtemp(path.join(os.tmpdir(), 'ferry-osf-'));
+    const file = path.join(await this.spoolDir, String(this.spools++));
     const hasher = new HashingPassThrough(['md5']);
     const handle = await open(file, 'wx', 0o600);
     try {
