@@ -117,7 +117,7 @@ async function newMtimes(folder: string, touch: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 2500));
 }
 
-/** Like timed(), keeping what `fn` answered. */
+/** Seconds `fn` took, and what it answered. */
 async function timedJob<T>(fn: () => Promise<T>): Promise<{ seconds: number; result: T }> {
   const start = performance.now();
   const result = await fn();
@@ -125,9 +125,7 @@ async function timedJob<T>(fn: () => Promise<T>): Promise<{ seconds: number; res
 }
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await fn();
-  return (performance.now() - start) / 1000;
+  return (await timedJob(fn)).seconds;
 }
 
 async function repeat(count: number, fn: () => Promise<unknown>): Promise<number[]> {
