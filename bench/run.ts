@@ -17,6 +17,13 @@ import { makeIncompressibleFolder, makeManyFiles, makeMixedFolder, writeIncompre
 import { startRcloneWebdav } from '../test/webdav/rclone-webdav.js';
 import { apacheUnavailableReason, startApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { renderChart } from './chart.js';
+import { startLatencyProxy } from './latency-proxy.js';
+import { Latency } from '../test/emulators/shared/latency.js';
+import { startOsfEmulator } from '../test/emulators/osf/emulator.js';
+import { startInvenioEmulator } from '../test/emulators/invenio/emulator.js';
+import { OSF_IN_FLIGHT } from '../electron/core/targets/osf/osf-target.js';
+import { INVENIO_IN_FLIGHT } from '../electron/core/targets/invenio/invenio-target.js';
+import { WEBDAV_IN_FLIGHT } from '../electron/core/targets/webdav/webdav-target.js';
 
 // `npm run bench`: Ferry against the tools people would use instead, on the same data in
 // the same run. Every row is a median over several runs and a ratio to its reference.
@@ -29,7 +36,7 @@ const { values: args } = parseArgs({
     scale: { type: 'string', default: '1' },
     out: { type: 'string', default: 'bench-results' },
     keep: { type: 'boolean', default: false },
-    /** run only these groups (repeatable): download, upload, transfer, hashing, listing, api, memory */
+    /** run only these groups (repeatable): download, upload, transfer, latency, hashing, listing, api, memory */
     only: { type: 'string', multiple: true },
     /** serve from the TypeScript sources (tsx) instead of the built CLI, e.g. to measure uncommitted work without rebuilding out/ */
     source: { type: 'boolean', default: false },
@@ -38,19 +45,23 @@ const { values: args } = parseArgs({
   },
 });
 
-const GROUPS = ['download', 'upload', 'transfer', 'hashing', 'listing', 'api', 'memory'] as const;
+const GROUPS = ['download', 'upload', 'transfer', 'latency', 'hashing', 'listing', 'api', 'memory'] as const;
 type Group = (typeof GROUPS)[number];
 const only = new Set<string>(args.only ?? GROUPS);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`--only ${group}: expected one of ${GROUPS.join(', ')}`);
 const wanted = (group: Group) => only.has(group);
 /** rows each group adds */
-const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 7, hashing: 1, listing: 2, api: 1, memory: 2 };
+const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 7, latency: 3, hashing: 1, listing: 2, api: 1, memory: 2 };
 
 const scale = Number(args.scale);
+/** the round trip added to every request of the latency rows (issue #18) */
+const LATENCY_MS = 50;
 const MiB = 1024 * 1024;
 const sizes = args.smoke
-  ? { transferTexts: 30, transferBinaries: 1, transferBinaryBytes: 1 * MiB, textFiles: 40, maxTextBytes: 8 * 1024, binaries: 2, binaryBytes: 1 * MiB, incompressible: [2, 1 * MiB], hashBytes: 4 * MiB, listFiles: 2_000, archiveEntries: 2_000, memoryBytes: 8 * MiB, cannonSeconds: 1, runs: 1 }
+  ? { latencyFiles: 40, transferTexts: 30, transferBinaries: 1, transferBinaryBytes: 1 * MiB, textFiles: 40, maxTextBytes: 8 * 1024, binaries: 2, binaryBytes: 1 * MiB, incompressible: [2, 1 * MiB], hashBytes: 4 * MiB, listFiles: 2_000, archiveEntries: 2_000, memoryBytes: 8 * MiB, cannonSeconds: 1, runs: 1 }
   : {
+      // the engine issue's latency rows: a 1,000-file upload to each remote target
+      latencyFiles: Math.round(1000 * scale),
       // the engine issue's measurement: 1,000-1,500 text files of ~20 KB plus 4-8 random 16 MiB files
       transferTexts: Math.round(1200 * scale),
       transferBinaries: 4,
@@ -106,10 +117,15 @@ async function newMtimes(folder: string, touch: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 2500));
 }
 
-async function timed(fn: () => Promise<unknown>): Promise<number> {
+/** Seconds `fn` took, and what it answered. */
+async function timedJob<T>(fn: () => Promise<T>): Promise<{ seconds: number; result: T }> {
   const start = performance.now();
-  await fn();
-  return (performance.now() - start) / 1000;
+  const result = await fn();
+  return { seconds: (performance.now() - start) / 1000, result };
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  return (await timedJob(fn)).seconds;
 }
 
 async function repeat(count: number, fn: () => Promise<unknown>): Promise<number[]> {
@@ -627,6 +643,74 @@ async function main(): Promise<void> {
       // WebDAV, the stored-ZIP uploads), one after the other: its high-water mark over them all
       const transferPeak = await peakRssBytes(from.server.child.pid!);
       add({ name: 'peak server RSS through the transfer rows', ferry_seconds: local, reference: 'limit 200 MB', reference_seconds: 0, ratio: transferPeak / MiB, goal: '< 200 MB', met: transferPeak < 200 * 1000 * 1000, note: `${(transferPeak / MiB).toFixed(0)} MiB peak (VmHWM)` });
+    }
+
+    // ---- the write pipeline against a remote's round trip (issue #18): every request to each
+    // remote target held 50 ms, a transfer of small files local → target; the time against the
+    // ideal of the target's declared requests in flight, request after request
+    if (wanted('latency')) {
+      const apacheReason = apacheUnavailableReason();
+      if (apacheReason) throw new Error(`the latency rows' WebDAV server is Apache: ${apacheReason}`);
+      const latency = new Latency(LATENCY_MS);
+      const osf = await startOsfEmulator({ latency, defaultPageSize: 100 });
+      // an instance that takes the whole upload in one record (RDM_RECORDS_MAX_FILES_COUNT is its own setting)
+      const invenio = await startInvenioEmulator({ latency, maxFiles: sizes.latencyFiles + 1 });
+      const apache = await startApacheWebdav();
+      const dav = await startLatencyProxy(apache.url, latency);
+      try {
+        const osfToken = osf.state.addToken(osf.state.addUser('Bench Researcher').id);
+        const dataDir = path.join(root, 'latency-data');
+        const latencyWorkspace = path.join(root, 'latency-workspace');
+        await mkdir(latencyWorkspace, { recursive: true });
+        // the rate budgets lifted (OSF 5, InvenioRDM 2 requests a second by default): these rows measure what is in flight
+        const remote = await startFerryProcess({
+          dataDir,
+          workspace: latencyWorkspace,
+          built: !args.source,
+          extraArgs: ['--osf-api-url', osf.apiUrl, '--invenio-url', invenio.url],
+          env: { FERRY_OSF_RATE_PER_SECOND: '100000', FERRY_INVENIO_RATE_PER_SECOND: '100000' },
+        });
+        servers.push(remote);
+        await makeMixedFolder(path.join(latencyWorkspace, 'Small'), { textFiles: sizes.latencyFiles, maxTextBytes: 4 * 1024, binaries: 0, binaryBytes: 0 }, 13);
+        const smallId = await topLevelId(remote, 'local', 'Small');
+        const destinations = [
+          { name: 'OSF (emulator)', target: 'osf', token: osfToken, inFlight: OSF_IN_FLIGHT.files },
+          { name: 'InvenioRDM (emulator)', target: 'invenio', token: 'invenio-token', inFlight: INVENIO_IN_FLIGHT.files },
+          { name: 'WebDAV (Apache mod_dav)', target: 'webdav', token: JSON.stringify({ url: dav.url, username: apache.username, password: apache.password }), inFlight: WEBDAV_IN_FLIGHT.files },
+        ];
+        for (const destination of destinations) {
+          const times: number[] = [];
+          const requests: number[] = [];
+          let most = 0;
+          for (let round = 0; round < runs; round++) {
+            latency.reset();
+            // a new top-level resource each round (a project, a draft, a folder): nothing to compare against
+            const job = await timedJob(() => transferAndWait(remote, destination.target, null, { target: 'local', id: smallId }, destination.token));
+            if (job.result.progress.files_done !== sizes.latencyFiles) throw new Error(`latency, ${destination.name}: ${job.result.progress.files_done} files written of ${sizes.latencyFiles}`);
+            times.push(job.seconds);
+            requests.push(latency.requests);
+            most = Math.max(most, latency.mostUnderWay);
+          }
+          const time = median(times);
+          const sent = median(requests);
+          const ideal = (sent / destination.inFlight) * (LATENCY_MS / 1000);
+          add({
+            name: `upload ${sizes.latencyFiles} small files to ${destination.name}, ${LATENCY_MS} ms a request`,
+            ferry_seconds: time,
+            reference: `ideal: requests ÷ ${destination.inFlight} × ${LATENCY_MS} ms`,
+            reference_seconds: ideal,
+            ratio: time / ideal,
+            goal: '≤ 1.2',
+            met: time <= 1.2 * ideal,
+            note: `${sent} requests, ${(sent / sizes.latencyFiles).toFixed(2)} a file; at most ${most} under way`,
+          });
+        }
+      } finally {
+        await dav.close();
+        await apache.stop();
+        await invenio.close();
+        await osf.close();
+      }
     }
 
     // ---- hashing for detail

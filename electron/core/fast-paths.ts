@@ -27,7 +27,7 @@ export const FAST_PATHS = [
   'staged-bag-check',
   /** the offline library's listing goes to the HTTP layer as columns, not row objects */
   'columnar-listing',
-  /** a remote write keeps several files in flight (its target's TargetInfo.concurrency), results in entry order (jobs/ordered-pipeline.ts) */
+  /** a remote write keeps several files in flight (its target's TargetInfo.concurrency), results in entry order (jobs/ordered-pipeline.ts); the provenance record asks as many details at once */
   'parallel-writes',
   /** a job's fixity check takes its digests from the provenance record's hasher upstream, so each byte is hashed once */
   'shared-hashing',

@@ -1,5 +1,7 @@
 import { CancelledError } from '../errors.js';
 import { fastPathOn } from '../fast-paths.js';
+import type { Entry } from '../target.js';
+import { opensIndependently, WHOLE_FILE_MAX_BYTES } from './whole-entry.js';
 
 /**
  * The one write pipeline of every remote target (issue #18): work on up to `files` entries
@@ -98,6 +100,19 @@ export class OrderedPipeline<R> {
       });
     this.running.add(run);
     this.lastOfKey.set(key, run);
+  }
+
+  /**
+   * Starts `task`, the write of the file `entry`, as `start` does; but alone (after what runs
+   * has ended, and ending before the next starts) when its source may need this entry's stream
+   * read to its end before the next entry opens: a size not known, or above the whole-file
+   * size without Entry.opensIndependently (a ZIP read as a stream, a remote's download).
+   */
+  async startFile(entry: Entry, key: string, task: () => Promise<R>): Promise<void> {
+    const alone = entry.size === null || (entry.size > WHOLE_FILE_MAX_BYTES && !opensIndependently(entry));
+    if (alone) await this.drain();
+    await this.start(key, entry.size ?? 0, task);
+    if (alone) await this.drain();
   }
 
   /** Waits until nothing is running (a task that must not overlap the next entries). */

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { JobReport } from '../../../shared/api.js';
 import { HashingPassThrough } from '../hashing.js';
 import { readWholeOf, withReadWhole } from '../jobs/whole-entry.js';
+import { OrderedPipeline, pipelineLimits } from '../jobs/ordered-pipeline.js';
 import { FOLDER_SEPARATOR } from '../remote/flat-record.js';
 import type { Entry, Target, TargetContext } from '../target.js';
 import { formatDate } from '../time.js';
@@ -293,24 +294,33 @@ function relativeTo(place: Place, entryPath: string): string | null {
 /**
  * The hashes the destination reports (its detail) of each wanted path below `rootId`, found
  * by listing folder by folder. A flat record names `a/b.txt` `a__b.txt` (flat-record.ts).
+ * The details are asked as the target's writes are, its declared number at once
+ * (TargetInfo.concurrency, the write pipeline): one after another they would take a round
+ * trip each, as long as the write itself.
  */
 async function storedHashes(target: Target, ctx: TargetContext, rootId: string, wanted: Set<string>): Promise<Map<string, Record<string, string>>> {
   const found = new Map<string, Record<string, string>>();
   const flat = new Map([...wanted].map((path) => [path.split('/').join(FOLDER_SEPARATOR), path]));
   const folders = new Set([...wanted].flatMap((path) => path.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
   const queue: { id: string; prefix: string }[] = [{ id: rootId, prefix: '' }];
-  while (queue.length > 0) {
-    const { id, prefix } = queue.shift()!;
-    for await (const node of target.list(ctx, { container: id })) {
-      const path = `${prefix}${node.title}`;
-      if (node.kind === 'container') {
-        if (folders.has(path)) queue.push({ id: node.id, prefix: `${path}/` });
-        continue;
+  const details = new OrderedPipeline<void>(pipelineLimits(target.info.concurrency), () => undefined, ctx.signal);
+  try {
+    while (queue.length > 0 && !details.stopped) {
+      const { id, prefix } = queue.shift()!;
+      for await (const node of target.list(ctx, { container: id })) {
+        const path = `${prefix}${node.title}`;
+        if (node.kind === 'container') {
+          if (folders.has(path)) queue.push({ id: node.id, prefix: `${path}/` });
+          continue;
+        }
+        const match = wanted.has(path) ? path : prefix === '' ? flat.get(path) : undefined;
+        if (match !== undefined) await details.start(node.id, 0, async () => void found.set(match, (await target.detail(ctx, node.id)).hashes));
       }
-      const match = wanted.has(path) ? path : prefix === '' ? flat.get(path) : undefined;
-      if (match !== undefined) found.set(match, (await target.detail(ctx, node.id)).hashes);
     }
+  } finally {
+    await details.drain();
   }
+  await details.finish();
   return found;
 }
 

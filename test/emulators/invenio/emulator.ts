@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServers, listenOnLoopback, readBody, sendJson } from '../shared/http.js';
 import { matchesQueryString } from '../shared/query-string.js';
 import { ERROR_SHAPES, type FaultPlan } from '../shared/faults.js';
+import type { Latency } from '../shared/latency.js';
 
 /**
  * A loopback model of an InvenioRDM instance's records API, built from docs/targets/invenio.md
@@ -80,13 +81,15 @@ export interface InvenioEmulatorOptions {
   tokens?: Record<string, number>;
   /** faults played in front of the server ('api') */
   faults?: FaultPlan;
+  /** a round trip added to every request, in front of the faults (the bench's latency rows) */
+  latency?: Latency;
 }
 
 export interface InvenioState {
   records: Map<string, InvenioRecord>;
   communities: Map<string, InvenioCommunity>;
   tokens: Record<string, number>;
-  options: Required<Omit<InvenioEmulatorOptions, 'tokens' | 'faults' | 'retryAfterAlways'>>;
+  options: Required<Omit<InvenioEmulatorOptions, 'tokens' | 'faults' | 'retryAfterAlways' | 'latency'>>;
   /** "METHOD /path?query" of every request */
   requests: string[];
   /** authorization header of every request, in order */
@@ -395,6 +398,7 @@ export async function startInvenioEmulator(options: InvenioEmulatorOptions = {})
   }
 
   options.faults?.install(server, 'api', ERROR_SHAPES.zenodo);
+  options.latency?.install(server);
   base = await listenOnLoopback(server);
   return { url: base, state, close: () => closeServers(server) };
 }

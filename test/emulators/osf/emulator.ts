@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomBytes, randomUUID } from 'node:crypto';
 import { closeServers, listenOnLoopback, readBody } from '../shared/http.js';
 import { ERROR_SHAPES, type ErrorShape, type FaultPlan } from '../shared/faults.js';
+import type { Latency } from '../shared/latency.js';
 import { OsfState, escapeTitle, type EmuFileNode, type EmuNode, type LoggedRequest } from './state.js';
 import { serializeFile, serializeNode, serializeProvider, serializeUser, serializeWaterbutler, type Urls, type Version } from './serialize.js';
 
@@ -18,6 +19,8 @@ export interface OsfEmulatorOptions {
   defaultPageSize?: number;
   /** faults played in front of the servers: 'api', 'files' (WaterButler), 'storage', 'web' */
   faults?: FaultPlan;
+  /** a round trip added to every request to every server, in front of the faults (the bench's latency rows) */
+  latency?: Latency;
 }
 
 export interface OsfEmulator {
@@ -51,6 +54,7 @@ export async function startOsfEmulator(options: OsfEmulatorOptions = {}): Promis
   const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void, name: string, shape: ErrorShape): Promise<string> => {
     const server = createServer(handler);
     options.faults?.install(server, name, shape);
+    options.latency?.install(server);
     server.keepAliveTimeout = 1000;
     servers.push(server);
     return `${await listenOnLoopback(server)}/`;

@@ -10,6 +10,7 @@ import {
   type ResourceNode,
   type SearchPage,
   type SearchQuery,
+  type StoredRecord,
   type Target,
   type TargetContext,
   type TargetInfo,
@@ -17,6 +18,7 @@ import {
   type WriteOutcome,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
+import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { unpackedRecord } from '../../remote/unpacked-record.js';
@@ -52,7 +54,18 @@ export interface InvenioInstance {
   maxRecordBytes: number;
   /** false where the instance refuses empty files (RECORDS_RESOURCES_ALLOW_EMPTY_FILES) */
   allowEmptyFiles: boolean;
+  /** files one write keeps in flight within the instance's rate budget (TargetInfo.concurrency) */
+  concurrency: PipelineLimits;
 }
+
+/**
+ * What one write to an InvenioRDM instance keeps in flight (TargetInfo.concurrency): files,
+ * each three requests one after another (declare, PUT, commit), and the sum of their sizes.
+ * The records API documents no limit on uploads in flight, only each instance's request rate
+ * (docs/targets/invenio.md, Limits), which Ferry's 2 a second per account keeps to whatever
+ * is in flight: 2 files at once fill that budget while a request takes up to a second.
+ */
+export const INVENIO_IN_FLIGHT: PipelineLimits = { files: 2, bytes: 8 * 1024 * 1024 };
 
 /** InvenioRDM records hold files, not folders: nested paths are flattened (flat-record.ts). */
 export { FOLDER_SEPARATOR } from '../../remote/flat-record.js';
@@ -86,6 +99,7 @@ export class InvenioTarget implements Target {
       plainIds: true,
       // metadata.ts: a transfer's descriptive metadata fills the new record's
       keepsMetadata: true,
+      concurrency: options.instance?.concurrency ?? INVENIO_IN_FLIGHT,
     };
   }
 
@@ -202,6 +216,7 @@ export class InvenioTarget implements Target {
     const api = this.api(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
     if (containerId === null) {
+      let writer: DraftWriter | undefined;
       // a new draft that a failed or cancelled upload made is deleted again (remote/new-record.ts)
       await removedOnFailure((made) =>
         writeBelowOneTopFolder(
@@ -217,10 +232,13 @@ export class InvenioTarget implements Target {
               remove: () => api.deleteDraft(draft.id, AbortSignal.timeout(30_000)),
             });
             outcome.newResource = { id: recordId(draft.id), title: titleOf(draft) };
-            return new DraftWriter(api, draft.id, [], options, this.limits());
+            return (writer = new DraftWriter(api, draft.id, [], options, this.limits(), outcome));
           },
-          (writer, entry, relativePath) => writer.upload(entry, relativePath, outcome),
-        ),
+          (draftWriter, entry, relativePath) => draftWriter.upload(entry, relativePath),
+        )
+          // no request is under way when the draft is deleted again
+          .finally(() => writer?.drain())
+          .then((draftWriter) => draftWriter.finish()),
       );
       return outcome;
     }
@@ -231,12 +249,17 @@ export class InvenioTarget implements Target {
       throw badRequest(`Records join a ${this.service} community by a request its curators review, which Ferry does not make. Upload into a record (or a new one), then submit it to the community on ${api.account.url}.`);
     }
     const draft = await this.writableDraft(api, parsed.recordId, outcome, ctx.signal);
-    const writer = new DraftWriter(api, draft.id, await api.files(draft.id, true, ctx.signal), options, this.limits());
-    for await (const entry of entries) {
-      throwIfAborted(options.signal);
-      if (entry.kind === 'folder') continue;
-      await writer.upload(entry, entry.path, outcome);
+    const writer = new DraftWriter(api, draft.id, await api.files(draft.id, true, ctx.signal), options, this.limits(), outcome);
+    try {
+      for await (const entry of entries) {
+        throwIfAborted(options.signal);
+        if (entry.kind === 'folder') continue;
+        await writer.upload(entry, entry.path);
+      }
+    } finally {
+      await writer.drain();
     }
+    await writer.finish();
     return outcome;
   }
 
@@ -263,7 +286,13 @@ export class InvenioTarget implements Target {
   }
 
   private limits(): UploadLimits {
-    return { service: this.service, maxFiles: this.options.instance?.maxFiles ?? null, maxRecordBytes: this.options.instance?.maxRecordBytes ?? null, allowEmptyFiles: this.options.instance?.allowEmptyFiles ?? true };
+    return {
+      service: this.service,
+      maxFiles: this.options.instance?.maxFiles ?? null,
+      maxRecordBytes: this.options.instance?.maxRecordBytes ?? null,
+      allowEmptyFiles: this.options.instance?.allowEmptyFiles ?? true,
+      concurrency: this.info.concurrency!,
+    };
   }
 
   /**
@@ -305,11 +334,24 @@ interface UploadLimits {
   maxFiles: number | null;
   maxRecordBytes: number | null;
   allowEmptyFiles: boolean;
+  concurrency: PipelineLimits;
 }
 
-/** Uploads into one draft, knowing its files by key. */
+/** One file's result, reported in entry order. */
+type FileResult = { path: string; list: 'created' | 'updated' | 'ignored'; stored?: StoredRecord } | { path: string; error: string };
+
+/**
+ * Uploads into one draft, knowing its files by key. Each file's key and the instance's limits
+ * are settled in entry order (`upload`); its requests then run on the write pipeline, several
+ * files at once, each key never twice at once (a key is declared once per draft). A file in
+ * flight counts towards the limits as if it were there, so the file refused as one too many
+ * is the same one a one-at-a-time write would refuse.
+ */
 class DraftWriter {
   private readonly byKey: Map<string, InvenioFile>;
+  /** key → size (0 when not yet known) of each file on the pipeline */
+  private readonly inFlight = new Map<string, number>();
+  private readonly pipeline: OrderedPipeline<FileResult>;
 
   constructor(
     private readonly api: InvenioApi,
@@ -317,21 +359,59 @@ class DraftWriter {
     files: InvenioFile[],
     private readonly options: WriteOptions,
     private readonly limits: UploadLimits,
+    private readonly outcome: WriteOutcome,
   ) {
     this.byKey = new Map(files.map((file) => [file.key, file]));
+    this.pipeline = new OrderedPipeline<FileResult>(pipelineLimits(limits.concurrency), (result) => this.reported(result), options.signal);
   }
 
-  async upload(entry: Entry, relativePath: string, outcome: WriteOutcome): Promise<void> {
-    const key = flatName(relativePath, outcome, this.limits.service);
+  /** Settles the file's key (and, its size known, the limits), then starts its upload; after an upload failed hard, throws that failure. */
+  async upload(entry: Entry, relativePath: string): Promise<void> {
+    if (this.pipeline.stopped) return this.finish();
+    const key = flatName(relativePath, this.outcome, this.limits.service);
     const existing = this.byKey.get(key);
+    if (existing?.status === 'completed' && this.options.duplicateAction === 'ignore') return this.pipeline.done({ path: entry.path, list: 'ignored' });
+    // a size not known yet is checked once spooled, while the file runs alone (startFile)
+    const refusal = entry.size === null ? null : this.refusal(key, entry.size);
+    if (refusal) return this.pipeline.done({ path: entry.path, error: refusal });
+    this.inFlight.set(key, entry.size ?? 0);
+    await this.pipeline.startFile(entry, key, async () => {
+      try {
+        return await this.send(entry, key, existing);
+      } catch (error) {
+        if (!isPerFileFailure(error, this.options.signal)) throw error;
+        return { path: entry.path, error: error.message };
+      } finally {
+        this.inFlight.delete(key);
+      }
+    });
+  }
+
+  /** Waits until no request is under way. */
+  drain(): Promise<void> {
+    return this.pipeline.drain();
+  }
+
+  /** Waits for every upload; throws the first hard failure (after `drain`: also when feeding it failed). */
+  finish(): Promise<void> {
+    return this.pipeline.finish();
+  }
+
+  private reported(result: FileResult): void {
+    if ('error' in result) return void this.outcome.fileErrors.push({ path: result.path, error: result.error });
+    this.outcome[result.list].push(result.path);
+    if (result.stored) (this.outcome.stored ??= new Map()).set(result.path, result.stored);
+  }
+
+  /** One file's requests: delete the key it replaces, declare it, PUT the bytes, commit. */
+  private async send(entry: Entry, key: string, existing: InvenioFile | undefined): Promise<FileResult> {
     const complete = existing?.status === 'completed';
-    if (complete && this.options.duplicateAction === 'ignore') return void outcome.ignored.push(entry.path);
     const signal = this.options.signal;
     const bytes = await sizeAndMd5(entry, signal);
     try {
-      if (complete && md5Of(existing?.checksum) === bytes.md5) return void outcome.ignored.push(entry.path);
-      const refusal = this.refusal(key, bytes.size);
-      if (refusal) return void outcome.fileErrors.push({ path: entry.path, error: refusal });
+      if (complete && md5Of(existing?.checksum) === bytes.md5) return { path: entry.path, list: 'ignored' };
+      const refusal = entry.size === null ? this.refusal(key, bytes.size) : null;
+      if (refusal) return { path: entry.path, error: refusal };
       // a key is declared once per draft: a changed (or half-uploaded) file goes first
       if (existing) await this.api.deleteFile(this.draftId, key, signal);
       this.byKey.delete(key);
@@ -352,23 +432,21 @@ class DraftWriter {
       }
       this.byKey.set(key, committed);
       // InvenioRDM's record of the committed file (`md5:<hex>`, size): the job verifies against it
-      (outcome.stored ??= new Map()).set(entry.path, { hashes: stored ? { md5: stored } : {}, size: committed.size ?? null });
-      (complete ? outcome.updated : outcome.created).push(entry.path);
-    } catch (error) {
-      if (!isPerFileFailure(error, signal)) throw error;
-      outcome.fileErrors.push({ path: entry.path, error: error.message });
+      return { path: entry.path, list: complete ? 'updated' : 'created', stored: { hashes: stored ? { md5: stored } : {}, size: committed.size ?? null } };
     } finally {
       await bytes.dispose();
     }
   }
 
-  /** Why the instance would refuse this file (its documented limits), or null. */
+  /** Why the instance would refuse this file (its documented limits), counting the files in flight, or null. */
   private refusal(key: string, size: number): string | null {
     const { service, maxFiles, maxRecordBytes, allowEmptyFiles } = this.limits;
     if (size === 0 && !allowEmptyFiles) return `${service} does not accept empty (0-byte) files.`;
-    const others = [...this.byKey.values()].filter((file) => file.key !== key);
-    if (maxFiles !== null && others.length >= maxFiles) return `A ${service} record holds at most ${maxFiles} files; this one is full.`;
-    if (maxRecordBytes !== null && others.reduce((sum, file) => sum + (file.size ?? 0), 0) + size > maxRecordBytes) {
+    const others = new Map([...this.byKey.values()].map((file) => [file.key, file.size ?? 0]));
+    for (const [inFlightKey, inFlightSize] of this.inFlight) others.set(inFlightKey, inFlightSize);
+    others.delete(key);
+    if (maxFiles !== null && others.size >= maxFiles) return `A ${service} record holds at most ${maxFiles} files; this one is full.`;
+    if (maxRecordBytes !== null && [...others.values()].reduce((sum, bytes) => sum + bytes, 0) + size > maxRecordBytes) {
       return `A ${service} record holds at most ${formatBytes(maxRecordBytes, { decimal: true })}; this file would exceed it.`;
     }
     return null;

@@ -2,6 +2,7 @@ import type { FerryConfig } from '../../config.js';
 import type { SecretStore } from '../../keychain/port.js';
 import type { Target } from '../../target.js';
 import { OsfTarget } from './osf-target.js';
+import { rateFromEnv } from '../../remote/rate-setting.js';
 
 export { OsfTarget } from './osf-target.js';
 export { OsfClient, OSF_API_VERSION } from './client.js';
@@ -22,10 +23,9 @@ export interface OsfTargetOptions {
  * TargetContext; `secrets` is not needed here.
  */
 export function createOsfTarget(config: FerryConfig, _secrets: SecretStore, options: OsfTargetOptions = {}): Target {
-  const envRate = Number(process.env.FERRY_OSF_RATE_PER_SECOND);
   return new OsfTarget({
     apiUrl: config.remotes.osfApiUrl,
-    ratePerSecond: options.ratePerSecond ?? (Number.isFinite(envRate) && envRate > 0 ? envRate : 5),
+    ratePerSecond: options.ratePerSecond ?? rateFromEnv('FERRY_OSF_RATE_PER_SECOND') ?? 5,
     timeoutMs: options.timeoutMs,
     retries: options.retries,
   });

@@ -38,6 +38,16 @@ import { OsfOperations } from './operations.js';
 import { OsfWriter } from './writer.js';
 import { searchOsfNodes } from './search.js';
 import { creatorOf, licenseIdOf, nodeMetadata } from '../../metadata/osf.js';
+import type { PipelineLimits } from '../../jobs/ordered-pipeline.js';
+
+/**
+ * What one write keeps in flight (TargetInfo.concurrency): files, each one WaterButler PUT,
+ * and the sum of their sizes. OSF documents no limit on uploads in flight, only request
+ * budgets (docs/targets/osf.md, Limits), which Ferry's rate per host (5 a second) keeps to
+ * whatever is in flight: 5 at once fills that budget while a PUT takes up to a second, and
+ * never exceeds it.
+ */
+export const OSF_IN_FLIGHT: PipelineLimits = { files: 5, bytes: 8 * 1024 * 1024 };
 
 /**
  * OSF as a Ferry target. The tree: projects (top level) → components and storage
@@ -55,6 +65,7 @@ export class OsfTarget implements Target {
     supported_operations: fileOperations(),
     // metadata/osf.ts: a new project takes a transfer's description and keywords, and names the rest
     keepsMetadata: true,
+    concurrency: OSF_IN_FLIGHT,
   };
 
   readonly client: OsfClient;

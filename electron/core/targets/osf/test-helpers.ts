@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { makeConfig } from '../../config.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import type { Entry, Target, TargetContext } from '../../target.js';
-import { startOsfEmulator, type OsfEmulator } from '../../../../test/emulators/osf/emulator.js';
+import { startOsfEmulator, type OsfEmulator, type OsfEmulatorOptions } from '../../../../test/emulators/osf/emulator.js';
 import { md5 } from '../../../../test/target-suite/test-entries.js';
 import { createOsfTarget } from './index.js';
 
@@ -18,8 +18,8 @@ export interface OsfFixture {
   ctx: TargetContext;
 }
 
-export async function osfFixture(): Promise<OsfFixture> {
-  const emu = await startOsfEmulator();
+export async function osfFixture(options: OsfEmulatorOptions = {}): Promise<OsfFixture> {
+  const emu = await startOsfEmulator(options);
   const user = emu.state.addUser('Test Researcher');
   const token = emu.state.addToken(user.id);
   const config = makeConfig({ dataDir: '/nonexistent', workspace: '/nonexistent', remotes: { osfApiUrl: emu.apiUrl, githubApiUrl: '', gitlabUrl: '', zenodoUrl: '', figshareApiUrl: '' } });

@@ -6,7 +6,8 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { HashingPassThrough } from '../../hashing.js';
 import { badRequest, CancelledError, FerryError, isFerryError, throwIfAborted } from '../../errors.js';
-import type { Entry, TargetContext, WriteOptions, WriteOutcome } from '../../target.js';
+import type { Entry, StoredRecord, TargetContext, WriteOptions, WriteOutcome } from '../../target.js';
+import { OrderedPipeline, pipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { reportedHashes, unescapeHtml, withoutQuery, type JsonApiResource } from './client.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 import { nodeId, parseOsfId } from './ids.js';
@@ -21,6 +22,10 @@ import { osfNodeFields } from '../../metadata/osf.js';
  * (found by listing its folder, exact name) is left alone (`ignore`) or gets a new version
  * `PUT <file>?kind=file` when its md5 differs (`update`). Per-file refusals (409, 507, ...)
  * are reported in fileErrors; 401 and 403 end the job.
+ *
+ * Folders and listings are settled in entry order (a folder exists, and is listed, before any
+ * file in it starts); the files' PUTs go through the write pipeline, several at a time
+ * (OsfTarget.info.concurrency), their results reported in entry order.
  */
 interface Existing {
   name: string;
@@ -32,6 +37,11 @@ interface Existing {
   listHref: string | null;
 }
 
+/** One entry's result: a folder made, a file OSF confirmed (with its record), or a per-file failure. */
+type EntryResult =
+  | { path: string; list: 'created' | 'updated' | 'ignored'; file: boolean; stored?: StoredRecord }
+  | { path: string; error: string };
+
 interface FolderState {
   wbUrl: string;
   listHref: string | null;
@@ -42,26 +52,55 @@ interface FolderState {
 export class OsfWriter {
   private readonly outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
   private readonly folders = new Map<string, FolderState>();
-  private spoolDir: string | null = null;
+  private readonly pipeline: OrderedPipeline<EntryResult>;
+  /** made once, by the first upload that needs it (several may run at once) */
+  private spoolDir: Promise<string> | null = null;
+  /** names the spooled copies apart */
+  private spools = 0;
 
   constructor(
     private readonly target: OsfTarget,
     private readonly ctx: TargetContext,
     private readonly options: WriteOptions,
-  ) {}
+  ) {
+    this.pipeline = new OrderedPipeline<EntryResult>(pipelineLimits(target.info.concurrency), (result) => this.reported(result), options.signal);
+  }
 
   async run(containerId: string | null, source: AsyncIterable<Entry>): Promise<WriteOutcome> {
     const entries = await judgedEntries(this.target, containerId, source, this.options);
     try {
-      if (containerId === null) await removedOnFailure((made) => this.writeTopLevel(entries, made));
+      if (containerId === null) await removedOnFailure((made) => this.throughPipeline(() => this.writeTopLevel(entries, made)));
       else {
-        this.folders.set('', await this.destination(containerId));
-        for await (const entry of entries) await this.writeEntry(entry, entry.path, entry.path);
+        await this.throughPipeline(async () => {
+          this.folders.set('', await this.destination(containerId));
+          for await (const entry of entries) {
+            if (this.pipeline.stopped) break;
+            await this.writeEntry(entry, entry.path, entry.path);
+          }
+        });
       }
       return this.outcome;
     } finally {
-      if (this.spoolDir) await rm(this.spoolDir, { recursive: true, force: true });
+      if (this.spoolDir) await rm(await this.spoolDir, { recursive: true, force: true });
     }
+  }
+
+  /** `feed` hands the entries to the pipeline; then every upload has ended, or the first hard failure is thrown (never while a request is under way). */
+  private async throughPipeline(feed: () => Promise<void>): Promise<void> {
+    try {
+      await feed();
+    } finally {
+      await this.pipeline.drain();
+    }
+    await this.pipeline.finish();
+  }
+
+  /** A result, in entry order: into the outcome, and a file told to the job (WriteOptions.onFileWritten). */
+  private reported(result: EntryResult): void {
+    if ('error' in result) return void this.outcome.fileErrors.push({ path: result.path, error: result.error });
+    this.outcome[result.list].push(result.path);
+    if (result.stored) (this.outcome.stored ??= new Map()).set(result.path, result.stored);
+    if (result.file) this.options.onFileWritten?.(result.path);
   }
 
   /** The WaterButler folder and v2 listing a container id stands for. */
@@ -94,6 +133,7 @@ export class OsfWriter {
   private async writeTopLevel(entries: AsyncIterable<Entry>, made: (record: NewRecord) => void): Promise<void> {
     let projectMade = false;
     for await (const entry of entries) {
+      if (this.pipeline.stopped) break;
       throwIfAborted(this.options.signal);
       const [top, ...rest] = entry.path.split('/');
       if (!projectMade) {
@@ -119,25 +159,37 @@ export class OsfWriter {
     }
   }
 
-  /** `relative`: where it goes below the destination; `reported`: the path in the outcome. */
+  /**
+   * `relative`: where it goes below the destination; `reported`: the path in the outcome.
+   * The entry's folders are made and its folder listed here, in entry order; a file's upload
+   * then starts on the pipeline (the same name twice never at once).
+   */
   private async writeEntry(entry: Entry, relative: string, reported: string): Promise<void> {
     throwIfAborted(this.options.signal);
     const segments = relative.split('/');
     const prefix = reported.slice(0, reported.length - relative.length);
+    let parent: FolderState;
     try {
-      if (entry.kind === 'folder') await this.ensureFolder(segments, prefix);
-      else await this.writeFile(entry, segments, reported, prefix);
+      if (entry.kind === 'folder') return void (await this.ensureFolder(segments, prefix));
+      parent = await this.ensureFolder(segments.slice(0, -1), prefix);
+      await this.children(parent);
     } catch (error) {
-      if (!this.isPerFileError(error)) throw error;
-      this.outcome.fileErrors.push({ path: reported, error: (error as Error).message });
+      return this.pipeline.done(this.perFile(reported, error));
     }
+    await this.pipeline.startFile(entry, reported.toLowerCase(), async () => {
+      try {
+        return await this.writeFile(entry, parent, segments.at(-1)!, reported);
+      } catch (error) {
+        return this.perFile(reported, error);
+      }
+    });
   }
 
-  /** 401/403 and cancellation end the job; anything else OSF refuses is about this file. */
-  private isPerFileError(error: unknown): boolean {
-    if (error instanceof CancelledError || this.options.signal.aborted) return false;
-    if (!isFerryError(error)) return false;
-    return error.status !== 401 && error.status !== 403;
+  /** 401/403 and cancellation end the job (thrown again); anything else OSF refuses is about this file. */
+  private perFile(reported: string, error: unknown): EntryResult {
+    if (error instanceof CancelledError || this.options.signal.aborted) throw error;
+    if (!isFerryError(error) || error.status === 401 || error.status === 403) throw error;
+    return { path: reported, error: error.message };
   }
 
   private async ensureFolder(segments: string[], prefix: string): Promise<FolderState> {
@@ -152,7 +204,7 @@ export class OsfWriter {
         if (!existing) {
           const made = await this.makeFolder(folder, name);
           if (made) {
-            this.outcome.created.push(prefix + childKey);
+            this.pipeline.done({ path: prefix + childKey, list: 'created', file: false });
             child = { wbUrl: made.wbUrl, listHref: null, children: { files: new Map(), folders: new Map() } };
           } else {
             // 409: someone made it meanwhile; look again.
@@ -184,70 +236,34 @@ export class OsfWriter {
     return fromWaterbutler(((await response.json()) as { data: WaterbutlerEntity }).data);
   }
 
-  private async writeFile(entry: Entry, segments: string[], reported: string, prefix: string): Promise<void> {
-    const name = segments.at(-1)!;
-    const parent = await this.ensureFolder(segments.slice(0, -1), prefix);
+  /** The file `name` into `parent` (already listed): created, a new version, or left alone. */
+  private async writeFile(entry: Entry, parent: FolderState, name: string, reported: string): Promise<EntryResult> {
     let existing = (await this.children(parent)).files.get(name);
     let spooled: Spooled | null = null;
     try {
       if (!existing) {
         if (entry.size === null) spooled = await this.spool(entry);
         const response = await this.upload(`${parent.wbUrl}?kind=file&name=${strictEncode(name)}`, entry, spooled, [409]);
-        if (response.status !== 409) {
-          await this.keepRecord(reported, response);
-          this.arrived('created', reported);
-          return;
-        }
+        if (response.status !== 409) return { path: reported, list: 'created', file: true, stored: await storedRecord(response) };
         // The file appeared between our listing and the upload: treat it as existing.
         await response.body?.cancel();
         parent.children = null;
         existing = (await this.children(parent)).files.get(name);
         if (!existing) throw new FerryError(409, 'conflict', `OSF reported that '${name}' already exists, but it cannot be found in its folder.`);
       }
-      if (this.options.duplicateAction === 'ignore') {
-        this.arrived('ignored', reported);
-        return;
-      }
+      if (this.options.duplicateAction === 'ignore') return { path: reported, list: 'ignored', file: true };
       const known = entry.hashes.md5?.toLowerCase();
       if (!known) spooled ??= await this.spool(entry);
       const incoming = known ?? spooled!.md5;
-      if (existing.md5 !== null && existing.md5 === incoming) {
-        this.arrived('ignored', reported);
-        return;
-      }
+      if (existing.md5 !== null && existing.md5 === incoming) return { path: reported, list: 'ignored', file: true };
       if (entry.size === null) spooled ??= await this.spool(entry);
       const response = await this.upload(`${existing.wbUrl}?kind=file`, entry, spooled, []);
-      await this.keepRecord(reported, response);
+      const stored = await storedRecord(response);
       existing.md5 = incoming;
-      this.arrived('updated', reported);
+      return { path: reported, list: 'updated', file: true, stored };
     } finally {
       if (spooled) await rm(spooled.file, { force: true });
     }
-  }
-
-  /** A file OSF has confirmed: into the outcome's list, and told to the job (WriteOptions.onFileWritten). */
-  private arrived(list: 'created' | 'updated' | 'ignored', reported: string): void {
-    this.outcome[list].push(reported);
-    this.options.onFileWritten?.(reported);
-  }
-
-  /**
-   * WaterButler's answer to an upload is its record of the stored file (`extra.hashes` md5 and
-   * sha256, `size`; osf.md): the job verifies the file against it (jobs/verify-written.ts).
-   */
-  private async keepRecord(reported: string, response: Response): Promise<void> {
-    let entity: WaterbutlerEntity | undefined;
-    try {
-      entity = ((await response.json()) as { data?: WaterbutlerEntity }).data;
-    } catch {
-      entity = undefined;
-    }
-    const hashes = Object.fromEntries(Object.entries(entity?.attributes.extra?.hashes ?? {}).filter((pair): pair is [string, string] => typeof pair[1] === 'string'));
-    const size = entity?.attributes.size;
-    (this.outcome.stored ??= new Map()).set(
-      reported,
-      entity ? { hashes, size: typeof size === 'number' ? size : null } : { unverifiable: 'OSF answered the upload without its record of the stored file.' },
-    );
   }
 
   /**
@@ -279,8 +295,8 @@ export class OsfWriter {
 
   /** Bytes of unknown size or md5 go to a temp file while hashing (never into memory). */
   private async spool(entry: Entry): Promise<Spooled> {
-    this.spoolDir ??= await mkdtemp(path.join(os.tmpdir(), 'ferry-osf-'));
-    const file = path.join(this.spoolDir, `${this.outcome.created.length + this.outcome.updated.length + this.outcome.ignored.length}-${Date.now()}`);
+    this.spoolDir ??= mkdtemp(path.join(os.tmpdir(), 'ferry-osf-'));
+    const file = path.join(await this.spoolDir, String(this.spools++));
     const hasher = new HashingPassThrough(['md5']);
     const handle = await open(file, 'wx', 0o600);
     try {
@@ -320,6 +336,23 @@ interface Spooled {
 interface WaterbutlerEntity {
   attributes: { name: string; kind: 'file' | 'folder'; size?: number | null; extra?: { hashes?: { md5?: string | null; sha256?: string | null } } };
   links: Record<string, string>;
+}
+
+/**
+ * WaterButler's answer to an upload is its record of the stored file (`extra.hashes` md5 and
+ * sha256, `size`; osf.md): the job verifies the file against it (jobs/verify-written.ts).
+ */
+async function storedRecord(response: Response): Promise<StoredRecord> {
+  let entity: WaterbutlerEntity | undefined;
+  try {
+    entity = ((await response.json()) as { data?: WaterbutlerEntity }).data;
+  } catch {
+    entity = undefined;
+  }
+  if (!entity) return { unverifiable: 'OSF answered the upload without its record of the stored file.' };
+  const hashes = Object.fromEntries(Object.entries(entity.attributes.extra?.hashes ?? {}).filter((pair): pair is [string, string] => typeof pair[1] === 'string'));
+  const size = entity.attributes.size;
+  return { hashes, size: typeof size === 'number' ? size : null };
 }
 
 function fromApi(item: JsonApiResource): Existing {

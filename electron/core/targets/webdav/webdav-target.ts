@@ -27,7 +27,6 @@ import { isPerFileFailure } from '../../remote/file-failure.js';
 import { RemoteClient } from '../../remote/http.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
-import { opensIndependently, WHOLE_FILE_MAX_BYTES } from '../../jobs/whole-entry.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
 import { isAbandoned, isFerryTempName, MAX_NAME_BYTES, tempNameFor } from './temp-names.js';
@@ -373,16 +372,8 @@ export class WebdavTarget implements Target {
             return { ...perFile(entry.path, error), entry };
           }
         };
-        const size = entry.size ?? 0;
-        if (entry.size === null || (entry.size > WHOLE_FILE_MAX_BYTES && !opensIndependently(entry))) {
-          // a source that may need this stream read to its end before its next entry: alone
-          await pipeline.drain();
-          await pipeline.start(destination.toLowerCase(), size, task);
-          await pipeline.drain();
-        } else {
-          // the same name twice (or two spellings a server may take for one) never at once
-          await pipeline.start(destination.toLowerCase(), size, task);
-        }
+        // the same name twice (or two spellings a server may take for one) never at once
+        await pipeline.startFile(entry, destination.toLowerCase(), task);
       }
     } finally {
       // never return (or throw) while a request is under way
