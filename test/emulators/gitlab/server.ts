@@ -28,6 +28,8 @@ export interface GitlabProject {
   owner: GitlabUser;
   visibility: 'private' | 'internal' | 'public';
   description: string | null;
+  /** `topics` as given on create (doc/api/projects.md "Create a project": an array of strings) */
+  topics: string[];
   /** null until the first commit */
   default_branch: string | null;
   created_at: string;
@@ -103,6 +105,7 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
         owner,
         visibility: options.visibility ?? 'private',
         description: null,
+        topics: [],
         default_branch: null,
         created_at: now(),
         last_activity_at: now(),
@@ -189,8 +192,8 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
       path_with_namespace: `${p.owner.username}/${p.path}`,
       created_at: p.created_at,
       default_branch: p.default_branch,
-      tag_list: [],
-      topics: [],
+      tag_list: p.topics,
+      topics: p.topics,
       ssh_url_to_repo: `git@gitlab.example:${p.owner.username}/${p.path}.git`,
       http_url_to_repo: state.cloneOrigin ? `${state.cloneOrigin}/${p.owner.username}/${p.path}.git` : `${web}.git`,
       web_url: web,
@@ -384,6 +387,7 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
       const p = state.addProject(user, name, {}, { visibility: (input.visibility as GitlabProject['visibility']) ?? 'private' });
       p.path = path;
       p.description = typeof input.description === 'string' ? input.description : null;
+      p.topics = Array.isArray(input.topics) ? input.topics.map(String) : [];
       if (input.initialize_with_readme === true) {
         const branch = String(input.default_branch ?? 'main');
         const tree = p.git.applyChanges(null, [{ path: 'README.md', mode: '100644', sha: p.git.writeBlob(Buffer.from(`# ${name}\n`)) }]);

@@ -35,6 +35,8 @@ export class GitlabTarget implements Target {
     supported_actions: fullActions(true),
     supported_hash_algorithms: ['sha256'],
     credential: 'remote' as const,
+    // metadata/forge.ts: a new project takes a transfer's description and keywords (topics), and names the rest
+    keepsMetadata: true,
   };
 
   /** shallow clones of whole projects read, by token digest and project id */

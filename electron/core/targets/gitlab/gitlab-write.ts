@@ -6,6 +6,7 @@ import { startForgeWrite } from '../forge/write-plan.js';
 import type { PlanDestination } from '../../plan/write-plan.js';
 import type { GitlabApi } from './gitlab-api.js';
 import { branchOf, walkTree, type Project } from './project-tree.js';
+import { gitlabProjectFields, type GitlabProjectFields } from '../../metadata/forge.js';
 
 /** GitLab.com refuses a push larger than 5 GB ("Maximum push size", gitlab-com/gl-infra/production#1810). */
 export const GITLAB_MAX_PUSH_BYTES = 5000 * 1024 * 1024;
@@ -39,11 +40,16 @@ export async function writeToGitlab(
   onCreated: (project: Project) => void = () => {},
 ): Promise<WriteOutcome> {
   const { api } = gitlab;
+  const notes: string[] = [];
   const { entries, outcome, repo: project, toRepoPath } = await startForgeWrite(gitlab.destination, source, options, dest, async (title) => {
-    const created = await createProject(api, title, options.jobLabel);
+    // the source's description and keywords, where a transfer carries them; the rest is said (metadata/forge.ts)
+    const described = gitlabProjectFields(options.metadata);
+    const created = await createProject(api, title, options.jobLabel, described.fields);
+    notes.push(...described.notes);
     onCreated(created);
     return { repo: created, newResource: { id: `p${created.id}`, title: created.name } };
   });
+  if (notes.length > 0) outcome.notes = [...(outcome.notes ?? []), ...notes];
   const me = await api.json<{ id: number; username: string; name?: string }>('user');
   const http = new GitHttp(
     { url: gitUrl(project, gitlab.baseUrl), username: 'oauth2', password: gitlab.token, service: 'GitLab', notFoundHint: `GitLab has no project ${project.path_with_namespace}, or the token may not push to it (it needs the \`write_repository\` or \`api\` scope and the Developer role).` },
@@ -93,14 +99,14 @@ export function sanitizeProjectName(title: string): { name: string; path: string
   return { name, path };
 }
 
-async function createProject(api: GitlabApi, title: string, jobLabel: string): Promise<Project> {
+async function createProject(api: GitlabApi, title: string, jobLabel: string, described: GitlabProjectFields): Promise<Project> {
   const base = sanitizeProjectName(title);
   for (let n = 1; n <= 100; n++) {
     const name = n === 1 ? base.name : `${base.name}-${n}`;
     const path = n === 1 ? base.path : `${base.path}-${n}`;
     const response = await api.request('projects', {
       method: 'POST',
-      json: { name, path, visibility: 'private', initialize_with_readme: false, description: `Created by Ferry from "${title}" (${jobLabel})` },
+      json: { name, path, visibility: 'private', initialize_with_readme: false, description: described.description ?? `Created by Ferry from "${title}" (${jobLabel})`, ...(described.topics ? { topics: described.topics } : {}) },
       allow: [400],
     });
     if (response.status !== 400) return (await response.json()) as Project;

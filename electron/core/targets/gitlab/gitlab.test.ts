@@ -166,6 +166,23 @@ describe('gitlab target: upload', () => {
     expect(sanitizeProjectName('Data: 2024/05').path).toBe('data-2024-05');
   });
 
+  it("a new project takes a transfer's description and keywords as topics; creators, licence and the rest are named in notes", async () => {
+    const top = await target.write(ctx(), null, iterate([folderEntry('Tide Gauges'), fileEntry('Tide Gauges/a.csv', '1')]), {
+      ...opts(),
+      metadata: { title: 'Tide Gauges', description: 'Hourly sea level.', keywords: ['tides', 'sea level'], creators: [{ name: 'Ada Lovelace' }], license: 'CC-BY-4.0', funding: [{ funder: 'NERC' }] },
+    });
+    const created = emu.state.projects.find((x) => x.name === 'Tide Gauges')!;
+    expect(created).toMatchObject({ description: 'Hourly sea level.', topics: ['tides', 'sea level'] });
+    expect(top.notes).toEqual([
+      expect.stringMatching(/^GitLab lists a project's members as GitLab accounts, so the creators \(Ada Lovelace\) were not added/),
+      "GitLab reads a project's licence from a LICENSE file in it, so the licence 'CC-BY-4.0' was not set; add that file.",
+      "A GitLab project holds no funding; the source's were not carried.",
+    ]);
+    // without metadata the project says which job made it, as before
+    await target.write(ctx(), null, iterate([folderEntry('Plain'), fileEntry('Plain/a.csv', '1')]), opts());
+    expect(emu.state.projects.find((x) => x.name === 'Plain')!.description).toBe('Created by Ferry from "Plain" (Ferry upload 9f8e7d)');
+  });
+
   it('waits for a near rate-limit reset, fails clearly on a far one', async () => {
     emu.state.addProject(alice, 'one');
     emu.state.rateLimit.remaining = 0;
