@@ -86,40 +86,35 @@ export async function planWrite(destination: PlanDestination, source: AsyncItera
 }
 
 /**
- * For a writer that needs the whole list first (a git push, a record made before its files):
- * the entries it was handed, as the job planned them (`options.plan`), or — called without
- * one, as a test may — judged here by the same planner.
+ * The plan a writer goes by: the job's (`options.plan`; the writer then reads `source`, the
+ * entries the job hands it and watches), or — called without one, as a test may — the same
+ * planner's, made here from `source`. So no target needs path or top-folder checks of its own.
  */
+async function writerPlan(destination: PlanDestination, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<{ top: string | null; entries: AsyncIterable<Entry> }> {
+  if (options.plan) return { top: options.plan.top, entries: source };
+  const plan = await planWrite(destination, source, { containerId, duplicateAction: options.duplicateAction, signal: options.signal });
+  return { top: plan.top, entries: plan };
+}
+
+/** For a writer that needs the whole list first (a git push, a record made before its files). */
 export async function plannedEntries(
   destination: PlanDestination,
   containerId: string | null,
   source: AsyncIterable<Entry>,
   options: WriteOptions,
 ): Promise<{ top: string | null; entries: Entry[] }> {
-  let top: string | null;
+  const plan = await writerPlan(destination, containerId, source, options);
   const entries: Entry[] = [];
-  if (options.plan) {
-    // the writer reads what it was handed (the job watches those), not the plan's own entries
-    top = options.plan.top;
-    for await (const entry of source) {
-      throwIfAborted(options.signal);
-      entries.push(entry);
-    }
-  } else {
-    const plan = await planWrite(destination, source, { containerId, duplicateAction: options.duplicateAction, signal: options.signal });
-    top = plan.top;
-    entries.push(...plan.entries.map((planned) => planned.entry));
+  for await (const entry of plan.entries) {
+    throwIfAborted(options.signal);
+    entries.push(entry);
   }
-  return { top, entries };
+  return { top: plan.top, entries };
 }
 
-/**
- * What a writer that streams iterates: the entries it was handed when the job planned them
- * (`options.plan`), else the same judged here first (a caller without a plan, as a test may
- * be) — so no target needs path or top-folder checks of its own.
- */
+/** What a writer that streams iterates. */
 export async function judgedEntries(destination: PlanDestination, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions): Promise<AsyncIterable<Entry>> {
-  return options.plan ? entries : planWrite(destination, entries, { containerId, duplicateAction: options.duplicateAction, signal: options.signal });
+  return (await writerPlan(destination, containerId, entries, options)).entries;
 }
 
 /** A new top-level resource's entries below its top folder: the folder's own entry left out, the rest relative to it. */
