@@ -36,7 +36,7 @@ const { values: args } = parseArgs({
     scale: { type: 'string', default: '1' },
     out: { type: 'string', default: 'bench-results' },
     keep: { type: 'boolean', default: false },
-    /** run only these groups (repeatable): download, upload, transfer, latency, hashing, listing, api, memory */
+    /** run only these groups (repeatable): download, upload, transfer, rclone, latency, hashing, listing, api, memory */
     only: { type: 'string', multiple: true },
     /** serve from the TypeScript sources (tsx) instead of the built CLI, e.g. to measure uncommitted work without rebuilding out/ */
     source: { type: 'boolean', default: false },
@@ -45,13 +45,13 @@ const { values: args } = parseArgs({
   },
 });
 
-const GROUPS = ['download', 'upload', 'transfer', 'latency', 'hashing', 'listing', 'api', 'memory'] as const;
+const GROUPS = ['download', 'upload', 'transfer', 'rclone', 'latency', 'hashing', 'listing', 'api', 'memory'] as const;
 type Group = (typeof GROUPS)[number];
 const only = new Set<string>(args.only ?? GROUPS);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`--only ${group}: expected one of ${GROUPS.join(', ')}`);
 const wanted = (group: Group) => only.has(group);
 /** rows each group adds */
-const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 7, latency: 3, hashing: 1, listing: 2, api: 1, memory: 2 };
+const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 6, rclone: 1, latency: 3, hashing: 1, listing: 2, api: 1, memory: 2 };
 
 const scale = Number(args.scale);
 /** the round trip added to every request of the latency rows (issue #18) */
@@ -588,40 +588,6 @@ async function main(): Promise<void> {
         await rcloneDav.stop();
       }
 
-      // remote → remote on one rclone engine: Ferry hands the copy to rclone (sync/copy as an rc
-      // job, then checks the listings); the reference is the same copy as `rclone copy` by hand.
-      // Two local-backend remotes, so the row measures Ferry's share and not a network.
-      {
-        const remotesDir = path.join(root, 'rclone-remotes');
-        const landing = path.join(remotesDir, 'landing');
-        await rm(remotesDir, { recursive: true, force: true });
-        await mkdir(landing, { recursive: true });
-        const config = path.join(remotesDir, 'rclone.conf');
-        await writeFile(config, `[src]\ntype = alias\nremote = ${from.workspace}\n\n[dst]\ntype = alias\nremote = ${landing}\n`, { mode: 0o600 });
-        const dataDir = path.join(root, 'rclone-data');
-        const engineWorkspace = path.join(root, 'rclone-workspace');
-        await mkdir(engineWorkspace, { recursive: true });
-        const viaRclone = await startFerryProcess({ dataDir, workspace: engineWorkspace, built: !args.source, env: { FERRY_RCLONE_CONFIG: config } });
-        servers.push(viaRclone);
-        const remoteSourceId = await topLevelId(viaRclone, 'rclone-src', 'Transfer');
-        const clear = async () => {
-          for (const name of await readdir(landing)) await rm(path.join(landing, name), { recursive: true, force: true });
-        };
-        const ferryTimes: number[] = [];
-        const byHand: number[] = [];
-        for (let round = 0; round < runs; round++) {
-          await clear();
-          ferryTimes.push(await timed(() => transferAndWait(viaRclone, 'rclone-dst', null, { target: 'rclone-src', id: remoteSourceId }, viaRclone.accessKey)));
-          await check(path.join(landing, 'Transfer'), 'remote → remote (rclone job)');
-          await clear();
-          byHand.push(await timed(() => rcloneCopy('src:Transfer', 'dst:Transfer', process.env, config)));
-          await check(path.join(landing, 'Transfer'), 'rclone copy remote → remote');
-        }
-        const ferry = median(ferryTimes);
-        const reference = median(byHand);
-        add({ name: `transfer remote → remote through Ferry (rclone job) (${label})`, ferry_seconds: ferry, reference: 'rclone copy', reference_seconds: reference, ratio: ferry / reference, goal: '≤ 1.1', met: ferry <= 1.1 * reference });
-      }
-
       // a plain stored ZIP (zip -0) uploaded until its job ends, against unzip of the same ZIP
       const storedZip = path.join(root, 'transfer-stored.zip');
       await rm(storedZip, { force: true });
@@ -639,10 +605,53 @@ async function main(): Promise<void> {
       const unzip = await medianOf(() => command('unzip', ['-q', '-o', storedZip, '-d', unzipDir]), () => rm(unzipDir, { recursive: true, force: true }));
       add({ name: `upload a stored ZIP (zip -0, ${label}) until the job ends`, ferry_seconds: upload, reference: 'unzip', reference_seconds: unzip, ratio: upload / unzip, goal: '≤ 1.0', met: upload <= unzip });
 
-      // one server ran every row of this group but the rclone job's (local → local, to and from
+      // one server ran every row of this group (local → local, to and from
       // WebDAV, the stored-ZIP uploads), one after the other: its high-water mark over them all
       const transferPeak = await peakRssBytes(from.server.child.pid!);
       add({ name: 'peak server RSS through the transfer rows', ferry_seconds: local, reference: 'limit 200 MB', reference_seconds: 0, ratio: transferPeak / MiB, goal: '< 200 MB', met: transferPeak < 200 * 1000 * 1000, note: `${(transferPeak / MiB).toFixed(0)} MiB peak (VmHWM)` });
+    }
+
+    // ---- remote → remote on one rclone engine: Ferry hands the copy to rclone (sync/copy as an
+    // rc job, then checks the listings); the reference is the same copy as `rclone copy` by hand.
+    // Two local-backend remotes, so the row measures Ferry's share and not a network.
+    if (wanted('rclone')) {
+      if (!rcloneAvailable) throw new Error('the remote → remote row compares with rclone: install it (apt-get install rclone)');
+      const spec = { textFiles: sizes.transferTexts, maxTextBytes: 40 * 1024, binaries: sizes.transferBinaries, binaryBytes: sizes.transferBinaryBytes };
+      const sourceRoot = path.join(root, 'rclone-source');
+      const transferBytes = await makeMixedFolder(path.join(sourceRoot, 'Transfer'), spec, 11);
+      const fileCount = spec.textFiles + spec.binaries;
+      const label = `${fileCount} files, ${(transferBytes / MiB).toFixed(0)} MiB`;
+      const landing = path.join(root, 'rclone-landing');
+      await mkdir(landing, { recursive: true });
+      const config = path.join(root, 'rclone.conf');
+      await writeFile(config, `[src]\ntype = alias\nremote = ${sourceRoot}\n\n[dst]\ntype = alias\nremote = ${landing}\n`, { mode: 0o600 });
+      const dataDir = path.join(root, 'rclone-data');
+      const engineWorkspace = path.join(root, 'rclone-workspace');
+      await mkdir(engineWorkspace, { recursive: true });
+      const viaRclone = await startFerryProcess({ dataDir, workspace: engineWorkspace, built: !args.source, env: { FERRY_RCLONE_CONFIG: config } });
+      servers.push(viaRclone);
+      const remoteSourceId = await topLevelId(viaRclone, 'rclone-src', 'Transfer');
+      const clear = async () => {
+        for (const name of await readdir(landing)) await rm(path.join(landing, name), { recursive: true, force: true });
+      };
+      const check = async (what: string) => {
+        const found = await filesBelow(path.join(landing, 'Transfer'));
+        if (found !== fileCount) throw new Error(`${what}: ${found} files arrived of ${fileCount}`);
+      };
+      const ferryTimes: number[] = [];
+      const byHand: number[] = [];
+      for (let round = 0; round < runs; round++) {
+        await clear();
+        ferryTimes.push(await timed(() => transferAndWait(viaRclone, 'rclone-dst', null, { target: 'rclone-src', id: remoteSourceId }, viaRclone.accessKey)));
+        await check('remote → remote (rclone job)');
+        await clear();
+        byHand.push(await timed(() => rcloneCopy('src:Transfer', 'dst:Transfer', process.env, config)));
+        await check('rclone copy remote → remote');
+      }
+      const ferry = median(ferryTimes);
+      const reference = median(byHand);
+      const perRound = ferryTimes.map((time, i) => (time / byHand[i]!).toFixed(2)).join(' ');
+      add({ name: `transfer remote → remote through Ferry (rclone job) (${label})`, ferry_seconds: ferry, reference: 'rclone copy', reference_seconds: reference, ratio: ferry / reference, goal: '≤ 1.1', met: ferry <= 1.1 * reference, note: `per round ${perRound}; load ${os.loadavg()[0]!.toFixed(2)}` });
     }
 
     // ---- the write pipeline against a remote's round trip (issue #18): every request to each

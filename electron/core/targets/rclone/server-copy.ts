@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CancelledError, notFound } from '../../errors.js';
 import type { FileError } from '../../../../shared/api.js';
 import type { CopyFromOptions, EngineJob, TargetContext, WriteOutcome } from '../../target.js';
+import type { WritePlan } from '../../plan/write-plan.js';
 import { scrubPaths, type RcItem } from './rc-client.js';
 import type { RcloneTarget } from './rclone-target.js';
 
@@ -22,12 +23,16 @@ import type { RcloneTarget } from './rclone-target.js';
 //   (CheckSum), else by size and modification time (rclone's default).
 
 /**
- * how often the job is asked how it is doing: quickly at first (small copies end fast), then
- * every 100 ms; the interval is the delay between rclone finishing and Ferry noticing, and
- * two loopback calls cost far less
+ * How long Ferry may take to notice that rclone's job has finished: 2% of the copy's time so
+ * far, at least 10 ms and at most 1 s. rclone has no call that waits for a job, and a fixed
+ * interval would add up to a whole one to every copy (a 100 ms poll was 4-8% of a 1.2 s copy);
+ * `job/status` is one small loopback call, so a short copy is asked often, a long one rarely.
  */
-const FIRST_POLL_MS = 20;
-const LONGEST_POLL_MS = 100;
+const POLL_SHARE = 0.02;
+const SHORTEST_POLL_MS = 10;
+const LONGEST_POLL_MS = 1000;
+/** progress (`core/stats`) is read at most this often while the job runs, and once at its end */
+const PROGRESS_MS = 250;
 /** how long a stopped job may take to say it has finished */
 const STOP_WAIT_MS = 30_000;
 
@@ -73,7 +78,8 @@ export async function serverSideCopy(
   // hashes both remotes list without reading whole objects: compared after the copy
   const common = source.hashNames.names.filter((hash) => destination.hashNames.names.includes(hash));
   const listed = source.hashNames.slow || destination.hashNames.slow ? [] : common;
-  const sources = root.IsDir ? await source.tree(sourcePath, signal, listed) : [{ ...root, Path: '' }];
+  // the job's plan is the source's listing already (read() made it): not listed a second time
+  const sources = !root.IsDir ? [{ ...root, Path: '' }] : options.plan ? itemsBelow(options.plan, root.Name) : await source.tree(sourcePath, signal, listed);
   const before = resumedTop ? new Map<string, RcItem>() : await itemsAt(destination, destinationPath, root.IsDir, signal, listed);
   const rootExisted = !resumedTop && root.IsDir && (before.size > 0 || (await destination.stat(destinationPath, { signal }, [])) !== null);
   const files = sources.filter((item) => !item.IsDir);
@@ -110,22 +116,32 @@ export async function serverSideCopy(
   }
   try {
     let status: JobStatus;
-    for (let wait = FIRST_POLL_MS; ; wait = Math.min(LONGEST_POLL_MS, wait * 1.5)) {
-      if (signal.aborted) {
-        await stopJob(destination, jobid);
-        throw new CancelledError();
-      }
-      // job/status first: stats read after it include everything the finished job did
-      status = await client.call<JobStatus>('job/status', { jobid });
+    const progress = async () => {
       const stats = await client.call<GroupStats>('core/stats', { group });
       options.onProgress(
         { files: Math.min(files.length, (stats.transfers ?? 0) + (stats.checks ?? 0)), bytes: Math.min(totalBytes, stats.bytes ?? 0) },
         { files: files.length, bytes: totalBytes },
       );
+      return stats;
+    };
+    const polledFrom = Date.now();
+    let progressAt = polledFrom;
+    for (;;) {
+      if (signal.aborted) {
+        await stopJob(destination, jobid);
+        throw new CancelledError();
+      }
+      status = await client.call<JobStatus>('job/status', { jobid });
       if (status.finished) break;
-      await sleep(wait, signal);
+      const now = Date.now();
+      if (now - progressAt >= PROGRESS_MS) {
+        progressAt = now;
+        await progress();
+      }
+      await sleep(Math.min(LONGEST_POLL_MS, Math.max(SHORTEST_POLL_MS, (now - polledFrom) * POLL_SHARE)), signal);
     }
-    const stats = await client.call<GroupStats>('core/stats', { group });
+    // read after job/status said finished: the stats include everything the job did
+    const stats = await progress();
     // the last 100 finished transfers with their errors (rclone keeps no more)
     const { transferred } = await client.call<{ transferred?: Transferred[] }>('core/transferred', { group });
     const after = await itemsAt(destination, destinationPath, root.IsDir, signal, listed);
@@ -178,6 +194,24 @@ async function stopJob(target: RcloneTarget, jobid: number): Promise<void> {
     if (!status || status.finished) return;
     await sleep(50);
   }
+}
+
+/**
+ * The planned entries below the copied folder `rootName` as a listing of it would give them
+ * (Path relative to it; the sizes and hashes read() listed).
+ */
+function itemsBelow(plan: WritePlan, rootName: string): RcItem[] {
+  const prefix = `${rootName}/`;
+  return plan.entries
+    .filter(({ entry }) => entry.path.startsWith(prefix))
+    .map(({ entry }) => ({
+      Path: entry.path.slice(prefix.length),
+      Name: entry.path.slice(entry.path.lastIndexOf('/') + 1),
+      Size: entry.size ?? -1,
+      ModTime: entry.mtime?.toISOString() ?? '',
+      IsDir: entry.kind === 'folder',
+      Hashes: entry.hashes,
+    }));
 }
 
 /** What is at `path` on `target`: its tree by Path relative to it (a folder), or the one file under '' . */
