@@ -98,6 +98,12 @@ export interface S3Server extends RunningServer {
   accessKeyId: string;
   secretAccessKey: string;
   bucket: string;
+  /**
+   * Every object the server created or removed, in order, as its S3 event notifications name
+   * them: `ObjectCreated:Put` (an upload), `ObjectCreated:Copy` (a server-side copy, as
+   * rclone's move is), `ObjectCreated:Post` (a multipart upload completed), `ObjectRemoved:Delete`.
+   */
+  events: { name: string; bucket: string; key: string }[];
 }
 
 /** s3rver (npm) on a free port with one bucket, its files in a new folder. */
@@ -107,8 +113,13 @@ export async function startS3Server(): Promise<S3Server> {
   const { default: S3rver } = await import('s3rver');
   const bucket = 'research';
   const server = new S3rver({ port, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: bucket }] });
+  const events: S3Server['events'] = [];
+  server.on('event', (event) => {
+    for (const record of event.Records) events.push({ name: record.eventName, bucket: record.s3.bucket.name, key: record.s3.object.key });
+  });
   await server.run();
   return {
+    events,
     endpoint: `http://127.0.0.1:${port}`,
     // s3rver's fixed development credentials (its README): not a secret of anyone's
     accessKeyId: 'S3RVER',

@@ -467,7 +467,10 @@ class RcloneWrite {
       if (existing && !existing.IsDir) return void this.fileErrors.push({ path: entry.path, error: `A file named '${name}' is already there, so the folder could not be made.` });
       if (!existing) {
         await this.target.mkdir(remotePath, this.options.signal);
-        if (this.top && relative === this.top.claimed) this.onTopMade(remotePath);
+        if (this.top && relative === this.top.claimed) {
+          this.onTopMade(remotePath);
+          this.options.onNewResource?.({ id: idOf(remotePath), title: this.top.claimed });
+        }
         this.created.push(relative);
         (await this.itemsOf(folder)).set(name, { Path: remotePath, Name: name, Size: -1, ModTime: '', IsDir: true });
         this.folders.set(remotePath, new Map());
@@ -475,8 +478,7 @@ class RcloneWrite {
       return;
     }
     if (existing?.IsDir) return void this.fileErrors.push({ path: entry.path, error: `A folder named '${name}' is already there, so the file was not written.` });
-    if (existing && this.options.duplicateAction === 'ignore') return void this.ignored.push(relative);
-    if (existing && sameBytesKnown(entry, existing)) return void this.ignored.push(relative);
+    if (existing && (this.options.duplicateAction === 'ignore' || sameBytesKnown(entry, existing))) return this.confirmed(entry, relative, 'ignored');
     await this.send(entry, folder, name, relative, existing);
   }
 
@@ -488,6 +490,15 @@ class RcloneWrite {
       fileErrors: this.fileErrors,
       ...(this.top ? { newResource: { id: idOf(joinPath(this.base, this.top.claimed)), title: this.top.claimed } } : {}),
     };
+  }
+
+  /**
+   * A file the remote holds as the source has it (written and checked, or found there): in
+   * its list, and told to the job, whose resume journal then never sends it again.
+   */
+  private confirmed(entry: Entry, relative: string, list: 'created' | 'updated' | 'ignored'): void {
+    this[list].push(relative);
+    this.options.onFileWritten?.(entry.path);
   }
 
   /** The entry's path in the destination: under a top-level write, with the top folder's claimed name. */
@@ -550,11 +561,10 @@ class RcloneWrite {
       }
       if (existing && this.options.duplicateAction === 'update' && (existingMd5 ? existingMd5 === computed.md5 : sameDigests(computed, existing))) {
         await this.target.remove(temporaryPath);
-        this.ignored.push(relative);
-        return;
+        return this.confirmed(entry, relative, 'ignored');
       }
       await this.target.move(temporaryPath, joinPath(folder, name), this.options.signal);
-      (existing ? this.updated : this.created).push(relative);
+      this.confirmed(entry, relative, existing ? 'updated' : 'created');
     } catch (error) {
       await this.target.remove(temporaryPath, true);
       if (error instanceof Mismatch) return void this.fileErrors.push({ path: entry.path, error: `Not written: ${error.message}` });
