@@ -300,8 +300,56 @@ async function uploadAndWait(server: FerryProcess, containerId: string, zip: str
   }
 }
 
-/** POSTs a transfer and waits for its job; a job that ends any other way than succeeded, or with a per-file error, stops the bench. */
-async function transferAndWait(server: FerryProcess, destination: string, containerId: string | null, source: { target: string; id: string; token?: string }, destinationToken: string): Promise<Job> {
+/**
+ * A server's job events (GET /api_v1/jobs/events/), as the app follows its jobs: the moment a
+ * job ends is seen without asking for it every few milliseconds, a load the app does not put
+ * on the server (and on rclone beside it) either.
+ */
+class JobEvents {
+  private readonly ended = new Map<string, Job>();
+  private readonly waiting = new Map<string, (job: Job) => void>();
+  private readonly abort = new AbortController();
+
+  static async open(server: FerryProcess): Promise<JobEvents> {
+    const events = new JobEvents();
+    const response = await fetch(new URL('api_v1/jobs/events/', server.url), { headers: { authorization: `Bearer ${server.accessKey}` }, signal: events.abort.signal });
+    if (response.status !== 200 || !response.body) throw new Error(`job events: HTTP ${response.status}`);
+    void events.read(response.body as unknown as WebReadableStream<Uint8Array>).catch(() => undefined);
+    return events;
+  }
+
+  /** the job `ticket` once it has ended */
+  end(ticket: string): Promise<Job> {
+    const job = this.ended.get(ticket);
+    return job ? Promise.resolve(job) : new Promise((resolve) => this.waiting.set(ticket, resolve));
+  }
+
+  close(): void {
+    this.abort.abort();
+  }
+
+  private async read(body: WebReadableStream<Uint8Array>): Promise<void> {
+    let text = '';
+    for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+        const data = text.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
+        text = text.slice(end + 2);
+        if (!data) continue;
+        const job = JSON.parse(data.slice('data: '.length)) as Job;
+        if (!isFinishedStatus(job.status)) continue;
+        this.ended.set(job.ticket_number, job);
+        this.waiting.get(job.ticket_number)?.(job);
+      }
+    }
+  }
+}
+
+/**
+ * POSTs a transfer and waits for its job (asking every 10 ms, or from `events`); a job that
+ * ends any other way than succeeded, or with a per-file error, stops the bench.
+ */
+async function transferAndWait(server: FerryProcess, destination: string, containerId: string | null, source: { target: string; id: string; token?: string }, destinationToken: string, events?: JobEvents): Promise<Job> {
   const url = new URL(`api_v1/targets/${destination}/resources/${containerId === null ? '' : `${encodeURIComponent(containerId)}/`}`, server.url);
   const response = await fetch(url, {
     method: 'POST',
@@ -311,7 +359,7 @@ async function transferAndWait(server: FerryProcess, destination: string, contai
   if (response.status !== 202) throw new Error(`transfer to ${destination}: HTTP ${response.status} ${await response.text()}`);
   const { ticket_number: ticket } = (await response.json()) as { ticket_number: string };
   for (;;) {
-    const job = await api<Job>(server, `api_v1/jobs/${ticket}/`);
+    const job = events ? await events.end(ticket) : await api<Job>(server, `api_v1/jobs/${ticket}/`);
     if (job.status === 'queued' || job.status === 'running') {
       await new Promise((resolve) => setTimeout(resolve, 10));
       continue;
@@ -631,8 +679,10 @@ async function main(): Promise<void> {
       const viaRclone = await startFerryProcess({ dataDir, workspace: engineWorkspace, built: !args.source, env: { FERRY_RCLONE_CONFIG: config } });
       servers.push(viaRclone);
       const remoteSourceId = await topLevelId(viaRclone, 'rclone-src', 'Transfer');
+      // the last copy's removal written back before the next starts: neither copies beside the other's writeback
       const clear = async () => {
         for (const name of await readdir(landing)) await rm(path.join(landing, name), { recursive: true, force: true });
+        await command('sync', ['-f', landing]);
       };
       const check = async (what: string) => {
         const found = await filesBelow(path.join(landing, 'Transfer'));
@@ -640,14 +690,22 @@ async function main(): Promise<void> {
       };
       const ferryTimes: number[] = [];
       const byHand: number[] = [];
-      for (let round = 0; round < runs; round++) {
+      const events = await JobEvents.open(viaRclone);
+      const viaFerry = async () => {
         await clear();
-        ferryTimes.push(await timed(() => transferAndWait(viaRclone, 'rclone-dst', null, { target: 'rclone-src', id: remoteSourceId }, viaRclone.accessKey)));
+        ferryTimes.push(await timed(() => transferAndWait(viaRclone, 'rclone-dst', null, { target: 'rclone-src', id: remoteSourceId }, viaRclone.accessKey, events)));
         await check('remote → remote (rclone job)');
+      };
+      const viaHand = async () => {
         await clear();
         byHand.push(await timed(() => rcloneCopy('src:Transfer', 'dst:Transfer', process.env, config)));
         await check('rclone copy remote → remote');
+      };
+      // which goes first alternates: the first copy of a run is slower for either (caches)
+      for (let round = 0; round < runs; round++) {
+        for (const copy of round % 2 === 0 ? [viaFerry, viaHand] : [viaHand, viaFerry]) await copy();
       }
+      events.close();
       const ferry = median(ferryTimes);
       const reference = median(byHand);
       const perRound = ferryTimes.map((time, i) => (time / byHand[i]!).toFixed(2)).join(' ');

@@ -31,7 +31,7 @@ import type { RcloneTarget } from './rclone-target.js';
 const POLL_SHARE = 0.02;
 const SHORTEST_POLL_MS = 10;
 const LONGEST_POLL_MS = 1000;
-/** progress (`core/stats`) is read at most this often while the job runs, and once at its end */
+/** progress (`core/stats`) is read at most this often while the job runs */
 const PROGRESS_MS = 250;
 /** how long a stopped job may take to say it has finished */
 const STOP_WAIT_MS = 30_000;
@@ -116,14 +116,6 @@ export async function serverSideCopy(
   }
   try {
     let status: JobStatus;
-    const progress = async () => {
-      const stats = await client.call<GroupStats>('core/stats', { group });
-      options.onProgress(
-        { files: Math.min(files.length, (stats.transfers ?? 0) + (stats.checks ?? 0)), bytes: Math.min(totalBytes, stats.bytes ?? 0) },
-        { files: files.length, bytes: totalBytes },
-      );
-      return stats;
-    };
     const polledFrom = Date.now();
     let progressAt = polledFrom;
     for (;;) {
@@ -136,19 +128,23 @@ export async function serverSideCopy(
       const now = Date.now();
       if (now - progressAt >= PROGRESS_MS) {
         progressAt = now;
-        await progress();
+        const stats = await client.call<GroupStats>('core/stats', { group });
+        options.onProgress(
+          { files: Math.min(files.length, (stats.transfers ?? 0) + (stats.checks ?? 0)), bytes: Math.min(totalBytes, stats.bytes ?? 0) },
+          { files: files.length, bytes: totalBytes },
+        );
       }
       await sleep(Math.min(LONGEST_POLL_MS, Math.max(SHORTEST_POLL_MS, (now - polledFrom) * POLL_SHARE)), signal);
     }
-    // read after job/status said finished: the stats include everything the job did
-    const stats = await progress();
-    // the last 100 finished transfers with their errors (rclone keeps no more)
-    const { transferred } = await client.call<{ transferred?: Transferred[] }>('core/transferred', { group });
     const after = await itemsAt(destination, destinationPath, root.IsDir, signal, listed);
     const rootMade = root.IsDir && !rootExisted && (after.size > 0 || (await destination.stat(destinationPath, { signal }, [])) !== null);
     const outcome = judge({ sources, before, after, name, rootMade, listed, ignoreExisting: options.duplicateAction === 'ignore' });
+    // rclone's own words, asked for only when something went wrong (read after job/status said
+    // finished: they include everything the job did): the job's error, else its stats' last
+    // one; each failed file's from the last 100 finished transfers (rclone keeps no more)
+    const jobError = status.success ? '' : status.error || (await client.call<GroupStats>('core/stats', { group })).lastError || '';
+    const { transferred } = outcome.failed.length === 0 ? { transferred: [] } : await client.call<{ transferred?: Transferred[] }>('core/transferred', { group });
     const said = new Map((transferred ?? []).filter((item) => item.error).map((item) => [item.name, item.error!]));
-    const jobError = status.success ? '' : status.error || stats.lastError || '';
     for (const failed of outcome.failed) {
       const why = said.get(root.IsDir ? failed.path : sourcePath) ?? jobError;
       outcome.fileErrors.push({
