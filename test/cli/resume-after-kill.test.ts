@@ -107,6 +107,15 @@ async function childrenOf(pid: number): Promise<number[]> {
   return children.split(' ').filter(Boolean).map(Number);
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function kill(ferry: FerryProcess): Promise<void> {
   ferry.child.kill('SIGKILL');
   expect(await ferry.exited).toBe('SIGKILL');
@@ -300,10 +309,11 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
 
     const ticket = await transfer(first.ferry, 'rclone-hpc', first.ferry.accessKey);
     await until(async () => (await onServer()).size >= killAfter, `${killAfter} files in place on the SFTP server`);
-    // the rclone rcd this Ferry started is not killed with it: stopped here too, so nothing writes while Ferry is down
     const engines = await childrenOf(first.ferry.child.pid!);
+    expect(engines.length).toBeGreaterThan(0);
     await kill(first.ferry);
-    for (const pid of engines) process.kill(pid, 'SIGKILL');
+    // the rclone rcd this Ferry started ends with it (rcd-process.ts: PR_SET_PDEATHSIG): nothing writes while Ferry is down
+    await until(() => engines.every((pid) => !alive(pid)), 'the killed Ferry\'s rclone rcd to end', 10_000);
     const before = await onServer();
     expect(before.size).toBeLessThan(files);
 

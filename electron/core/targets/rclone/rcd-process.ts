@@ -62,7 +62,8 @@ export function startRcd(options: RcdOptions): Promise<RcdProcess> {
   const password = randomBytes(32).toString('hex');
   const args = ['rcd', '--rc-addr', '127.0.0.1:0', '--rc-serve', '--log-level', 'NOTICE'];
   if (options.configPath !== undefined) args.push('--config', options.configPath);
-  const child = spawn(options.binary, args, {
+  const [program, argv] = endingWithFerry(options.binary, args);
+  const child = spawn(program, argv, {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...(options.env ?? process.env), RCLONE_RC_USER: user, RCLONE_RC_PASS: password },
   });
@@ -88,6 +89,20 @@ export function startRcd(options: RcdOptions): Promise<RcdProcess> {
       resolve({ endpoint: { url: listening[1]!, user, password }, stop: () => stopChild(child) });
     });
   });
+}
+
+/** util-linux's setpriv (Debian's util-linux, always installed there) */
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * rcd ends with Ferry even when Ferry is killed and cannot stop it (a crash, SIGKILL), rather
+ * than run on with its password until the machine restarts: on Linux it is started through
+ * `setpriv --pdeathsig TERM`, which asks the kernel for a SIGTERM when the thread that started
+ * it ends (PR_SET_PDEATHSIG, kept across the exec of rclone; Ferry starts it from its main
+ * thread). Elsewhere, or without setpriv, rclone is started as it is and outlives a killed Ferry.
+ */
+function endingWithFerry(binary: string, args: string[]): [string, string[]] {
+  return process.platform === 'linux' && isExecutable(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'TERM', '--', binary, ...args]] : [binary, args];
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
