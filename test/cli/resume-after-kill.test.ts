@@ -299,12 +299,12 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
     const batch = path.join(sftp.root, 'Batch');
     /** each complete file on the SFTP server's disk and its inode: Ferry puts a file in place by renaming its temporary, so one written again has another */
     const onServer = async () => {
-      const files = new Map<string, number>();
+      const found = new Map<string, number>();
       for (const name of await readdir(batch, { recursive: true }).catch(() => [] as string[])) {
         if (!name.endsWith('.bin') || path.basename(name).startsWith('.ferry-upload-')) continue;
-        files.set(name, (await stat(path.join(batch, name))).ino);
+        found.set(name, (await stat(path.join(batch, name))).ino);
       }
-      return files;
+      return found;
     };
 
     const ticket = await transfer(first.ferry, 'rclone-hpc', first.ferry.accessKey);

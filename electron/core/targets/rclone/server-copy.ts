@@ -25,8 +25,8 @@ import type { RcloneTarget } from './rclone-target.js';
 /**
  * How long Ferry may take to notice that rclone's job has finished: 2% of the copy's time so
  * far, at least 10 ms and at most 1 s. rclone has no call that waits for a job, and a fixed
- * interval would add up to a whole one to every copy (a 100 ms poll was 4-8% of a 1.2 s copy);
- * `job/status` is one small loopback call, so a short copy is asked often, a long one rarely.
+ * interval adds up to a whole one to every copy, a large share of a short one; `job/status` is
+ * one small loopback call, so a short copy is asked often, a long one rarely.
  */
 const POLL_SHARE = 0.02;
 const SHORTEST_POLL_MS = 10;
