@@ -1,0 +1,101 @@
+// Ad-hoc: the bench's local → local transfer and stored-ZIP upload, each round followed by its
+// reference (rclone copy, unzip), on one server that runs the given rows one after the other
+// (as the bench's transfer group does), printing each round's time, the server's CPU seconds
+// and its peak RSS so far. Extra server settings are passed through, so an on/off pair is two
+// runs of this (docs/performance.md, "Local → local, the stored ZIP and peak memory").
+// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--no-reference]
+import { spawn } from 'node:child_process';
+import { openAsBlob } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import type { Job, ResourceSummary } from '../shared/api.js';
+import { startFerryProcess } from '../test/support/ferry-process.js';
+import { makeMixedFolder } from './data.js';
+
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    rows: { type: 'string', default: 'transfer,stored' },
+    env: { type: 'string', multiple: true },
+    'node-arg': { type: 'string', multiple: true },
+    /** write the server's /proc/<pid>/smaps here at the end (what holds its memory) */
+    smaps: { type: 'string' },
+    'no-reference': { type: 'boolean', default: false },
+  },
+});
+const root = await mkdtemp(path.join(os.tmpdir(), 'ferry-probe-'));
+const workspace = path.join(root, 'workspace');
+const source = path.join(workspace, 'Transfer');
+await makeMixedFolder(source, { textFiles: 1200, maxTextBytes: 40 * 1024, binaries: 4, binaryBytes: 16 * 1024 * 1024 }, 11);
+const storedZip = path.join(root, 'stored.zip');
+await run('zip', ['-q', '-0', '-r', storedZip, 'Transfer'], workspace);
+const env = Object.fromEntries((args.env ?? []).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+const server = await startFerryProcess({ dataDir: path.join(root, 'data'), workspace, built: true, env, nodeArgs: args['node-arg'] ?? [] });
+
+function run(cmd: string, argv: string[], cwd?: string): Promise<void> {
+  return new Promise((resolve, reject) => spawn(cmd, argv, { cwd, stdio: 'ignore' }).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited with ${code}`)))));
+}
+async function api<T>(pathname: string, init: RequestInit = {}): Promise<T> {
+  const response = await fetch(new URL(pathname, server.url), { ...init, headers: { authorization: `Bearer ${server.accessKey}`, 'service-source-token': server.accessKey, 'service-destination-token': server.accessKey, ...(init.headers as Record<string, string>) } });
+  if (!response.ok) throw new Error(`${pathname}: HTTP ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+const topLevelId = async (title: string) => (await api<ResourceSummary[]>('api_v1/targets/local/resources/?container=None')).find((resource) => resource.title === title)!.id;
+/** polls every 10 ms, as the bench does; a job with any failed file stops the probe */
+async function waitFor(ticket: string): Promise<void> {
+  for (;;) {
+    const job = await api<Job>(`api_v1/jobs/${ticket}/`);
+    if (job.status === 'succeeded' && job.report && job.report.failed_fixity.length + job.report.file_errors.length === 0) return;
+    if (job.status !== 'queued' && job.status !== 'running') throw new Error(`job ${job.status}: ${job.error ?? 'a file failed'}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+const proc = (name: string) => readFile(`/proc/${server.child.pid}/${name}`, 'utf8');
+const cpuSeconds = async () => {
+  const fields = (await proc('stat')).split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+const peakMiB = async () => Number(/VmHWM:\s+(\d+)/.exec(await proc('status'))![1]) / 1024;
+
+const sourceId = await topLevelId('Transfer');
+for (const row of args.rows!.split(',')) {
+  if (row !== 'transfer' && row !== 'stored') throw new Error(`--rows: transfer or stored, not ${row}`);
+  const into = path.join(workspace, row === 'stored' ? 'Stored' : 'Into');
+  await mkdir(into);
+  const intoId = await topLevelId(path.basename(into));
+  const url = `api_v1/targets/local/resources/${encodeURIComponent(intoId)}/`;
+  for (let round = 0; round < Number(args.rounds); round++) {
+    await rm(into, { recursive: true, force: true });
+    await mkdir(into);
+    const cpuBefore = await cpuSeconds();
+    const start = performance.now();
+    if (row === 'stored') {
+      const form = new FormData();
+      form.set('service-file', await openAsBlob(storedZip), 'stored.zip');
+      await waitFor((await api<{ ticket_number: string }>(url, { method: 'POST', headers: { 'duplicate-file-action': 'update' }, body: form })).ticket_number);
+    } else {
+      const body = JSON.stringify({ source_target_name: 'local', source_resource_id: sourceId });
+      await waitFor((await api<{ ticket_number: string }>(url, { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update' }, body })).ticket_number);
+    }
+    const ferry = (performance.now() - start) / 1000;
+    const cpu = (await cpuSeconds()) - cpuBefore;
+    let reference = '';
+    if (!args['no-reference']) {
+      const out = path.join(root, 'reference');
+      await rm(out, { recursive: true, force: true });
+      const referenceStart = performance.now();
+      if (row === 'stored') await run('unzip', ['-q', '-o', storedZip, '-d', out]);
+      else await run('rclone', ['copy', source, out, '--config', '/dev/null']);
+      const seconds = (performance.now() - referenceStart) / 1000;
+      reference = `, ${row === 'stored' ? 'unzip' : 'rclone copy'} ${seconds.toFixed(3)} s, ratio ${(ferry / seconds).toFixed(2)}`;
+    }
+    console.log(`${row} ${round}: ${ferry.toFixed(3)} s (server CPU ${cpu.toFixed(2)} s)${reference}; peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
+  }
+}
+if (args.smaps) await writeFile(args.smaps, await proc('smaps'));
+server.child.kill('SIGINT');
+await server.exited;
+await rm(root, { recursive: true, force: true });
