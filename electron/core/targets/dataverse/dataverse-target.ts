@@ -245,6 +245,7 @@ export class DataverseTarget implements Target {
               remove: () => api.deleteDraft(made.id, AbortSignal.timeout(30_000)),
             });
             outcome.newResource = { id: datasetId(made.id), title: made.title };
+            options.onNewResource?.(outcome.newResource);
             return this.session(api, made.id, '', options);
           },
           (s, entry, relativePath) => s.upload(entry, entry.path, relativePath, outcome),
@@ -346,19 +347,24 @@ class WriteSession {
     const name = path.slice(slash + 1);
     const directoryLabel = slash === -1 ? null : path.slice(0, slash);
     const existing = this.byPath.get(path);
-    if (existing && this.options.duplicateAction === 'ignore') return void outcome.ignored.push(reportPath);
+    // into its list, and told to the job once Dataverse has it (WriteOptions.onFileWritten: its resume journal)
+    const done = (list: 'created' | 'updated' | 'ignored') => {
+      outcome[list].push(reportPath);
+      this.options.onFileWritten?.(reportPath);
+    };
+    if (existing && this.options.duplicateAction === 'ignore') return done('ignored');
     let bytes: StagedBytes | null = null;
     try {
       const known = existing ? hashesOf(existing) : {};
       const knownAlgorithm = Object.keys(known)[0];
       bytes = await stageEntry(entry, knownAlgorithm ? [knownAlgorithm] : [this.algorithm], (entry.size ?? Infinity) >= this.tuning.directUploadBytes, this.options.signal);
-      if (existing && knownAlgorithm && known[knownAlgorithm] === bytes.hashes[knownAlgorithm]) return void outcome.ignored.push(reportPath);
+      if (existing && knownAlgorithm && known[knownAlgorithm] === bytes.hashes[knownAlgorithm]) return done('ignored');
       await this.waitForLocks();
       const stored = await this.send(bytes, path, name, directoryLabel, existing ?? null);
       this.byPath.set(path, stored);
       // the installation's record of the stored file (checksum.type/value, its original size): the job verifies against it
       (outcome.stored ??= new Map()).set(reportPath, { hashes: hashesOf(stored), size: sizeOf(stored) });
-      (existing ? outcome.updated : outcome.created).push(reportPath);
+      done(existing ? 'updated' : 'created');
     } catch (error) {
       if (!isPerFileFailure(error, this.options.signal)) throw error;
       outcome.fileErrors.push({ path: reportPath, error: error.message });

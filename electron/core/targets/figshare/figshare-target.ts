@@ -297,6 +297,7 @@ export class FigshareTarget implements Target {
             howToRemove: `delete it in figshare under My data (https://figshare.com/account/articles/${created.id})`,
             remove: () => this.api.deleteArticle(ctx.token, created),
           });
+          options.onNewResource?.({ id: articleId(created), title });
           return created;
         },
         (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
@@ -363,18 +364,17 @@ export class FigshareTarget implements Target {
     // A file still waiting for its bytes is an upload a stopped run began, not a file that is there.
     const existing = article.files.find((file) => file.name === name && !waitingForBytes(file));
     let unfinished = article.files.find((file) => file.name === name && waitingForBytes(file)) ?? null;
-    if (existing && options.duplicateAction === 'ignore') {
-      outcome.ignored.push(entry.path);
-      return;
-    }
+    // into its list, and told to the job once figshare has it (WriteOptions.onFileWritten: its resume journal)
+    const done = (list: 'created' | 'updated' | 'ignored') => {
+      outcome[list].push(entry.path);
+      options.onFileWritten?.(entry.path);
+    };
+    if (existing && options.duplicateAction === 'ignore') return done('ignored');
     const bytes = await sizeAndMd5(entry, signal);
     let started: FigshareFile | null = null;
     try {
       // Until figshare has computed its own MD5, the one Ferry supplied at upload stands in.
-      if (existing && (computedMd5(existing) || existing.supplied_md5?.toLowerCase()) === bytes.md5) {
-        outcome.ignored.push(entry.path);
-        return;
-      }
+      if (existing && (computedMd5(existing) || existing.supplied_md5?.toLowerCase()) === bytes.md5) return done('ignored');
       if (unfinished && (unfinished.size !== bytes.size || unfinished.supplied_md5?.toLowerCase() !== bytes.md5)) {
         // begun for other bytes (the source changed since): of no use
         await this.api.deleteFile(token, article.id, unfinished.id, signal);
@@ -388,18 +388,18 @@ export class FigshareTarget implements Target {
       if (unfinished) article.files.splice(article.files.indexOf(unfinished), 1);
       if (started.upload_url) await this.sendParts(started.upload_url, await bytes.open(), signal);
       await this.api.completeUpload(token, article.id, started.id, signal);
-      const done = started;
+      const completed = started;
       started = null;
       if (existing) {
         await this.api.deleteFile(token, article.id, existing.id, signal);
-        article.files.splice(article.files.indexOf(existing), 1, { ...done, supplied_md5: bytes.md5, computed_md5: '' });
-        outcome.updated.push(entry.path);
+        article.files.splice(article.files.indexOf(existing), 1, { ...completed, supplied_md5: bytes.md5, computed_md5: '' });
+        done('updated');
       } else {
-        article.files.push({ ...done, supplied_md5: bytes.md5, computed_md5: '' });
-        outcome.created.push(entry.path);
+        article.files.push({ ...completed, supplied_md5: bytes.md5, computed_md5: '' });
+        done('created');
       }
       // read once the old file is gone, so a cancel while waiting for figshare never leaves both
-      (outcome.stored ??= new Map()).set(entry.path, await this.storedRecord(token, article.id, done.id, signal));
+      (outcome.stored ??= new Map()).set(entry.path, await this.storedRecord(token, article.id, completed.id, signal));
     } catch (error) {
       const removed = started ? await this.api.deleteFile(token, article.id, started.id).then(() => true, () => false) : true;
       if (!isPerFileFailure(error, signal)) throw error;

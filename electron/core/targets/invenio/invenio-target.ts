@@ -232,6 +232,7 @@ export class InvenioTarget implements Target {
               remove: () => api.deleteDraft(draft.id, AbortSignal.timeout(30_000)),
             });
             outcome.newResource = { id: recordId(draft.id), title: titleOf(draft) };
+            options.onNewResource?.(outcome.newResource);
             return (writer = new DraftWriter(api, draft.id, [], options, this.limits(), outcome));
           },
           (draftWriter, entry, relativePath) => draftWriter.upload(entry, relativePath),
@@ -397,10 +398,12 @@ class DraftWriter {
     return this.pipeline.finish();
   }
 
+  /** A result, in entry order: into the outcome, and a file done told to the job (WriteOptions.onFileWritten: its resume journal). */
   private reported(result: FileResult): void {
     if ('error' in result) return void this.outcome.fileErrors.push({ path: result.path, error: result.error });
     this.outcome[result.list].push(result.path);
     if (result.stored) (this.outcome.stored ??= new Map()).set(result.path, result.stored);
+    this.options.onFileWritten?.(result.path);
   }
 
   /** One file's requests: delete the key it replaces, declare it, PUT the bytes, commit. */
