@@ -23,8 +23,9 @@ import {
 // The provenance record of an upload or transfer: entries are watched on their way to the
 // destination (what the source said of each file, and the digests of the bytes passed on,
 // in the algorithms the destination reports), then what the destination stored is taken from
-// the write's own answer (WriteOutcome.stored) — the destination is asked only of a file the
-// write gave no record of — and `ferry-provenance.json` is written (or extended) at the top of what the job wrote.
+// the write's own answer (WriteOutcome.stored; the destination is asked only of a file the
+// write gave no record of), and `ferry-provenance.json` is written (or extended) at the top
+// of what the job wrote.
 //
 // Where the record goes: a new top-level resource gets it at its top (a flat record — a
 // Zenodo deposition — as a top-level file); a write into a folder puts it in the one folder
