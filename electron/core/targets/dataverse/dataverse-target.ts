@@ -238,7 +238,7 @@ export class DataverseTarget implements Target {
       // a new dataset in the account's collection, or in the one uploaded into
       const collection = parsed ? String(parsed.collectionId) : api.account.collection;
       let session: WriteSession | undefined;
-      // a new draft dataset that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+      // a new draft dataset that a failed or cancelled upload made is deleted again, kept for a paused or stopped job (remote/new-record.ts)
       await removedOnFailure((recordMade) =>
         writeBelowOneTopFolder(
           this,
@@ -261,6 +261,7 @@ export class DataverseTarget implements Target {
           // no request is under way when the dataset is deleted again
           .finally(() => session?.drain())
           .then((s) => s.finish()),
+        options.signal,
       );
       return outcome;
     }

@@ -298,7 +298,7 @@ export class FigshareTarget implements Target {
     }
   }
 
-  /** A new private item, deleted again if the upload fails (new-record.ts). */
+  /** A new private item, deleted again if the upload fails or is cancelled, kept for a paused or stopped job (new-record.ts). */
   private async writeNewArticle(ctx: TargetContext, entries: AsyncIterable<Entry>, options: WriteOptions, outcome: WriteOutcome): Promise<WriteOutcome> {
     let title = '';
     const writes = new OutcomePipeline(this.info.concurrency, outcome, options);
@@ -328,6 +328,7 @@ export class FigshareTarget implements Target {
           await writes.finish();
           return written;
         }),
+      options.signal,
     );
     outcome.newResource = { id: articleId(article), title };
     return outcome;

@@ -217,7 +217,7 @@ export class InvenioTarget implements Target {
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
     if (containerId === null) {
       let writer: DraftWriter | undefined;
-      // a new draft that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+      // a new draft that a failed or cancelled upload made is deleted again, kept for a paused or stopped job (remote/new-record.ts)
       await removedOnFailure((made) =>
         writeBelowOneTopFolder(
           this,
@@ -240,6 +240,7 @@ export class InvenioTarget implements Target {
           // no request is under way when the draft is deleted again
           .finally(() => writer?.drain())
           .then((draftWriter) => draftWriter.finish()),
+        options.signal,
       );
       return outcome;
     }

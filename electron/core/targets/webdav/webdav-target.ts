@@ -295,8 +295,8 @@ export class WebdavTarget implements Target {
 
   async write(ctx: TargetContext, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const entries = await judgedEntries(this, containerId, source, options);
-    // a new top folder that a failed or cancelled upload made is deleted again (remote/new-record.ts)
-    if (containerId === null) return removedOnFailure((made) => this.writeInto(ctx, null, entries, options, made));
+    // a new top folder that a failed or cancelled upload made is deleted again, kept for a paused or stopped job (remote/new-record.ts)
+    if (containerId === null) return removedOnFailure((made) => this.writeInto(ctx, null, entries, options, made), options.signal);
     return this.writeInto(ctx, containerId, entries, options, () => {});
   }
 

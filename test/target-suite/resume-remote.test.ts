@@ -18,12 +18,14 @@ import { startFigshareEmulator } from '../emulators/figshare/emulator.js';
 import { startDataverseEmulator } from '../emulators/dataverse/emulator.js';
 
 /**
- * Resume (issue #18 item 5) on the remote targets that write record by record: a transfer
+ * Resume (issue #18 item 5) on the remote targets that write record by record. A transfer
  * into an existing record, cancelled once its first files are in, then resumed
  * (`POST /jobs/<t>/resume/`: JobService.resumeFinished), sends none of the files the first
  * run completed again — they come from the job's journal (jobs/resume-journal.ts), which
- * each target feeds by WriteOptions.onFileWritten — and ends with every file there once.
- * The uploads are counted where they arrive, at the service's emulator.
+ * each target feeds by WriteOptions.onFileWritten — and ends with every file there once. A
+ * transfer to a new record, paused in the middle, keeps that record (remote/new-record.ts)
+ * and goes on in it when resumed, the same way. The uploads are counted where they arrive,
+ * at the service's emulator.
  */
 const FILES = 8;
 /** the source holds this file (0-based) back until the first run is cancelled */
@@ -38,6 +40,8 @@ interface Service {
   uploads(): number;
   /** files the destination holds whole now (anywhere) */
   stored(): number;
+  /** records (drafts, items, datasets) there are now */
+  records(): number;
   close(): Promise<void>;
 }
 
@@ -52,6 +56,7 @@ const SERVICES: { name: string; target: string; start(): Promise<Service> }[] = 
         token: 'invenio-token',
         uploads: () => emulator.state.requests.filter((request) => /^PUT .*\/draft\/files\/[^/]+\/content$/.test(request)).length,
         stored: () => [...emulator.state.records.values()].flatMap((record) => record.files).filter((file) => file.committed).length,
+        records: () => emulator.state.records.size,
         close: () => emulator.close(),
       };
     },
@@ -66,6 +71,7 @@ const SERVICES: { name: string; target: string; start(): Promise<Service> }[] = 
         token: 'zenodo-token',
         uploads: () => emulator.state.requests.filter((request) => /^PUT .*\/draft\/files\/[^/]+\/content$/.test(request)).length,
         stored: () => [...emulator.state.records.values()].flatMap((record) => record.files).filter((file) => file.committed).length,
+        records: () => emulator.state.records.size,
         close: () => emulator.close(),
       };
     },
@@ -82,6 +88,7 @@ const SERVICES: { name: string; target: string; start(): Promise<Service> }[] = 
         // step 1 of figshare's upload, "initiate": a new file record for the bytes to come
         uploads: () => emulator.state.requests.filter((request) => /^POST .*\/account\/articles\/\d+\/files$/.test(request)).length,
         stored: () => [...emulator.state.articles.values()].flatMap((article) => article.files).filter((file) => file.status !== 'created').length,
+        records: () => emulator.state.articles.size,
         close: () => emulator.close(),
       };
     },
@@ -96,6 +103,7 @@ const SERVICES: { name: string; target: string; start(): Promise<Service> }[] = 
         token: 'dv-token-1111',
         uploads: () => emulator.state.requests.filter((request) => request.method === 'POST' && /^\/api\/datasets\/\d+\/add$/.test(request.path)).length,
         stored: () => [...emulator.state.datasets.values()].flatMap((dataset) => emulator.state.latest(dataset)).length,
+        records: () => emulator.state.datasets.size,
         close: () => emulator.close(),
       };
     },
@@ -116,8 +124,8 @@ class Hold {
   }
 }
 
-/** The workspace as a source whose file number HELD opens only once `hold` is released (no whole-file reads: every byte through open()). */
-function heldSource(local: Target, hold: Hold): Target {
+/** The workspace as a source whose file number HELD opens only once the hold is released (no whole-file reads: every byte through open()). */
+function heldSource(local: Target, hold: () => Hold): Target {
   return {
     info: { ...local.info, name: 'held', readable_name: 'Held folder' },
     list: (ctx, scope) => local.list(ctx, scope),
@@ -134,7 +142,7 @@ function heldSource(local: Target, hold: Hold): Target {
           }
           const index = files++;
           const { path: entryPath, kind, size, mtime, hashes } = entry;
-          yield { path: entryPath, kind, size, mtime, hashes, open: async () => (index === HELD ? hold.wait().then(() => entry.open()) : entry.open()) };
+          yield { path: entryPath, kind, size, mtime, hashes, open: async () => (index === HELD ? hold().wait().then(() => entry.open()) : entry.open()) };
         }
       }
       return { title: read.title, root: read.root, entries: entries() };
@@ -147,13 +155,13 @@ for (const kind of SERVICES) {
     let root: string;
     let core: FerryCore;
     let service: Service;
-    const hold = new Hold();
+    let hold = new Hold();
 
     beforeAll(async () => {
       root = await mkdtemp(path.join(os.tmpdir(), `ferry-resume-${kind.target}-`));
       service = await kind.start();
       const config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
-      core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), hold), service.target(c)] });
+      core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), service.target(c)] });
       for (const [folder, files] of [['Seed', { 'seed.txt': 'seed\n' }], ['Study', study]] as const) {
         await mkdir(path.join(config.workspace, folder), { recursive: true });
         for (const [name, text] of Object.entries(files)) await writeFile(path.join(config.workspace, folder, name), text);
@@ -223,6 +231,32 @@ for (const kind of SERVICES) {
       expect(uploadsResumed, `${uploadsResumed} uploads begun by the resumed run`).toBeLessThanOrEqual(FILES - job.resumed!.files_already_done);
       // every file there, once
       expect(service.stored() - storedBefore).toBe(FILES);
+    });
+
+    it('paused while filling a new record, keeps it and goes on in it', { timeout: 60_000 }, async () => {
+      hold = new Hold();
+      const [recordsBefore, storedBefore] = [service.records(), service.stored()];
+      const ticket = await submit('Study', null);
+      await until('the held file to be reached', () => hold.reached);
+      const pausing = core.jobs.pause(ticket);
+      hold.release();
+      await pausing;
+      await until('the job to be paused', () => core.jobs.get(ticket)?.status === 'paused');
+      const uploadsFirstRun = service.uploads();
+      // not removed as a cancel removes it: the resumed run goes on in it
+      expect(service.records() - recordsBefore).toBe(1);
+
+      await core.jobs.resume(ticket);
+      const job = await finished(ticket);
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      expect(job.resumed?.files_already_done).toBeGreaterThanOrEqual(HELD - 1);
+      const uploadsResumed = service.uploads() - uploadsFirstRun;
+      expect(uploadsResumed, `${uploadsResumed} uploads begun by the resumed run`).toBeLessThanOrEqual(FILES - job.resumed!.files_already_done);
+      // one record, holding every file once
+      expect(service.records() - recordsBefore).toBe(1);
+      expect(service.stored() - storedBefore).toBe(FILES);
+      // the report names each file once: written by this run, or already done by the first
+      expect([...job.report!.resources_created, ...job.report!.already_done!].filter((p) => p !== 'Study').sort()).toEqual(Object.keys(study).map((name) => `Study/${name}`));
     });
   });
 }
