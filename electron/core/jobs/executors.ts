@@ -5,7 +5,7 @@ import { badRequest, FerryError, isFerryError, notSupported } from '../errors.js
 import { tokenAccount, type SecretStore } from '../keychain/port.js';
 import type { Limits } from '../limits.js';
 import type { TargetRegistry } from '../registry.js';
-import type { DescriptiveMetadata, Entry, ReadResult, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
+import type { DescriptiveMetadata, Entry, ReadResult, StoredRecord, Target, TargetContext, WriteOptions, WriteOutcome } from '../target.js';
 import { planWrite, type PlanRequest } from '../plan/write-plan.js';
 import { resolveDuplicates, type ResolvedWrite } from '../plan/duplicates.js';
 import { openUploadZip } from '../bag/upload-reader.js';
@@ -96,8 +96,11 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
     const provenance = await startUploadProvenance({ ...common, kind: archive.kind, topLevel: archive.topLevel, carriedRecord: archive.carriedRecord });
     const entries = watchedWithLeftOut(provenance, write);
     const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, token) : null;
-    const written = top ? await writeIntoMadeTop(ctx, destination, token, entries, params, top) : await writeWatched(ctx, destination, token, write, entries, params, staged);
-    return await completeProvenance(provenance, { token, signal: ctx.signal }, withNotes(written, folderNotes(ctx, destination, folders.layout)));
+    const storedRecords = new Map<string, StoredRecord>();
+    const written = top
+      ? await writeIntoMadeTop(ctx, destination, token, entries, { ...params, storedRecords }, top)
+      : await writeWatched(ctx, destination, token, write, entries, { ...params, storedRecords }, staged);
+    return await completeProvenance(provenance, { token, signal: ctx.signal }, withNotes(written, folderNotes(ctx, destination, folders.layout)), storedRecords);
   } finally {
     await archive.close();
   }
@@ -168,11 +171,12 @@ async function runTransfer(ctx: JobExecutionContext, deps: TransferExecutorDeps)
   const described = await metadataForTransfer(source, sourceCtx, params.source.resourceId, destination, params.containerId, params.metadata);
   const entries = watchedWithLeftOut(provenance, write);
   const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, destinationToken) : null;
+  const storedRecords = new Map<string, StoredRecord>();
   const written = top
-    ? await writeIntoMadeTop(ctx, destination, destinationToken, entries, params, top)
-    : await writeWatched(ctx, destination, destinationToken, write, entries, { ...params, metadata: described.metadata });
+    ? await writeIntoMadeTop(ctx, destination, destinationToken, entries, { ...params, storedRecords }, top)
+    : await writeWatched(ctx, destination, destinationToken, write, entries, { ...params, metadata: described.metadata, storedRecords });
   const report = withNotes(written, [...described.notes, ...titleNotes(described.metadata, written), ...folderNotes(ctx, destination, folders.layout)]);
-  return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report);
+  return completeProvenance(provenance, { token: destinationToken, signal: ctx.signal }, report, storedRecords);
 }
 
 function withNotes(report: JobReport, notes: string[]): JobReport {
@@ -340,7 +344,7 @@ async function writeWatched(
   token: string,
   write: ResolvedWrite,
   entries: AsyncIterable<Entry>,
-  params: { containerId: string | null; metadata?: DescriptiveMetadata; insideTop?: string },
+  params: { containerId: string | null; metadata?: DescriptiveMetadata; insideTop?: string; storedRecords?: Map<string, StoredRecord> },
   /** an archive not yet checked: every byte must match (a bag's manifests, a ZIP's CRC-32s) before any file is put in place */
   verifyBag = false,
 ): Promise<JobReport> {
@@ -396,6 +400,8 @@ async function writeWatched(
     bytes_total: Math.max(watched.bytesDone, watched.bytesSeen),
   });
   const verification = verifyWritten(outcome, watched, destination.info.readable_name);
+  // the destination's record of each file, by its path in the report: the provenance record takes it from here
+  for (const [path, record] of outcome.stored ?? []) params.storedRecords?.set(top === undefined ? path : `${top}/${path}`, record);
   const report = withDuplicates(reportOf(outcome, watched.fixityFailures, params.containerId === null ? watched.topFolder : null, verification), write);
   return journaled.alreadyDone.length > 0 ? { ...report, already_done: journaled.alreadyDone } : report;
 }
@@ -405,6 +411,8 @@ interface WriteParams {
   containerId: string | null;
   duplicateAction: DuplicateFileAction;
   duplicateChoices?: Record<string, DuplicateFileAction>;
+  /** filled with the destination's record of each file written (WriteOutcome.stored), by its path in the job's report */
+  storedRecords?: Map<string, StoredRecord>;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { JobReport } from '../../../shared/api.js';
-import type { DescriptiveMetadata, Entry, Target, TargetContext } from '../target.js';
+import type { DescriptiveMetadata, Entry, StoredRecord, Target, TargetContext } from '../target.js';
 import type { FolderLayout, ProvenanceResource } from './format.js';
 import { ProvenanceRecorder } from './recorder.js';
 
@@ -53,8 +53,14 @@ export function watchedForProvenance(recorder: ProvenanceRecorder | null, entrie
   return recorder ? recorder.watch(entries) : entries;
 }
 
-export async function completeProvenance(recorder: ProvenanceRecorder | null, ctx: TargetContext, report: JobReport): Promise<JobReport> {
-  return recorder ? recorder.complete(ctx, report) : report;
+/** `stored`: the destination's record of each file as the write got it (WriteOutcome.stored), by its path in `report`. */
+export async function completeProvenance(
+  recorder: ProvenanceRecorder | null,
+  ctx: TargetContext,
+  report: JobReport,
+  stored: ReadonlyMap<string, StoredRecord>,
+): Promise<JobReport> {
+  return recorder ? recorder.complete(ctx, report, stored) : report;
 }
 
 /**

@@ -4,7 +4,7 @@ import { HashingPassThrough } from '../hashing.js';
 import { readWholeOf, withReadWhole } from '../jobs/whole-entry.js';
 import { OrderedPipeline, pipelineLimits } from '../jobs/ordered-pipeline.js';
 import { FOLDER_SEPARATOR } from '../remote/flat-record.js';
-import type { Entry, Target, TargetContext } from '../target.js';
+import type { Entry, StoredRecord, Target, TargetContext } from '../target.js';
 import { formatDate } from '../time.js';
 import {
   appendEntry,
@@ -22,8 +22,10 @@ import {
 
 // The provenance record of an upload or transfer: entries are watched on their way to the
 // destination (what the source said of each file, and the digests of the bytes passed on,
-// in the algorithms the destination reports), then the destination is asked what it stored,
-// and `ferry-provenance.json` is written (or extended) at the top of what the job wrote.
+// in the algorithms the destination reports), then what the destination stored is taken from
+// the write's own answer (WriteOutcome.stored; the destination is asked only of a file the
+// write gave no record of), and `ferry-provenance.json` is written (or extended) at the top
+// of what the job wrote.
 //
 // Where the record goes: a new top-level resource gets it at its top (a flat record — a
 // Zenodo deposition — as a top-level file); a write into a folder puts it in the one folder
@@ -90,10 +92,11 @@ export class ProvenanceRecorder {
   }
 
   /**
-   * After the write: reads what the destination stored, writes the record, and answers the
-   * report with a note for anything that could not be recorded.
+   * After the write: takes what the destination stored (`stored`: the write's record of each
+   * file, by its path in `report`; asked of the destination for any other file), writes the
+   * record, and answers the report with a note for anything that could not be recorded.
    */
-  async complete(ctx: TargetContext, report: JobReport): Promise<JobReport> {
+  async complete(ctx: TargetContext, report: JobReport, stored: ReadonlyMap<string, StoredRecord>): Promise<JobReport> {
     const notes: string[] = [];
     try {
       const place = this.place(report);
@@ -101,7 +104,7 @@ export class ProvenanceRecorder {
         notes.push('No provenance record was written: the job wrote nothing to record it beside.');
       } else {
         const relative = this.files.map((seen) => relativeTo(place, seen.entry.path));
-        const stored = await storedHashes(this.job.destination, ctx, place.rootId, new Set(relative.filter((p): p is string => p !== null)));
+        const destinationHashes = await this.destinationHashes(ctx, place, relative, stored);
         const carried = this.carried !== null ? parseProvenance(this.carried) : null;
         const earlier = mergeLogs(carried, await this.readExisting(ctx, place));
         if (this.carriedNote) notes.push(this.carriedNote);
@@ -116,7 +119,7 @@ export class ProvenanceRecorder {
             resource_id: report.new_resource?.id ?? this.job.containerId,
             title: report.new_resource?.title ?? null,
           },
-          files: this.files.map((seen, i) => this.fileRecord(seen, report, relative[i] ? stored.get(relative[i]!) : undefined)),
+          files: this.files.map((seen, i) => this.fileRecord(seen, report, relative[i] ? destinationHashes.get(relative[i]!) : undefined)),
           ...(report.notes?.length ? { notes: report.notes } : {}),
           ...(this.job.folders ? { folders: this.job.folders } : {}),
         });
@@ -128,6 +131,32 @@ export class ProvenanceRecorder {
       notes.push(`The provenance record (${PROVENANCE_FILE}) could not be written: ${error instanceof Error ? error.message : String(error)}`);
     }
     return notes.length === 0 ? report : { ...report, notes: [...(report.notes ?? []), ...notes] };
+  }
+
+  /**
+   * The hashes the destination reports of each file, by its path relative to the record's
+   * place: as the write got them where it did (a record with hashes, even none), else asked.
+   * Asking costs a listing of each folder and a detail a file (InvenioRDM's the whole list of
+   * the record's files each time), so a write that answered for every file costs nothing more.
+   */
+  private async destinationHashes(
+    ctx: TargetContext,
+    place: Place,
+    relative: readonly (string | null)[],
+    stored: ReadonlyMap<string, StoredRecord>,
+  ): Promise<Map<string, Record<string, string>>> {
+    const found = new Map<string, Record<string, string>>();
+    const unknown = new Set<string>();
+    this.files.forEach((seen, i) => {
+      const path = relative[i];
+      if (path === null || path === undefined) return;
+      const record = stored.get(seen.entry.path);
+      if (record && !('unverifiable' in record)) found.set(path, lowerCased(record.hashes));
+      else unknown.add(path);
+    });
+    if (unknown.size === 0) return found;
+    for (const [path, hashes] of await storedHashes(this.job.destination, ctx, place.rootId, unknown)) found.set(path, hashes);
+    return found;
   }
 
   private watchFile(entry: Entry): Entry {
@@ -283,6 +312,10 @@ function computedOf(seen: Seen, fixity: FixityStatus, algorithms: readonly strin
   if (!seen.passed) return {};
   const checked = fixity === 'ok' ? algorithms.filter((a) => sourceHash(seen.entry, a) !== undefined) : [];
   return { ...seen.passed, ...Object.fromEntries(checked.map((a) => [a, sourceHash(seen.entry, a)!])) };
+}
+
+function lowerCased(hashes: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(hashes).map(([algorithm, value]) => [algorithm.toLowerCase(), value.toLowerCase()]));
 }
 
 function relativeTo(place: Place, entryPath: string): string | null {

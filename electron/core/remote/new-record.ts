@@ -1,3 +1,5 @@
+import { isShutdownAbort } from '../jobs/service.js';
+
 /**
  * A new top-level upload makes its record (an OSF project, a Zenodo deposition, a figshare
  * item) before the first byte goes up. If the upload then fails or is cancelled, the record
@@ -16,15 +18,19 @@ export interface NewRecord {
 /**
  * Runs a new top-level upload; `made` is called as soon as the service has made the record.
  * Whatever `upload` throws is rethrown (a cancellation stays a cancellation), its message
- * saying whether the record was removed.
+ * saying whether the record was removed. `resumable`: the write's signal, for a writer that
+ * tells the job of the record it made (WriteOptions.onNewResource): when the job stops to go
+ * on later (a pause, Ferry stopping: isShutdownAbort) the record is kept, and the resumed run
+ * writes into it, leaving out the files its journal says are there.
  */
-export async function removedOnFailure<T>(upload: (made: (record: NewRecord) => void) => Promise<T>): Promise<T> {
+export async function removedOnFailure<T>(upload: (made: (record: NewRecord) => void) => Promise<T>, resumable?: AbortSignal): Promise<T> {
   let record: NewRecord | null = null;
   try {
     return await upload((made) => (record = made));
   } catch (error) {
     const made = record as NewRecord | null;
     if (!made || !(error instanceof Error)) throw error;
+    if (resumable && isShutdownAbort(resumable)) throw error;
     try {
       await made.remove();
       error.message = `${error.message} ${capitalised(made.label)} was removed again, so nothing is left behind.`;

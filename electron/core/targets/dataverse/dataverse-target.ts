@@ -30,6 +30,8 @@ import { stageEntry, type StagedBytes } from './staged.js';
 import { UploadJournal } from './upload-journal.js';
 import { isZipName, wrapInZip } from './zip-wrap.js';
 import { removedOnFailure } from '../../remote/new-record.js';
+import { OutcomePipeline, type FileResult } from '../../remote/outcome-pipeline.js';
+import { ONE_AT_A_TIME } from '../../jobs/ordered-pipeline.js';
 import { dataverseFields, readDataverseMetadata } from '../../metadata/dataverse.js';
 
 export interface DataverseTargetOptions extends DataverseApiOptions {
@@ -86,6 +88,11 @@ export class DataverseTarget implements Target {
     // ids.ts builds every id from digits and base64url text
     plainIds: true,
     keepsMetadata: true,
+    // Each add or replace is a change of the dataset's draft version, which Dataverse makes
+    // under a lock: adds sent together fail (OptimisticLockException, a 500; IQSS/dataverse
+    // #11265) or leave the dataset locked for good (#4011, #5979), and a tabular ingest locks
+    // it for a while after the add (dataverse.md Limits). So a write sends one file at a time.
+    concurrency: ONE_AT_A_TIME,
   };
 
   private readonly clients = new Map<string, DataverseApi>();
@@ -230,7 +237,8 @@ export class DataverseTarget implements Target {
     if (parsed === null || parsed.kind === 'collection') {
       // a new dataset in the account's collection, or in the one uploaded into
       const collection = parsed ? String(parsed.collectionId) : api.account.collection;
-      // a new draft dataset that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+      let session: WriteSession | undefined;
+      // a new draft dataset that a failed or cancelled upload made is deleted again, kept for a paused or stopped job (remote/new-record.ts)
       await removedOnFailure((recordMade) =>
         writeBelowOneTopFolder(
           this,
@@ -245,27 +253,39 @@ export class DataverseTarget implements Target {
               remove: () => api.deleteDraft(made.id, AbortSignal.timeout(30_000)),
             });
             outcome.newResource = { id: datasetId(made.id), title: made.title };
-            return this.session(api, made.id, '', options);
+            options.onNewResource?.(outcome.newResource);
+            return (session = await this.session(api, made.id, '', options, outcome));
           },
-          (s, entry, relativePath) => s.upload(entry, entry.path, relativePath, outcome),
-        ),
+          (s, entry, relativePath) => s.upload(entry, entry.path, relativePath),
+        )
+          // no request is under way when the dataset is deleted again
+          .finally(() => session?.drain())
+          .then((s) => s.finish()),
+        options.signal,
       );
       return outcome;
     }
     if (parsed.kind === 'file') throw badRequest('A Dataverse file is not a container; upload into its dataset or one of its folders instead.');
-    const session = await this.session(api, parsed.datasetId, parsed.kind === 'folder' ? `${parsed.path}/` : '', options);
-    for await (const entry of entries) {
-      throwIfAborted(options.signal);
-      if (entry.kind === 'folder') continue; // Dataverse has no empty folders: a folder is its files' directoryLabel
-      await session.upload(entry, entry.path, entry.path, outcome);
+    const into = await this.session(api, parsed.datasetId, parsed.kind === 'folder' ? `${parsed.path}/` : '', options, outcome);
+    try {
+      for await (const entry of entries) {
+        throwIfAborted(options.signal);
+        if (into.stopped) break;
+        if (entry.kind === 'folder') continue; // Dataverse has no empty folders: a folder is its files' directoryLabel
+        await into.upload(entry, entry.path, entry.path);
+      }
+    } finally {
+      // never return (or throw) while a request is under way
+      await into.drain();
     }
+    await into.finish();
     return outcome;
   }
 
-  private async session(api: DataverseApi, dataset: number, prefix: string, options: WriteOptions): Promise<WriteSession> {
+  private async session(api: DataverseApi, dataset: number, prefix: string, options: WriteOptions, outcome: WriteOutcome): Promise<WriteSession> {
     const version = await api.latestVersion(dataset, options.signal);
     if (version.versionState === 'DEACCESSIONED') throw conflict(`The Dataverse dataset '${titleOf(version)}' is deaccessioned; it takes no new files.`);
-    return new WriteSession(api, version, prefix, options, {
+    return new WriteSession(api, version, prefix, options, new OutcomePipeline(this.info.concurrency, outcome, options), {
       directUploadBytes: this.options.directUploadBytes ?? 64 * 1024 * 1024,
       lockWaitMs: this.options.lockWaitMs ?? 10 * 60_000,
       lockPollMs: this.options.lockPollMs ?? 2000,
@@ -332,6 +352,7 @@ class WriteSession {
     private readonly version: DatasetVersion,
     private readonly prefix: string,
     private readonly options: WriteOptions,
+    private readonly writes: OutcomePipeline,
     private readonly tuning: { directUploadBytes: number; lockWaitMs: number; lockPollMs: number; journal: UploadJournal | null },
   ) {
     for (const file of version.files ?? []) this.byPath.set(pathOf(file), file);
@@ -339,29 +360,48 @@ class WriteSession {
     this.algorithm = HASH_NAMES[types[0] ?? 'MD5'] ?? 'md5';
   }
 
-  /** One file: ignored, added or replaced; refusals become the file's error. */
-  async upload(entry: Entry, reportPath: string, relativePath: string, outcome: WriteOutcome): Promise<void> {
+  /** True once a file failed hard: take no more entries. */
+  get stopped(): boolean {
+    return this.writes.stopped;
+  }
+
+  /** One file on the write's pipeline (TargetInfo.concurrency: one at a time, the dataset's lock), by its path in the dataset. */
+  upload(entry: Entry, reportPath: string, relativePath: string): Promise<void> {
     const path = `${this.prefix}${relativePath}`;
+    return this.writes.startFile(entry, path, () => this.uploadFile(entry, reportPath, path));
+  }
+
+  /** Waits until no request is under way. */
+  drain(): Promise<void> {
+    return this.writes.drain();
+  }
+
+  /** Waits for every file; throws the first hard failure. */
+  finish(): Promise<void> {
+    return this.writes.finish();
+  }
+
+  /** One file: ignored, added or replaced; refusals become the file's error. */
+  private async uploadFile(entry: Entry, reportPath: string, path: string): Promise<FileResult> {
     const slash = path.lastIndexOf('/');
     const name = path.slice(slash + 1);
     const directoryLabel = slash === -1 ? null : path.slice(0, slash);
     const existing = this.byPath.get(path);
-    if (existing && this.options.duplicateAction === 'ignore') return void outcome.ignored.push(reportPath);
+    if (existing && this.options.duplicateAction === 'ignore') return { path: reportPath, list: 'ignored' };
     let bytes: StagedBytes | null = null;
     try {
       const known = existing ? hashesOf(existing) : {};
       const knownAlgorithm = Object.keys(known)[0];
       bytes = await stageEntry(entry, knownAlgorithm ? [knownAlgorithm] : [this.algorithm], (entry.size ?? Infinity) >= this.tuning.directUploadBytes, this.options.signal);
-      if (existing && knownAlgorithm && known[knownAlgorithm] === bytes.hashes[knownAlgorithm]) return void outcome.ignored.push(reportPath);
+      if (existing && knownAlgorithm && known[knownAlgorithm] === bytes.hashes[knownAlgorithm]) return { path: reportPath, list: 'ignored' };
       await this.waitForLocks();
       const stored = await this.send(bytes, path, name, directoryLabel, existing ?? null);
       this.byPath.set(path, stored);
       // the installation's record of the stored file (checksum.type/value, its original size): the job verifies against it
-      (outcome.stored ??= new Map()).set(reportPath, { hashes: hashesOf(stored), size: sizeOf(stored) });
-      (existing ? outcome.updated : outcome.created).push(reportPath);
+      return { path: reportPath, list: existing ? 'updated' : 'created', stored: { hashes: hashesOf(stored), size: sizeOf(stored) } };
     } catch (error) {
       if (!isPerFileFailure(error, this.options.signal)) throw error;
-      outcome.fileErrors.push({ path: reportPath, error: error.message });
+      return { path: reportPath, error: error.message };
     } finally {
       await bytes?.dispose();
     }

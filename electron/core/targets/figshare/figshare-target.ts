@@ -24,6 +24,8 @@ import { unpackedRecord } from '../../remote/unpacked-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { removedOnFailure } from '../../remote/new-record.js';
+import { OutcomePipeline, type FileResult } from '../../remote/outcome-pipeline.js';
+import { ONE_AT_A_TIME } from '../../jobs/ordered-pipeline.js';
 import { FigshareApi, type ArticleRef, type FigshareApiOptions, type FigshareArticle, type FigshareFile } from './api.js';
 import { searchOwnArticles } from './search.js';
 import { figshareFields, readFigshareMetadata, type FigshareFields } from '../../metadata/figshare.js';
@@ -82,6 +84,10 @@ export class FigshareTarget implements Target {
     supported_hash_algorithms: ['md5'],
     credential: 'remote',
     keepsMetadata: true,
+    // figshare asks for at most one request a second to its hosts together ("do not make more
+    // than one request per second"; figshare.md Limits), which the rate budget keeps: a second
+    // file in flight would only wait in that queue, so a write sends one file at a time
+    concurrency: ONE_AT_A_TIME,
   };
 
   private readonly api: FigshareApi;
@@ -246,42 +252,56 @@ export class FigshareTarget implements Target {
     if (containerId === null) return this.writeNewArticle(ctx, entries, options, outcome);
     const parsed = parseFigshareId(containerId);
     if (parsed.kind === 'file') throw badRequest('A figshare file is not a container; upload into its item (article) instead.');
-    if (parsed.kind === 'article') {
-      const article = await this.openArticle(ctx, parsed.article);
-      for await (const entry of entries) {
-        throwIfAborted(options.signal);
-        if (entry.kind === 'file') await this.uploadOne(ctx, article, entry, entry.path, options, outcome);
+    const writes = new OutcomePipeline(this.info.concurrency, outcome, options);
+    try {
+      if (parsed.kind === 'article') {
+        const article = await this.openArticle(ctx, parsed.article);
+        for await (const entry of entries) {
+          throwIfAborted(options.signal);
+          if (writes.stopped) break;
+          if (entry.kind === 'file') await this.uploadOne(ctx, article, entry, entry.path, options, writes, outcome);
+        }
+      } else {
+        await this.writeIntoProject(ctx, parsed.id, entries, options, writes, outcome);
       }
-      return outcome;
+    } finally {
+      // never return (or throw) while a request is under way
+      await writes.drain();
     }
-    // Into a project: each top folder becomes (or joins) an article of that title.
-    await this.api.project(ctx.token, parsed.id, ctx.signal);
+    await writes.finish();
+    return outcome;
+  }
+
+  /** Into a project: each top folder becomes (or joins) an item of that title. */
+  private async writeIntoProject(ctx: TargetContext, projectId: number, entries: AsyncIterable<Entry>, options: WriteOptions, writes: OutcomePipeline, outcome: WriteOutcome): Promise<void> {
+    await this.api.project(ctx.token, projectId, ctx.signal);
     const articles = new Map<string, ArticleFiles>();
-    for await (const article of this.api.projectArticles(ctx.token, parsed.id, ctx.signal)) {
-      if (!articles.has(article.title)) articles.set(article.title, { id: article.id, project: parsed.id, files: null });
+    for await (const article of this.api.projectArticles(ctx.token, projectId, ctx.signal)) {
+      if (!articles.has(article.title)) articles.set(article.title, { id: article.id, project: projectId, files: null });
     }
     for await (const entry of entries) {
       throwIfAborted(options.signal);
+      if (writes.stopped) break;
       const [head, ...rest] = entry.path.split('/');
       if (entry.kind === 'folder' && rest.length > 0) continue;
       if (entry.kind === 'file' && rest.length === 0) {
-        outcome.fileErrors.push({ path: entry.path, error: 'figshare keeps files in items, not directly in a project: put files in a folder, which becomes an item.' });
+        writes.done({ path: entry.path, error: 'figshare keeps files in items, not directly in a project: put files in a folder, which becomes an item.' });
         continue;
       }
       let article = articles.get(head as string);
       if (!article) {
-        const id = await this.api.createArticle(ctx.token, newArticleFields(head as string, options), parsed.id, ctx.signal);
-        article = { id, project: parsed.id, files: [] };
+        const id = await this.api.createArticle(ctx.token, newArticleFields(head as string, options), projectId, ctx.signal);
+        article = { id, project: projectId, files: [] };
         articles.set(head as string, article);
       }
-      if (entry.kind === 'file') await this.uploadOne(ctx, article, entry, rest.join('/'), options, outcome);
+      if (entry.kind === 'file') await this.uploadOne(ctx, article, entry, rest.join('/'), options, writes, outcome);
     }
-    return outcome;
   }
 
-  /** A new private item, deleted again if the upload fails (new-record.ts). */
+  /** A new private item, deleted again if the upload fails or is cancelled, kept for a paused or stopped job (new-record.ts). */
   private async writeNewArticle(ctx: TargetContext, entries: AsyncIterable<Entry>, options: WriteOptions, outcome: WriteOutcome): Promise<WriteOutcome> {
     let title = '';
+    const writes = new OutcomePipeline(this.info.concurrency, outcome, options);
     const article = await removedOnFailure((made) =>
       writeBelowOneTopFolder<ArticleFiles>(
         this,
@@ -297,10 +317,18 @@ export class FigshareTarget implements Target {
             howToRemove: `delete it in figshare under My data (https://figshare.com/account/articles/${created.id})`,
             remove: () => this.api.deleteArticle(ctx.token, created),
           });
+          options.onNewResource?.({ id: articleId(created), title });
           return created;
         },
-        (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, outcome),
-      ),
+        (made, entry, relativePath) => this.uploadOne(ctx, made, entry, relativePath, options, writes, outcome),
+      )
+        // no request is under way when the item is deleted again
+        .finally(() => writes.drain())
+        .then(async (written) => {
+          await writes.finish();
+          return written;
+        }),
+      options.signal,
     );
     outcome.newResource = { id: articleId(article), title };
     return outcome;
@@ -348,33 +376,37 @@ export class FigshareTarget implements Target {
   }
 
   /**
+   * One file: its name settled and its item's files known (in entry order), then its upload
+   * on the write pipeline, one at a time under the same name in the same item.
+   */
+  private async uploadOne(ctx: TargetContext, article: ArticleFiles, entry: Entry, relativePath: string, options: WriteOptions, writes: OutcomePipeline, outcome: WriteOutcome): Promise<void> {
+    const name = flatName(relativePath, outcome, 'figshare');
+    if (article.files === null) {
+      const files: FigshareFile[] = [];
+      for await (const file of this.api.files(ctx.token, article, options.signal)) files.push(file);
+      article.files = files;
+    }
+    const files = article.files;
+    await writes.startFile(entry, `${article.id}/${name}`, () => this.uploadFile(ctx, { ...article, files }, entry, name, options));
+  }
+
+  /**
    * One file through figshare's multi-part protocol. `update` uploads the new file first
    * and only then deletes the old one, so a failure leaves the old bytes in place; a failed
    * upload deletes its own half-made file.
    */
-  private async uploadOne(ctx: TargetContext, article: ArticleFiles, entry: Entry, relativePath: string, options: WriteOptions, outcome: WriteOutcome): Promise<void> {
+  private async uploadFile(ctx: TargetContext, article: ArticleRef & { files: FigshareFile[] }, entry: Entry, name: string, options: WriteOptions): Promise<FileResult> {
     const { token } = ctx;
     const signal = options.signal;
-    const name = flatName(relativePath, outcome, 'figshare');
-    if (article.files === null) {
-      article.files = [];
-      for await (const file of this.api.files(token, article, signal)) article.files.push(file);
-    }
     // A file still waiting for its bytes is an upload a stopped run began, not a file that is there.
     const existing = article.files.find((file) => file.name === name && !waitingForBytes(file));
     let unfinished = article.files.find((file) => file.name === name && waitingForBytes(file)) ?? null;
-    if (existing && options.duplicateAction === 'ignore') {
-      outcome.ignored.push(entry.path);
-      return;
-    }
+    if (existing && options.duplicateAction === 'ignore') return { path: entry.path, list: 'ignored' };
     const bytes = await sizeAndMd5(entry, signal);
     let started: FigshareFile | null = null;
     try {
       // Until figshare has computed its own MD5, the one Ferry supplied at upload stands in.
-      if (existing && (computedMd5(existing) || existing.supplied_md5?.toLowerCase()) === bytes.md5) {
-        outcome.ignored.push(entry.path);
-        return;
-      }
+      if (existing && (computedMd5(existing) || existing.supplied_md5?.toLowerCase()) === bytes.md5) return { path: entry.path, list: 'ignored' };
       if (unfinished && (unfinished.size !== bytes.size || unfinished.supplied_md5?.toLowerCase() !== bytes.md5)) {
         // begun for other bytes (the source changed since): of no use
         await this.api.deleteFile(token, article.id, unfinished.id, signal);
@@ -388,23 +420,21 @@ export class FigshareTarget implements Target {
       if (unfinished) article.files.splice(article.files.indexOf(unfinished), 1);
       if (started.upload_url) await this.sendParts(started.upload_url, await bytes.open(), signal);
       await this.api.completeUpload(token, article.id, started.id, signal);
-      const done = started;
+      const completed = started;
       started = null;
       if (existing) {
         await this.api.deleteFile(token, article.id, existing.id, signal);
-        article.files.splice(article.files.indexOf(existing), 1, { ...done, supplied_md5: bytes.md5, computed_md5: '' });
-        outcome.updated.push(entry.path);
+        article.files.splice(article.files.indexOf(existing), 1, { ...completed, supplied_md5: bytes.md5, computed_md5: '' });
       } else {
-        article.files.push({ ...done, supplied_md5: bytes.md5, computed_md5: '' });
-        outcome.created.push(entry.path);
+        article.files.push({ ...completed, supplied_md5: bytes.md5, computed_md5: '' });
       }
       // read once the old file is gone, so a cancel while waiting for figshare never leaves both
-      (outcome.stored ??= new Map()).set(entry.path, await this.storedRecord(token, article.id, done.id, signal));
+      return { path: entry.path, list: existing ? 'updated' : 'created', stored: await this.storedRecord(token, article.id, completed.id, signal) };
     } catch (error) {
       const removed = started ? await this.api.deleteFile(token, article.id, started.id).then(() => true, () => false) : true;
       if (!isPerFileFailure(error, signal)) throw error;
       const leftover = removed ? '' : ` Its half-uploaded copy could not be removed from the item; delete '${name}' there in figshare.`;
-      outcome.fileErrors.push({ path: entry.path, error: error.message + leftover });
+      return { path: entry.path, error: error.message + leftover };
     } finally {
       await bytes.dispose();
     }

@@ -10,7 +10,6 @@ import {
   type ResourceNode,
   type SearchPage,
   type SearchQuery,
-  type StoredRecord,
   type Target,
   type TargetContext,
   type TargetInfo,
@@ -18,7 +17,8 @@ import {
   type WriteOutcome,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
-import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
+import type { PipelineLimits } from '../../jobs/ordered-pipeline.js';
+import { OutcomePipeline, type FileResult } from '../../remote/outcome-pipeline.js';
 import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { unpackedRecord } from '../../remote/unpacked-record.js';
@@ -217,7 +217,7 @@ export class InvenioTarget implements Target {
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
     if (containerId === null) {
       let writer: DraftWriter | undefined;
-      // a new draft that a failed or cancelled upload made is deleted again (remote/new-record.ts)
+      // a new draft that a failed or cancelled upload made is deleted again, kept for a paused or stopped job (remote/new-record.ts)
       await removedOnFailure((made) =>
         writeBelowOneTopFolder(
           this,
@@ -232,6 +232,7 @@ export class InvenioTarget implements Target {
               remove: () => api.deleteDraft(draft.id, AbortSignal.timeout(30_000)),
             });
             outcome.newResource = { id: recordId(draft.id), title: titleOf(draft) };
+            options.onNewResource?.(outcome.newResource);
             return (writer = new DraftWriter(api, draft.id, [], options, this.limits(), outcome));
           },
           (draftWriter, entry, relativePath) => draftWriter.upload(entry, relativePath),
@@ -239,6 +240,7 @@ export class InvenioTarget implements Target {
           // no request is under way when the draft is deleted again
           .finally(() => writer?.drain())
           .then((draftWriter) => draftWriter.finish()),
+        options.signal,
       );
       return outcome;
     }
@@ -337,9 +339,6 @@ interface UploadLimits {
   concurrency: PipelineLimits;
 }
 
-/** One file's result, reported in entry order. */
-type FileResult = { path: string; list: 'created' | 'updated' | 'ignored'; stored?: StoredRecord } | { path: string; error: string };
-
 /**
  * Uploads into one draft, knowing its files by key. Each file's key and the instance's limits
  * are settled in entry order (`upload`); its requests then run on the write pipeline, several
@@ -351,7 +350,7 @@ class DraftWriter {
   private readonly byKey: Map<string, InvenioFile>;
   /** key → size (0 when not yet known) of each file on the pipeline */
   private readonly inFlight = new Map<string, number>();
-  private readonly pipeline: OrderedPipeline<FileResult>;
+  private readonly pipeline: OutcomePipeline;
 
   constructor(
     private readonly api: InvenioApi,
@@ -362,7 +361,7 @@ class DraftWriter {
     private readonly outcome: WriteOutcome,
   ) {
     this.byKey = new Map(files.map((file) => [file.key, file]));
-    this.pipeline = new OrderedPipeline<FileResult>(pipelineLimits(limits.concurrency), (result) => this.reported(result), options.signal);
+    this.pipeline = new OutcomePipeline(limits.concurrency, outcome, options);
   }
 
   /** Settles the file's key (and, its size known, the limits), then starts its upload; after an upload failed hard, throws that failure. */
@@ -395,12 +394,6 @@ class DraftWriter {
   /** Waits for every upload; throws the first hard failure (after `drain`: also when feeding it failed). */
   finish(): Promise<void> {
     return this.pipeline.finish();
-  }
-
-  private reported(result: FileResult): void {
-    if ('error' in result) return void this.outcome.fileErrors.push({ path: result.path, error: result.error });
-    this.outcome[result.list].push(result.path);
-    if (result.stored) (this.outcome.stored ??= new Map()).set(result.path, result.stored);
   }
 
   /** One file's requests: delete the key it replaces, declare it, PUT the bytes, commit. */

@@ -69,7 +69,7 @@ export class OsfWriter {
   async run(containerId: string | null, source: AsyncIterable<Entry>): Promise<WriteOutcome> {
     const entries = await judgedEntries(this.target, containerId, source, this.options);
     try {
-      if (containerId === null) await removedOnFailure((made) => this.throughPipeline(() => this.writeTopLevel(entries, made)));
+      if (containerId === null) await removedOnFailure((made) => this.throughPipeline(() => this.writeTopLevel(entries, made)), this.options.signal);
       else {
         await this.throughPipeline(async () => {
           this.folders.set('', await this.destination(containerId));

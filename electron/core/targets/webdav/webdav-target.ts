@@ -295,8 +295,8 @@ export class WebdavTarget implements Target {
 
   async write(ctx: TargetContext, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
     const entries = await judgedEntries(this, containerId, source, options);
-    // a new top folder that a failed or cancelled upload made is deleted again (remote/new-record.ts)
-    if (containerId === null) return removedOnFailure((made) => this.writeInto(ctx, null, entries, options, made));
+    // a new top folder that a failed or cancelled upload made is deleted again, kept for a paused or stopped job (remote/new-record.ts)
+    if (containerId === null) return removedOnFailure((made) => this.writeInto(ctx, null, entries, options, made), options.signal);
     return this.writeInto(ctx, containerId, entries, options, () => {});
   }
 
@@ -392,7 +392,8 @@ export class WebdavTarget implements Target {
   /**
    * The server's record of each file written (its size, and its checksums where it keeps them:
    * oc:checksums on Nextcloud/ownCloud; webdav.md), from one PROPFIND Depth 1 per folder
-   * written to once the write is done: the job verifies each file against it.
+   * written to once the write is done, as many at once as the write keeps files in flight
+   * (one after another they would be a round trip each): the job verifies each file against it.
    */
   private async storedRecords(ctx: TargetContext, dav: Dav, written: ReadonlyMap<string, string>): Promise<Map<string, StoredRecord>> {
     const byDir = new Map<string, [string, string][]>();
@@ -401,26 +402,37 @@ export class WebdavTarget implements Target {
       byDir.set(dir, [...(byDir.get(dir) ?? []), [destination, entryPath]]);
     }
     const records = new Map<string, StoredRecord>();
-    for (const [dir, files] of byDir) {
-      let listed: Map<string, FileStat>;
-      try {
-        listed = new Map((await this.childrenWithTemps(ctx, dav, dir)).map((stat) => [stat.basename, stat]));
-      } catch (error) {
-        if (!isPerFileFailure(error, ctx.signal)) throw error;
-        for (const [, entryPath] of files) records.set(entryPath, { unverifiable: `the folder could not be listed after the write (${error.message.replace(/\.$/, '')}).` });
-        continue;
+    const listings = new OrderedPipeline<void>(pipelineLimits(this.info.concurrency), () => undefined, ctx.signal);
+    try {
+      for (const [dir, files] of byDir) {
+        if (listings.stopped) break;
+        await listings.start(dir, 0, async () => {
+          let listed: Map<string, FileStat>;
+          try {
+            listed = new Map((await this.childrenWithTemps(ctx, dav, dir)).map((stat) => [stat.basename, stat]));
+          } catch (error) {
+            if (!isPerFileFailure(error, ctx.signal)) throw error;
+            for (const [, entryPath] of files) records.set(entryPath, { unverifiable: `the folder could not be listed after the write (${error.message.replace(/\.$/, '')}).` });
+            return;
+          }
+          for (const [destination, entryPath] of files) {
+            const stat = listed.get(path.posix.basename(destination));
+            records.set(
+              entryPath,
+              stat?.type === 'file'
+                ? { hashes: hashesFromChecksums((stat.props as Record<string, unknown> | undefined)?.checksums), size: stat.size }
+                : { unverifiable: 'the WebDAV server did not list the file in its folder after the write.' },
+            );
+          }
+        });
       }
-      for (const [destination, entryPath] of files) {
-        const stat = listed.get(path.posix.basename(destination));
-        records.set(
-          entryPath,
-          stat?.type === 'file'
-            ? { hashes: hashesFromChecksums((stat.props as Record<string, unknown> | undefined)?.checksums), size: stat.size }
-            : { unverifiable: 'the WebDAV server did not list the file in its folder after the write.' },
-        );
-      }
+    } finally {
+      // never return (or throw) while a request is under way
+      await listings.drain();
     }
-    return records;
+    await listings.finish();
+    // folder by folder, as one listing after another gave them
+    return new Map([...byDir.values()].flat().flatMap(([, entryPath]) => (records.has(entryPath) ? [[entryPath, records.get(entryPath)!] as const] : [])));
   }
 
   /**

@@ -1,0 +1,262 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { isFinishedStatus, type Job } from '../../shared/api.js';
+import { makeConfig, type FerryConfig } from '../../electron/core/config.js';
+import { createCore, type FerryCore } from '../../electron/core/ferry-core.js';
+import { MemorySecretStore } from '../../electron/core/keychain/memory.js';
+import type { Entry, Target } from '../../electron/core/target.js';
+import { encodeLocalId, LocalTarget } from '../../electron/core/targets/local/index.js';
+import { createInvenioTarget } from '../../electron/core/targets/invenio/index.js';
+import { createZenodoTarget } from '../../electron/core/targets/zenodo/index.js';
+import { createFigshareTarget } from '../../electron/core/targets/figshare/index.js';
+import { createDataverseTarget } from '../../electron/core/targets/dataverse/index.js';
+import { startInvenioEmulator } from '../emulators/invenio/emulator.js';
+import { startZenodoEmulator } from '../emulators/zenodo/emulator.js';
+import { startFigshareEmulator } from '../emulators/figshare/emulator.js';
+import { startDataverseEmulator } from '../emulators/dataverse/emulator.js';
+
+/**
+ * Resume (issue #18 item 5) on the remote targets that write record by record. A transfer
+ * into an existing record, cancelled once its first files are in, then resumed
+ * (`POST /jobs/<t>/resume/`: JobService.resumeFinished), sends none of the files the first
+ * run completed again — they come from the job's journal (jobs/resume-journal.ts), which
+ * each target feeds by WriteOptions.onFileWritten — and ends with every file there once. A
+ * transfer to a new record, paused in the middle, keeps that record (remote/new-record.ts)
+ * and goes on in it when resumed, the same way. The uploads are counted where they arrive,
+ * at the service's emulator.
+ */
+const FILES = 8;
+/** the source holds this file (0-based) back until the first run is cancelled */
+const HELD = 4;
+const study: Record<string, string> = Object.fromEntries(Array.from({ length: FILES }, (_, i) => [`f${i}.txt`, `file ${i}\n`.repeat(20 + i)]));
+
+interface Service {
+  /** the destination target, on the emulator */
+  target(config: FerryConfig): Target;
+  token: string;
+  /** the requests so far that began sending one file's bytes */
+  uploads(): number;
+  /** files the destination holds whole now (anywhere) */
+  stored(): number;
+  /** records (drafts, items, datasets) there are now */
+  records(): number;
+  close(): Promise<void>;
+}
+
+const SERVICES: { name: string; target: string; start(): Promise<Service> }[] = [
+  {
+    name: 'InvenioRDM',
+    target: 'invenio',
+    async start() {
+      const emulator = await startInvenioEmulator();
+      return {
+        target: (config) => createInvenioTarget(config, new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0 }),
+        token: 'invenio-token',
+        uploads: () => emulator.state.requests.filter((request) => /^PUT .*\/draft\/files\/[^/]+\/content$/.test(request)).length,
+        stored: () => [...emulator.state.records.values()].flatMap((record) => record.files).filter((file) => file.committed).length,
+        records: () => emulator.state.records.size,
+        close: () => emulator.close(),
+      };
+    },
+  },
+  {
+    name: 'Zenodo',
+    target: 'zenodo',
+    async start() {
+      const emulator = await startZenodoEmulator();
+      return {
+        target: (config) => createZenodoTarget({ ...config, remotes: { ...config.remotes, zenodoUrl: emulator.url } }, new MemorySecretStore(), { ratePerSecond: 1000, retries: 0 }),
+        token: 'zenodo-token',
+        uploads: () => emulator.state.requests.filter((request) => /^PUT .*\/draft\/files\/[^/]+\/content$/.test(request)).length,
+        stored: () => [...emulator.state.records.values()].flatMap((record) => record.files).filter((file) => file.committed).length,
+        records: () => emulator.state.records.size,
+        close: () => emulator.close(),
+      };
+    },
+  },
+  {
+    name: 'figshare',
+    target: 'figshare',
+    async start() {
+      const emulator = await startFigshareEmulator({ processingReads: 0 });
+      return {
+        target: (config) =>
+          createFigshareTarget({ ...config, remotes: { ...config.remotes, figshareApiUrl: emulator.url } }, new MemorySecretStore(), { ratePerSecond: 1000, retries: 0, downloadUrl: emulator.downloadUrl }),
+        token: 'figshare-token',
+        // step 1 of figshare's upload, "initiate": a new file record for the bytes to come
+        uploads: () => emulator.state.requests.filter((request) => /^POST .*\/account\/articles\/\d+\/files$/.test(request)).length,
+        stored: () => [...emulator.state.articles.values()].flatMap((article) => article.files).filter((file) => file.status !== 'created').length,
+        records: () => emulator.state.articles.size,
+        close: () => emulator.close(),
+      };
+    },
+  },
+  {
+    name: 'Dataverse',
+    target: 'dataverse',
+    async start() {
+      const emulator = await startDataverseEmulator();
+      return {
+        target: (config) => createDataverseTarget(config, new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0 }),
+        token: 'dv-token-1111',
+        uploads: () => emulator.state.requests.filter((request) => request.method === 'POST' && /^\/api\/datasets\/\d+\/add$/.test(request.path)).length,
+        stored: () => [...emulator.state.datasets.values()].flatMap((dataset) => emulator.state.latest(dataset)).length,
+        records: () => emulator.state.datasets.size,
+        close: () => emulator.close(),
+      };
+    },
+  },
+];
+
+/** Holds one file's bytes back until opened: the first run is cancelled while it waits. */
+class Hold {
+  reached = false;
+  private let: () => void = () => undefined;
+  private readonly released = new Promise<void>((resolve) => (this.let = resolve));
+  release(): void {
+    this.let();
+  }
+  wait(): Promise<void> {
+    this.reached = true;
+    return this.released;
+  }
+}
+
+/** The workspace as a source whose file number HELD opens only once the hold is released (no whole-file reads: every byte through open()). */
+function heldSource(local: Target, hold: () => Hold): Target {
+  return {
+    info: { ...local.info, name: 'held', readable_name: 'Held folder' },
+    list: (ctx, scope) => local.list(ctx, scope),
+    detail: (ctx, id) => local.detail(ctx, id),
+    write: (ctx, containerId, entries, options) => local.write(ctx, containerId, entries, options),
+    async read(ctx, id) {
+      const read = await local.read(ctx, id);
+      async function* entries(): AsyncIterable<Entry> {
+        let files = 0;
+        for await (const entry of read.entries) {
+          if (entry.kind === 'folder') {
+            yield entry;
+            continue;
+          }
+          const index = files++;
+          const { path: entryPath, kind, size, mtime, hashes } = entry;
+          yield { path: entryPath, kind, size, mtime, hashes, open: async () => (index === HELD ? hold().wait().then(() => entry.open()) : entry.open()) };
+        }
+      }
+      return { title: read.title, root: read.root, entries: entries() };
+    },
+  };
+}
+
+for (const kind of SERVICES) {
+  describe(`a transfer to ${kind.name} cancelled and resumed`, () => {
+    let root: string;
+    let core: FerryCore;
+    let service: Service;
+    let hold = new Hold();
+
+    beforeAll(async () => {
+      root = await mkdtemp(path.join(os.tmpdir(), `ferry-resume-${kind.target}-`));
+      service = await kind.start();
+      const config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
+      core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), service.target(c)] });
+      for (const [folder, files] of [['Seed', { 'seed.txt': 'seed\n' }], ['Study', study]] as const) {
+        await mkdir(path.join(config.workspace, folder), { recursive: true });
+        for (const [name, text] of Object.entries(files)) await writeFile(path.join(config.workspace, folder, name), text);
+      }
+    });
+    afterEach(() => hold.release());
+    afterAll(async () => {
+      await core?.close();
+      await service?.close();
+      if (root) await rm(root, { recursive: true, force: true });
+    });
+
+    const tokens = () => ({ source: core.accessKey, destination: service.token });
+
+    async function submit(folder: string, containerId: string | null): Promise<string> {
+      const source = { target: 'held', resourceId: encodeLocalId(folder) };
+      const job = await core.jobs.submit({
+        kind: 'transfer',
+        target: kind.target,
+        resource_id: containerId,
+        source: { target: 'held', resource_id: source.resourceId },
+        params: { source, containerId, duplicateAction: 'update', provenance: false },
+        tokens: tokens(),
+      });
+      return job.ticket_number;
+    }
+
+    async function until<T>(what: string, value: () => T | undefined | false): Promise<T> {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const found = value();
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+
+    const finished = (ticket: string) => until<Job>(`job ${ticket} to end`, () => ((job) => job && isFinishedStatus(job.status) && job)(core.jobs.get(ticket)));
+
+    it('sends no file the first run completed again', { timeout: 60_000 }, async () => {
+      // the record the files go into
+      const seeded = await finished(await submit('Seed', null));
+      expect(seeded.status, seeded.error ?? '').toBe('succeeded');
+      const container = seeded.report!.new_resource!.id;
+      const storedBefore = service.stored();
+
+      const ticket = await submit('Study', container);
+      await until('the held file to be reached', () => hold.reached);
+      const inBeforeCancel = service.stored() - storedBefore;
+      // the cancel aborts the run at once, then waits for it to end: the held file may go on (and stop)
+      const cancelled = core.jobs.cancel(ticket);
+      hold.release();
+      await cancelled;
+      expect((await finished(ticket)).status).toBe('cancelled');
+      const uploadsFirstRun = service.uploads();
+      expect(inBeforeCancel).toBeGreaterThanOrEqual(HELD - 1);
+
+      const resumed = await core.jobs.resumeFinished(ticket, tokens());
+      const job = await finished(resumed.ticket_number);
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      // the files the first run completed came from its journal …
+      expect(job.resumed?.from).toBe(ticket);
+      expect(job.resumed?.files_already_done).toBeGreaterThanOrEqual(HELD - 1);
+      expect(job.report?.already_done).toHaveLength(job.resumed!.files_already_done);
+      // … and were not sent again: the resumed run began an upload only for the others
+      const uploadsResumed = service.uploads() - uploadsFirstRun;
+      expect(uploadsResumed, `${uploadsResumed} uploads begun by the resumed run`).toBeLessThanOrEqual(FILES - job.resumed!.files_already_done);
+      // every file there, once
+      expect(service.stored() - storedBefore).toBe(FILES);
+    });
+
+    it('paused while filling a new record, keeps it and goes on in it', { timeout: 60_000 }, async () => {
+      hold = new Hold();
+      const [recordsBefore, storedBefore] = [service.records(), service.stored()];
+      const ticket = await submit('Study', null);
+      await until('the held file to be reached', () => hold.reached);
+      const pausing = core.jobs.pause(ticket);
+      hold.release();
+      await pausing;
+      await until('the job to be paused', () => core.jobs.get(ticket)?.status === 'paused');
+      const uploadsFirstRun = service.uploads();
+      // not removed as a cancel removes it: the resumed run goes on in it
+      expect(service.records() - recordsBefore).toBe(1);
+
+      await core.jobs.resume(ticket);
+      const job = await finished(ticket);
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      expect(job.resumed?.files_already_done).toBeGreaterThanOrEqual(HELD - 1);
+      const uploadsResumed = service.uploads() - uploadsFirstRun;
+      expect(uploadsResumed, `${uploadsResumed} uploads begun by the resumed run`).toBeLessThanOrEqual(FILES - job.resumed!.files_already_done);
+      // one record, holding every file once
+      expect(service.records() - recordsBefore).toBe(1);
+      expect(service.stored() - storedBefore).toBe(FILES);
+      // the report names each file once: written by this run, or already done by the first
+      expect([...job.report!.resources_created, ...job.report!.already_done!].filter((p) => p !== 'Study').sort()).toEqual(Object.keys(study).map((name) => `Study/${name}`));
+    });
+  });
+}
