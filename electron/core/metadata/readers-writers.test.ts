@@ -74,8 +74,10 @@ describe('a new GitHub repository', () => {
 
   it('makes a web address of the work itself its homepage, never another relation or a bare DOI', () => {
     expect(githubRepositoryFields({ related_identifiers: [{ identifier: '10.5281/zenodo.1', relation: 'isIdenticalTo' }, { identifier: 'https://example.org/paper', relation: 'isCitedBy' }] }).fields.homepage).toBeUndefined();
-    expect(githubRepositoryFields(full)).toMatchObject({ fields: { topics: ['coast', 'salinity'] } });
     expect(githubRepositoryFields(full).fields.homepage).toBeUndefined();
+    const record = githubRepositoryFields({ related_identifiers: [{ identifier: 'https://example.org/paper', relation: 'isCitedBy' }, { identifier: 'https://doi.org/10.5281/zenodo.1', relation: 'isIdenticalTo' }] });
+    expect(record.fields.homepage).toBe('https://doi.org/10.5281/zenodo.1');
+    expect(record.notes).toEqual(["A GitHub repository holds no related identifiers other than the one made its homepage; the source's were not carried."]);
   });
 
   it('makes keywords topics once each, in lower case with hyphens for spaces; the rest is named', () => {
