@@ -1,7 +1,7 @@
 // Issue #21 item 2 and 3, over real HTTP on loopback with the emulators: descriptive metadata
-// read from GitHub (with CITATION.cff), Dataverse and a local folder with
-// ro-crate-metadata.json, reviewed through GET …/metadata/, and written to figshare, Zenodo
-// and Dataverse on a new top-level transfer. Each destination, described back through the
+// read from GitHub and GitLab (with CITATION.cff), Dataverse and a local folder with
+// ro-crate-metadata.json, reviewed through GET …/metadata/, and written to figshare, Zenodo,
+// Dataverse and GitHub on a new top-level transfer. Each destination, described back through the
 // same API, equals the source where it can hold the field; what it cannot hold is in the
 // job's notes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,15 +12,18 @@ import { LocalTarget } from '../../electron/core/targets/local/index.js';
 import { createDataverseTarget } from '../../electron/core/targets/dataverse/index.js';
 import { createFigshareTarget } from '../../electron/core/targets/figshare/index.js';
 import { createGithubTarget } from '../../electron/core/targets/github/index.js';
+import { createGitlabTarget } from '../../electron/core/targets/gitlab/index.js';
 import { createZenodoTarget } from '../../electron/core/targets/zenodo/index.js';
 import { startDataverseEmulator, type DataverseEmulator } from '../emulators/dataverse/emulator.js';
 import { startFigshareEmulator, type FigshareEmulator } from '../emulators/figshare/emulator.js';
 import { startGithubEmulator, type GithubEmulator } from '../emulators/github/server.js';
+import { startGitlabEmulator, type GitlabEmulator } from '../emulators/gitlab/server.js';
 import { startZenodoEmulator, type ZenodoEmulator } from '../emulators/zenodo/emulator.js';
 import { findByPath, startFerry, waitForJob, writeTree, type Ferry } from './harness.js';
 
 let ferry: Ferry;
 let github: GithubEmulator;
+let gitlab: GitlabEmulator;
 let figshare: FigshareEmulator;
 let dataverse: DataverseEmulator;
 let zenodo: ZenodoEmulator;
@@ -63,6 +66,7 @@ const CRATE = {
 
 beforeAll(async () => {
   github = await startGithubEmulator();
+  gitlab = await startGitlabEmulator();
   figshare = await startFigshareEmulator({ processingReads: 0 });
   dataverse = await startDataverseEmulator();
   zenodo = await startZenodoEmulator();
@@ -72,6 +76,12 @@ beforeAll(async () => {
   repo.description = 'Cleaning scripts';
   repo.topics = ['oceanography'];
   repo.license = { key: 'mit', name: 'MIT License', spdx_id: 'MIT' };
+  const glUser = { id: 9, username: 'grace', name: 'Grace' };
+  gitlab.state.tokens.set('gl-token', glUser);
+  const project = gitlab.state.addProject(glUser, 'harbour-code', { 'CITATION.cff': CITATION.replace('Survey analysis code', 'Harbour analysis code'), 'clean.py': 'print("clean")\n' });
+  project.description = 'Harbour scripts\n\nThat clean the readings.';
+  project.topics = ['Oceanography', 'harbour data'];
+  project.license = { key: 'apache-2.0', name: 'Apache License 2.0', nickname: null, html_url: 'http://choosealicense.com/licenses/apache-2.0/', source_url: 'http://www.apache.org/licenses/LICENSE-2.0.html' };
   const dataset = dataverse.state.addDataset(1, 'Harbour Salinity', { 'readings.csv': 'site,psu\nA,35\n', 'raw/log.txt': 'calibrated\n' });
   const primitive = (typeName: string, value: string) => ({ typeName, multiple: false, typeClass: 'primitive', value });
   dataset.citation = [
@@ -83,16 +93,18 @@ beforeAll(async () => {
   dataset.license = { name: 'CC BY 4.0', uri: 'http://creativecommons.org/licenses/by/4.0' };
   const secrets = new MemorySecretStore();
   await secrets.set(tokenAccount('github'), 'gh-token');
+  await secrets.set(tokenAccount('gitlab'), 'gl-token');
   await secrets.set(tokenAccount('figshare'), 'figshare-token');
   await secrets.set(tokenAccount('dataverse'), 'dv-token-1111');
   await secrets.set(tokenAccount('zenodo'), 'zenodo-token');
   ferry = await startFerry({
     secrets,
     targets: (config, store) => {
-      const remoteConfig = { ...config, remotes: { ...config.remotes, githubApiUrl: github.url, figshareApiUrl: figshare.url, dataverseUrl: dataverse.url, zenodoUrl: zenodo.url } };
+      const remoteConfig = { ...config, remotes: { ...config.remotes, githubApiUrl: github.url, gitlabUrl: gitlab.url, figshareApiUrl: figshare.url, dataverseUrl: dataverse.url, zenodoUrl: zenodo.url } };
       return [
         new LocalTarget({ root: config.workspace }),
         createGithubTarget(remoteConfig, store, { writeSpacingMs: 0, maxRateWaitMs: 2000 }),
+        createGitlabTarget(remoteConfig, store, { maxRateWaitMs: 2000, ratePerSecond: 1000 }),
         createFigshareTarget(remoteConfig, store, { ratePerSecond: 1000, retries: 1, downloadUrl: figshare.downloadUrl }),
         createDataverseTarget(remoteConfig, store, { ratePerSecond: 1000, retries: 0, journalDir: null, lockPollMs: 10 }),
         createZenodoTarget(remoteConfig, store, { ratePerSecond: 1000, retries: 2 }),
@@ -103,7 +115,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await ferry?.close();
-  await Promise.all([github?.close(), figshare?.close(), dataverse?.close(), zenodo?.close()]);
+  await Promise.all([github?.close(), gitlab?.close(), figshare?.close(), dataverse?.close(), zenodo?.close()]);
 });
 
 async function list(target: string, container = 'None'): Promise<ResourceSummary[]> {
@@ -148,6 +160,35 @@ describe('descriptive metadata across targets', () => {
     expect(job.report!.notes).toEqual(
       expect.arrayContaining([expect.stringMatching(/without their relation/), expect.stringMatching(/named 'survey-code' after the source's folder; the title 'Survey analysis code' was not given/)]),
     );
+  });
+
+  it('GitLab with CITATION.cff and a detected licence → GitHub: description, homepage and topics arrive; the rest is named', async () => {
+    const project = (await list('gitlab')).find((node) => node.title === 'harbour-code')!;
+    const source = await metadataOf('gitlab', project.id);
+    // the CITATION.cff wins where it says something (title, abstract, keywords, licence); GitLab's licence key is read with license=true
+    expect(source).toEqual({
+      title: 'Harbour analysis code',
+      description: 'Scripts that clean and summarise the coastal survey.',
+      keywords: ['survey', 'salinity'],
+      license: 'MIT',
+      creators: [{ name: 'Ada Lovelace', orcid: '0000-0002-1825-0097' }, { name: 'Charles Babbage' }],
+      related_identifiers: [{ identifier: 'https://github.example/ada/survey-code', relation: 'isSupplementedBy' }],
+    });
+    expect(gitlab.state.requests).toContain(`GET /api/v4/projects/${project.id.slice(1)}`);
+
+    const reviewed: DescriptiveMetadata = { description: 'Harbour scripts\n\nThat clean the readings.', keywords: ['Oceanography', 'harbour data', 'pH (total scale)'], license: 'Apache-2.0', related_identifiers: [{ identifier: 'https://doi.org/10.5281/zenodo.77', relation: 'isIdenticalTo' }] };
+    const job = await transferToTop('github', 'gitlab', project.id, { metadata: reviewed });
+    const made = github.state.repos.find((r) => r.name === 'harbour-code')!;
+    expect(made).toMatchObject({ description: 'Harbour scripts That clean the readings.', homepage: 'https://doi.org/10.5281/zenodo.77', topics: ['oceanography', 'harbour-data'] });
+    expect(job.report!.notes).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^GitHub keeps a description of one line/),
+        expect.stringMatching(/'pH \(total scale\)' were not added as topics/),
+        "GitHub reads a repository's licence from a LICENSE file in it, so the licence 'Apache-2.0' was not set; add that file.",
+      ]),
+    );
+    // described back, the CITATION.cff that travelled with the files wins over the repository's own fields, as on GitLab
+    expect(await metadataOf('github', job.report!.new_resource!.id)).toEqual(source);
   });
 
   it('Dataverse → Zenodo: the citation block becomes the record\'s creators, description, keywords and licence', async () => {

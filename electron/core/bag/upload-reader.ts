@@ -30,6 +30,12 @@ export interface UploadArchive {
   /** the provenance record a bag carries as a tag file (bag-record.ts); null for a plain ZIP or a bag without one */
   carriedRecord(): Promise<string | null>;
   /**
+   * The text of one small file: `payload` by its path as entries() names it, or `tag` a bag's
+   * tag file at its top (beside bagit.txt). Null when there is no such file, or it is larger
+   * than `maxBytes`. Its bytes are checked against the entry's CRC-32.
+   */
+  readSmallFile(where: 'payload' | 'tag', path: string, maxBytes: number): Promise<string | null>;
+  /**
    * payload entries (for a bag: relative to data/, hashes from its manifests); re-iterable.
    * An entry with a manifest digest is not CRC-checked here: its reader must check `hashes`
    * (the job's WatchedEntries does, for every byte it hands a writer).
@@ -156,7 +162,7 @@ interface ArchiveSource {
 }
 
 function plainArchive(source: ArchiveSource, records: ZipRecord[]): UploadArchive {
-  return makeArchive(source, 'plain', records.filter((r) => !r.litter), '', () => ({}), [], async () => null);
+  return makeArchive(source, 'plain', records.filter((r) => !r.litter), '', null, () => ({}), [], async () => null);
 }
 
 /** The bag's payload as validation found it: its files are exactly those `bag.hashes` holds. */
@@ -165,10 +171,10 @@ function bagArchive(source: ArchiveSource, bagRecords: ZipRecord[], bagRoot: str
     .filter((r) => r.path.startsWith('data/'))
     .map((r) => ({ ...r, path: r.path.slice('data/'.length) }))
     .filter((r) => r.kind === 'folder' || bag.hashes.has(r.path));
-  const tagFiles = bagRecords
-    .filter((r) => r.kind === 'file' && !r.path.includes('/'))
-    .map((r) => ({ path: r.path, size: r.size, open: () => openZipEntry(source.zip, r.entry, bagRoot + r.path) }));
-  return makeArchive(source, 'bag', payload, `${bagRoot}data/`, (path) => ({ ...bag.hashes.get(path) }), bag.warnings, () => carriedRecord(tagFiles));
+  const tagRecords = bagRecords.filter((r) => r.kind === 'file' && !r.path.includes('/'));
+  const tagFiles = tagRecords.map((r) => ({ path: r.path, size: r.size, open: () => openZipEntry(source.zip, r.entry, bagRoot + r.path) }));
+  const tags = { records: tagRecords, zipPrefix: bagRoot };
+  return makeArchive(source, 'bag', payload, `${bagRoot}data/`, tags, (path) => ({ ...bag.hashes.get(path) }), bag.warnings, () => carriedRecord(tagFiles));
 }
 
 /** digests the job checks every byte against (entry-stream.ts), each stronger than a CRC-32 */
@@ -180,6 +186,8 @@ function makeArchive(
   kind: UploadArchive['kind'],
   records: ZipRecord[],
   zipPrefix: string,
+  /** a bag's tag files at its top, with the ZIP path they sit under; none for a plain ZIP */
+  tags: { records: ZipRecord[]; zipPrefix: string } | null,
   hashesOf: (path: string) => Record<string, string>,
   warnings: string[],
   carried: () => Promise<string | null>,
@@ -247,6 +255,15 @@ function makeArchive(
     totalBytes: files.reduce((sum, r) => sum + r.size, 0),
     warnings,
     carriedRecord: () => (closed ? Promise.reject(new Error('The uploaded ZIP was already closed.')) : carried()),
+    readSmallFile: async (where, path, maxBytes) => {
+      if (closed) throw new Error('The uploaded ZIP was already closed.');
+      const found = where === 'payload' ? { records, zipPrefix } : tags;
+      const record = found?.records.find((r) => r.kind === 'file' && r.path === path);
+      if (!found || !record || record.size > maxBytes) return null;
+      const chunks: Buffer[] = [];
+      for await (const chunk of await openZipEntry(zip, record.entry, found.zipPrefix + record.path)) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
     entries,
     close: async () => {
       if (closed) return;

@@ -12,7 +12,8 @@ import { openUploadZip } from '../bag/upload-reader.js';
 import type { ProvenanceRecorder } from '../provenance/recorder.js';
 import type { FolderLayout } from '../provenance/format.js';
 import { layoutNote, packWrite } from '../remote/packed-folders.js';
-import { completeProvenance, metadataForTransfer, provenanceOn, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
+import { completeProvenance, provenanceOn, startTransferProvenance, startUploadProvenance, watchedForProvenance } from '../provenance/job-hook.js';
+import { metadataForTransfer, metadataForUpload } from '../metadata/for-new-resource.js';
 import { WatchedEntries } from './entry-stream.js';
 import { JournaledEntries } from './journaled-entries.js';
 import { failedFilesOfWrite, StoppedWithReport } from './outcome.js';
@@ -94,13 +95,16 @@ async function runUpload(ctx: JobExecutionContext, deps: TransferExecutorDeps): 
     // provenance (provenance/job-hook.ts): watch the entries, then record what was stored
     const common = { params: ctx.params, ticket: ctx.job.ticket_number, destination, containerId: params.containerId, folders: folders.layout };
     const provenance = await startUploadProvenance({ ...common, kind: archive.kind, topLevel: archive.topLevel, carriedRecord: archive.carriedRecord });
+    // a new top-level resource takes what the ZIP or bag says of itself (ro-crate-metadata.json, CITATION.cff)
+    const described = await metadataForUpload(archive, destination, params.containerId);
     const entries = watchedWithLeftOut(provenance, write);
     const top = params.containerId === null ? await madeByEarlierRun(ctx, destination, token) : null;
     const storedRecords = new Map<string, StoredRecord>();
     const written = top
       ? await writeIntoMadeTop(ctx, destination, token, entries, { ...params, storedRecords }, top)
-      : await writeWatched(ctx, destination, token, write, entries, { ...params, storedRecords }, staged);
-    return await completeProvenance(provenance, { token, signal: ctx.signal }, withNotes(written, folderNotes(ctx, destination, folders.layout)), storedRecords);
+      : await writeWatched(ctx, destination, token, write, entries, { ...params, metadata: described.metadata, storedRecords }, staged);
+    const report = withNotes(written, [...described.notes, ...titleNotes(described.metadata, written), ...folderNotes(ctx, destination, folders.layout)]);
+    return await completeProvenance(provenance, { token, signal: ctx.signal }, report, storedRecords);
   } finally {
     await archive.close();
   }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readCitationCff } from './citation-cff.js';
 import { dataverseFields, readDataverseMetadata } from './dataverse.js';
 import { figshareFields, readFigshareMetadata } from './figshare.js';
-import { repositoryMetadata } from './forge.js';
+import { githubRepositoryFields, repositoryMetadata } from './forge.js';
 import { invenioMetadata, readInvenioMetadata } from './invenio.js';
 import { htmlToText, textToHtml, type DescriptiveMetadata } from './model.js';
 import { readRoCrate } from './ro-crate.js';
@@ -60,6 +60,33 @@ describe('CITATION.cff', () => {
     const merged = repositoryMetadata({ name: 'survey', description: 'Repo description', topics: ['topic'], license: 'Apache-2.0' }, { title: 'Survey', creators: [{ name: 'Ada' }] });
     expect(merged).toEqual({ title: 'Survey', description: 'Repo description', keywords: ['topic'], license: 'Apache-2.0', creators: [{ name: 'Ada' }] });
     expect(repositoryMetadata({ name: 'x', description: null, topics: [], license: 'NOASSERTION' }, null)).toEqual({ title: 'x' });
+  });
+});
+
+describe('a new GitHub repository', () => {
+  it('takes one line of at most 350 characters (counted in characters, not UTF-16 units), saying what was changed', () => {
+    const long = githubRepositoryFields({ description: `Mesures\tà ${'é'.repeat(400)}` });
+    expect([...long.fields.description!]).toHaveLength(350);
+    expect(long.fields.description!.startsWith('Mesures à éé')).toBe(true);
+    expect(long.notes).toEqual(["GitHub keeps a description of one line and at most 350 characters, so the source's was joined into one line and cut to 350 characters."]);
+    expect(githubRepositoryFields({ description: '  Plain  text.  ' })).toEqual({ fields: { description: 'Plain  text.' }, notes: [] });
+  });
+
+  it('makes a web address of the work itself its homepage, never another relation or a bare DOI', () => {
+    expect(githubRepositoryFields({ related_identifiers: [{ identifier: '10.5281/zenodo.1', relation: 'isIdenticalTo' }, { identifier: 'https://example.org/paper', relation: 'isCitedBy' }] }).fields.homepage).toBeUndefined();
+    expect(githubRepositoryFields(full).fields.homepage).toBeUndefined();
+    const record = githubRepositoryFields({ related_identifiers: [{ identifier: 'https://example.org/paper', relation: 'isCitedBy' }, { identifier: 'https://doi.org/10.5281/zenodo.1', relation: 'isIdenticalTo' }] });
+    expect(record.fields.homepage).toBe('https://doi.org/10.5281/zenodo.1');
+    expect(record.notes).toEqual(["A GitHub repository holds no related identifiers other than the one made its homepage; the source's were not carried."]);
+  });
+
+  it('makes keywords topics once each, in lower case with hyphens for spaces; the rest is named', () => {
+    const { fields, notes } = githubRepositoryFields({ keywords: ['Ocean', 'ocean', 'sea  ice', 'CO₂', 'x'.repeat(51), 'deep_sea'] });
+    expect(fields.topics).toEqual(['ocean', 'sea-ice']);
+    expect(notes).toEqual([
+      "GitHub topics are lower case with hyphens for spaces, so these keywords were written as: 'Ocean' → 'ocean', 'sea  ice' → 'sea-ice'.",
+      `GitHub topics hold only lowercase letters, numbers and hyphens (at most 50 characters), so the keywords 'CO₂', '${'x'.repeat(51)}', 'deep_sea' were not added as topics.`,
+    ]);
   });
 });
 

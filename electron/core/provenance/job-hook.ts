@@ -1,5 +1,5 @@
 import type { JobReport } from '../../../shared/api.js';
-import type { DescriptiveMetadata, Entry, StoredRecord, Target, TargetContext } from '../target.js';
+import type { Entry, StoredRecord, Target, TargetContext } from '../target.js';
 import type { FolderLayout, ProvenanceResource } from './format.js';
 import { ProvenanceRecorder } from './recorder.js';
 
@@ -72,33 +72,4 @@ export function identifierOf(extra: Record<string, unknown>): string | null {
   if (doi) return /^https?:\/\//i.test(doi) ? doi : `https://doi.org/${doi.replace(/^doi:/i, '')}`;
   const html = typeof extra.html_url === 'string' ? extra.html_url.trim() : '';
   return html || null;
-}
-
-/**
- * A transfer to a new top-level resource carries the source's descriptive metadata
- * (Target.describe), or the copy a person `reviewed` instead. Notes say what could not be
- * carried: a source that could not say, or a destination that keeps none (the destination's
- * writer names what it could not hold).
- */
-export async function metadataForTransfer(
-  source: Target,
-  sourceCtx: TargetContext,
-  sourceId: string,
-  destination: Target,
-  containerId: string | null,
-  reviewed?: DescriptiveMetadata,
-): Promise<{ metadata?: DescriptiveMetadata; notes: string[] }> {
-  if (containerId !== null || (!source.describe && !reviewed)) return { notes: [] };
-  let metadata: DescriptiveMetadata | null;
-  try {
-    metadata = reviewed ?? (await source.describe!(sourceCtx, sourceId));
-  } catch (error) {
-    return { notes: [`The ${source.info.readable_name} resource's descriptive metadata could not be read (${error instanceof Error ? error.message : String(error)}); none was carried.`] };
-  }
-  const fields = Object.keys(metadata ?? {});
-  if (!metadata || fields.length === 0) return { notes: [] };
-  if (!destination.info.keepsMetadata) {
-    return { notes: [`The destination (${destination.info.readable_name}) keeps no descriptive metadata: the source's ${fields.join(', ')} were not carried (ferry-provenance.json names the source).`] };
-  }
-  return { metadata, notes: [] };
 }

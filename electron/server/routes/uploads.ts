@@ -180,7 +180,10 @@ export function registerUploadRoutes(app: FastifyInstance, context: ServerContex
     {
       schema: {
         summary: 'Upload or transfer into a new top-level resource (4.6)',
-        description: 'The ZIP holds exactly one top-level folder (in a bag: under data/); it becomes the new resource.',
+        description:
+          'The ZIP holds exactly one top-level folder (in a bag: under data/); it becomes the new resource. A ro-crate-metadata.json or CITATION.cff ' +
+          "in that folder (or at the top of a bag's data/, or beside its bagit.txt) gives the new resource its descriptive metadata where the destination " +
+          "keeps it (Target keeps_metadata); report.notes name what was not carried.",
         tags: ['uploads'],
         params: { type: 'object', required: ['target'], properties: { target: targetParam } },
         headers: headerSchema,

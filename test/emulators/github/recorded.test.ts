@@ -49,4 +49,25 @@ describe('GitHub emulator vs recorded responses', () => {
     const empty = await call('POST', '/repos/fixture-user/blank/git/blobs', { content: 'x', encoding: 'utf-8' });
     expect(empty).toMatchObject({ status: 409, body: { message: 'Git Repository is empty.' } });
   });
+
+  it("topics and a description as GitHub's docs and answers say: lower case kept, a bad topic, 21 topics or a description with a line break or over 350 characters refused with 422", async () => {
+    emu.state.addRepo({ id: 1, login: 'fixture-user' }, 'topics');
+    const put = await call('PUT', '/repos/fixture-user/topics/topics', { names: ['Tides', 'sea-level'] });
+    expect(put).toMatchObject({ status: 200, body: { names: ['tides', 'sea-level'] } });
+    expect((await call('GET', '/repos/fixture-user/topics')).body.topics).toEqual(['tides', 'sea-level']);
+    for (const names of [['sea level'], ['-tides'], ['a'.repeat(51)], ['meeresspiegel_nordsee']]) {
+      const refused = await call('PUT', '/repos/fixture-user/topics/topics', { names });
+      expect(refused).toMatchObject({ status: 422, body: { message: 'Validation Failed', errors: [expect.stringMatching(/^Topics must start with a lowercase letter or number, consist of 50 characters or less/)] } });
+    }
+    const tooMany = await call('PUT', '/repos/fixture-user/topics/topics', { names: Array.from({ length: 21 }, (_, i) => `t${i}`) });
+    expect(tooMany).toMatchObject({ status: 422, body: { errors: ['A repository cannot have more than 20 topics.'] } });
+    expect((await call('GET', '/repos/fixture-user/topics/topics')).body.names).toEqual(['tides', 'sea-level']);
+
+    const twoLines = await call('POST', '/user/repos', { name: 'described', description: 'one\ntwo' });
+    expect(twoLines).toMatchObject({ status: 422, body: { message: 'Repository creation failed.', errors: [{ field: 'description', message: 'description control characters are not allowed' }] } });
+    const long = await call('POST', '/user/repos', { name: 'described', description: 'x'.repeat(351) });
+    expect(long).toMatchObject({ status: 422, body: { errors: [{ field: 'description', message: 'description cannot be more than 350 characters' }] } });
+    const made = await call('POST', '/user/repos', { name: 'described', description: 'x'.repeat(350), homepage: 'https://doi.org/10.5281/zenodo.1' });
+    expect(made).toMatchObject({ status: 201, body: { homepage: 'https://doi.org/10.5281/zenodo.1' } });
+  });
 });

@@ -24,6 +24,8 @@ export interface GithubRepo {
   name: string;
   private: boolean;
   description: string | null;
+  /** "A URL with more information about the repository" (POST /user/repos `homepage`) */
+  homepage: string | null;
   /** the repository's topics (GET /repos answers them since 2021 without a preview header) */
   topics: string[];
   /** the licence GitHub detected: `{key, name, spdx_id, url, node_id}` in the answer, or null */
@@ -97,6 +99,20 @@ export interface GithubEmulator {
 }
 
 const DOCS = 'https://docs.github.com/rest';
+/** GitHub's answer to a topic outside its rule (cli/cli#5934 and integrations/terraform-provider-github#951 quote it with the old limit of 35) */
+const TOPIC_RULE = 'Topics must start with a lowercase letter or number, consist of 50 characters or less, and can include hyphens.';
+
+/**
+ * Why GitHub refuses a repository's description, as its 422 says it: control characters
+ * (a line break: r-lib/gh#92, github/VisualStudio#1777) and more than 350 characters.
+ */
+function descriptionRefusals(description: string): string[] {
+  const refusals: string[] = [];
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(description)) refusals.push('description control characters are not allowed');
+  if ([...description].length > 350) refusals.push('description cannot be more than 350 characters');
+  return refusals;
+}
 const MAX_BLOB_BYTES = 100 * 1024 * 1024;
 
 class HttpError extends Error {
@@ -137,6 +153,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
         name,
         private: options.private ?? true,
         description: null,
+        homepage: null,
         topics: [],
         license: null,
         default_branch: 'main',
@@ -243,6 +260,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       // GitHub serves git on its web host (github.com) and the API on api.github.com; here one host serves both
       clone_url: `${state.cloneOrigin ?? baseUrl(req)}/${repo.owner.login}/${repo.name}.git`,
       description: repo.description,
+      homepage: repo.homepage,
       fork: false,
       url: api,
       contents_url: `${api}/contents/{+path}`,
@@ -536,9 +554,15 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
           errors: [{ resource: 'Repository', code: 'custom', field: 'name', message: 'name already exists on this account' }],
         });
       }
+      const description = typeof input.description === 'string' ? input.description : null;
+      const descriptionErrors = description === null ? [] : descriptionRefusals(description);
+      if (descriptionErrors.length > 0) {
+        throw new HttpError(422, 'Repository creation failed.', { errors: descriptionErrors.map((message) => ({ resource: 'Repository', code: 'custom', field: 'description', message })) });
+      }
       const repo = state.addRepo(user, name, {}, { private: input.private === true });
       if (state.newRepoGitDelay > 0) notYetVisible.set(repo, state.newRepoGitDelay);
-      repo.description = typeof input.description === 'string' ? input.description : null;
+      repo.description = description;
+      repo.homepage = typeof input.homepage === 'string' ? input.homepage : null;
       if (input.auto_init === true) commitOnBranch(repo, user, repo.git.applyChanges(null, [{ path: 'README.md', mode: '100644', sha: repo.git.writeBlob(Buffer.from(`# ${name}\n`)) }]), 'Initial commit');
       return send(res, 201, repoJson(req, repo), { location: `${baseUrl(req)}/repos/${user.login}/${name}` });
     }
@@ -554,6 +578,20 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     const rest = m[3] ?? '';
 
     if (method === 'GET' && rest === '') return send(res, 200, repoJson(req, repo));
+    if (method === 'GET' && rest === '/topics') return send(res, 200, { names: repo.topics });
+    if (method === 'PUT' && rest === '/topics') {
+      // "Replace all repository topics": `names` replaces the set; GitHub saves them lower
+      // case (the REST description), and refuses a name outside its topic rule, or more than
+      // 20, with 422 and the reason as a sentence in `errors` (validation-error-simple)
+      const input = json(body);
+      if (!Array.isArray(input.names)) throw new HttpError(422, 'Invalid request.\n\n"names" wasn\'t supplied.');
+      const names = input.names.map((n) => String(n).toLowerCase());
+      if (names.some((n) => !/^[a-z0-9][a-z0-9-]{0,49}$/.test(n))) throw new HttpError(422, 'Validation Failed', { errors: [TOPIC_RULE] });
+      if (names.length > 20) throw new HttpError(422, 'Validation Failed', { errors: ['A repository cannot have more than 20 topics.'] });
+      repo.topics = names;
+      repo.updated_at = now();
+      return send(res, 200, { names: repo.topics });
+    }
     if (method === 'DELETE' && rest === '') {
       if (!state.deleteRepoTokens.has(token) || repo.owner.id !== user.id) {
         throw new HttpError(403, 'Must have admin rights to Repository.', { documentation_url: 'https://docs.github.com/rest/repos/repos#delete-a-repository' });

@@ -30,6 +30,11 @@ export interface GitlabProject {
   description: string | null;
   /** `topics` as given on create (doc/api/projects.md "Create a project": an array of strings) */
   topics: string[];
+  /**
+   * The licence GitLab detects from the repository's LICENSE file (licensee: `key` such as
+   * "mit" or "lgpl-3.0", "other" for one it cannot name), or null; a test sets it
+   */
+  license: { key: string; name: string; nickname: string | null; html_url: string; source_url: string | null } | null;
   /** null until the first commit */
   default_branch: string | null;
   created_at: string;
@@ -106,6 +111,7 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
         visibility: options.visibility ?? 'private',
         description: null,
         topics: [],
+        license: null,
         default_branch: null,
         created_at: now(),
         last_activity_at: now(),
@@ -192,8 +198,9 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
       path_with_namespace: `${p.owner.username}/${p.path}`,
       created_at: p.created_at,
       default_branch: p.default_branch,
-      tag_list: p.topics,
-      topics: p.topics,
+      // sorted by name, as lib/api/entities/basic_project_details.rb `topic_names` answers them
+      tag_list: [...p.topics].sort(),
+      topics: [...p.topics].sort(),
       ssh_url_to_repo: `git@gitlab.example:${p.owner.username}/${p.path}.git`,
       http_url_to_repo: state.cloneOrigin ? `${state.cloneOrigin}/${p.owner.username}/${p.path}.git` : `${web}.git`,
       web_url: web,
@@ -412,7 +419,10 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     if (method === 'GET' && sub === '') {
       // statistics=true adds repository_size (bytes) for members with Reporter access or more (doc/api/projects.md)
       const statistics = url.searchParams.get('statistics') === 'true' ? { statistics: { repository_size: repositorySize(p) } } : {};
-      return send(req, res, 200, { ...projectJson(req, p), ...statistics });
+      // license=true adds `license_url` and `license` {key, name, nickname, html_url, source_url},
+      // null without a detected licence (doc/api/projects.md "Get a single project"; lib/api/entities/project.rb)
+      const license = url.searchParams.get('license') === 'true' ? { license_url: p.license ? `${base(req)}/${p.owner.username}/${p.path}/-/blob/${p.default_branch ?? 'main'}/LICENSE` : null, license: p.license } : {};
+      return send(req, res, 200, { ...projectJson(req, p), ...statistics, ...license });
     }
 
     if (method === 'GET' && sub === 'repository/tree') {

@@ -46,6 +46,8 @@ export class GithubTarget implements Target {
     supported_actions: fullActions(true),
     supported_hash_algorithms: [GIT_SHA1],
     credential: 'remote' as const,
+    // metadata/forge.ts: a new repository takes a transfer's description, homepage and keywords (topics), and names the rest
+    keepsMetadata: true,
   };
 
   /** shallow clones of whole repositories read, by token digest and repository id */

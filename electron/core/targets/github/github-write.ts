@@ -1,12 +1,13 @@
 import { FerryError, badRequest } from '../../errors.js';
 import type { Entry, WriteOptions, WriteOutcome } from '../../target.js';
-import { gh, statusOf, type GithubOctokit } from './client.js';
+import { gh, githubError, statusOf, type GithubOctokit } from './client.js';
 import { gitBlobSha } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
 import { pushEntries } from '../forge/git-push-write.js';
 import { startForgeWrite } from '../forge/write-plan.js';
 import type { PlanDestination } from '../../plan/write-plan.js';
 import { toRepo, walkTree, type Repo } from './repo-tree.js';
+import { GITHUB_DESCRIPTION_MAX, githubRepositoryFields, type GithubRepositoryFields } from '../../metadata/forge.js';
 
 /** GitHub refuses files over 100 MB and warns above 50 MB (docs: "About large files on GitHub"). */
 export const GITHUB_MAX_FILE_BYTES = 100 * 1024 * 1024;
@@ -51,11 +52,17 @@ export async function writeToGithub(
   onCreated: (repo: Repo) => void = () => {},
 ): Promise<WriteOutcome> {
   const { octokit } = github;
+  const notes: string[] = [];
   const { entries, outcome, repo, toRepoPath } = await startForgeWrite(github.destination, source, options, dest, async (title) => {
-    const created = await createRepository(octokit, title, options.jobLabel);
+    // the source's description, homepage and keywords, where a transfer carries them; the rest is said (metadata/forge.ts)
+    const described = githubRepositoryFields(options.metadata);
+    const created = await createRepository(octokit, title, options.jobLabel, described.fields);
     onCreated(created);
+    notes.push(...described.notes);
+    if (described.fields.topics) notes.push(...(await setTopics(octokit, created, described.fields.topics, options.signal)));
     return { repo: created, newResource: { id: `r${created.id}`, title: created.name } };
   });
+  if (notes.length > 0) outcome.notes = [...(outcome.notes ?? []), ...notes];
   const { data: me } = await gh(() => octokit.rest.users.getAuthenticated());
   const http = new GitHttp(
     { url: gitUrl(repo, github.apiBaseUrl), username: 'x-access-token', password: github.token, service: 'GitHub', notFoundHint: `GitHub has no repository ${repo.fullName}, or the token may not push to it (a classic token needs the \`repo\` scope; a fine-grained one Contents read and write).` },
@@ -124,13 +131,17 @@ export function sanitizeRepoName(title: string): string {
  * lost (a broken connection, a 5xx), a repository of that name carrying this job's own
  * description and nothing else is taken to be the one just made.
  */
-async function createRepository(octokit: GithubOctokit, title: string, jobLabel: string): Promise<Repo> {
+async function createRepository(octokit: GithubOctokit, title: string, jobLabel: string, described: GithubRepositoryFields): Promise<Repo> {
   const base = sanitizeRepoName(title);
-  const description = `Created by Ferry from "${title}" (${jobLabel})`.slice(0, 350);
+  // A described repository carries the source's description instead of the job's: a lost
+  // answer then takes an EMPTY repository of that name and description as this job's, which
+  // at worst is an empty one an earlier run of the same source left; nothing in it is lost.
+  const description = described.description ?? `Created by Ferry from "${title}" (${jobLabel})`.slice(0, GITHUB_DESCRIPTION_MAX);
+  const homepage = described.homepage ? { homepage: described.homepage } : {};
   for (let n = 1; n <= 100; n++) {
     const name = n === 1 ? base : `${base.slice(0, 100 - String(n).length - 1)}-${n}`;
     try {
-      const { data } = await octokit.rest.repos.createForAuthenticatedUser({ name, private: true, auto_init: false, description, request: { retries: 0 } });
+      const { data } = await octokit.rest.repos.createForAuthenticatedUser({ name, private: true, auto_init: false, description, ...homepage, request: { retries: 0 } });
       return toRepo(data);
     } catch (error) {
       const errors = (error as { response?: { data?: { errors?: { field?: string; message?: string }[] } } }).response?.data?.errors ?? [];
@@ -143,6 +154,26 @@ async function createRepository(octokit: GithubOctokit, title: string, jobLabel:
     }
   }
   throw badRequest(`Every name from "${base}" to "${base}-100" is taken on this GitHub account; rename the top folder and upload again.`);
+}
+
+/**
+ * The keywords as the new repository's topics (`PUT /repos/{owner}/{repo}/topics`, which
+ * replaces them all). They are already in GitHub's form (metadata/forge.ts); should GitHub
+ * still refuse them, the files go in all the same and a note says which topics are missing
+ * and why: topics describe the repository, they are not its data.
+ */
+async function setTopics(octokit: GithubOctokit, repo: Repo, topics: string[], signal: AbortSignal): Promise<string[]> {
+  try {
+    await octokit.rest.repos.replaceAllTopics({ owner: repo.owner, repo: repo.name, names: topics });
+    return [];
+  } catch (error) {
+    if (signal.aborted) throw error;
+    // a 422's reasons are sentences in `errors` (the spec's validation-error-simple)
+    const errors = (error as { response?: { data?: { errors?: unknown[] } } }).response?.data?.errors ?? [];
+    const reasons = errors.map((e) => (typeof e === 'string' ? e : (e as { message?: unknown })?.message)).filter((e): e is string => typeof e === 'string');
+    const said = [(githubError(error) as Error).message, ...reasons].join(' ');
+    return [`The topics (${topics.join(', ')}) could not be set on ${repo.fullName}: ${said} Add them on GitHub in the repository's About settings.`];
+  }
 }
 
 /** The repository `name` of the token's user, if it is empty and carries `description`. */

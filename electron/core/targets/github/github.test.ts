@@ -244,6 +244,61 @@ describe('github target: upload', () => {
     expect(sanitizeRepoName('Données 2024 (final)')).toBe('Donn-es-2024-final');
   });
 
+  it("a new repository takes a transfer's description, homepage and keywords as topics; the rest is named in notes", async () => {
+    const outcome = await target.write(ctx(), null, iterate([folderEntry('Tide Gauges'), fileEntry('Tide Gauges/a.csv', '1')]), {
+      ...writeOptions(),
+      metadata: {
+        title: 'Tide Gauges',
+        description: 'Hourly sea level.\n\nFrom 12 stations.',
+        keywords: ['tides', 'Sea Level', 'Meeresspiegel (Nordsee)'],
+        creators: [{ name: 'Ada Lovelace' }],
+        license: 'CC-BY-4.0',
+        related_identifiers: [{ identifier: 'https://doi.org/10.5281/zenodo.123', relation: 'isIdenticalTo' }, { identifier: '10.1000/paper', relation: 'isCitedBy' }],
+        funding: [{ funder: 'NERC' }],
+      },
+    });
+    const repo = emu.state.repos.find((r) => r.name === 'Tide-Gauges')!;
+    expect(repo).toMatchObject({ description: 'Hourly sea level. From 12 stations.', homepage: 'https://doi.org/10.5281/zenodo.123', topics: ['tides', 'sea-level'] });
+    expect(emu.state.requests).toContain(`PUT /repos/alice/Tide-Gauges/topics`);
+    expect(outcome.created).toEqual(['a.csv']);
+    expect(outcome.notes).toEqual([
+      'GitHub keeps a description of one line and at most 350 characters, so the source\'s was joined into one line.',
+      "GitHub topics are lower case with hyphens for spaces, so these keywords were written as: 'Sea Level' → 'sea-level'.",
+      "GitHub topics hold only lowercase letters, numbers and hyphens (at most 50 characters), so the keywords 'Meeresspiegel (Nordsee)' were not added as topics.",
+      expect.stringMatching(/^GitHub lists a repository's collaborators as GitHub accounts, so the creators \(Ada Lovelace\) were not added/),
+      "GitHub reads a repository's licence from a LICENSE file in it, so the licence 'CC-BY-4.0' was not set; add that file.",
+      "A GitHub repository holds no related identifiers other than the one made its homepage, funding; the source's were not carried.",
+    ]);
+    // without metadata the repository says which job made it, and no topics are sent
+    await target.write(ctx(), null, iterate([folderEntry('Plain'), fileEntry('Plain/a.csv', '1')]), writeOptions());
+    expect(emu.state.repos.find((r) => r.name === 'Plain')!.description).toBe('Created by Ferry from "Plain" (Ferry upload 1b2c3d)');
+    expect(emu.state.requests).not.toContain('PUT /repos/alice/Plain/topics');
+  });
+
+  it('keeps 20 topics and names the rest; topics GitHub refuses are named in a note while the files still go in', async () => {
+    const many = await target.write(ctx(), null, iterate([folderEntry('Survey'), fileEntry('Survey/a.csv', '1')]), {
+      ...writeOptions(),
+      metadata: { keywords: Array.from({ length: 21 }, (_, i) => `k${i}`) },
+    });
+    expect(emu.state.repos.find((r) => r.name === 'Survey')!.topics).toEqual(Array.from({ length: 20 }, (_, i) => `k${i}`));
+    expect(many.notes).toEqual(["GitHub keeps at most 20 topics, so the keywords 'k20' were not added."]);
+
+    const plan = new FaultPlan();
+    const faulty = await startGithubEmulator({ faults: plan });
+    try {
+      faulty.state.tokens.set(TOKEN, alice);
+      const refusing = createGithubTarget(makeConfig({ remotes: { ...makeConfig().remotes, githubApiUrl: faulty.url } }), new MemorySecretStore(), { writeSpacingMs: 0 });
+      plan.add({ kind: 'status', method: 'PUT', path: '/topics', status: 403 });
+      const outcome = await refusing.write(ctx(), null, iterate([folderEntry('Tides'), fileEntry('Tides/a.csv', '1')]), { ...writeOptions(), metadata: { keywords: ['tides'] } });
+      const repo = faulty.state.repos.find((r) => r.name === 'Tides')!;
+      expect(Object.keys(faulty.state.files(repo))).toEqual(['a.csv']);
+      expect(repo.topics).toEqual([]);
+      expect(outcome.notes).toEqual([expect.stringMatching(/^The topics \(tides\) could not be set on alice\/Tides: The GitHub token may not do this .* Add them on GitHub in the repository's About settings\.$/)]);
+    } finally {
+      await faulty.close();
+    }
+  });
+
   it('a new repository whose git endpoint answers 404 for a moment after its creation still gets the upload', async () => {
     emu.state.newRepoGitDelay = 2;
     const outcome = await target.write(ctx(), null, iterate([folderEntry('Fresh'), fileEntry('Fresh/a.txt', 'a')]), writeOptions());

@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../../errors.js';
 import { normalizeTimestamp } from '../../time.js';
-import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { fullActions, type DescriptiveMetadata, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { decodeForgeId } from '../forge/ids.js';
 import { basename, folderEntry, repositoryNode, singleEntry, treeItemNode } from '../forge/nodes.js';
 import { GitlabApi, NOT_FOUND_HINT, type GitlabApiOptions } from './gitlab-api.js';
@@ -13,6 +13,9 @@ import { GIT_SHA1 } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
 import { ShallowClone } from '../forge/shallow-clone.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
+import { CITATION_CFF, readCitationCff } from '../../metadata/citation-cff.js';
+import { METADATA_FILE_MAX_BYTES } from '../../metadata/found-at-top.js';
+import { repositoryMetadata } from '../../metadata/forge.js';
 
 const PREFIX = 'p';
 
@@ -109,6 +112,30 @@ export class GitlabTarget implements Target {
         ...(file ? { size: file.size, blob_id: file.blobId, last_commit_id: file.lastCommitId, execute_filemode: file.executable } : {}),
       },
     };
+  }
+
+  /**
+   * A project's description, topics and licence (`license=true`: GitLab's licence key,
+   * detected from a LICENSE file), under its own CITATION.cff when the default branch has one
+   * at the top (metadata/forge.ts, as for GitHub); null for folders and files.
+   */
+  async describe(ctx: TargetContext, id: string): Promise<DescriptiveMetadata | null> {
+    const api = this.api(ctx);
+    const { repoId, path } = decodeForgeId(PREFIX, id, 'GitLab');
+    if (path) return null;
+    const project = await api.json<Project & { topics?: string[]; license?: { key?: string } | null }>(`projects/${repoId}`, { searchParams: { license: true } });
+    const cff = await headFile(api, project, CITATION_CFF);
+    let citation: DescriptiveMetadata | null = null;
+    if (cff && cff.size <= METADATA_FILE_MAX_BYTES) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of await openBlob(api, project, cff.blobId, cff.size, CITATION_CFF)) chunks.push(chunk as Buffer);
+      citation = readCitationCff(Buffer.concat(chunks).toString('utf8'));
+    }
+    // licensee's pseudo-licences (lib/licensee/license.rb): "other", a licence it could not
+    // name (GitHub's NOASSERTION), and "no-license"; neither names a licence
+    const key = project.license?.key;
+    const license = key && key !== 'other' && key !== 'no-license' ? key : null;
+    return repositoryMetadata({ name: project.name, description: project.description ?? null, topics: project.topics ?? [], license }, citation);
   }
 
   async read(ctx: TargetContext, id: string): Promise<ReadResult> {

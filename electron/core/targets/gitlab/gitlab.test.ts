@@ -80,6 +80,39 @@ describe('gitlab target: listing and detail', () => {
   });
 });
 
+describe('gitlab target: descriptive metadata', () => {
+  it("reads a project's description, topics and licence (license=true), under its CITATION.cff, which wins where it says something", async () => {
+    const p = emu.state.addProject(alice, 'tide-gauges', {
+      'CITATION.cff': 'cff-version: 1.2.0\ntitle: Tide Gauges of the North Sea\nauthors:\n  - family-names: Lovelace\n    given-names: Ada\n    orcid: https://orcid.org/0000-0002-1825-0097\ndoi: 10.5281/zenodo.123\n',
+      'data/a.csv': '1',
+    });
+    p.description = 'Hourly sea level.';
+    p.topics = ['tides', 'sea level'];
+    p.license = { key: 'mit', name: 'MIT License', nickname: null, html_url: 'http://choosealicense.com/licenses/mit/', source_url: 'https://opensource.org/licenses/MIT' };
+    expect(await target.describe!(ctx(), `p${p.id}`)).toEqual({
+      title: 'Tide Gauges of the North Sea',
+      description: 'Hourly sea level.',
+      creators: [{ name: 'Ada Lovelace', orcid: '0000-0002-1825-0097' }],
+      keywords: ['sea level', 'tides'],
+      license: 'MIT',
+      related_identifiers: [{ identifier: 'https://doi.org/10.5281/zenodo.123', relation: 'isIdenticalTo' }],
+    });
+    expect(emu.state.requests).toContain(`HEAD /api/v4/projects/${p.id}/repository/files/CITATION.cff`);
+    // a folder or file has no metadata of its own
+    const [data] = await collect(target.list(ctx(), { container: `p${p.id}` })).then((nodes) => nodes.filter((n) => n.title === 'data'));
+    expect(await target.describe!(ctx(), data!.id)).toBeNull();
+  });
+
+  it("a project without CITATION.cff is what GitLab says of it; licensee's 'other' names no licence; an empty project has no file to read", async () => {
+    const p = emu.state.addProject(alice, 'plain', { 'a.txt': 'a' });
+    p.license = { key: 'other', name: 'Other', nickname: null, html_url: 'http://choosealicense.com/licenses/other/', source_url: null };
+    expect(await target.describe!(ctx(), `p${p.id}`)).toEqual({ title: 'plain' });
+    const empty = emu.state.addProject(alice, 'empty');
+    empty.license = { key: 'apache-2.0', name: 'Apache License 2.0', nickname: null, html_url: 'http://choosealicense.com/licenses/apache-2.0/', source_url: 'http://www.apache.org/licenses/LICENSE-2.0.html' };
+    expect(await target.describe!(ctx(), `p${empty.id}`)).toEqual({ title: 'empty', license: 'Apache-2.0' });
+  });
+});
+
 describe('gitlab target: download', () => {
   it('streams a project with hashes and in-flight blob verification', async () => {
     const p = emu.state.addProject(alice, 'dl', { 'a.txt': 'alpha', 'sub/b.bin': Buffer.alloc(70_000, 3) });
