@@ -66,6 +66,11 @@ export function parseProvenanceHeader(value: string | string[] | undefined): boo
 /** The request header that chooses a job's folder mode (FolderMode) for a destination that keeps no folders. */
 export const FOLDERS_HEADER = 'ferry-folders';
 
+/** The folder modes a write to `target` chooses among (the first, flatten, the default); none for a target that keeps folders. */
+export function folderModesOf(target: Target): readonly FolderMode[] {
+  return target.namingRules?.flattenWith === undefined ? [] : FOLDER_MODES;
+}
+
 /**
  * `ferry-folders` (or a transfer's `folders`; both, only if they agree): absent means the
  * destination's own way, which for a record without folders is `flatten`. A mode other than
@@ -81,7 +86,7 @@ export function parseFolderMode(header: string | string[] | undefined, field: st
   }
   if (given.length === 2 && given[0] !== given[1]) throw badRequest(`The header ${FOLDERS_HEADER} says '${given[0]}' but the field folders says '${given[1]}'; send one of them.`);
   const mode = given[0] as FolderMode;
-  if (mode !== 'flatten' && target.namingRules?.flattenWith === undefined) {
+  if (mode !== 'flatten' && folderModesOf(target).length === 0) {
     throw badRequest(`${target.info.readable_name} keeps folders as they are, so ${FOLDERS_HEADER} '${mode}' does not apply; leave it out.`);
   }
   return mode;
