@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { MemoryStorage } from '../test-support.js';
-import { createDuplicatePrompt, type DuplicateDecision } from '../stores/duplicates.js';
+import { compacted, createDuplicatePrompt, type DuplicateDecision } from '../stores/duplicates.js';
 import type { FileConflict } from '../../../shared/api.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
 import { AccountForm } from './AccountForm.js';
 import { ServicesContext, type Services } from '../services.js';
-import { askMetadataReview, createUiStore } from '../stores/ui.js';
+import { askFolderMode, askMetadataReview, createUiStore } from '../stores/ui.js';
+import { FolderModeDialog } from './FolderModeDialog.js';
 import { MetadataReviewDialog } from './MetadataReviewDialog.js';
 
 afterEach(cleanup);
@@ -24,7 +25,7 @@ describe('duplicate prompt', () => {
     expect(dialog.textContent).toContain('a.csv into OSF › Project');
     const forAll = within(screen.getByRole('group', { name: 'For all files' }));
     expect(forAll.getAllByRole('button').map((button) => button.textContent)).toEqual(['Skip', 'Replace if different', 'Replace if newer', 'Keep both']);
-    // an upload takes no per-file choices: not offered
+    // nothing to list file by file (a write to a new top-level resource): not offered
     expect(screen.queryByRole('button', { name: 'Choose per file…' })).toBeNull();
     fireEvent.click(forAll.getByRole('button', { name: 'Replace if newer' }));
     expect(await answer!).toEqual({ action: 'newer' });
@@ -205,5 +206,37 @@ describe('metadata review', () => {
     expect(screen.getByRole('alert').textContent).toContain("The source's metadata could not be read: OSF is not answering (HTTP 503).");
     fireEvent.click(screen.getByRole('button', { name: 'Cancel' }));
     expect(await answer).toBeNull();
+  });
+});
+
+describe('per-file choices sent small', () => {
+  it('the most common choice becomes the action for all, and only the others stay per file', () => {
+    expect(compacted({ action: 'ignore', choices: { a: 'rename', b: 'rename', c: 'update' } })).toEqual({ action: 'rename', choices: { c: 'update' } });
+    expect(compacted({ action: 'ignore', choices: { a: 'newer', b: 'newer' } })).toEqual({ action: 'newer' });
+    expect(compacted({ action: 'update' })).toEqual({ action: 'update' });
+  });
+});
+
+describe('folder mode', () => {
+  it('offers the destination’s modes with the last choice preselected, answers the one chosen, and Escape cancels', async () => {
+    const ui = createUiStore();
+    render(<FolderModeDialog ui={ui} />);
+    let answer: Promise<string | null>;
+    act(() => {
+      answer = askFolderMode(ui, { where: 'Zenodo', modes: ['flatten', 'zip-per-folder', 'bag'], initial: 'zip-per-folder' });
+    });
+    const dialog = screen.getByRole('dialog', { name: 'Keep folders as' });
+    const group = within(dialog).getByRole('group', { name: 'Keep folders as' });
+    expect(within(group).getAllByRole('radio').map((radio) => (radio as HTMLInputElement).checked)).toEqual([false, true, false]);
+    fireEvent.click(within(group).getByRole('radio', { name: /One BagIt ZIP/ }));
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Continue' }));
+    expect(await answer!).toBe('bag');
+    expect(screen.queryByRole('dialog')).toBeNull();
+
+    act(() => {
+      answer = askFolderMode(ui, { where: 'Zenodo', modes: ['flatten', 'zip-per-folder', 'bag'], initial: 'flatten' });
+    });
+    fireEvent.keyDown(screen.getByRole('dialog'), { key: 'Escape' });
+    expect(await answer!).toBeNull();
   });
 });

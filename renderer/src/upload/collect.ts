@@ -1,5 +1,6 @@
 // Turning what the user dropped or picked into a list of relative paths + File objects.
 // Nothing is read here: File objects are handles, the ZIP writer streams them later.
+import type { DescribedFile } from '../api/client.js';
 
 export interface PickedFile {
   /** slash-separated path relative to the drop, e.g. "data/run1/a.csv" */
@@ -126,4 +127,23 @@ export function topLevelNames(picked: Picked): string[] {
   for (const f of picked.files) names.add(f.path.split('/')[0]!);
   for (const d of picked.emptyFolders) names.add(d.split('/')[0]!);
   return [...names];
+}
+
+/**
+ * Whether the upload holds folders below what becomes the destination's folder: into a
+ * folder, any path with a folder in it; at the top level (each top folder becomes a resource),
+ * a folder inside a top folder. Only then does a destination that keeps no folders need to
+ * know how to keep them.
+ */
+export function hasSubfolders(picked: Picked, atTopLevel: boolean): boolean {
+  const depth = atTopLevel ? 2 : 1;
+  return (
+    picked.files.some((file) => file.path.split('/').length > depth) ||
+    picked.emptyFolders.some((folder) => folder.split('/').length >= depth)
+  );
+}
+
+/** The files as the ZIP will hold them, for the duplicates preview: path, size and modification time (what a File tells without reading it). */
+export function describeFiles(files: readonly PickedFile[]): DescribedFile[] {
+  return files.map(({ path, file }) => ({ path, size: file.size, date_modified: new Date(file.lastModified || Date.now()).toISOString() }));
 }
