@@ -245,7 +245,7 @@ export function createActions(s: BaseServices) {
         ? undefined
         : async () => {
             const conflicts: FileConflict[] = [];
-            for (const files of sizedGroups(describeFiles(picked.files), (file) => JSON.stringify(file).length + 1)) {
+            for (const files of sizedGroups(await describeFiles(picked.files), (file) => JSON.stringify(file).length + 1)) {
               conflicts.push(...(await s.api.conflicts(destTarget, into, { files })).conflicts);
             }
             return conflicts;

@@ -274,17 +274,19 @@ describe('duplicates, what is refused', () => {
     }
   });
 
-  it('a preview names a transfer source or an upload’s files, not both', async () => {
+  it('a preview names a transfer source or an upload’s files, not both; a described hash is lowercase hex', async () => {
     const conflicts = `/api_v1/targets/other/resources/${encodeURIComponent(encodeLocalId('Inbox'))}/conflicts/`;
     const both = JSON.stringify({ source_target_name: 'local', source_resource_id: encodeLocalId('Refused'), files: [{ path: 'a.txt' }] });
     await expectApiError(await ferry.fetch(conflicts, { method: 'POST', body: both, headers: ferry.auth({ 'content-type': 'application/json' }) }), 400, 'bad_request');
+    const badHash = JSON.stringify({ files: [{ path: 'a.txt', hashes: { sha256: 'not hex' } }] });
+    await expectApiError(await ferry.fetch(conflicts, { method: 'POST', body: badHash, headers: ferry.auth({ 'content-type': 'application/json' }) }), 400, 'bad_request');
   });
 
   it('an upload’s files are previewed from their description alone', async () => {
     await writeTree(local.dir(), { 'Up/a.txt': OLD, 'Up/sub/c.txt': OLD });
     const response = await ferry.fetch(`/api_v1/targets/other/resources/${encodeURIComponent(encodeLocalId('Inbox'))}/conflicts/`, {
       method: 'POST',
-      body: JSON.stringify({ files: [{ path: 'Up/a.txt', size: 12, date_modified: '2030-01-01T00:00:00Z' }, { path: 'Up/b.txt' }, { path: 'Up/sub' }] }),
+      body: JSON.stringify({ files: [{ path: 'Up/a.txt', size: 12, date_modified: '2030-01-01T00:00:00Z', hashes: { sha256: 'ab'.repeat(32) } }, { path: 'Up/b.txt' }, { path: 'Up/sub' }] }),
       headers: ferry.auth({ 'content-type': 'application/json' }),
     });
     expect(response.status, await response.clone().text()).toBe(200);
@@ -292,7 +294,7 @@ describe('duplicates, what is refused', () => {
     expect(preview).toMatchObject({
       planned_files: 3,
       conflicts: [
-        { path: 'Up/a.txt', source: { size: 12, date_modified: '2030-01-01T00:00:00.000000Z', hashes: {} }, destination: { size: OLD.length } },
+        { path: 'Up/a.txt', source: { size: 12, date_modified: '2030-01-01T00:00:00.000000Z', hashes: { sha256: 'ab'.repeat(32) } }, destination: { size: OLD.length } },
         // a folder has that name there
         { path: 'Up/sub', destination: null },
       ],

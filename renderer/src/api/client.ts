@@ -112,6 +112,8 @@ export interface DescribedFile {
   path: string;
   size: number;
   date_modified: string;
+  /** where cheap to compute here: by algorithm (sha256), lowercase hex */
+  hashes?: Record<string, string>;
 }
 
 /** A transfer's source in its body: one resource, or (two or more ids) a selection. */

@@ -61,6 +61,23 @@ describe('duplicate prompt', () => {
     { path: 'Data/b.csv', destination_path: 'Data/b.csv', source: facts(5, '2020-01-01T10:00:00.000000Z'), destination: { id: 'd2', ...facts(5, '2025-01-01T10:00:00.000000Z') } },
   ];
 
+  it('per file: a hash both sides report is shown on both, marked when they match', async () => {
+    const prompt = createDuplicatePrompt(new MemoryStorage());
+    render(<DuplicateDialog prompt={prompt} />);
+    const same = 'cd'.repeat(32);
+    const conflicts: FileConflict[] = [
+      { path: 'a.csv', destination_path: 'a.csv', source: facts(5, '2026-03-01T10:00:00.000000Z', { sha256: same }), destination: { id: 'd1', ...facts(5, '2025-01-01T10:00:00.000000Z', { md5: 'bb'.repeat(16), sha256: same }) } },
+    ];
+    act(() => {
+      void prompt.ask('a.csv into Local folders › dest', { loadConflicts: async () => conflicts });
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Choose per file…' }));
+    const row = within(await screen.findByRole('table', { name: '1 file is already there' })).getByRole('row', { name: /a\.csv/ });
+    // the stored file's md5 comes first, but the sha256 is what both sides know
+    expect(within(row).getAllByText(`sha256 ${'cd'.repeat(6)}…`, { exact: false })).toHaveLength(2);
+    expect(row.textContent).toContain('(same content)');
+  });
+
   it('per file: lists both sides side by side, a choice per file, and answers with the choices', async () => {
     const prompt = createDuplicatePrompt(new MemoryStorage());
     render(<DuplicateDialog prompt={prompt} />);

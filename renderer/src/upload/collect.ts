@@ -143,7 +143,30 @@ export function hasSubfolders(picked: Picked, atTopLevel: boolean): boolean {
   );
 }
 
-/** The files as the ZIP will hold them, for the duplicates preview: path, size and modification time (what a File tells without reading it). */
-export function describeFiles(files: readonly PickedFile[]): DescribedFile[] {
-  return files.map(({ path, file }) => ({ path, size: file.size, date_modified: new Date(file.lastModified || Date.now()).toISOString() }));
+/** Files hashed for the duplicates preview: each at most this large, all together at most HASHED_TOTAL_BYTES (read whole in memory). */
+export const HASHED_FILE_BYTES = 16 * 1024 * 1024;
+const HASHED_TOTAL_BYTES = 128 * 1024 * 1024;
+
+/**
+ * The files as the ZIP will hold them, for the duplicates preview: path, size, modification
+ * time and, where it is cheap (small files, a browser that hashes), SHA-256, to be shown
+ * beside the stored file's. Only asked for when a person opens "Choose per file…".
+ */
+export async function describeFiles(files: readonly PickedFile[]): Promise<DescribedFile[]> {
+  const subtle = globalThis.crypto?.subtle;
+  let budget = HASHED_TOTAL_BYTES;
+  const described: DescribedFile[] = [];
+  for (const { path, file } of files) {
+    const facts: DescribedFile = { path, size: file.size, date_modified: new Date(file.lastModified || Date.now()).toISOString() };
+    if (subtle && file.size <= HASHED_FILE_BYTES && file.size <= budget) {
+      budget -= file.size;
+      facts.hashes = { sha256: hex(await subtle.digest('SHA-256', await file.arrayBuffer())) };
+    }
+    described.push(facts);
+  }
+  return described;
+}
+
+function hex(digest: ArrayBuffer): string {
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
