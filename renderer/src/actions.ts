@@ -22,22 +22,22 @@ export const LIBRARY_TARGET = 'offline';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Bytes of request body a group of ids may take: the server refuses JSON bodies over 1 MiB. */
-const MAX_IDS_BODY = 900 * 1024;
+/** Bytes of request body a group (of ids, of described files) may take: the server refuses JSON bodies over 1 MiB. */
+const MAX_GROUP_BODY = 900 * 1024;
 
 /** A selection cut into as few groups as fit one request each (almost always one). */
 export function requestSizedGroups<T extends { id: string }>(items: readonly T[]): T[][] {
   return sizedGroups(items, (item) => JSON.stringify(item.id).length + 1);
 }
 
-/** Items cut into as few groups as fit one request body each, `cost` the bytes one takes there. */
+/** Items cut into as few groups as fit one request body each, `costOf` the bytes one takes there. */
 export function sizedGroups<T>(items: readonly T[], costOf: (item: T) => number): T[][] {
   const groups: T[][] = [];
   let current: T[] = [];
   let bytes = 0;
   for (const item of items) {
     const cost = costOf(item);
-    if (current.length > 0 && (bytes + cost > MAX_IDS_BODY || current.length >= MAX_RESOURCES_PER_REQUEST)) {
+    if (current.length > 0 && (bytes + cost > MAX_GROUP_BODY || current.length >= MAX_RESOURCES_PER_REQUEST)) {
       groups.push(current);
       current = [];
       bytes = 0;

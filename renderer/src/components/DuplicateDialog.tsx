@@ -1,5 +1,5 @@
 // Asked once per job when the destination may already hold some of the files: one action for
-// all of them, or (a transfer into a folder) "Choose per file…" over what is already there,
+// all of them, or (a transfer or an upload into a folder) "Choose per file…" over what is already there,
 // both sides' size, date and hash side by side.
 import { useState } from 'react';
 import { useStore } from 'zustand';
