@@ -93,6 +93,12 @@ export interface RestoreResult {
 export interface TargetCapabilities {
   /** `GET resources/?q=` answers matches; false: it answers 405 */
   search: boolean;
+  /**
+   * The folder modes (`ferry-folders`, a transfer's `folders`) a write here can choose among,
+   * the first the default: all three where a record keeps no folders (Zenodo, InvenioRDM,
+   * figshare); empty where folders are kept as they are.
+   */
+  folder_modes: FolderMode[];
 }
 
 export interface ResourceSummary {

@@ -98,8 +98,17 @@ export const componentSchemas = [
       capabilities: {
         type: 'object',
         description: 'extension: optional features beyond the four actions',
-        required: ['search'],
-        properties: { search: { type: 'boolean', description: 'GET resources/?q= searches; false: 405' } },
+        required: ['search', 'folder_modes'],
+        properties: {
+          search: { type: 'boolean', description: 'GET resources/?q= searches; false: 405' },
+          folder_modes: {
+            type: 'array',
+            items: { type: 'string', enum: ['flatten', 'zip-per-folder', 'bag'] },
+            description:
+              'the values of the header ferry-folders (a transfer’s folders) a write here chooses among, the first the default: ' +
+              'all three where a record keeps no folders; empty where folders are kept as they are (docs/api.md "Folder modes")',
+          },
+        },
       },
       keeps_metadata: {
         type: 'boolean',

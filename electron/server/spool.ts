@@ -39,7 +39,7 @@ const SPOOL_WRITE_BYTES = 4 * 1024 * 1024;
 
 /** Room for the multipart framing and a few small fields around the file itself. */
 const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
-/** Text fields are never used; a few small ones (a client's note, a CSRF token) are tolerated. */
+/** Text fields: the route reads the ones it names (`readField`); a few other small ones (a client's note, a CSRF token) are tolerated. */
 const FIELD_LIMITS = { fields: 20, fieldSize: 64 * 1024, fieldNameSize: 200, parts: 30 };
 
 /** A part's field name for a message: busboy leaves it undefined when the part has no `name`. */
@@ -47,8 +47,17 @@ function shownName(fieldname: string | undefined): string {
   return String(fieldname ?? '').slice(0, 40);
 }
 
-/** Returns the spool file's path; the caller owns it (hand it to the job, or remove it). */
-export async function spoolUpload(request: FastifyRequest, dataDir: string, maxBytes: number): Promise<string> {
+/**
+ * Returns the spool file's path; the caller owns it (hand it to the job, or remove it).
+ * `readField` is handed each text field as it arrives (before or after the file); what it
+ * throws refuses the upload, and the partial spool is removed.
+ */
+export async function spoolUpload(
+  request: FastifyRequest,
+  dataDir: string,
+  maxBytes: number,
+  readField: (name: string, value: string) => void = () => {},
+): Promise<string> {
   const overLimit = () => tooLarge(`The upload is larger than the limit of ${formatBytes(maxBytes)}.`);
   // an announced length over the limit is refused before a byte is read
   const announced = Number(request.headers['content-length']);
@@ -70,7 +79,8 @@ export async function spoolUpload(request: FastifyRequest, dataDir: string, maxB
     const parts = request.parts({ limits: { ...FIELD_LIMITS, fileSize: maxBytes, files: 2 }, fileHwm: PART_BUFFER_BYTES });
     for await (const part of parts) {
       if (part.type !== 'file') {
-        if (part.valueTruncated) throw tooLarge(`The form field '${shownName(part.fieldname)}' is larger than ${formatBytes(FIELD_LIMITS.fieldSize)}; only the ZIP in '${FILE_FIELD}' is read.`);
+        if (part.valueTruncated) throw tooLarge(`The form field '${shownName(part.fieldname)}' is larger than ${formatBytes(FIELD_LIMITS.fieldSize)}.`);
+        readField(part.fieldname, String(part.value));
         continue;
       }
       // an unexpected file is refused, not read to its end (it could be as large as the limit)

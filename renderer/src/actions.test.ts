@@ -13,7 +13,7 @@ function target(name: string, readable: string, keepsMetadata: boolean): TargetD
     supported_actions: { resource_collection: true, resource_detail: true, resource_download: true, resource_upload: true },
     supported_hash_algorithms: [],
     detail: '',
-    capabilities: { search: false },
+    capabilities: { search: false, folder_modes: [] },
     keeps_metadata: keepsMetadata,
   };
 }

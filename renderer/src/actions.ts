@@ -1,17 +1,17 @@
 // What the buttons, keys and drops do: they combine the stores with the API.
-import { MAX_RESOURCES_PER_REQUEST, type FileConflict, type ResourceSummary } from '../../shared/api.js';
+import { MAX_RESOURCES_PER_REQUEST, type FileConflict, type FolderMode, type ResourceSummary } from '../../shared/api.js';
 import { ApiRequestError, downloadPath, messageOf } from './api/client.js';
 import { streamSse } from './api/sse.js';
 import type { BaseServices } from './services.js';
 import { isFinished, retryLabel, type Submission } from './stores/jobs.js';
 import { containerOf, type Crumb, type PaneSide } from './stores/pane.js';
 import { formatBytes } from './format.js';
-import { askMetadataReview, askText, setNotice } from './stores/ui.js';
-import type { DuplicateDecision } from './stores/duplicates.js';
+import { askFolderMode, askMetadataReview, askText, setNotice } from './stores/ui.js';
+import { compacted, type DuplicateDecision } from './stores/duplicates.js';
 import { describedOf, reviewOf, sameMetadata } from './metadata.js';
 import { createFileOperations } from './file-operations.js';
 import { folderSize, type FolderSize } from './folder-size.js';
-import { planUploads, topLevelNames, type Picked } from './upload/collect.js';
+import { describeFiles, hasSubfolders, planUploads, topLevelNames, type Picked } from './upload/collect.js';
 import { newFolderPlan, zipBlob } from './upload/zip.js';
 import type { DescriptiveMetadata, Job } from '../../shared/api.js';
 
@@ -22,17 +22,22 @@ export const LIBRARY_TARGET = 'offline';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Bytes of request body a group of ids may take: the server refuses JSON bodies over 1 MiB. */
-const MAX_IDS_BODY = 900 * 1024;
+/** Bytes of request body a group (of ids, of described files) may take: the server refuses JSON bodies over 1 MiB. */
+const MAX_GROUP_BODY = 900 * 1024;
 
 /** A selection cut into as few groups as fit one request each (almost always one). */
 export function requestSizedGroups<T extends { id: string }>(items: readonly T[]): T[][] {
+  return sizedGroups(items, (item) => JSON.stringify(item.id).length + 1);
+}
+
+/** Items cut into as few groups as fit one request body each, `costOf` the bytes one takes there. */
+export function sizedGroups<T>(items: readonly T[], costOf: (item: T) => number): T[][] {
   const groups: T[][] = [];
   let current: T[] = [];
   let bytes = 0;
   for (const item of items) {
-    const cost = JSON.stringify(item.id).length + 1;
-    if (current.length > 0 && (bytes + cost > MAX_IDS_BODY || current.length >= MAX_RESOURCES_PER_REQUEST)) {
+    const cost = costOf(item);
+    if (current.length > 0 && (bytes + cost > MAX_GROUP_BODY || current.length >= MAX_RESOURCES_PER_REQUEST)) {
       groups.push(current);
       current = [];
       bytes = 0;
@@ -69,6 +74,8 @@ export function createActions(s: BaseServices) {
   /** ZIP bodies of this run's uploads, so a failed upload can be sent again */
   const uploadBlobs = new Map<string, Blob>();
   let blobCounter = 0;
+  /** the folder mode last chosen per destination target, for this session (in memory: a new session starts from the server's default) */
+  const folderModes = new Map<string, FolderMode>();
   /** check jobs started here: their findings open by themselves when they end */
   const compareTickets = new Set<string>();
 
@@ -112,7 +119,21 @@ export function createActions(s: BaseServices) {
     };
   }
 
-  /** `loadConflicts`: what is already there, file by file, when the job takes per-file choices (a transfer). */
+  /**
+   * How a destination whose records keep no folders keeps those of this write: asked only when
+   * it has some (`nested`), the last choice for that target preselected. `{}` when there is
+   * nothing to choose (the server's default applies); null when the person cancelled.
+   */
+  async function chooseFolderMode(target: string, where: string, nested: () => boolean | Promise<boolean>): Promise<{ folders?: FolderMode } | null> {
+    const modes = s.session.folderModes(target);
+    if (modes.length === 0 || !(await nested())) return {};
+    const folders = await askFolderMode(s.ui, { where, modes, initial: folderModes.get(target) ?? modes[0]! });
+    if (folders === null) return null;
+    folderModes.set(target, folders);
+    return { folders };
+  }
+
+  /** `loadConflicts`: what is already there, file by file, for a per-file choice. */
   async function chooseDuplicateAction(
     names: readonly string[],
     known: readonly ResourceSummary[] | null,
@@ -184,6 +205,8 @@ export function createActions(s: BaseServices) {
     const { destination } = submission;
     const ack = await s.api.upload(destination.target, destination.containerId, blob, submission.duplicateAction, {
       provenance: submission.provenance !== false,
+      ...(submission.duplicateChoices ? { duplicateChoices: submission.duplicateChoices } : {}),
+      ...(submission.folders ? { folders: submission.folders } : {}),
     });
     await track(ack.ticket_number, submission);
   }
@@ -214,8 +237,25 @@ export function createActions(s: BaseServices) {
     const where = describe(dest.target, dest.trail);
     const count = picked.files.length;
     const label = `${count} file${count === 1 ? '' : 's'} → ${where}`;
-    const decision = await chooseDuplicateAction(names, dest.known, dest.containerId, `${names.join(', ')} into ${where}`);
-    if (!decision) return;
+    const into = dest.containerId;
+    const destTarget = dest.target;
+    // the per-file view's list: the files described as the ZIP will hold them (into a folder, their picked paths)
+    const loadConflicts =
+      into === null
+        ? undefined
+        : async () => {
+            const conflicts: FileConflict[] = [];
+            for (const files of sizedGroups(await describeFiles(picked.files), (file) => JSON.stringify(file).length + 1)) {
+              conflicts.push(...(await s.api.conflicts(destTarget, into, { files })).conflicts);
+            }
+            return conflicts;
+          };
+    const chosen = await chooseDuplicateAction(names, dest.known, dest.containerId, `${names.join(', ')} into ${where}`, loadConflicts);
+    if (!chosen) return;
+    // the form field is small: the most common choice goes as the action for all
+    const decision = compacted(chosen);
+    const mode = await chooseFolderMode(dest.target, where, () => hasSubfolders(picked, atTop));
+    if (!mode) return;
     // an upload carries no descriptive metadata (the API takes none with a ZIP): nothing to review
     const plans = planUploads(picked, atTop, looseName);
     setNotice(s.ui, side, { kind: 'info', text: `Packing ${label}…` });
@@ -229,6 +269,8 @@ export function createActions(s: BaseServices) {
           label: plan.folder && atTop ? `${plan.folder} → ${where}` : label,
           destination: { target: dest.target, containerId: dest.containerId, trail: dest.trail },
           duplicateAction: decision.action,
+          ...(decision.choices ? { duplicateChoices: decision.choices } : {}),
+          ...mode,
           blobKey,
           provenance: s.ui.getState().provenance,
         };
@@ -241,6 +283,25 @@ export function createActions(s: BaseServices) {
         text: `The upload could not start: ${messageOf(error)}`,
         retry: () => void uploadPicked(side, picked, folder),
       });
+    }
+  }
+
+  /**
+   * Whether a transfer sends folders a destination without folders must keep somehow: into a
+   * folder, any folder selected; at the top level (each item becomes a record), a folder inside
+   * one (one listing of each selected folder).
+   */
+  async function hasFolders(target: string, items: readonly ResourceSummary[], atTopLevel: boolean): Promise<boolean> {
+    const folders = items.filter((item) => item.kind === 'container');
+    if (!atTopLevel) return folders.length > 0;
+    try {
+      for (const folder of folders) {
+        if ((await s.api.children(target, folder.id)).some((child) => child.kind === 'container')) return true;
+      }
+      return false;
+    } catch {
+      // not known: asking costs a click, not asking could pack folders the person wanted otherwise
+      return folders.length > 0;
     }
   }
 
@@ -285,6 +346,8 @@ export function createActions(s: BaseServices) {
       loadConflicts,
     );
     if (!decision) return;
+    const mode = await chooseFolderMode(dest.target, where, () => hasFolders(sourceTarget, items, dest.containerId === null));
+    if (!mode) return;
     // each item becomes a record of its own at the top level: each is reviewed before anything is sent
     const reviewed = new Map<string, DescriptiveMetadata>();
     if (dest.containerId === null) {
@@ -308,6 +371,7 @@ export function createActions(s: BaseServices) {
         source: { target: source.target, id: first.id, title, ...(groupIds ? { ids: groupIds } : {}) },
         duplicateAction: decision.action,
         ...(decision.choices ? { duplicateChoices: decision.choices } : {}),
+        ...mode,
         provenance: s.ui.getState().provenance,
         ...(metadata ? { metadata } : {}),
       };
@@ -316,6 +380,7 @@ export function createActions(s: BaseServices) {
           provenance: submission.provenance !== false,
           metadata,
           ...(decision.choices ? { duplicateChoices: decision.choices } : {}),
+          ...mode,
         });
         await track(ack.ticket_number, submission);
       } catch (error) {
@@ -777,6 +842,7 @@ export function createActions(s: BaseServices) {
           provenance: submission.provenance !== false,
           metadata: submission.metadata,
           ...(submission.duplicateChoices ? { duplicateChoices: submission.duplicateChoices } : {}),
+          ...(submission.folders ? { folders: submission.folders } : {}),
         });
         await track(ack.ticket_number, submission);
         return null;

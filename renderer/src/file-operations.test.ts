@@ -15,7 +15,7 @@ function target(name: string, readable: string): TargetDescription {
     supported_hash_algorithms: ['md5'],
     detail: '',
     supported_operations: ALL_OPERATIONS,
-    capabilities: { search: false },
+    capabilities: { search: false, folder_modes: [] },
     keeps_metadata: false,
   };
 }

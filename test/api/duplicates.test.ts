@@ -163,6 +163,60 @@ for (const [name, destination, skip] of [
       expect(job.report!.resources_ignored).toEqual(['Pick/keep.txt']);
       expect(job.report!.resources_updated).toEqual(['Pick/replace.txt']);
     });
+
+    it('an upload: the preview of its described files, then each per-file choice in the form field does what it says', async () => {
+      // what the ZIP holds (path → content, mtime) and what Inbox/Up already holds (stored at STORED)
+      const zipped: Record<string, [string, Date]> = {
+        'skip.txt': [NEW, LATER],
+        'same.txt': [OLD, LATER],
+        'different.txt': [NEW, EARLIER],
+        'later.txt': [NEW, LATER],
+        'earlier.txt': [NEW, EARLIER],
+        'both.txt': [NEW, EARLIER],
+        'header.txt': [NEW, LATER],
+        'new.txt': [NEW, EARLIER],
+      };
+      await given('Up', {}, { 'skip.txt': OLD, 'same.txt': OLD, 'different.txt': OLD, 'later.txt': OLD, 'earlier.txt': OLD, 'both.txt': OLD, 'header.txt': OLD });
+      const zipDir = path.join(ferry.root, `zip-${destination.target}`);
+      for (const [file, [content, mtime]] of Object.entries(zipped)) {
+        await writeTree(zipDir, { [`Up/${file}`]: content });
+        await utimes(path.join(zipDir, 'Up', file), mtime, mtime);
+      }
+      const zip = await zipFolder(zipDir, path.join(ferry.root, `up-${destination.target}.zip`));
+      const into = `/api_v1/targets/${destination.target}/resources/${encodeURIComponent(destination.inboxId())}/`;
+      const auth = { 'service-destination-token': destination.token() };
+
+      // the renderer describes the files it is about to zip; the preview names the clashes as the choices' keys
+      const described = Object.entries(zipped).map(([file, [content, mtime]]) => ({ path: `Up/${file}`, size: content.length, date_modified: mtime.toISOString() }));
+      const previewed = await ferry.fetch(`${into}conflicts/`, { method: 'POST', body: JSON.stringify({ files: described }), headers: { ...auth, 'content-type': 'application/json' } });
+      expect(previewed.status, await previewed.clone().text()).toBe(200);
+      const preview = (await previewed.json()) as ConflictsReport;
+      expect(preview.planned_files).toBe(8);
+      expect(preview.conflicts.map((conflict) => conflict.path).sort()).toEqual(
+        ['both', 'different', 'earlier', 'header', 'later', 'same', 'skip'].map((name) => `Up/${name}.txt`),
+      );
+
+      const form = uploadForm(zip);
+      const choices = { 'Up/skip.txt': 'ignore', 'Up/same.txt': 'update', 'Up/different.txt': 'update', 'Up/later.txt': 'newer', 'Up/earlier.txt': 'newer', 'Up/both.txt': 'rename' };
+      form.append('duplicate_choices', JSON.stringify(choices));
+      // header.txt has no choice of its own: the header's action (update) decides it
+      const response = await ferry.fetch(into, { method: 'POST', body: form, headers: { ...auth, 'duplicate-file-action': 'update' } });
+      expect(response.status, await response.clone().text()).toBe(202);
+      const job = await waitForJob(ferry, ((await response.json()) as Acknowledgement).ticket_number, 60_000);
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      expect(await files('Up')).toEqual(['both (2).txt', 'both.txt', 'different.txt', 'earlier.txt', 'header.txt', 'later.txt', 'new.txt', 'same.txt', 'skip.txt']);
+      expect(await read('Up', 'skip.txt')).toBe(OLD);
+      expect(await read('Up', 'same.txt')).toBe(OLD);
+      expect(await read('Up', 'different.txt')).toBe(NEW);
+      expect(await read('Up', 'later.txt')).toBe(NEW);
+      expect(await read('Up', 'earlier.txt')).toBe(OLD);
+      expect(await read('Up', 'both.txt')).toBe(OLD);
+      expect(await read('Up', 'both (2).txt')).toBe(NEW);
+      expect(await read('Up', 'header.txt')).toBe(NEW);
+      expect(job.report!.resources_updated.sort()).toEqual(['Up/different.txt', 'Up/header.txt', 'Up/later.txt']);
+      expect(job.report!.resources_ignored.sort()).toEqual(['Up/earlier.txt', 'Up/same.txt', 'Up/skip.txt']);
+      expect(job.report!.resources_created).toEqual(expect.arrayContaining(['Up/both (2).txt', 'Up/new.txt']));
+    });
   });
 }
 
@@ -205,17 +259,34 @@ describe('duplicates, what is refused', () => {
     );
   });
 
-  it('a preview names a transfer source or an upload’s files, not both', async () => {
+  it('an upload whose duplicate_choices field is not a JSON object of the four actions is a 400, and no spool file is left', async () => {
+    await writeTree(path.join(ferry.root, 'zip-refused'), { 'a.txt': NEW });
+    const zip = await zipFolder(path.join(ferry.root, 'zip-refused'), path.join(ferry.root, 'refused.zip'));
+    const into = `/api_v1/targets/other/resources/${encodeURIComponent(encodeLocalId('Inbox'))}/`;
+    await mkdir(local.dir(), { recursive: true });
+    for (const field of ['{"a.txt": "overwrite"}', '["a.txt"]', 'not json']) {
+      const form = uploadForm(zip);
+      // after the file: the ZIP was spooled already, and is removed with the refusal
+      form.append('duplicate_choices', field);
+      const refused = await expectApiError(await ferry.fetch(into, { method: 'POST', body: form, headers: ferry.auth({ 'duplicate-file-action': 'ignore' }) }), 400, 'invalid_duplicate_action');
+      expect(refused.error).toMatch(/duplicate_choices/);
+      expect(await readdir(path.join(ferry.dataDir, 'spool'))).toEqual([]);
+    }
+  });
+
+  it('a preview names a transfer source or an upload’s files, not both; a described hash is lowercase hex', async () => {
     const conflicts = `/api_v1/targets/other/resources/${encodeURIComponent(encodeLocalId('Inbox'))}/conflicts/`;
     const both = JSON.stringify({ source_target_name: 'local', source_resource_id: encodeLocalId('Refused'), files: [{ path: 'a.txt' }] });
     await expectApiError(await ferry.fetch(conflicts, { method: 'POST', body: both, headers: ferry.auth({ 'content-type': 'application/json' }) }), 400, 'bad_request');
+    const badHash = JSON.stringify({ files: [{ path: 'a.txt', hashes: { sha256: 'not hex' } }] });
+    await expectApiError(await ferry.fetch(conflicts, { method: 'POST', body: badHash, headers: ferry.auth({ 'content-type': 'application/json' }) }), 400, 'bad_request');
   });
 
   it('an upload’s files are previewed from their description alone', async () => {
     await writeTree(local.dir(), { 'Up/a.txt': OLD, 'Up/sub/c.txt': OLD });
     const response = await ferry.fetch(`/api_v1/targets/other/resources/${encodeURIComponent(encodeLocalId('Inbox'))}/conflicts/`, {
       method: 'POST',
-      body: JSON.stringify({ files: [{ path: 'Up/a.txt', size: 12, date_modified: '2030-01-01T00:00:00Z' }, { path: 'Up/b.txt' }, { path: 'Up/sub' }] }),
+      body: JSON.stringify({ files: [{ path: 'Up/a.txt', size: 12, date_modified: '2030-01-01T00:00:00Z', hashes: { sha256: 'ab'.repeat(32) } }, { path: 'Up/b.txt' }, { path: 'Up/sub' }] }),
       headers: ferry.auth({ 'content-type': 'application/json' }),
     });
     expect(response.status, await response.clone().text()).toBe(200);
@@ -223,7 +294,7 @@ describe('duplicates, what is refused', () => {
     expect(preview).toMatchObject({
       planned_files: 3,
       conflicts: [
-        { path: 'Up/a.txt', source: { size: 12, date_modified: '2030-01-01T00:00:00.000000Z', hashes: {} }, destination: { size: OLD.length } },
+        { path: 'Up/a.txt', source: { size: 12, date_modified: '2030-01-01T00:00:00.000000Z', hashes: { sha256: 'ab'.repeat(32) } }, destination: { size: OLD.length } },
         // a folder has that name there
         { path: 'Up/sub', destination: null },
       ],

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Acknowledgement, Job, ResourceSummary } from '../../shared/api.js';
+import type { Acknowledgement, Job, ResourceSummary, TargetDescription } from '../../shared/api.js';
 import { MemorySecretStore } from '../../electron/core/keychain/memory.js';
 import { tokenAccount } from '../../electron/core/keychain/port.js';
 import type { ProvenanceLog } from '../../electron/core/provenance/format.js';
@@ -222,6 +222,12 @@ describe('an upload and a download', () => {
 });
 
 describe('choosing a folder mode', () => {
+  it('each target says which modes a write there chooses among: all three where records keep no folders, none elsewhere', async () => {
+    const targets = (await (await ferry.fetch('/api_v1/targets/')).json()) as TargetDescription[];
+    const modes = Object.fromEntries(targets.map((target) => [target.name, target.capabilities.folder_modes]));
+    expect(modes).toEqual({ local: [], zenodo: ['flatten', 'zip-per-folder', 'bag'], figshare: ['flatten', 'zip-per-folder', 'bag'] });
+  });
+
   it('an unknown mode is a 400 with a sentence naming the modes, before anything is written', async () => {
     const survey = findByPath(await list('local'), 'Survey')!;
     const before = (await list('zenodo')).length;

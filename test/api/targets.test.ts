@@ -49,7 +49,7 @@ describe('GET /api_v1/targets/', () => {
           supported_hash_algorithms: ['md5', 'sha256'],
           detail: `${base}/api_v1/target/local/`,
           supported_operations: { delete: true, rename: true, move: true, create_folder: true },
-          capabilities: { search: true },
+          capabilities: { search: true, folder_modes: [] },
           keeps_metadata: false,
         },
         {
@@ -59,7 +59,7 @@ describe('GET /api_v1/targets/', () => {
           supported_hash_algorithms: ['sha1'],
           detail: `${base}/api_v1/target/shelf/`,
           supported_operations: { delete: false, rename: false, move: false, create_folder: false },
-          capabilities: { search: false },
+          capabilities: { search: false, folder_modes: [] },
           keeps_metadata: false,
         },
       ]);

@@ -15,6 +15,8 @@ export interface DescribedFile {
   path: string;
   size?: number | null;
   date_modified?: string | null;
+  /** what the client hashed (cheap for small files), shown beside the stored file's; nothing is decided by it */
+  hashes?: Record<string, string>;
 }
 
 export type ConflictsSource = { source: Target; ctx: TargetContext; ids: readonly string[] } | { files: readonly DescribedFile[] };
@@ -33,6 +35,6 @@ async function* describedEntries(files: readonly DescribedFile[]): AsyncIterable
   for (const file of files) {
     const mtime = file.date_modified ? new Date(file.date_modified) : null;
     if (mtime && Number.isNaN(mtime.getTime())) throw badRequest(`The date_modified of ${JSON.stringify(file.path.slice(0, 200))} is not a date; send it as ISO 8601, or leave it out.`);
-    yield { path: file.path, kind: 'file', size: file.size ?? null, mtime, hashes: {}, open: () => Promise.reject(new Error('A conflicts preview reads no bytes.')) };
+    yield { path: file.path, kind: 'file', size: file.size ?? null, mtime, hashes: { ...file.hashes }, open: () => Promise.reject(new Error('A conflicts preview reads no bytes.')) };
   }
 }

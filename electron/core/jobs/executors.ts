@@ -36,6 +36,8 @@ export interface UploadParams {
   spoolPath: string;
   containerId: string | null;
   duplicateAction: DuplicateFileAction;
+  /** per file, by its path in the ZIP: the action instead of duplicateAction */
+  duplicateChoices?: Record<string, DuplicateFileAction>;
   /** how a destination that keeps no folders keeps them (absent: flatten) */
   folders?: FolderMode;
 }
@@ -539,7 +541,7 @@ export async function tokenFor(ctx: JobExecutionContext, deps: Pick<TransferExec
 
 function uploadParams(raw: Record<string, unknown>): UploadParams {
   if (typeof raw.spoolPath !== 'string' || raw.spoolPath === '') throw brokenJob('upload');
-  return { spoolPath: raw.spoolPath, containerId: containerIdOf(raw), duplicateAction: duplicateActionOf(raw), ...foldersOf(raw) };
+  return { spoolPath: raw.spoolPath, containerId: containerIdOf(raw), duplicateAction: duplicateActionOf(raw), ...duplicateChoicesOf(raw), ...foldersOf(raw) };
 }
 
 function transferParams(raw: Record<string, unknown>): TransferParams {
@@ -576,7 +578,7 @@ function duplicateActionOf(raw: Record<string, unknown>): DuplicateFileAction {
 function duplicateChoicesOf(raw: Record<string, unknown>): { duplicateChoices?: Record<string, DuplicateFileAction> } {
   const choices = raw.duplicateChoices;
   if (choices === undefined) return {};
-  if (typeof choices !== 'object' || choices === null || !Object.values(choices).every(isDuplicateAction)) throw brokenJob('transfer');
+  if (typeof choices !== 'object' || choices === null || !Object.values(choices).every(isDuplicateAction)) throw brokenJob('job');
   return { duplicateChoices: choices as Record<string, DuplicateFileAction> };
 }
 

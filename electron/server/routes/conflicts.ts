@@ -18,7 +18,7 @@ const bodySchema = {
   type: 'object',
   description:
     'What would be written: a transfer’s source fields (`source_target_name` and `source_resource_id` or `source_resource_ids`), ' +
-    'or, for an upload, its `files` as the ZIP will hold them (paths relative to the folder, with size and modification time where known).',
+    'or, for an upload, its `files` as the ZIP will hold them (paths relative to the folder, with size, modification time and hashes where known).',
   additionalProperties: false,
   properties: {
     source_target_name: { type: 'string', minLength: 1 },
@@ -36,6 +36,13 @@ const bodySchema = {
           path: { type: 'string', minLength: 1 },
           size: { type: ['integer', 'null'], minimum: 0 },
           date_modified: { type: ['string', 'null'] },
+          hashes: {
+            type: 'object',
+            description: 'what the client could hash cheaply, by algorithm (lowercase, as a target names it: sha256), lowercase hex; shown beside the stored file’s',
+            maxProperties: 4,
+            propertyNames: { pattern: '^[a-z0-9-]{2,16}$' },
+            additionalProperties: { type: 'string', pattern: '^[0-9a-f]{8,128}$' },
+          },
         },
       },
     },

@@ -6,6 +6,7 @@ import type { Target } from '../../core/target.js';
 import type { ServerContext } from '../context.js';
 import { errorResponses, ref, targetParam } from '../schemas.js';
 import { baseUrl, targetUrl } from '../urls.js';
+import { folderModesOf } from './uploads.js';
 
 export function describeTarget(target: Target, base: string): TargetDescription {
   const { name, readable_name, supported_actions, supported_hash_algorithms } = target.info;
@@ -17,7 +18,7 @@ export function describeTarget(target: Target, base: string): TargetDescription 
     detail: targetUrl(base, name),
     supported_operations: supportedOperations(target),
     // declared by the optional method itself (target.ts), so the flag and the route cannot disagree
-    capabilities: { search: typeof target.search === 'function' },
+    capabilities: { search: typeof target.search === 'function', folder_modes: [...folderModesOf(target)] },
     keeps_metadata: target.info.keepsMetadata === true,
   };
 }

@@ -28,6 +28,33 @@ export function parseDuplicateAction(value: string | string[] | undefined): Dupl
   return text as DuplicateFileAction;
 }
 
+/** The multipart field of an upload that carries its per-file duplicate choices (a transfer's `duplicate_choices`, as JSON). */
+export const CHOICES_FIELD = 'duplicate_choices';
+
+/**
+ * An upload's `duplicate_choices` field: a JSON object, each file's path in the ZIP (as POST
+ * …/conflicts/ lists it) → its action. Checked here as the transfer body's schema checks the
+ * same object; deciding what each does is the write planner's (core/plan/duplicates.ts).
+ */
+export function parseDuplicateChoices(text: string): Record<string, DuplicateFileAction> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw badRequest(`Send the form field ${CHOICES_FIELD} as a JSON object: each file's path in the ZIP → 'ignore', 'update', 'newer' or 'rename'.`, 'invalid_duplicate_action');
+  }
+  const entries = Object.entries(value);
+  if (entries.length > MAX_RESOURCES_PER_REQUEST) throw badRequest(`${CHOICES_FIELD} names more than ${MAX_RESOURCES_PER_REQUEST} files; send the most common choice as duplicate-file-action and only the others here.`);
+  const wrong = entries.find(([, action]) => !(DUPLICATE_FILE_ACTIONS as readonly unknown[]).includes(action));
+  if (wrong) {
+    throw badRequest(`The choice for ${JSON.stringify(wrong[0].slice(0, 200))} in ${CHOICES_FIELD} is not one of 'ignore', 'update', 'newer' or 'rename'.`, 'invalid_duplicate_action');
+  }
+  return Object.fromEntries(entries) as Record<string, DuplicateFileAction>;
+}
+
 /** `ferry-provenance: on | off` (absent: on): whether the job writes its provenance record. */
 export function parseProvenanceHeader(value: string | string[] | undefined): boolean {
   const text = (Array.isArray(value) ? value[0] : value)?.trim().toLowerCase();
@@ -38,6 +65,11 @@ export function parseProvenanceHeader(value: string | string[] | undefined): boo
 
 /** The request header that chooses a job's folder mode (FolderMode) for a destination that keeps no folders. */
 export const FOLDERS_HEADER = 'ferry-folders';
+
+/** The folder modes a write to `target` chooses among (the first, flatten, the default); none for a target that keeps folders. */
+export function folderModesOf(target: Target): readonly FolderMode[] {
+  return target.namingRules?.flattenWith === undefined ? [] : FOLDER_MODES;
+}
 
 /**
  * `ferry-folders` (or a transfer's `folders`; both, only if they agree): absent means the
@@ -54,7 +86,7 @@ export function parseFolderMode(header: string | string[] | undefined, field: st
   }
   if (given.length === 2 && given[0] !== given[1]) throw badRequest(`The header ${FOLDERS_HEADER} says '${given[0]}' but the field folders says '${given[1]}'; send one of them.`);
   const mode = given[0] as FolderMode;
-  if (mode !== 'flatten' && target.namingRules?.flattenWith === undefined) {
+  if (mode !== 'flatten' && folderModesOf(target).length === 0) {
     throw badRequest(`${target.info.readable_name} keeps folders as they are, so ${FOLDERS_HEADER} '${mode}' does not apply; leave it out.`);
   }
   return mode;
@@ -126,7 +158,15 @@ const bodySchema = {
         // null: the multipart body is read by the handler, not parsed ahead of validation
         type: ['object', 'null'],
         description: `An upload: the ZIP (plain, or a zipped BagIt bag) in the field '${FILE_FIELD}'.`,
-        properties: { [FILE_FIELD]: { type: 'string', format: 'binary' } },
+        properties: {
+          [FILE_FIELD]: { type: 'string', format: 'binary' },
+          [CHOICES_FIELD]: {
+            type: 'string',
+            description:
+              'optional, JSON: per file, by its path in the ZIP (in a bag: below data/; as POST …/conflicts/ lists it), the action for that file ' +
+              'instead of duplicate-file-action, as a transfer’s duplicate_choices. At most 64 KiB: send the most common choice as the header.',
+          },
+        },
       },
     },
     'application/json': {
@@ -229,8 +269,11 @@ async function acceptPost(
     const destination = await resolveTargetToken(core, target, request, 'destination');
     if (containerId !== null) await requireContainer(target, { token: destination, signal }, containerId);
     let spoolPath: string;
+    let duplicateChoices: Record<string, DuplicateFileAction> | undefined;
     try {
-      spoolPath = await spoolUpload(request, core.config.dataDir, core.config.limits.maxUploadBytes);
+      spoolPath = await spoolUpload(request, core.config.dataDir, core.config.limits.maxUploadBytes, (name, value) => {
+        if (name === CHOICES_FIELD) duplicateChoices = parseDuplicateChoices(value);
+      });
     } catch (error) {
       // the rest of a refused body is not read (Node would drain it to reuse the socket)
       if (!request.raw.complete) reply.header('connection', 'close');
@@ -241,7 +284,7 @@ async function acceptPost(
         kind: 'upload',
         target: target.info.name,
         resource_id: containerId,
-        params: { spoolPath, containerId, duplicateAction, provenance, ...(folders ? { folders } : {}) },
+        params: { spoolPath, containerId, duplicateAction, ...(duplicateChoices ? { duplicateChoices } : {}), provenance, ...(folders ? { folders } : {}) },
         tokens: { destination },
         ownedFiles: [spoolPath],
       });

@@ -9,6 +9,7 @@ import type {
   DeleteResult,
   DescriptiveMetadata,
   DuplicateFileAction,
+  FolderMode,
   Job,
   MoveResult,
   QueueMove,
@@ -92,18 +93,27 @@ export function downloadPath(target: string, id: string, keepOffline: boolean): 
 export interface WriteOptions {
   /** false sends `ferry-provenance: off`: no ferry-provenance.json is written or extended */
   provenance: boolean;
+  /** per file (a transfer: by the source's path; an upload: by its path in the ZIP), the action instead of the one for all */
+  duplicateChoices?: Record<string, DuplicateFileAction>;
+  /** how a destination that keeps no folders keeps them (`ferry-folders`; absent: the server's default) */
+  folders?: FolderMode;
 }
 
 const DEFAULT_WRITE: WriteOptions = { provenance: true };
 
-/**
- * A transfer's options: a new top-level record may carry the descriptive metadata a person
- * reviewed, and a choice per file (by the source's path) may override the action for all.
- */
+/** A transfer's options: a new top-level record may carry the descriptive metadata a person reviewed. */
 export interface TransferOptions extends WriteOptions {
   /** sent as the body's `metadata`, used instead of the source's (docs/api.md "Descriptive metadata") */
   metadata?: DescriptiveMetadata;
-  duplicateChoices?: Record<string, DuplicateFileAction>;
+}
+
+/** An upload's file as the ZIP will hold it, for the duplicates preview (docs/api.md "Duplicate files"). */
+export interface DescribedFile {
+  path: string;
+  size: number;
+  date_modified: string;
+  /** where cheap to compute here: by algorithm (sha256), lowercase hex */
+  hashes?: Record<string, string>;
 }
 
 /** A transfer's source in its body: one resource, or (two or more ids) a selection. */
@@ -214,11 +224,13 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
       options: WriteOptions = DEFAULT_WRITE,
     ) => {
       const form = new FormData();
+      // before the ZIP, so a refused choice is refused before its bytes are read
+      if (options.duplicateChoices) form.append('duplicate_choices', JSON.stringify(options.duplicateChoices));
       form.append('service-file', zip, 'upload.zip');
       return json<Acknowledgement>(resourcesPath(target, containerId), {
         method: 'POST',
         body: form,
-        headers: { 'duplicate-file-action': duplicateAction, ...provenanceHeader(options) },
+        headers: { 'duplicate-file-action': duplicateAction, ...provenanceHeader(options), ...(options.folders ? { 'ferry-folders': options.folders } : {}) },
       });
     },
     transfer: (
@@ -235,6 +247,7 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
           ...sourceFields(source),
           ...(options.metadata ? { metadata: options.metadata } : {}),
           ...(options.duplicateChoices ? { duplicate_choices: options.duplicateChoices } : {}),
+          ...(options.folders ? { folders: options.folders } : {}),
         }),
         headers: {
           'Content-Type': 'application/json',
@@ -242,11 +255,14 @@ export function createApiClient(connection: Connection, fetchImpl: typeof fetch 
           ...provenanceHeader(options),
         },
       }),
-    /** which files of a transfer into a folder are already there, both sides side by side (docs/api.md "Duplicate files") */
-    conflicts: (destination: string, containerId: string, source: { target: string; id: string; ids?: readonly string[] }) =>
+    /**
+     * Which files of a transfer (its source) or an upload (its files as the ZIP will hold them)
+     * into a folder are already there, both sides side by side (docs/api.md "Duplicate files").
+     */
+    conflicts: (destination: string, containerId: string, what: { target: string; id: string; ids?: readonly string[] } | { files: readonly DescribedFile[] }) =>
       json<ConflictsReport>(`/api_v1/targets/${seg(destination)}/resources/${seg(containerId)}/conflicts/`, {
         method: 'POST',
-        body: JSON.stringify(sourceFields(source)),
+        body: JSON.stringify('files' in what ? { files: what.files } : sourceFields(what)),
         headers: { 'Content-Type': 'application/json' },
       }),
     /** one page of a target's search (docs/api.md "Search"); 405 where capabilities.search is off */

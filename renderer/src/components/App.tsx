@@ -13,6 +13,7 @@ import { CheckDialog } from './CheckFindings.js';
 import { ConfirmDialog } from './ConfirmDialog.js';
 import { DetailPanel } from './DetailPanel.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
+import { FolderModeDialog } from './FolderModeDialog.js';
 import { jobLabel, JobsPanel } from './JobsPanel.js';
 import { LocalFoldersDialog } from './LocalFoldersDialog.js';
 import { MetadataReviewDialog } from './MetadataReviewDialog.js';
@@ -206,6 +207,7 @@ export function App() {
       <ConfirmDialog ui={ui} />
       <CheckDialog />
       <MetadataReviewDialog />
+      <FolderModeDialog ui={ui} />
     </div>
   );
 }

@@ -1,5 +1,5 @@
 // Asked once per job when the destination may already hold some of the files: one action for
-// all of them, or (a transfer into a folder) "Choose per file…" over what is already there,
+// all of them, or (a transfer or an upload into a folder) "Choose per file…" over what is already there,
 // both sides' size, date and hash side by side.
 import { useState } from 'react';
 import { useStore } from 'zustand';
@@ -123,15 +123,19 @@ function PerFileDialog({ prompt, view, onCancel }: { prompt: DuplicatePrompt; vi
 
 function ConflictRow({ conflict, choice, onChoose }: { conflict: FileConflict; choice: DuplicateFileAction; onChoose(action: DuplicateFileAction): void }) {
   const newer = newerSide(conflict);
+  const algorithm = sharedAlgorithm(conflict);
+  const same = algorithm !== null && conflict.source.hashes[algorithm] === conflict.destination?.hashes[algorithm];
   return (
     <tr>
       <th scope="row" className="conflict-name">
         {conflict.destination_path}
       </th>
       <td>
-        <Facts facts={conflict.source} newer={newer === 'source'} />
+        <Facts facts={conflict.source} newer={newer === 'source'} algorithm={algorithm} />
       </td>
-      <td>{conflict.destination ? <Facts facts={conflict.destination} newer={newer === 'destination'} /> : 'a folder of that name'}</td>
+      <td>
+        {conflict.destination ? <Facts facts={conflict.destination} newer={newer === 'destination'} algorithm={algorithm} same={same} /> : 'a folder of that name'}
+      </td>
       <td>
         <select aria-label={`Action for ${conflict.destination_path}`} value={choice} onChange={(event) => onChoose(event.target.value as DuplicateFileAction)}>
           {DUPLICATE_FILE_ACTIONS.map((action) => (
@@ -145,8 +149,9 @@ function ConflictRow({ conflict, choice, onChoose }: { conflict: FileConflict; c
   );
 }
 
-function Facts({ facts, newer }: { facts: FileFacts; newer: boolean }) {
-  const hash = Object.entries(facts.hashes)[0];
+/** `algorithm`: the hash both sides report, shown on both so they can be compared; `same`: their values match. */
+function Facts({ facts, newer, algorithm, same = false }: { facts: FileFacts; newer: boolean; algorithm: string | null; same?: boolean }) {
+  const hash = algorithm !== null && facts.hashes[algorithm] ? ([algorithm, facts.hashes[algorithm]] as const) : Object.entries(facts.hashes)[0];
   return (
     <div className="facts">
       <span>{formatBytes(facts.size)}</span>
@@ -156,9 +161,16 @@ function Facts({ facts, newer }: { facts: FileFacts; newer: boolean }) {
       </span>
       <span className="hash" title={hash ? `${hash[0]} ${hash[1]}` : undefined}>
         {hash ? `${hash[0]} ${hash[1].slice(0, 12)}…` : 'no hash known'}
+        {same && <strong> (same content)</strong>}
       </span>
     </div>
   );
+}
+
+/** A hash algorithm both sides report (the first the source has), or null. */
+export function sharedAlgorithm(conflict: FileConflict): string | null {
+  const stored = conflict.destination?.hashes ?? {};
+  return Object.keys(conflict.source.hashes).find((algorithm) => stored[algorithm] !== undefined) ?? null;
 }
 
 /** Which side was modified later, when both dates are known. */

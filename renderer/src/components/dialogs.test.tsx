@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { MemoryStorage } from '../test-support.js';
-import { createDuplicatePrompt, type DuplicateDecision } from '../stores/duplicates.js';
+import { compacted, createDuplicatePrompt, type DuplicateDecision } from '../stores/duplicates.js';
 import type { FileConflict } from '../../../shared/api.js';
 import { DuplicateDialog } from './DuplicateDialog.js';
 import { AccountForm } from './AccountForm.js';
 import { ServicesContext, type Services } from '../services.js';
-import { askMetadataReview, createUiStore } from '../stores/ui.js';
+import { askFolderMode, askMetadataReview, createUiStore } from '../stores/ui.js';
+import { FolderModeDialog } from './FolderModeDialog.js';
 import { MetadataReviewDialog } from './MetadataReviewDialog.js';
 
 afterEach(cleanup);
@@ -24,7 +25,7 @@ describe('duplicate prompt', () => {
     expect(dialog.textContent).toContain('a.csv into OSF › Project');
     const forAll = within(screen.getByRole('group', { name: 'For all files' }));
     expect(forAll.getAllByRole('button').map((button) => button.textContent)).toEqual(['Skip', 'Replace if different', 'Replace if newer', 'Keep both']);
-    // an upload takes no per-file choices: not offered
+    // nothing to list file by file (a write to a new top-level resource): not offered
     expect(screen.queryByRole('button', { name: 'Choose per file…' })).toBeNull();
     fireEvent.click(forAll.getByRole('button', { name: 'Replace if newer' }));
     expect(await answer!).toEqual({ action: 'newer' });
@@ -59,6 +60,23 @@ describe('duplicate prompt', () => {
     { path: 'Data/a.csv', destination_path: 'Data/a.csv', source: facts(2048, '2026-03-01T10:00:00.000000Z', { md5: 'aa'.repeat(16) }), destination: { id: 'd1', ...facts(10, '2025-01-01T10:00:00.000000Z', { md5: 'bb'.repeat(16) }) } },
     { path: 'Data/b.csv', destination_path: 'Data/b.csv', source: facts(5, '2020-01-01T10:00:00.000000Z'), destination: { id: 'd2', ...facts(5, '2025-01-01T10:00:00.000000Z') } },
   ];
+
+  it('per file: a hash both sides report is shown on both, marked when they match', async () => {
+    const prompt = createDuplicatePrompt(new MemoryStorage());
+    render(<DuplicateDialog prompt={prompt} />);
+    const same = 'cd'.repeat(32);
+    const conflicts: FileConflict[] = [
+      { path: 'a.csv', destination_path: 'a.csv', source: facts(5, '2026-03-01T10:00:00.000000Z', { sha256: same }), destination: { id: 'd1', ...facts(5, '2025-01-01T10:00:00.000000Z', { md5: 'bb'.repeat(16), sha256: same }) } },
+    ];
+    act(() => {
+      void prompt.ask('a.csv into Local folders › dest', { loadConflicts: async () => conflicts });
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Choose per file…' }));
+    const row = within(await screen.findByRole('table', { name: '1 file is already there' })).getByRole('row', { name: /a\.csv/ });
+    // the stored file's md5 comes first, but the sha256 is what both sides know
+    expect(within(row).getAllByText(`sha256 ${'cd'.repeat(6)}…`, { exact: false })).toHaveLength(2);
+    expect(row.textContent).toContain('(same content)');
+  });
 
   it('per file: lists both sides side by side, a choice per file, and answers with the choices', async () => {
     const prompt = createDuplicatePrompt(new MemoryStorage());
@@ -205,5 +223,37 @@ describe('metadata review', () => {
     expect(screen.getByRole('alert').textContent).toContain("The source's metadata could not be read: OSF is not answering (HTTP 503).");
     fireEvent.click(screen.getByRole('button', { name: 'Cancel' }));
     expect(await answer).toBeNull();
+  });
+});
+
+describe('per-file choices sent small', () => {
+  it('the most common choice becomes the action for all, and only the others stay per file', () => {
+    expect(compacted({ action: 'ignore', choices: { a: 'rename', b: 'rename', c: 'update' } })).toEqual({ action: 'rename', choices: { c: 'update' } });
+    expect(compacted({ action: 'ignore', choices: { a: 'newer', b: 'newer' } })).toEqual({ action: 'newer' });
+    expect(compacted({ action: 'update' })).toEqual({ action: 'update' });
+  });
+});
+
+describe('folder mode', () => {
+  it('offers the destination’s modes with the last choice preselected, answers the one chosen, and Escape cancels', async () => {
+    const ui = createUiStore();
+    render(<FolderModeDialog ui={ui} />);
+    let answer: Promise<string | null>;
+    act(() => {
+      answer = askFolderMode(ui, { where: 'Zenodo', modes: ['flatten', 'zip-per-folder', 'bag'], initial: 'zip-per-folder' });
+    });
+    const dialog = screen.getByRole('dialog', { name: 'Keep folders as' });
+    const group = within(dialog).getByRole('group', { name: 'Keep folders as' });
+    expect(within(group).getAllByRole('radio').map((radio) => (radio as HTMLInputElement).checked)).toEqual([false, true, false]);
+    fireEvent.click(within(group).getByRole('radio', { name: /One BagIt ZIP/ }));
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Continue' }));
+    expect(await answer!).toBe('bag');
+    expect(screen.queryByRole('dialog')).toBeNull();
+
+    act(() => {
+      answer = askFolderMode(ui, { where: 'Zenodo', modes: ['flatten', 'zip-per-folder', 'bag'], initial: 'flatten' });
+    });
+    fireEvent.keyDown(screen.getByRole('dialog'), { key: 'Escape' });
+    expect(await answer!).toBeNull();
   });
 });

@@ -1,8 +1,8 @@
 // "The destination may already hold these files — what then?" Asked once per job, unless
 // the user ticked "remember my choice" (kept in localStorage; it is a preference, not a secret).
-// One action for all files, or — where the job can take them (a transfer into a folder) — a
-// choice per file, made over the server's side-by-side list of what is already there
-// (POST …/conflicts/), sent back as duplicate_choices.
+// One action for all files, or — where the job can take them (a transfer or an upload into a
+// folder) — a choice per file, made over the server's side-by-side list of what is already
+// there (POST …/conflicts/), sent back as duplicate_choices.
 import { createStore } from 'zustand/vanilla';
 import { DUPLICATE_FILE_ACTIONS, type DuplicateFileAction, type FileConflict } from '../../../shared/api.js';
 
@@ -12,6 +12,21 @@ const REMEMBER_KEY = 'ferry.duplicateAction';
 export interface DuplicateDecision {
   action: DuplicateFileAction;
   choices?: Record<string, DuplicateFileAction>;
+}
+
+/**
+ * The same decision with the most common per-file choice as the action for all and only the
+ * other choices per file: what an upload's form field carries stays small (the server reads
+ * 64 KiB of it). Files without a choice have nothing there, so the action for all is theirs alike.
+ */
+export function compacted(decision: DuplicateDecision): DuplicateDecision {
+  const choices = Object.entries(decision.choices ?? {});
+  if (choices.length === 0) return decision;
+  const counts = new Map<DuplicateFileAction, number>();
+  for (const [, action] of choices) counts.set(action, (counts.get(action) ?? 0) + 1);
+  const action = [...counts].reduce((best, next) => (next[1] > best[1] ? next : best))[0];
+  const others = choices.filter(([, chosen]) => chosen !== action);
+  return others.length === 0 ? { action } : { action, choices: Object.fromEntries(others) };
 }
 
 /** The per-file view: the conflicts as they load, and the choice made for each. */

@@ -3,7 +3,7 @@
 // never moves backwards (queued → running → finished; bytes only grow while running).
 // What was submitted is kept client-side (never a token) so a failed job can be retried.
 import { createStore } from 'zustand/vanilla';
-import { isFinishedStatus, type DescriptiveMetadata, type DuplicateFileAction, type Job, type JobStatus } from '../../../shared/api.js';
+import { isFinishedStatus, type DescriptiveMetadata, type DuplicateFileAction, type FolderMode, type Job, type JobStatus } from '../../../shared/api.js';
 import type { Crumb } from './pane.js';
 
 export interface JobView {
@@ -20,8 +20,10 @@ export interface Submission {
   /** `ids`: a transfer of a whole selection (one job); `id` is then its first */
   source?: { target: string; id: string; title: string; ids?: string[] };
   duplicateAction: DuplicateFileAction;
-  /** transfers: per file, by the source's path, the action instead of duplicateAction */
+  /** per file (a transfer: by the source's path; an upload: by its path in the ZIP), the action instead of duplicateAction */
   duplicateChoices?: Record<string, DuplicateFileAction>;
+  /** how a destination that keeps no folders keeps them, as chosen (absent: the server's default) */
+  folders?: FolderMode;
   /** uploads: key of the ZIP blob kept in memory for a retry during this run */
   blobKey?: string;
   /** false: sent with `ferry-provenance: off` (absent: on, the server's default) */

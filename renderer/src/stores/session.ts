@@ -1,7 +1,7 @@
 // What the core offers: its version, the keychain's nature, and the targets (with whether
 // a token is stored for each). Loaded once, reloaded after the Accounts form changes.
 import { createStore } from 'zustand/vanilla';
-import type { FileOperation, TargetDescription } from '../../../shared/api.js';
+import type { FileOperation, FolderMode, TargetDescription } from '../../../shared/api.js';
 import { ApiRequestError, messageOf, type ApiClient } from '../api/client.js';
 import type { Session } from '../api/app-types.js';
 
@@ -43,6 +43,10 @@ export function createSessionStore(api: Pick<ApiClient, 'session' | 'targets'>) 
     /** whether a new top-level record there keeps descriptive metadata (`keeps_metadata`): only then is it reviewed */
     keepsMetadata(target: string | null): boolean {
       return store.getState().targets.find((t) => t.name === target)?.keeps_metadata === true;
+    },
+    /** the folder modes a write there chooses among (`capabilities.folder_modes`, the first the default); none where folders are kept */
+    folderModes(target: string | null): FolderMode[] {
+      return store.getState().targets.find((t) => t.name === target)?.capabilities?.folder_modes ?? [];
     },
     /** whether its files' bytes can be read (`supported_actions.resource_download`): a preview needs them */
     downloads(target: string | null): boolean {

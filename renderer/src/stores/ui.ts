@@ -1,5 +1,6 @@
 // Small app-wide UI state: which pane is active, open dialogs, per-pane notices.
 import { createStore } from 'zustand/vanilla';
+import type { FolderMode } from '../../../shared/api.js';
 import type { ReviewedMetadata } from '../metadata.js';
 import type { PaneSide } from './pane.js';
 
@@ -50,6 +51,18 @@ export interface MetadataQuestion {
   answer(metadata: ReviewedMetadata | null): void;
 }
 
+/** "Keep folders as": how a destination whose records keep no folders keeps those of a write. */
+export interface FolderModeQuestion {
+  /** the destination as a person reads it ("Zenodo › Survey") */
+  where: string;
+  /** the modes it offers (its capabilities.folder_modes), the first the server's default */
+  modes: FolderMode[];
+  /** the one chosen when the dialog opens: the last chosen for this destination, else the default */
+  initial: FolderMode;
+  /** the mode to go ahead with, or null to cancel */
+  answer(mode: FolderMode | null): void;
+}
+
 export interface UiStoreState {
   active: PaneSide;
   detailOpen: boolean;
@@ -65,6 +78,7 @@ export interface UiStoreState {
   checkShown: string | null;
   confirmation: ConfirmQuestion | null;
   metadataReview: MetadataQuestion | null;
+  folderMode: FolderModeQuestion | null;
   notices: Record<PaneSide, Notice | null>;
 }
 
@@ -80,6 +94,7 @@ export function createUiStore() {
     checkShown: null,
     confirmation: null,
     metadataReview: null,
+    folderMode: null,
     notices: { left: null, right: null },
   }));
 }
@@ -126,6 +141,20 @@ export function askMetadataReview(ui: UiStore, question: Omit<MetadataQuestion, 
         answer(metadata) {
           ui.setState({ metadataReview: null });
           resolve(metadata);
+        },
+      },
+    });
+  });
+}
+
+export function askFolderMode(ui: UiStore, question: Omit<FolderModeQuestion, 'answer'>): Promise<FolderMode | null> {
+  return new Promise((resolve) => {
+    ui.setState({
+      folderMode: {
+        ...question,
+        answer(mode) {
+          ui.setState({ folderMode: null });
+          resolve(mode);
         },
       },
     });

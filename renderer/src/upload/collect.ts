@@ -1,5 +1,6 @@
 // Turning what the user dropped or picked into a list of relative paths + File objects.
 // Nothing is read here: File objects are handles, the ZIP writer streams them later.
+import type { DescribedFile } from '../api/client.js';
 
 export interface PickedFile {
   /** slash-separated path relative to the drop, e.g. "data/run1/a.csv" */
@@ -126,4 +127,46 @@ export function topLevelNames(picked: Picked): string[] {
   for (const f of picked.files) names.add(f.path.split('/')[0]!);
   for (const d of picked.emptyFolders) names.add(d.split('/')[0]!);
   return [...names];
+}
+
+/**
+ * Whether the upload holds folders below what becomes the destination's folder: into a
+ * folder, any path with a folder in it; at the top level (each top folder becomes a resource),
+ * a folder inside a top folder. Only then does a destination that keeps no folders need to
+ * know how to keep them.
+ */
+export function hasSubfolders(picked: Picked, atTopLevel: boolean): boolean {
+  const depth = atTopLevel ? 2 : 1;
+  return (
+    picked.files.some((file) => file.path.split('/').length > depth) ||
+    picked.emptyFolders.some((folder) => folder.split('/').length >= depth)
+  );
+}
+
+/** Files hashed for the duplicates preview: each at most this large, all together at most HASHED_TOTAL_BYTES (read whole in memory). */
+export const HASHED_FILE_BYTES = 16 * 1024 * 1024;
+const HASHED_TOTAL_BYTES = 128 * 1024 * 1024;
+
+/**
+ * The files as the ZIP will hold them, for the duplicates preview: path, size, modification
+ * time and, where it is cheap (small files, a browser that hashes), SHA-256, to be shown
+ * beside the stored file's. Only asked for when a person opens "Choose per file…".
+ */
+export async function describeFiles(files: readonly PickedFile[]): Promise<DescribedFile[]> {
+  const subtle = globalThis.crypto?.subtle;
+  let budget = HASHED_TOTAL_BYTES;
+  const described: DescribedFile[] = [];
+  for (const { path, file } of files) {
+    const facts: DescribedFile = { path, size: file.size, date_modified: new Date(file.lastModified || Date.now()).toISOString() };
+    if (subtle && file.size <= HASHED_FILE_BYTES && file.size <= budget) {
+      budget -= file.size;
+      facts.hashes = { sha256: hex(await subtle.digest('SHA-256', await file.arrayBuffer())) };
+    }
+    described.push(facts);
+  }
+  return described;
+}
+
+function hex(digest: ArrayBuffer): string {
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
