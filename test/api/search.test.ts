@@ -61,7 +61,7 @@ describe('GET resources/?q=', () => {
       ['shelf', false],
     ]);
     const one = (await (await ferry.fetch('/api_v1/target/shelf/')).json()) as TargetDescription;
-    expect(one.capabilities).toEqual({ search: false });
+    expect(one.capabilities).toEqual({ search: false, folder_modes: [] });
     const refused = await expectApiError(await search('shelf', 'q=x'), 405, 'action_not_supported');
     expect(refused.error).toMatch(/does not support search/);
   });
