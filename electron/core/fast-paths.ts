@@ -31,6 +31,8 @@ export const FAST_PATHS = [
   'parallel-writes',
   /** a job's fixity check takes its digests from the provenance record's hasher upstream, so each byte is hashed once */
   'shared-hashing',
+  /** a local write's resume-journal marks wait for one syncfs of the destination's file system (`sync -f`, Linux), not an fsync of each file (targets/local/durable-marks.ts) */
+  'syncfs-marks',
 ] as const;
 
 export type FastPath = (typeof FAST_PATHS)[number];

@@ -388,8 +388,10 @@ export interface WriteOptions {
   metadata?: DescriptiveMetadata;
   /**
    * Called once the destination has confirmed a file (created, updated, or found already
-   * there), with its path as the entry named it; never for a file that may be partial. A
-   * job's resume journal listens (jobs/resume-journal.ts).
+   * there), with its path as the entry named it; never for a file that may be partial, nor
+   * before it would survive a power cut (a remote's confirmation is its own; the local writer
+   * waits for a barrier: targets/local/durable-marks.ts). A job's resume journal listens
+   * (jobs/resume-journal.ts).
    */
   onFileWritten?(path: string): void;
   /** A top-level write: called as soon as the new resource exists, before any file goes in. */

@@ -33,7 +33,8 @@ export async function writeFileAtomic(filePath: string, content: string, mode = 
   await syncDirectory(dir);
 }
 
-async function syncDirectory(dir: string): Promise<void> {
+/** fsync of a folder, so the names just put in it survive a power cut; best effort where a folder cannot be opened (Windows). */
+export async function syncDirectory(dir: string): Promise<void> {
   // Not every platform lets a directory be opened for fsync (Windows); the rename is
   // still atomic there, only its durability across a power cut is weaker.
   try {

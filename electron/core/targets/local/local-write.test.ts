@@ -55,34 +55,47 @@ describe('LocalTarget writing', () => {
     expect(await partFiles(root)).toEqual([]);
   });
 
-  it('tells the job each file once it is in place, by the entry\'s own path, also when the top folder gets another name', async () => {
+  it('tells the job the files it put in place only when it stops short, by the entries\' own paths, also when the top folder gets another name', async () => {
     const heard: string[] = [];
     const made: { id: string; title: string }[] = [];
-    const options = { ...writeOptions('update'), onFileWritten: (written: string) => heard.push(written), onNewResource: (resource: { id: string; title: string }) => made.push(resource) };
-    await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), options);
-    expect(heard.sort()).toEqual(['Run/a.txt', 'Run/sub/b.txt']);
-    // again: both found identical (ignored) count as there too
-    heard.length = 0;
-    await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), options);
-    expect(heard.sort()).toEqual(['Run/a.txt', 'Run/sub/b.txt']);
+    const listening = (signal: AbortSignal) => ({
+      ...writeOptions('update', signal),
+      onFileWritten: (written: string) => heard.push(written),
+      onNewResource: (resource: { id: string; title: string }) => made.push(resource),
+    });
+    /** A write of `tree` cancelled once its entries are all handed over (planned first, as a job does, so the writer streams them). */
+    async function cancelledWrite(containerId: string | null, tree: Record<string, string | null>): Promise<void> {
+      const controller = new AbortController();
+      const last = Object.keys(tree).at(-1)!.replace(/\/[^/]*$/, '/never.txt');
+      async function* entries(): AsyncGenerator<Entry> {
+        yield* entriesOf(tree);
+        controller.abort();
+        yield* entriesOf({ [last]: 'x' });
+      }
+      const options = await withPlanOf(target, containerId, entriesOf({ ...tree, [last]: 'x' }), listening(controller.signal));
+      await expect(target.write(ctx(), containerId, entries(), options)).rejects.toBeInstanceOf(CancelledError);
+    }
+    // a write that succeeds tells nothing: its job ends and removes its journal (durable-marks.ts)
+    await target.write(ctx(), encodeLocalId('Project'), entriesOf(tree), listening(new AbortController().signal));
+    expect(heard).toEqual([]);
+    // stopped short: each file in place is told (after its barrier), found identical ones too
+    await cancelledWrite(encodeLocalId('Project'), { ...tree, 'Run/c.txt': 'charlie' });
+    expect(heard.sort()).toEqual(['Run/a.txt', 'Run/c.txt', 'Run/sub/b.txt']);
     // a top-level write into 'Project (2)': still the entries' paths, which the journal keys on
     heard.length = 0;
-    const outcome = await target.write(ctx(), null, entriesOf({ 'Project/': null, 'Project/c.txt': 'charlie' }), options);
-    expect(outcome.newResource?.title).toBe('Project (2)');
+    await cancelledWrite(null, { 'Project/': null, 'Project/c.txt': 'charlie' });
     expect(heard).toEqual(['Project/c.txt']);
     // the new folder is told as soon as it is made, so a resumed job goes on in it
     expect(made).toEqual([{ id: encodeLocalId('Project (2)'), title: 'Project (2)' }]);
-    // a staged write tells nothing until its files are put in place at the commit
+    expect(await readFile(path.join(root, 'Project (2)', 'c.txt'), 'utf8')).toBe('charlie');
+    // a staged write that does not commit put nothing in place, and tells nothing
     heard.length = 0;
-    let told = -1;
     const staged: StagedWriteOptions = {
-      ...options,
-      beforeCommit: async () => {
-        told = heard.length;
-      },
+      ...listening(new AbortController().signal),
+      beforeCommit: () => Promise.reject(new Error('a manifest does not match')),
     };
-    await target.write(ctx(), encodeLocalId('Project'), entriesOf({ 'Staged/': null, 'Staged/d.txt': 'delta' }), staged);
-    expect([told, heard]).toEqual([0, ['Staged/d.txt']]);
+    await expect(target.write(ctx(), encodeLocalId('Project'), entriesOf({ 'Staged/': null, 'Staged/d.txt': 'delta' }), staged)).rejects.toThrow('a manifest does not match');
+    expect(heard).toEqual([]);
   });
 
   it('ignore leaves existing files untouched, even when their bytes differ', async () => {

@@ -9,7 +9,8 @@
 // right after the job's end may lose it, but never damages anything that was there, and the
 // job (its end fsynced) can be run again. Measured on the bench bag (3,011 files, 229 MiB,
 // ext4): an fsync per file costs ~0.75 s (more than a third of the job); one syncfs of the
-// file system (`sync -f`, Linux only, and it flushes everyone's data) ~0.13 s.
+// file system (`sync -f`, Linux only, and it flushes everyone's data) ~0.13 s. A job's resume
+// journal hears of a file only once it is on disk (durable-marks.ts).
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, type BigIntStats } from 'node:fs';
@@ -24,6 +25,7 @@ import { SourceCheckFailed } from '../../jobs/source-check.js';
 import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { opensIndependently, readWholeOf } from '../../jobs/whole-entry.js';
 import { FileWorkerLost, fileWriteWorkers, type WrittenFileStat } from '../../jobs/file-write-workers.js';
+import { DurableMarks, durabilityBarrier } from './durable-marks.js';
 import { describePerFileError, PER_FILE_CODES, toFerryError } from './fs-errors.js';
 import type { FileVersion, HashCache } from './hash-cache.js';
 import { checkRelativePath, isInside, joinInside } from './safe-path.js';
@@ -127,20 +129,29 @@ class Writer {
   private readonly beforeCommit: (() => Promise<void>) | null;
   /** a staged write's files, in temporaries until the check passes */
   private readonly staged: StagedFile[] = [];
+  /** files told to the job (its resume journal) only once on disk; null: nobody listens */
+  private readonly marks: DurableMarks | null;
 
   constructor(private readonly params: WriteParams) {
     this.containerAbsolute = joinInside(params.rootRealPath, params.containerPath);
     this.knownFolders.add(this.containerAbsolute);
     this.beforeCommit = (params.options as StagedWriteOptions).beforeCommit ?? null;
+    const tell = params.options.onFileWritten;
+    this.marks = tell ? new DurableMarks(durabilityBarrier(params.rootRealPath), tell) : null;
   }
 
   async run(): Promise<WriteOutcome> {
     try {
       if (!this.params.topLevel) await this.adoptClaimOfContainer();
       const outcome = await this.writeAll();
+      // the job ends with this write and removes its journal: no barrier for marks nobody will read
+      this.marks?.drop();
       await this.dropClaim();
       return outcome;
     } catch (error) {
+      // a paused, cancelled or failed write: what it put in place is made durable and told, so a resume skips it
+      await this.marks?.settle();
+      this.marks?.drop();
       if (this.beforeCommit) await this.discardStaged();
       // A cancel may be Ferry stopping, whose job resumes at the next start: keep the claim
       // for it. Any other failure ends the job for good: the folders it made and left empty go.
@@ -357,7 +368,7 @@ class Writer {
       if (existing.isDirectory()) throw new EntryConflict(`A folder '${destination}' already exists where this file should go; it was left alone.`);
       if (!existing.isFile()) throw new EntryConflict(`'${destination}' already exists and is not a regular file (a link or a device); it was left alone.`);
       if (this.params.options.duplicateAction === 'ignore') {
-        this.arrived(out.ignored, destination, entry.path);
+        this.arrived(out.ignored, destination, entry.path, target);
         return;
       }
     }
@@ -372,7 +383,7 @@ class Writer {
         const existingHashes = await this.params.hashCache.getOrCompute(this.versionOf(target, existing), () => hashNoFollow(target, this.params.algorithms));
         if (existingHashes.sha256 !== undefined && existingHashes.sha256 === written.hashes.sha256) {
           await unlink(temporary);
-          this.arrived(out.ignored, destination, entry.path);
+          this.arrived(out.ignored, destination, entry.path, target);
           return;
         }
       }
@@ -398,13 +409,13 @@ class Writer {
     // size, mtime and inode): no lstat after the rename
     const stored = written.stat !== null && written.timesSet ? written.stat : await lstatOrNull(target);
     if (stored !== null && (stored === written.stat || (stored as BigIntStats).isFile())) this.params.hashCache.set(this.versionOf(target, stored), written.hashes);
-    this.arrived(existing === null ? out.created : out.updated, destination, entry.path);
+    this.arrived(existing === null ? out.created : out.updated, destination, entry.path, target);
   }
 
-  /** A file in place (or found there already): into its list, and told to the job (WriteOptions.onFileWritten). */
-  private arrived(list: string[], destination: string, entryPath: string): void {
+  /** A file in place at `target` (or found there already): into its list, and told to the job once on disk (durable-marks.ts). */
+  private arrived(list: string[], destination: string, entryPath: string, target: string): void {
     list.push(destination);
-    this.params.options.onFileWritten?.(entryPath);
+    this.marks?.add(entryPath, target);
   }
 
   /**
@@ -450,7 +461,7 @@ class Writer {
     // a staged temporary was made as a regular file (O_EXCL) by this write
     const stored = file.stat ?? (await lstatOrNull(file.target));
     if (stored !== null && (file.stat !== null || (stored as BigIntStats).isFile())) this.params.hashCache.set(this.versionOf(file.target, stored), file.hashes);
-    this.arrived(file.replacing ? file.out.updated : file.out.created, file.destination, file.entryPath);
+    this.arrived(file.replacing ? file.out.updated : file.out.created, file.destination, file.entryPath, file.target);
   }
 
   /**
