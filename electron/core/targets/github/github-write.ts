@@ -53,15 +53,17 @@ export async function writeToGithub(
 ): Promise<WriteOutcome> {
   const { octokit } = github;
   const notes: string[] = [];
-  const { entries, outcome, repo, toRepoPath } = await startForgeWrite(github.destination, source, options, dest, async (title) => {
-    // the source's description, homepage and keywords, where a transfer carries them; the rest is said (metadata/forge.ts)
-    const described = githubRepositoryFields(options.metadata);
+  // the source's description, homepage and keywords, where a transfer carries them; the rest is said (metadata/forge.ts)
+  const described = githubRepositoryFields(options.metadata);
+  const { entries, outcome, repo, top, toRepoPath } = await startForgeWrite(github.destination, source, options, dest, async (title) => {
     const created = await createRepository(octokit, title, options.jobLabel, described.fields);
     onCreated(created);
     notes.push(...described.notes);
-    if (described.fields.topics) notes.push(...(await setTopics(octokit, created, described.fields.topics, options.signal)));
     return { repo: created, newResource: { id: `r${created.id}`, title: created.name } };
   });
+  // the topics only once the job knows of the new repository (startForgeWrite): a pause while
+  // they are set then keeps the repository for the resumed run rather than leaving a stray
+  if (outcome.newResource && described.fields.topics) notes.push(...(await setTopics(octokit, repo, described.fields.topics, options.signal)));
   if (notes.length > 0) outcome.notes = [...(outcome.notes ?? []), ...notes];
   const { data: me } = await gh(() => octokit.rest.users.getAuthenticated());
   const http = new GitHttp(
@@ -92,6 +94,7 @@ export async function writeToGithub(
     toRepoPath,
     options,
     outcome,
+    { top },
   );
 }
 
