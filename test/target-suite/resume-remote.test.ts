@@ -20,6 +20,7 @@ import { startFigshareEmulator } from '../emulators/figshare/emulator.js';
 import { startDataverseEmulator } from '../emulators/dataverse/emulator.js';
 import { startGithubEmulator } from '../emulators/github/server.js';
 import { startGitlabEmulator } from '../emulators/gitlab/server.js';
+import { entriesFrom, writeOptions } from './test-entries.js';
 
 /**
  * Resume (issue #18 item 5) on the remote targets that write record by record. A transfer
@@ -342,12 +343,13 @@ for (const kind of FORGES) {
     let root: string;
     let core: FerryCore;
     let forge: Forge;
+    let config: FerryConfig;
     let hold = new Hold();
 
     beforeAll(async () => {
       root = await mkdtemp(path.join(os.tmpdir(), `ferry-resume-${kind.target}-`));
       forge = await kind.start();
-      const config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
+      config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
       core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), forge.target(c)] });
       await mkdir(path.join(config.workspace, 'Study'), { recursive: true });
       for (const [name, text] of Object.entries(study)) await writeFile(path.join(config.workspace, 'Study', name), text);
@@ -418,6 +420,26 @@ for (const kind of FORGES) {
       expect(forge.repos().find((repo) => repo.id === made.id)!.files).toEqual(study);
       expect(forge.pushedBlobs().slice(pushesBefore)).toEqual([FILES]);
       expect(job.report!.resources_created.filter((p) => p !== 'Study').sort()).toEqual(Object.keys(study).map((name) => `Study/${name}`));
+    });
+
+    it('resumed into a repository that already holds what its push would have put, sends nothing again', { timeout: 60_000 }, async () => {
+      // the first run's push landed, but the job never heard (Ferry killed right after it):
+      // the same files, written into the repository outside the job
+      const { ticket, made } = await pausedAfterCreate('Study-2');
+      const landed = await forge.target(config).write({ token: forge.token, signal: new AbortController().signal }, made.id, entriesFrom(study), writeOptions('update'));
+      expect(landed.created).toHaveLength(FILES);
+      const pushesBefore = forge.pushedBlobs().length;
+
+      await core.jobs.resume(ticket);
+      const job = await finished(ticket);
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      expect(job.report?.new_resource?.id).toBe(made.id);
+      // found there with the same bytes: left as it is, no second push, no "Study-3"
+      expect(forge.pushedBlobs().length).toBe(pushesBefore);
+      expect(job.report!.resources_ignored.sort()).toEqual(Object.keys(study).map((name) => `Study/${name}`));
+      expect(forge.repos().find((repo) => repo.id === made.id)!.files).toEqual(study);
+      expect(forge.repos().filter((repo) => repo.name.startsWith('Study')).map((repo) => repo.name).sort()).toEqual(['Study', 'Study-2']);
+      await forge.deleteByOwner(made.id);
     });
 
     it('paused, then its repository deleted by its owner: the resumed run makes a new one', { timeout: 60_000 }, async () => {
