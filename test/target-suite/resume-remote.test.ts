@@ -472,5 +472,29 @@ for (const kind of FORGES) {
       // nothing left behind (GitLab: marked for deletion, under another name)
       expect(forge.repos().length).toBe(before);
     });
+
+    it('Ferry stopped after the repository was made: the job, resumed after the restart, pushes into it', { timeout: 60_000 }, async () => {
+      const before = new Set(forge.repos().map((repo) => repo.id));
+      const pushesBefore = forge.pushedBlobs().length;
+      hold = new Hold();
+      const ticket = await submit();
+      await until('the held file to be reached', () => hold.reached);
+      const closing = core.close();
+      hold.release();
+      await closing;
+      // a stop of Ferry keeps it, as a pause does
+      const made = forge.repos().filter((repo) => !before.has(repo.id));
+      expect(made.map((repo) => repo.files)).toEqual([{}]);
+
+      // the restart: the same data directory; the in-memory keychain kept no token, so the job
+      // is resumed with the tokens as a person would (POST /jobs/<t>/resume/)
+      core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), forge.target(c)] });
+      const restarted = await finished(ticket);
+      const job = restarted.status === 'succeeded' ? restarted : await finished((await core.jobs.resumeFinished(ticket, tokens())).ticket_number);
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      expect(job.report?.new_resource?.id).toBe(made[0]!.id);
+      expect(forge.repos().filter((repo) => !before.has(repo.id)).map((repo) => repo.files)).toEqual([study]);
+      expect(forge.pushedBlobs().slice(pushesBefore)).toEqual([FILES]);
+    });
   });
 }
