@@ -298,6 +298,9 @@ const FORGES: { name: string; target: string; start(): Promise<Forge> }[] = [
       emulator.state.tokens.set(token, { id: 1, login: 'alice' });
       // may delete repositories (the `delete_repo` scope): a cancel removes what it made
       emulator.state.deleteRepoTokens.add(token);
+      // a new repository's git endpoint answers 404 for a moment (docs/targets/github.md finding
+      // 10): the first run waits it out before it hashes, where it is paused
+      emulator.state.newRepoGitDelay = 2;
       const text = (files: Record<string, Buffer>) => Object.fromEntries(Object.entries(files).map(([name, bytes]) => [name, bytes.toString('utf8')]));
       return {
         target: (config) => createGithubTarget({ ...config, remotes: { ...config.remotes, githubApiUrl: emulator.url } }, new MemorySecretStore(), { writeSpacingMs: 0, maxRateWaitMs: 5000 }),

@@ -34,9 +34,10 @@ export interface GitWriteTarget {
    */
   lfs?: { maxFileBytes: number; readBlob(oid: string): Promise<Buffer> };
   /**
-   * Set for a repository created by this write: its git endpoint may answer 404 for a few
-   * seconds after the API made it (hail-is/hail#4517, brucemcpherson/gasGit#2, cli/cli#7761),
-   * so the first discovery is asked again before the 404 counts.
+   * Set for a repository created moments ago (by this write, or by the paused first run of a
+   * job resumed at once): its git endpoint may answer 404 for a few seconds after the API made
+   * it (hail-is/hail#4517, brucemcpherson/gasGit#2, cli/cli#7761), so the first discovery is
+   * asked again before the 404 counts.
    */
   justCreated?: boolean;
 }

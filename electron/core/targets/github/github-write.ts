@@ -86,7 +86,7 @@ export async function writeToGithub(
       lfs: { maxFileBytes: limits.lfsMaxFileBytes ?? GITHUB_LFS_MAX_FILE_BYTES, readBlob: (oid) => blobBytes(octokit, repo, oid) },
       // GitHub's documented no-reply address links the commit to the token's account
       author: { name: me.login, email: `${me.id}+${me.login}@users.noreply.github.com` },
-      justCreated: dest === null,
+      justCreated: dest === null || madeMomentsAgo(repo),
       refused: (reason) =>
         new FerryError(403, 'forbidden', `GitHub refused to update branch "${repo.defaultBranch}" of ${repo.fullName} (it said: ${reason}); nothing was committed. The branch may be protected, or the token may lack write access.`),
     },
@@ -96,6 +96,19 @@ export async function writeToGithub(
     outcome,
     { top },
   );
+}
+
+/**
+ * How long after `POST /user/repos` a repository's git endpoint may still answer 404 (finding 10
+ * in docs/targets/github.md: "for a moment"; a minute leaves room for clock skew). A write into a
+ * repository this young — the one a paused job made, resumed at once — waits it out as the
+ * write that made it does; an older repository's 404 counts at once.
+ */
+const NEW_REPOSITORY_GRACE_MS = 60_000;
+
+function madeMomentsAgo(repo: Repo, now = Date.now()): boolean {
+  const created = repo.createdAt === null ? Number.NaN : Date.parse(repo.createdAt);
+  return Number.isFinite(created) && now - created < NEW_REPOSITORY_GRACE_MS;
 }
 
 /** A small blob's bytes (the .gitattributes Ferry extends), checked against its id. */

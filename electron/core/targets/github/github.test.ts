@@ -319,6 +319,16 @@ describe('github target: upload', () => {
     expect(Object.keys(emu.state.files(repo))).toEqual(['a.txt']);
   });
 
+  it("a repository made moments ago (a paused job's, resumed at once) whose git endpoint still answers 404 gets the upload", async () => {
+    emu.state.newRepoGitDelay = 2;
+    const made = await fetch(`${emu.url}/user/repos`, { method: 'POST', headers: { authorization: `token ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Moments', private: true }) });
+    expect(made.status).toBe(201);
+    const { id } = (await made.json()) as { id: number };
+    const outcome = await target.write(ctx(), `r${id}`, iterate([fileEntry('a.txt', 'a')]), writeOptions());
+    expect(outcome.created).toEqual(['a.txt']);
+    expect(Object.keys(emu.state.files(emu.state.repos.find((r) => r.id === id)!))).toEqual(['a.txt']);
+  });
+
   it('refuses a bad path in a top-level upload before creating the repository', async () => {
     const before = emu.state.repos.length;
     const write = target.write(ctx(), null, iterate([folderEntry('Study'), fileEntry('Study/ok.txt', 'ok'), fileEntry('Study/.git/config', 'x')]), writeOptions());
