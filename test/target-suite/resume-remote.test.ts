@@ -12,10 +12,15 @@ import { createInvenioTarget } from '../../electron/core/targets/invenio/index.j
 import { createZenodoTarget } from '../../electron/core/targets/zenodo/index.js';
 import { createFigshareTarget } from '../../electron/core/targets/figshare/index.js';
 import { createDataverseTarget } from '../../electron/core/targets/dataverse/index.js';
+import { createGithubTarget } from '../../electron/core/targets/github/index.js';
+import { createGitlabTarget } from '../../electron/core/targets/gitlab/index.js';
 import { startInvenioEmulator } from '../emulators/invenio/emulator.js';
 import { startZenodoEmulator } from '../emulators/zenodo/emulator.js';
 import { startFigshareEmulator } from '../emulators/figshare/emulator.js';
 import { startDataverseEmulator } from '../emulators/dataverse/emulator.js';
+import { startGithubEmulator } from '../emulators/github/server.js';
+import { startGitlabEmulator } from '../emulators/gitlab/server.js';
+import { entriesFrom, writeOptions } from './test-entries.js';
 
 /**
  * Resume (issue #18 item 5) on the remote targets that write record by record. A transfer
@@ -259,6 +264,240 @@ for (const kind of SERVICES) {
       // journal), or found already stored (a file the first run finished after the pause was
       // asked for, so never journalled: the duplicate rule leaves it, and it is not sent again)
       expect([...job.report!.resources_created, ...job.report!.resources_ignored, ...job.report!.already_done!].filter((p) => p !== 'Study').sort()).toEqual(Object.keys(study).map((name) => `Study/${name}`));
+    });
+  });
+}
+
+/**
+ * The git forges write a new top-level upload as a new repository and then ONE commit in ONE
+ * push (forge/git-push-write.ts), so no file is ever stored before the push. What a job must not
+ * lose is the repository itself: it is told to the job's journal as soon as it exists
+ * (WriteOptions.onNewResource), a pause keeps it (remote/new-record.ts), and the resumed run
+ * pushes into it — not into a second repository "Study-2". Counted at the emulator: the
+ * repositories there and the file blobs each push carried.
+ */
+interface Forge {
+  target(config: FerryConfig): Target;
+  token: string;
+  /** the live repositories (projects) there, by name: one a deleted-but-kept GitLab project is not */
+  repos(): { id: string; name: string; files: Record<string, string> }[];
+  /** the file blobs each push so far carried */
+  pushedBlobs(): number[];
+  /** deletes a repository as its owner would in the service's UI */
+  deleteByOwner(id: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const FORGES: { name: string; target: string; start(): Promise<Forge> }[] = [
+  {
+    name: 'GitHub',
+    target: 'github',
+    async start() {
+      const emulator = await startGithubEmulator();
+      const token = 'ghp_resume_alice';
+      emulator.state.tokens.set(token, { id: 1, login: 'alice' });
+      // may delete repositories (the `delete_repo` scope): a cancel removes what it made
+      emulator.state.deleteRepoTokens.add(token);
+      // a new repository's git endpoint answers 404 for a moment (docs/targets/github.md finding
+      // 10): the first run waits it out before it hashes, where it is paused
+      emulator.state.newRepoGitDelay = 2;
+      const text = (files: Record<string, Buffer>) => Object.fromEntries(Object.entries(files).map(([name, bytes]) => [name, bytes.toString('utf8')]));
+      return {
+        target: (config) => createGithubTarget({ ...config, remotes: { ...config.remotes, githubApiUrl: emulator.url } }, new MemorySecretStore(), { writeSpacingMs: 0, maxRateWaitMs: 5000 }),
+        token,
+        repos: () => emulator.state.repos.map((repo) => ({ id: `r${repo.id}`, name: repo.name, files: text(emulator.state.files(repo)) })),
+        pushedBlobs: () => emulator.state.pushes.map((push) => push.blobs),
+        async deleteByOwner(id) {
+          const repo = emulator.state.repos.find((r) => `r${r.id}` === id)!;
+          emulator.state.repos.splice(emulator.state.repos.indexOf(repo), 1);
+        },
+        close: () => emulator.close(),
+      };
+    },
+  },
+  {
+    name: 'GitLab (delayed deletion)',
+    target: 'gitlab',
+    async start() {
+      const emulator = await startGitlabEmulator();
+      const token = 'glpat-resume-alice';
+      emulator.state.tokens.set(token, { id: 7, username: 'alice', name: 'Alice' });
+      // newer GitLab: a deleted project stays, renamed and marked, for days (test/emulators/gitlab/server.ts)
+      emulator.state.delayedDeletion = true;
+      const text = (files: Record<string, Buffer>) => Object.fromEntries(Object.entries(files).map(([name, bytes]) => [name, bytes.toString('utf8')]));
+      return {
+        target: (config) => createGitlabTarget({ ...config, remotes: { ...config.remotes, gitlabUrl: emulator.url } }, new MemorySecretStore(), { maxRateWaitMs: 5000, ratePerSecond: 1000 }),
+        token,
+        repos: () => emulator.state.projects.filter((p) => p.markedForDeletionOn === null).map((p) => ({ id: `p${p.id}`, name: p.name, files: text(emulator.state.files(p)) })),
+        pushedBlobs: () => emulator.state.pushes.map((push) => push.blobs),
+        async deleteByOwner(id) {
+          // the owner's DELETE, as GitLab's UI sends it: marked for deletion, not gone
+          const response = await fetch(`${emulator.url}/api/v4/projects/${id.slice(1)}`, { method: 'DELETE', headers: { 'private-token': token } });
+          expect(response.status).toBe(202);
+        },
+        close: () => emulator.close(),
+      };
+    },
+  },
+];
+
+for (const kind of FORGES) {
+  describe(`a transfer to a new ${kind.name} repository stopped before its push`, () => {
+    let root: string;
+    let core: FerryCore;
+    let forge: Forge;
+    let config: FerryConfig;
+    let hold = new Hold();
+
+    beforeAll(async () => {
+      root = await mkdtemp(path.join(os.tmpdir(), `ferry-resume-${kind.target}-`));
+      forge = await kind.start();
+      config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
+      core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), forge.target(c)] });
+      await mkdir(path.join(config.workspace, 'Study'), { recursive: true });
+      for (const [name, text] of Object.entries(study)) await writeFile(path.join(config.workspace, 'Study', name), text);
+    });
+    afterEach(() => hold.release());
+    afterAll(async () => {
+      await core?.close();
+      await forge?.close();
+      if (root) await rm(root, { recursive: true, force: true });
+    });
+
+    const tokens = () => ({ source: core.accessKey, destination: forge.token });
+
+    async function submit(): Promise<string> {
+      const source = { target: 'held', resourceId: encodeLocalId('Study') };
+      const job = await core.jobs.submit({
+        kind: 'transfer',
+        target: kind.target,
+        resource_id: null,
+        source: { target: 'held', resource_id: source.resourceId },
+        params: { source, containerId: null, duplicateAction: 'update', provenance: false },
+        tokens: tokens(),
+      });
+      return job.ticket_number;
+    }
+
+    async function until<T>(what: string, value: () => T | undefined | false): Promise<T> {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const found = value();
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+
+    const finished = (ticket: string) => until<Job>(`job ${ticket} to end`, () => ((job) => job && isFinishedStatus(job.status) && job)(core.jobs.get(ticket)));
+
+    /** Starts the upload and pauses it while the held file is being hashed: the repository exists, nothing is pushed. */
+    async function pausedAfterCreate(name: string): Promise<{ ticket: string; made: { id: string; name: string; files: Record<string, string> } }> {
+      const before = new Set(forge.repos().map((repo) => repo.id));
+      hold = new Hold();
+      const ticket = await submit();
+      await until('the held file to be reached', () => hold.reached);
+      const pausing = core.jobs.pause(ticket);
+      hold.release();
+      await pausing;
+      await until('the job to be paused', () => core.jobs.get(ticket)?.status === 'paused');
+      const made = forge.repos().filter((repo) => !before.has(repo.id));
+      // kept, as a pause keeps a new record, and still empty: the push never started
+      expect(made.map((repo) => repo.name)).toEqual([name]);
+      expect(made[0]!.files).toEqual({});
+      return { ticket, made: made[0]! };
+    }
+
+    it('paused after the repository was made, pushes into it when resumed', { timeout: 60_000 }, async () => {
+      const pushesBefore = forge.pushedBlobs().length;
+      const { ticket, made } = await pausedAfterCreate('Study');
+      expect(forge.pushedBlobs().length).toBe(pushesBefore);
+
+      await core.jobs.resume(ticket);
+      const job = await finished(ticket);
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      // the same repository: no "Study-2" next to it
+      expect(job.report?.new_resource?.id).toBe(made.id);
+      expect(forge.repos().filter((repo) => repo.name.startsWith('Study')).map((repo) => repo.id)).toEqual([made.id]);
+      // every file there once, in one push that carried each of them
+      expect(forge.repos().find((repo) => repo.id === made.id)!.files).toEqual(study);
+      expect(forge.pushedBlobs().slice(pushesBefore)).toEqual([FILES]);
+      expect(job.report!.resources_created.filter((p) => p !== 'Study').sort()).toEqual(Object.keys(study).map((name) => `Study/${name}`));
+    });
+
+    it('resumed into a repository that already holds what its push would have put, sends nothing again', { timeout: 60_000 }, async () => {
+      // the first run's push landed, but the job never heard (Ferry killed right after it):
+      // the same files, written into the repository outside the job
+      const { ticket, made } = await pausedAfterCreate('Study-2');
+      const landed = await forge.target(config).write({ token: forge.token, signal: new AbortController().signal }, made.id, entriesFrom(study), writeOptions('update'));
+      expect(landed.created).toHaveLength(FILES);
+      const pushesBefore = forge.pushedBlobs().length;
+
+      await core.jobs.resume(ticket);
+      const job = await finished(ticket);
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      expect(job.report?.new_resource?.id).toBe(made.id);
+      // found there with the same bytes: left as it is, no second push, no "Study-3"
+      expect(forge.pushedBlobs().length).toBe(pushesBefore);
+      expect(job.report!.resources_ignored.sort()).toEqual(Object.keys(study).map((name) => `Study/${name}`));
+      expect(forge.repos().find((repo) => repo.id === made.id)!.files).toEqual(study);
+      expect(forge.repos().filter((repo) => repo.name.startsWith('Study')).map((repo) => repo.name).sort()).toEqual(['Study', 'Study-2']);
+      await forge.deleteByOwner(made.id);
+    });
+
+    it('paused, then its repository deleted by its owner: the resumed run makes a new one', { timeout: 60_000 }, async () => {
+      // the first test's "Study" is still there
+      const { ticket, made } = await pausedAfterCreate('Study-2');
+      await forge.deleteByOwner(made.id);
+
+      await core.jobs.resume(ticket);
+      const job = await finished(ticket);
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      // a deleted repository is never pushed into, not even one GitLab keeps marked for deletion
+      expect(job.report?.new_resource?.id).not.toBe(made.id);
+      const now = forge.repos().filter((repo) => repo.id === job.report?.new_resource?.id);
+      expect(now.map((repo) => repo.files)).toEqual([study]);
+      // the deleted one's name is free again (GitLab renames a project it keeps), so the new one takes it
+      expect(now[0]!.name).toBe('Study-2');
+      await forge.deleteByOwner(now[0]!.id);
+    });
+
+    it('cancelled after the repository was made, removes it again', { timeout: 60_000 }, async () => {
+      const before = forge.repos().length;
+      hold = new Hold();
+      const ticket = await submit();
+      await until('the held file to be reached', () => hold.reached);
+      const cancelled = core.jobs.cancel(ticket);
+      hold.release();
+      await cancelled;
+      const job = await finished(ticket);
+      expect(job.status).toBe('cancelled');
+      // nothing left behind (GitLab: marked for deletion, under another name)
+      expect(forge.repos().length).toBe(before);
+    });
+
+    it('Ferry stopped after the repository was made: the job, resumed after the restart, pushes into it', { timeout: 60_000 }, async () => {
+      const before = new Set(forge.repos().map((repo) => repo.id));
+      const pushesBefore = forge.pushedBlobs().length;
+      hold = new Hold();
+      const ticket = await submit();
+      await until('the held file to be reached', () => hold.reached);
+      const closing = core.close();
+      hold.release();
+      await closing;
+      // a stop of Ferry keeps it, as a pause does
+      const made = forge.repos().filter((repo) => !before.has(repo.id));
+      expect(made.map((repo) => repo.files)).toEqual([{}]);
+
+      // the restart: the same data directory; the in-memory keychain kept no token, so the job
+      // is resumed with the tokens as a person would (POST /jobs/<t>/resume/)
+      core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), forge.target(c)] });
+      const restarted = await finished(ticket);
+      const job = restarted.status === 'succeeded' ? restarted : await finished((await core.jobs.resumeFinished(ticket, tokens())).ticket_number);
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      expect(job.report?.new_resource?.id).toBe(made[0]!.id);
+      expect(forge.repos().filter((repo) => !before.has(repo.id)).map((repo) => repo.files)).toEqual([study]);
+      expect(forge.pushedBlobs().slice(pushesBefore)).toEqual([FILES]);
     });
   });
 }

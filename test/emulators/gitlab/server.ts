@@ -41,6 +41,8 @@ export interface GitlabProject {
   last_activity_at: string;
   refs: Map<string, string>;
   git: GitStore;
+  /** the date its owner deleted it, where deletion is delayed (GitlabState.delayedDeletion); null otherwise */
+  markedForDeletionOn: string | null;
 }
 
 export interface GitlabState {
@@ -62,6 +64,15 @@ export interface GitlabState {
   gitAuthorizations: string[];
   /** set to make `http_url_to_repo` name another origin (a test that the token never goes there) */
   cloneOrigin: string | null;
+  /**
+   * Delayed deletion, on by default on newer GitLab (gitlab-org/gitlab#255449; Premium, and on
+   * gitlab.com): `DELETE /projects/:id` only marks the project — it stays, answered by
+   * `GET /projects/:id` with `marked_for_deletion_on`/`_at` set (!28754), renamed
+   * `<path>-deletion_scheduled-<id>` so its name is free at once (#526081; `-deleted-<id>` in
+   * !76675) — and is removed days later. A DELETE of a project already marked removes it
+   * (!147479 "already scheduled … fully delete"). Off: removed at once, as on GitLab CE.
+   */
+  delayedDeletion: boolean;
   addProject(owner: GitlabUser, name: string, files?: Record<string, string | Buffer>, options?: { visibility?: GitlabProject['visibility'] }): GitlabProject;
   commitCount(project: GitlabProject): number;
   files(project: GitlabProject): Record<string, Buffer>;
@@ -102,6 +113,7 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
     pushes: [],
     gitAuthorizations: [],
     cloneOrigin: null,
+    delayedDeletion: false,
     addProject(owner, name, files = {}, options = {}) {
       const project: GitlabProject = {
         id: nextId++,
@@ -117,6 +129,7 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
         last_activity_at: now(),
         refs: new Map(),
         git: new GitStore(),
+        markedForDeletionOn: null,
       };
       const entries = Object.entries(files);
       if (entries.length) {
@@ -215,7 +228,8 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
       archived: false,
       visibility: p.visibility,
       owner: { id: p.owner.id, username: p.owner.username, name: p.owner.name, state: 'active' },
-      marked_for_deletion_at: null,
+      marked_for_deletion_at: p.markedForDeletionOn,
+      marked_for_deletion_on: p.markedForDeletionOn,
       permissions: { project_access: { access_level: 50, notification_level: 3 }, group_access: null },
     };
   }
@@ -413,6 +427,12 @@ export async function startGitlabEmulator(options: GitlabEmulatorOptions = {}): 
       // answers 202 {"message":"202 Accepted"} (deletion runs in the background, or marks the
       // project for delayed deletion where that is on); others get 403 "403 Forbidden"
       if (p.owner.id !== user.id) throw new HttpError(403, { message: '403 Forbidden' });
+      if (state.delayedDeletion && p.markedForDeletionOn === null) {
+        p.markedForDeletionOn = now().slice(0, 10);
+        p.name = `${p.name}-deletion_scheduled-${p.id}`;
+        p.path = `${p.path}-deletion_scheduled-${p.id}`;
+        return send(req, res, 202, { message: '202 Accepted' });
+      }
       state.projects.splice(state.projects.indexOf(p), 1);
       return send(req, res, 202, { message: '202 Accepted' });
     }

@@ -34,9 +34,10 @@ export interface GitWriteTarget {
    */
   lfs?: { maxFileBytes: number; readBlob(oid: string): Promise<Buffer> };
   /**
-   * Set for a repository created by this write: its git endpoint may answer 404 for a few
-   * seconds after the API made it (hail-is/hail#4517, brucemcpherson/gasGit#2, cli/cli#7761),
-   * so the first discovery is asked again before the 404 counts.
+   * Set for a repository created moments ago (by this write, or by the paused first run of a
+   * job resumed at once): its git endpoint may answer 404 for a few seconds after the API made
+   * it (hail-is/hail#4517, brucemcpherson/gasGit#2, cli/cli#7761), so the first discovery is
+   * asked again before the 404 counts.
    */
   justCreated?: boolean;
 }
@@ -66,7 +67,44 @@ interface Existing extends ExistingItem {
  *   it lands at most once, and a branch at Ferry's commit means it landed though the answer
  *   was lost.
  */
-export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRepoPath: (path: string) => string, options: WriteOptions, base: WriteOutcome): Promise<WriteOutcome> {
+export async function pushEntries(
+  target: GitWriteTarget,
+  entries: Entry[],
+  toRepoPath: (path: string) => string,
+  options: WriteOptions,
+  base: WriteOutcome,
+  landing: Landing = { top: null },
+): Promise<WriteOutcome> {
+  const { outcome, pushed } = await pushCommit(target, entries, toRepoPath, options, base);
+  tellJob(outcome, pushed, options, landing);
+  return outcome;
+}
+
+/** What the job is told once a write's commit is in (tellJob). */
+export interface Landing {
+  /** a top-level write: the source's top folder, which the entries' paths were made relative to */
+  top: string | null;
+  /** a resource that exists only once the commit lands (plain git's new top folder) */
+  createdByPush?: { id: string; title: string };
+}
+
+/**
+ * The job hears of a file only once the host holds it: a push lands whole or not at all, so
+ * before it no file is confirmed and after it every file of the outcome is (created, updated,
+ * or found there already). Told in the paths the job handed over (the top folder put back), so
+ * a job that stops between the push and its end resumes leaving them out (jobs/resume-journal.ts).
+ * A resource the push itself made is told first, so the resumed run goes on in it instead of
+ * making "Name-2".
+ */
+function tellJob(outcome: WriteOutcome, pushed: boolean, options: WriteOptions, landing: Landing): void {
+  if (pushed && landing.createdByPush) options.onNewResource?.(landing.createdByPush);
+  if (!options.onFileWritten) return;
+  const asHanded = (path: string) => (landing.top === null ? path : `${landing.top}/${path}`);
+  for (const path of [...outcome.created, ...outcome.updated, ...outcome.ignored]) options.onFileWritten(asHanded(path));
+}
+
+/** The push itself; `pushed`: a commit of Ferry's is now the branch's head. */
+async function pushCommit(target: GitWriteTarget, entries: Entry[], toRepoPath: (path: string) => string, options: WriteOptions, base: WriteOutcome): Promise<{ outcome: WriteOutcome; pushed: boolean }> {
   const hashed = new Map<Entry, { oid: string; size: number }>();
   /** LFS objects already uploaded (by sha256): a re-planned push does not send them again */
   const lfsDone = new Map<Entry, { oid: string; size: number }>();
@@ -115,7 +153,7 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
     }
     if (large.length && target.lfs) await throughLfs(target, target.lfs, large, existing, ref, lfsDone, changes, blobs, outcome, options.signal);
     reportEmptyFolders(entries, context, target.http.endpoint.service, outcome);
-    if (changes.size === 0) return outcome;
+    if (changes.size === 0) return { outcome, pushed: false };
     throwIfAborted(options.signal);
     const total = [...blobs.values()].reduce((n, b) => n + b.size, 0);
     if (target.maxPushBytes !== undefined && total > target.maxPushBytes) {
@@ -138,18 +176,18 @@ export async function pushEntries(target: GitWriteTarget, entries: Entry[], toRe
       if (!isTransient(error)) throw error;
       failure = error;
     }
-    if (result?.ok) return outcome;
+    if (result?.ok) return { outcome, pushed: true };
     if (failure) {
       if (++failed > TRANSIENT_RETRIES) {
         // the last answer was lost too: say what happened only once the branch says it
         const landed = await receivePackRefs(target.http).then((a) => a.refs.get(ref) === commitOid, () => null);
-        if (landed) return outcome;
+        if (landed) return { outcome, pushed: true };
         throw new FerryError(failure.status, failure.code, `${failure.message} ${landed === false ? 'Nothing was committed.' : 'Ferry could not check whether the upload landed; look at the repository before uploading again.'}`, failure.retryAfter);
       }
       await sleep(failure.retryAfter ? Math.min(failure.retryAfter, 60) * 1000 : 250 * 2 ** failed, options.signal);
     }
     const now = (await receivePackRefs(target.http)).refs.get(ref) ?? null;
-    if (now === commitOid) return outcome;
+    if (now === commitOid) return { outcome, pushed: true };
     if (result && now === head) throw target.refused(result.reason);
     if (result && ++moved >= ATTEMPTS) {
       throw conflict(`${target.where} kept changing while Ferry was uploading (someone else pushed ${ATTEMPTS} times); nothing was committed. Upload again when the pushes have stopped.`);

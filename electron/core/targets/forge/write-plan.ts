@@ -12,6 +12,8 @@ export interface ForgeWriteStart<R> {
   entries: Entry[];
   outcome: WriteOutcome;
   repo: R;
+  /** a top-level write: the source's top folder, which `entries` are relative to (forge/git-push-write.ts Landing) */
+  top: string | null;
   /** entry path → path in the repository */
   toRepoPath(path: string): string;
 }
@@ -21,6 +23,12 @@ export interface ForgeWriteStart<R> {
  * opened later, one file at a time; every path already judged as one git can store, by the
  * core's planner); for a top-level write, the new repository created from the one top folder
  * and reported as `newResource`.
+ *
+ * The new repository is told to the job (WriteOptions.onNewResource) the moment the forge has
+ * made it, before any byte is hashed or pushed: a job paused, stopped or killed between the
+ * create and the push is resumed as a push into that repository (jobs/executors.ts
+ * `madeByEarlierRun`) instead of making "Name-2". `createRepository` must therefore do nothing
+ * after the create that could stop the write.
  */
 export async function startForgeWrite<R>(
   forge: PlanDestination,
@@ -36,10 +44,11 @@ export async function startForgeWrite<R>(
   if (target === null) {
     const created = await createRepository(planned.top!);
     outcome.newResource = created.newResource;
+    options.onNewResource?.(created.newResource);
     target = { repo: created.repo, prefix: '' };
   }
   const { prefix } = target;
-  return { entries, outcome, repo: target.repo, toRepoPath: (path) => (prefix ? `${prefix}/${path}` : path) };
+  return { entries, outcome, repo: target.repo, top: dest === null ? planned.top : null, toRepoPath: (path) => (prefix ? `${prefix}/${path}` : path) };
 }
 
 export interface ScreenContext<T extends ExistingItem> {

@@ -64,6 +64,23 @@ describe.skipIf(missing !== null)('git target against git http-backend', () => {
     expect((await server.git('empty', 'rev-list', '--count', 'main')).trim()).toBe('1');
   });
 
+  it('a new top-level folder exists only with its commit: told to the job once the push landed, before its files', async () => {
+    const url = await server.createRepo('told');
+    const told: string[] = [];
+    const head = async () => (await server.git('told', 'rev-list', '--count', 'main').catch(() => '0')).trim();
+    const outcome = await target.write(ctxFor(url), null, entriesFrom({ 'Study/': null, 'Study/a.txt': 'a', 'Study/d/b.txt': 'b' }), {
+      ...writeOptions(),
+      onNewResource: (resource) => void told.push(`folder ${resource.id} ${resource.title}`),
+      onFileWritten: (path) => void told.push(`file ${path}`),
+    });
+    expect(await head()).toBe('1');
+    expect(told).toEqual([`folder ${outcome.newResource!.id} Study`, 'file Study/a.txt', 'file Study/d/b.txt']);
+    // nothing to push (every file already there with the same bytes): no folder was made, none is told
+    const again: string[] = [];
+    await target.write(ctxFor(url), gitId('Study'), entriesFrom({ 'a.txt': 'a' }), { ...writeOptions(), onNewResource: () => void again.push('folder'), onFileWritten: (path) => void again.push(`file ${path}`) });
+    expect(again).toEqual(['file a.txt']);
+  });
+
   it('honours duplicate policies ignore and update, and sends nothing for identical bytes', async () => {
     const url = await server.createRepo('dups', { 'f/keep.txt': 'old', 'f/same.txt': 'same' });
     const ignore = await target.write(ctxFor(url), gitId('f'), entriesFrom({ 'keep.txt': 'changed', 'same.txt': 'same', 'new.txt': 'n' }), writeOptions('ignore'));

@@ -130,6 +130,9 @@ export class GitTarget implements Target {
       (path) => `${prefix}/${path}`,
       options,
       outcome,
+      // the new folder exists only with the commit: told to the job once it landed, so a job
+      // stopped after the push resumes in it rather than making "Name-2"
+      containerId === null ? { top: planned.top, createdByPush: outcome.newResource! } : { top: null },
     );
   }
 

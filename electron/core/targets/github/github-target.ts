@@ -235,8 +235,9 @@ export class GithubTarget implements Target {
     const octokit = this.client(ctx);
     const github = { destination: this, octokit, token: ctx.token, signal: ctx.signal, apiBaseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
     if (containerId === null) {
-      // a new repository that a failed or cancelled upload made is deleted again (remote/new-record.ts)
-      return removedOnFailure((made) => writeToGithub(github, null, entries, options, this.limits, (repo) => made(this.newRepositoryRecord(ctx.token, repo))));
+      // a new repository that a failed or cancelled upload made is deleted again; a paused or
+      // stopped job keeps it, told to its journal, for the resumed run to push into (remote/new-record.ts)
+      return removedOnFailure((made) => writeToGithub(github, null, entries, options, this.limits, (repo) => made(this.newRepositoryRecord(ctx.token, repo))), options.signal);
     }
     const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitHub');
     const repo = await repoById(octokit, repoId);

@@ -53,15 +53,17 @@ export async function writeToGithub(
 ): Promise<WriteOutcome> {
   const { octokit } = github;
   const notes: string[] = [];
-  const { entries, outcome, repo, toRepoPath } = await startForgeWrite(github.destination, source, options, dest, async (title) => {
-    // the source's description, homepage and keywords, where a transfer carries them; the rest is said (metadata/forge.ts)
-    const described = githubRepositoryFields(options.metadata);
+  // the source's description, homepage and keywords, where a transfer carries them; the rest is said (metadata/forge.ts)
+  const described = githubRepositoryFields(options.metadata);
+  const { entries, outcome, repo, top, toRepoPath } = await startForgeWrite(github.destination, source, options, dest, async (title) => {
     const created = await createRepository(octokit, title, options.jobLabel, described.fields);
     onCreated(created);
     notes.push(...described.notes);
-    if (described.fields.topics) notes.push(...(await setTopics(octokit, created, described.fields.topics, options.signal)));
     return { repo: created, newResource: { id: `r${created.id}`, title: created.name } };
   });
+  // the topics only once the job knows of the new repository (startForgeWrite): a pause while
+  // they are set then keeps the repository for the resumed run rather than leaving a stray
+  if (outcome.newResource && described.fields.topics) notes.push(...(await setTopics(octokit, repo, described.fields.topics, options.signal)));
   if (notes.length > 0) outcome.notes = [...(outcome.notes ?? []), ...notes];
   const { data: me } = await gh(() => octokit.rest.users.getAuthenticated());
   const http = new GitHttp(
@@ -84,7 +86,7 @@ export async function writeToGithub(
       lfs: { maxFileBytes: limits.lfsMaxFileBytes ?? GITHUB_LFS_MAX_FILE_BYTES, readBlob: (oid) => blobBytes(octokit, repo, oid) },
       // GitHub's documented no-reply address links the commit to the token's account
       author: { name: me.login, email: `${me.id}+${me.login}@users.noreply.github.com` },
-      justCreated: dest === null,
+      justCreated: dest === null || madeMomentsAgo(repo),
       refused: (reason) =>
         new FerryError(403, 'forbidden', `GitHub refused to update branch "${repo.defaultBranch}" of ${repo.fullName} (it said: ${reason}); nothing was committed. The branch may be protected, or the token may lack write access.`),
     },
@@ -92,7 +94,21 @@ export async function writeToGithub(
     toRepoPath,
     options,
     outcome,
+    { top },
   );
+}
+
+/**
+ * How long after `POST /user/repos` a repository's git endpoint may still answer 404 (finding 10
+ * in docs/targets/github.md: "for a moment"; a minute leaves room for clock skew). A write into a
+ * repository this young — the one a paused job made, resumed at once — waits it out as the
+ * write that made it does; an older repository's 404 counts at once.
+ */
+const NEW_REPOSITORY_GRACE_MS = 60_000;
+
+function madeMomentsAgo(repo: Repo, now = Date.now()): boolean {
+  const created = repo.createdAt === null ? Number.NaN : Date.parse(repo.createdAt);
+  return Number.isFinite(created) && now - created < NEW_REPOSITORY_GRACE_MS;
 }
 
 /** A small blob's bytes (the .gitattributes Ferry extends), checked against its id. */

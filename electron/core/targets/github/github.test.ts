@@ -244,6 +244,18 @@ describe('github target: upload', () => {
     expect(sanitizeRepoName('Données 2024 (final)')).toBe('Donn-es-2024-final');
   });
 
+  it("tells the job of a new repository before anything is pushed, and of each file only once the push landed (the resume journal's order)", async () => {
+    const told: string[] = [];
+    const pushesBefore = emu.state.pushes.length;
+    const outcome = await target.write(ctx(), null, iterate([folderEntry('Journal'), fileEntry('Journal/a.txt', 'a'), fileEntry('Journal/d/b.txt', 'b')]), {
+      ...writeOptions(),
+      onNewResource: (resource) => told.push(`repository ${resource.id} ${resource.title}: ${emu.state.pushes.length - pushesBefore} pushes, ${emu.state.repos.some((r) => `r${r.id}` === resource.id)}`),
+      // the paths as the job handed them (the top folder included): the journal's keys
+      onFileWritten: (path) => told.push(`file ${path}: ${emu.state.pushes.length - pushesBefore} pushes`),
+    });
+    expect(told).toEqual([`repository ${outcome.newResource!.id} Journal: 0 pushes, true`, 'file Journal/a.txt: 1 pushes', 'file Journal/d/b.txt: 1 pushes']);
+  });
+
   it("a new repository takes a transfer's description, homepage and keywords as topics; the rest is named in notes", async () => {
     const outcome = await target.write(ctx(), null, iterate([folderEntry('Tide Gauges'), fileEntry('Tide Gauges/a.csv', '1')]), {
       ...writeOptions(),
@@ -305,6 +317,16 @@ describe('github target: upload', () => {
     expect(outcome.created).toEqual(['a.txt']);
     const repo = emu.state.repos.find((r) => r.name === 'Fresh')!;
     expect(Object.keys(emu.state.files(repo))).toEqual(['a.txt']);
+  });
+
+  it("a repository made moments ago (a paused job's, resumed at once) whose git endpoint still answers 404 gets the upload", async () => {
+    emu.state.newRepoGitDelay = 2;
+    const made = await fetch(`${emu.url}/user/repos`, { method: 'POST', headers: { authorization: `token ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Moments', private: true }) });
+    expect(made.status).toBe(201);
+    const { id } = (await made.json()) as { id: number };
+    const outcome = await target.write(ctx(), `r${id}`, iterate([fileEntry('a.txt', 'a')]), writeOptions());
+    expect(outcome.created).toEqual(['a.txt']);
+    expect(Object.keys(emu.state.files(emu.state.repos.find((r) => r.id === id)!))).toEqual(['a.txt']);
   });
 
   it('refuses a bad path in a top-level upload before creating the repository', async () => {

@@ -227,8 +227,9 @@ export class GitlabTarget implements Target {
     const api = this.api(ctx);
     const gitlab = { destination: this, api, token: ctx.token, signal: ctx.signal, baseUrl: this.options.baseUrl, ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}) };
     if (containerId === null) {
-      // a new project that a failed or cancelled upload made is deleted again (remote/new-record.ts)
-      return removedOnFailure((made) => writeToGitlab(gitlab, null, entries, options, (project) => made(this.newProjectRecord(ctx.token, project))));
+      // a new project that a failed or cancelled upload made is deleted again; a paused or
+      // stopped job keeps it, told to its journal, for the resumed run to push into (remote/new-record.ts)
+      return removedOnFailure((made) => writeToGitlab(gitlab, null, entries, options, (project) => made(this.newProjectRecord(ctx.token, project))), options.signal);
     }
     const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitLab');
     const project = await projectById(api, repoId);

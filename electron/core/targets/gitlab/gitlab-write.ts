@@ -41,7 +41,7 @@ export async function writeToGitlab(
 ): Promise<WriteOutcome> {
   const { api } = gitlab;
   const notes: string[] = [];
-  const { entries, outcome, repo: project, toRepoPath } = await startForgeWrite(gitlab.destination, source, options, dest, async (title) => {
+  const { entries, outcome, repo: project, top, toRepoPath } = await startForgeWrite(gitlab.destination, source, options, dest, async (title) => {
     // the source's description and keywords, where a transfer carries them; the rest is said (metadata/forge.ts)
     const described = gitlabProjectFields(options.metadata);
     const created = await createProject(api, title, options.jobLabel, described.fields);
@@ -79,6 +79,7 @@ export async function writeToGitlab(
     toRepoPath,
     options,
     outcome,
+    { top },
   );
 }
 

@@ -240,4 +240,25 @@ describe('gitlab target: a failed new top-level upload', () => {
     expect((failure as Error).message).toContain('The new GitLab project alice/study was removed again, so nothing is left behind.');
     expect(emu.state.projects.map((project) => project.name)).not.toContain('Study');
   });
+
+  it('where GitLab deletes later, the project it marked is gone to Ferry: not listed, not read, not written, its name free again', async () => {
+    emu.state.delayedDeletion = true;
+    try {
+      const broken: Entry = { path: 'Kept/b.bin', kind: 'file', size: 3, mtime: null, hashes: {}, open: () => Promise.reject(new Error('the source disk went away')) };
+      const failure = await target.write(ctx(), null, iterate([folderEntry('Kept'), fileEntry('Kept/a.txt', 'a'), broken]), opts()).catch((error: unknown) => error);
+      expect((failure as Error).message).toContain('The new GitLab project alice/kept was removed again');
+      // GitLab keeps it, renamed and marked (test/emulators/gitlab/server.ts delayedDeletion) …
+      const marked = emu.state.projects.find((project) => project.name.startsWith('Kept-deletion_scheduled-'))!;
+      expect(marked.markedForDeletionOn).toMatch(/^\d{4}-\d\d-\d\d$/);
+      // … and Ferry treats it as deleted
+      expect((await collect(target.list(ctx(), { container: null }))).map((node) => node.title)).not.toContain(marked.name);
+      for (const attempt of [target.detail(ctx(), `p${marked.id}`), target.write(ctx(), `p${marked.id}`, iterate([fileEntry('x.txt', 'x')]), opts())]) {
+        await expect(attempt).rejects.toMatchObject({ status: 404, message: expect.stringContaining('was deleted on') });
+      }
+      const again = await target.write(ctx(), null, iterate([folderEntry('Kept'), fileEntry('Kept/a.txt', 'a')]), opts());
+      expect(again.newResource?.title).toBe('Kept');
+    } finally {
+      emu.state.delayedDeletion = false;
+    }
+  });
 });

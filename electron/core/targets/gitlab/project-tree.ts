@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { encodePath, type GitlabApi } from './gitlab-api.js';
 import { GitBlobVerifier } from '../forge/git-hash.js';
+import { notFound } from '../../errors.js';
 
 /** The slice of a GitLab project Ferry keeps. */
 export interface Project {
@@ -19,6 +20,14 @@ export interface Project {
   statistics?: { repository_size?: number };
   visibility?: string;
   description?: string | null;
+  /**
+   * The date a project was deleted on where GitLab removes it only later (delayed deletion):
+   * until then it stays, renamed `<path>-deletion_scheduled-<id>` (gitlab-org/gitlab#526081;
+   * `-deleted-<id>` before, !76675). `…_on` since GitLab 12.10 (!28754), `…_at` the older name
+   * with the same value, still sent. See scheduledForDeletion.
+   */
+  marked_for_deletion_at?: string | null;
+  marked_for_deletion_on?: string | null;
 }
 
 export interface TreeItem {
@@ -40,14 +49,28 @@ export interface FileHead {
 export const hasCommits = (p: Project) => Boolean(p.default_branch) && p.empty_repo !== true;
 export const branchOf = (p: Project) => p.default_branch || 'main';
 
+/**
+ * A project deleted by its owner but kept by GitLab until a later date (delayed deletion,
+ * `DELETE /projects/:id` on GitLab with it on: docs/targets/gitlab.md) is gone to Ferry: it is
+ * read-only there and will vanish with whatever went into it, so Ferry neither lists it nor
+ * writes into it, and a resumed job whose project the owner deleted makes a new one
+ * (jobs/executors.ts `madeByEarlierRun` takes the 404 as "gone").
+ */
+export const scheduledForDeletion = (p: Project) => Boolean(p.marked_for_deletion_on || p.marked_for_deletion_at);
+
 export async function projectById(api: GitlabApi, id: number): Promise<Project> {
   // statistics=true: the repository's size, where the token's role may see it (Reporter or more)
-  return api.json<Project>(`projects/${id}`, { searchParams: { statistics: true } });
+  const project = await api.json<Project>(`projects/${id}`, { searchParams: { statistics: true } });
+  if (scheduledForDeletion(project)) {
+    const on = project.marked_for_deletion_on ?? project.marked_for_deletion_at;
+    throw notFound(`The GitLab project ${project.path_with_namespace} was deleted on ${on} and is only waiting for GitLab to remove it; restore it in GitLab to use it again.`);
+  }
+  return project;
 }
 
-export function allProjects(api: GitlabApi): AsyncGenerator<Project> {
+export async function* allProjects(api: GitlabApi): AsyncGenerator<Project> {
   // membership=true: every project the user belongs to, group projects included
-  return api.paginate<Project>('projects', { membership: true, order_by: 'id', sort: 'asc' });
+  for await (const project of api.paginate<Project>('projects', { membership: true, order_by: 'id', sort: 'asc' })) if (!scheduledForDeletion(project)) yield project;
 }
 
 /** The tree of the default branch below `path` (keyset paging, GitLab ≥ 15.0's only way). */
