@@ -442,6 +442,7 @@ async function plannedWrite(
     ...(params.duplicateChoices ? { choices: params.duplicateChoices } : {}),
     sourcePathOf: sourcePath,
     completed: (entry) => ctx.journal.has(sourcePath(entry.path), identityOf(entry)),
+    resumed: ctx.resumed || ctx.job.resumed != null,
   });
 }
 

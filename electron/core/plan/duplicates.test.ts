@@ -1,5 +1,6 @@
 // The duplicates resolution alone, over an in-memory destination: each action's decision,
 // per-file choices, free names, one listing per folder, and the preview's side-by-side facts.
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { DuplicateFileAction } from '../../../shared/api.js';
@@ -114,6 +115,33 @@ describe('duplicates resolved in the core', () => {
     const resolved = await resolveDuplicates(target, ctx, plan, { containerId: container, action: 'rename', completed: (entry) => entry.path === 'D/done.txt' });
     // left as planned, for the journal to leave out; the other is renamed
     expect(resolved.plan.entries.map((planned) => planned.entry.path)).toEqual(['D/done.txt', 'D/other (2).txt']);
+  });
+
+  it('a resumed run takes a stored file with the same bytes as its earlier run\'s copy (a mark lost in a crash), not renaming it', async () => {
+    const stored = new Date('2025-01-01T00:00:00Z');
+    const { target, container } = destination(['D/same-hash.txt', 'D/same-time.txt', 'D/other-time.txt', 'D/other-hash.txt'], stored);
+    const md5 = (text: string) => createHash('md5').update(text).digest('hex');
+    async function* files(): AsyncIterable<Entry> {
+      // the destination holds 'old' (3 bytes) at `stored` for each
+      const entry = (path: string, mtime: Date, hashes: Record<string, string>): Entry => ({ path, kind: 'file', size: 3, mtime, hashes, open: async () => Readable.from([Buffer.from('old')]) });
+      yield entry('D/same-hash.txt', EARLY, { md5: md5('old') }); // a hash both give agrees: the time does not matter
+      yield entry('D/same-time.txt', new Date(stored.getTime() + 400), {}); // no hash in common: same size, same second
+      yield entry('D/other-time.txt', EARLY, {});
+      yield entry('D/other-hash.txt', stored, { md5: md5('new') }); // same size and time, but the hash says otherwise
+    }
+    for (const resumed of [true, false]) {
+      const plan = await planWrite(target, files(), { containerId: container, duplicateAction: 'rename', signal: ctx.signal });
+      const resolved = await resolveDuplicates(target, ctx, plan, { containerId: container, action: 'rename', resumed });
+      const handed = resolved.plan.entries.map((planned) => planned.entry.path);
+      if (resumed) {
+        expect(handed).toEqual(['D/other-time (2).txt', 'D/other-hash (2).txt']);
+        expect(resolved.ignored).toEqual(['D/same-hash.txt', 'D/same-time.txt']);
+      } else {
+        // a first run does as asked: keep both
+        expect(handed).toEqual(['D/same-hash (2).txt', 'D/same-time (2).txt', 'D/other-time (2).txt', 'D/other-hash (2).txt']);
+        expect(resolved.ignored).toEqual([]);
+      }
+    }
   });
 
   it('names a flattened file by its own last segment, the stored name following', async () => {

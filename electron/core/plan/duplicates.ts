@@ -3,6 +3,7 @@ import { throwIfAborted } from '../errors.js';
 import type { Entry, ResourceNode, Target, TargetContext } from '../target.js';
 import { describeStoredFile, factsOfEntry } from '../file-facts.js';
 import { shownName } from '../zip/entry-name.js';
+import { judge, sharedAlgorithms } from '../jobs/check-compare.js';
 import { namingProblem } from './naming-rules.js';
 import { fold, WritePlan, type PlannedEntry } from './write-plan.js';
 
@@ -31,6 +32,13 @@ export interface DuplicateRequest {
    * again — what it finds there is that run's own write — and the journal leaves it out later.
    */
   completed?: (entry: Entry) => boolean;
+  /**
+   * An earlier run of this job wrote here (a resumed run). A file it put in place may be
+   * missing from its journal (a crash before the file's mark reached the disk), so a clash to
+   * be renamed whose stored file is the entry's bytes (sameFile) is taken as that run's copy
+   * and left out, not copied a second time under a new name.
+   */
+  resumed?: boolean;
 }
 
 /** A write with its duplicates decided: what to hand the target, and what was left out or renamed. */
@@ -76,14 +84,17 @@ export async function resolveDuplicates(destination: Target, ctx: TargetContext,
   const notes: string[] = [];
   const renamedFrom = new Map<string, string>();
   const actionOf = (clash: Clash) => request.choices?.[sourcePathOf(clash.planned.entry.path)] ?? request.action;
-  // the stored files' times, only where `newer` asks for them, looked at a few at once
+  const looksAtStored = (action: DuplicateFileAction) => action === 'newer' || (action === 'rename' && request.resumed === true);
+  // the stored files' facts, only where `newer` (or a resumed run's `rename`) asks for them, looked at a few at once
   const stored = await inTurns(clashes, async (clash): Promise<FileFacts | null> =>
-    actionOf(clash) === 'newer' && clash.existing.kind === 'item' ? factsOf(destination, ctx, clash.existing) : null,
+    looksAtStored(actionOf(clash)) && clash.existing.kind === 'item' ? factsOf(destination, ctx, clash.existing) : null,
   );
   const replaced = new Map<PlannedEntry, PlannedEntry | null>();
   clashes.forEach((clash, i) => {
     const { entry } = clash.planned;
-    const { keep, note } = decide(destination, clash, actionOf(clash), stored[i] ?? null);
+    const facts = stored[i] ?? null;
+    const earlierRunsCopy = request.resumed === true && actionOf(clash) === 'rename' && facts !== null && sameFile(entry, facts);
+    const { keep, note } = earlierRunsCopy ? { keep: null, note: undefined } : decide(destination, clash, actionOf(clash), facts);
     if (note !== undefined) notes.push(note);
     if (keep === null) ignored.push(entry.path);
     else if (keep.entry.path !== entry.path) renamedFrom.set(keep.entry.path, entry.path);
@@ -129,6 +140,20 @@ export function newerVerdict(source: Date | null, stored: string | null): 'newer
   const storedTime = stored === null ? NaN : Date.parse(stored);
   if (source === null || Number.isNaN(source.getTime()) || Number.isNaN(storedTime)) return 'unknown';
   return Math.floor(source.getTime() / 1000) > Math.floor(storedTime / 1000) ? 'newer' : 'not newer';
+}
+
+/**
+ * Whether a stored file holds the entry's bytes, by what the two sides say without reading:
+ * a hash both give (check-compare.ts judge), else the same size and the same modification
+ * time to the second (a Ferry write keeps the source's time where the destination can).
+ */
+export function sameFile(entry: Entry, stored: FileFacts): boolean {
+  const algorithms = sharedAlgorithms(Object.keys(entry.hashes), Object.keys(stored.hashes));
+  const judgement = judge(entry.path, { kind: 'file', size: entry.size, hashes: entry.hashes }, { kind: 'file', size: stored.size, hashes: stored.hashes }, algorithms);
+  if (judgement.verdict === 'matched') return true;
+  if (judgement.verdict !== 'no_common_hash' || judgement.sizes !== 'equal') return false;
+  const storedTime = stored.date_modified === null ? NaN : Date.parse(stored.date_modified);
+  return entry.mtime !== null && !Number.isNaN(storedTime) && Math.floor(entry.mtime.getTime() / 1000) === Math.floor(storedTime / 1000);
 }
 
 /** `a.txt` → `a (2).txt`, `a (3).txt` …: the first name not taken. A leading dot is not an extension (`.env` → `.env (2)`). */
