@@ -303,7 +303,7 @@ export class WebdavTarget implements Target {
   private async writeInto(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions, made: (record: NewRecord) => void): Promise<WriteOutcome> {
     const dav = this.connect(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-    const session: WriteSession = { folders: new Map(), dirs: new Set(['/']), setMtime: 'untried', lostMtimes: new Set() };
+    const session: WriteSession = { folders: new Map(), dirs: new Map([['/', Promise.resolve()]]), setMtime: 'untried', lostMtimes: new Set() };
     const lostMtimes: string[] = [];
     /** destination → the entry's path, for each file created or updated */
     const written = new Map<string, string>();
@@ -315,13 +315,16 @@ export class WebdavTarget implements Target {
       base = parseWebdavId(containerId);
       const stat = await this.stat(ctx, dav, base);
       if (stat.type !== 'directory') throw badRequest(`'${stat.basename}' is a file; upload into a folder.`);
-      session.dirs.add(base);
+      session.dirs.set(base, Promise.resolve());
     }
 
-    // Folders, listings and names are settled here, in entry order (a folder exists before any
-    // file in it starts); the files' bytes go through the pipeline, several at a time.
+    // The top folder and names are settled here, in entry order; each entry is then a task on
+    // the pipeline, several at a time. A file's task waits for its folder, made (or listed) once
+    // by the first task that needs it (ensureDir, folder): a new folder's MKCOL does not hold up
+    // the files of the folders before it, and no file request starts before its folder exists.
     const pipeline = new OrderedPipeline<FileResult>(pipelineLimits(this.info.concurrency), (result) => {
       if (result.error !== undefined) outcome.fileErrors.push({ path: result.path, error: result.error });
+      else if ('folder' in result) return;
       else {
         outcome[result.list].push(result.path);
         options.onFileWritten?.(result.path);
@@ -353,20 +356,22 @@ export class WebdavTarget implements Target {
           segments[0] = top.actual; // the plan holds one top folder
         }
         const destination = path.posix.join(base, ...segments);
-        let existing: FileStat | undefined;
-        try {
-          if (entry.kind === 'folder') {
-            await this.ensureDir(ctx, dav, destination, session);
-            continue;
-          }
-          await this.ensureDir(ctx, dav, path.posix.dirname(destination), session);
-          existing = (await this.folder(ctx, dav, path.posix.dirname(destination), session)).get(path.posix.basename(destination));
-        } catch (error) {
-          pipeline.done(perFile(entry.path, error));
+        if (entry.kind === 'folder') {
+          await pipeline.start(destination.toLowerCase(), 0, async (): Promise<FileResult> => {
+            try {
+              await this.ensureDir(ctx, dav, destination, session);
+              return { path: entry.path, folder: true };
+            } catch (error) {
+              return perFile(entry.path, error);
+            }
+          });
           continue;
         }
+        const dir = path.posix.dirname(destination);
         const task = async (): Promise<FileResult> => {
           try {
+            await this.ensureDir(ctx, dav, dir, session);
+            const existing = (await this.folder(ctx, dav, dir, session)).get(path.posix.basename(destination));
             return { path: entry.path, entry, destination, list: await this.writeFile(ctx, dav, entry, destination, existing, options, session) };
           } catch (error) {
             return { ...perFile(entry.path, error), entry };
@@ -440,15 +445,21 @@ export class WebdavTarget implements Target {
    * Depth 1 the first time a file is written into it (or nothing, for a folder this write
    * made). Ferry's abandoned temp files found there are deleted on the way (see isAbandoned).
    */
-  private async folder(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<Map<string, FileStat>> {
+  private folder(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<Map<string, FileStat>> {
     let children = session.folders.get(dir);
-    if (children) return children;
-    children = new Map();
+    if (!children) {
+      children = this.listForWrite(ctx, dav, dir);
+      session.folders.set(dir, children);
+    }
+    return children;
+  }
+
+  private async listForWrite(ctx: TargetContext, dav: Dav, dir: string): Promise<Map<string, FileStat>> {
+    const children = new Map<string, FileStat>();
     for (const stat of await this.childrenWithTemps(ctx, dav, dir)) {
       if (!isFerryTempName(stat.basename)) children.set(stat.basename, stat);
       else if (isAbandoned(stat.basename, stat.lastmod ? new Date(stat.lastmod) : null)) await this.removeTemp(dav, stat.filename);
     }
-    session.folders.set(dir, children);
     return children;
   }
 
@@ -457,24 +468,35 @@ export class WebdavTarget implements Target {
     let name = wanted;
     for (let n = 2; taken.has(name); n++) name = `${wanted} (${n})`;
     await this.call(ctx, `/${name}`, (signal) => dav.client.createDirectory(`/${name}`, { signal }));
-    session.folders.set(`/${name}`, new Map());
-    session.dirs.add(`/${name}`);
+    session.folders.set(`/${name}`, Promise.resolve(new Map()));
+    session.dirs.set(`/${name}`, Promise.resolve());
     return name;
   }
 
-  /** MKCOL each missing level (a PUT into a missing folder is a 409), known from the parent's listing. */
-  private async ensureDir(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<void> {
-    if (session.dirs.has(dir)) return;
+  /**
+   * Resolves once `dir` exists: each missing level is made by one MKCOL (a PUT into a missing
+   * folder is a 409), known from the parent's listing. Once per folder a write: every file in
+   * it waits for the same promise (a failure is each of their errors).
+   */
+  private ensureDir(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<void> {
+    let ready = session.dirs.get(dir);
+    if (!ready) {
+      ready = this.makeDir(ctx, dav, dir, session);
+      session.dirs.set(dir, ready);
+    }
+    return ready;
+  }
+
+  private async makeDir(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<void> {
     const parent = path.posix.dirname(dir);
     await this.ensureDir(ctx, dav, parent, session);
     const siblings = await this.folder(ctx, dav, parent, session);
     const existing = siblings.get(path.posix.basename(dir));
     if (existing && existing.type !== 'directory') throw conflict(`'${dir}' exists on the server as a file, not a folder.`);
-    session.dirs.add(dir);
     if (existing) return;
     await this.call(ctx, dir, (signal) => dav.client.createDirectory(dir, { signal }));
     siblings.set(path.posix.basename(dir), { filename: dir, basename: path.posix.basename(dir), type: 'directory', size: 0, lastmod: '', etag: null });
-    session.folders.set(dir, new Map());
+    session.folders.set(dir, Promise.resolve(new Map()));
   }
 
   /** One file, `existing` being what its folder's listing holds under its name; says which list it goes to. */
@@ -766,10 +788,10 @@ export class WebdavTarget implements Target {
 
 /** What one write() learns as it goes: folders' children, and whether times can be set. */
 interface WriteSession {
-  /** children by name of each folder written into (temp names left out) */
-  folders: Map<string, Map<string, FileStat>>;
-  /** folders known to exist: the destination, and each one found or made */
-  dirs: Set<string>;
+  /** children by name of each folder written into (temp names left out), listed once */
+  folders: Map<string, Promise<Map<string, FileStat>>>;
+  /** each folder found or made (or being made): the destination, then each one a file needs */
+  dirs: Map<string, Promise<void>>;
   /** a PROPPATCH's answer for this write: its first try, while under way, decides for the others */
   setMtime: 'untried' | 'works' | 'refused' | Promise<boolean>;
   /** entries whose modification time the server did not keep (reported in entry order) */
@@ -777,7 +799,7 @@ interface WriteSession {
 }
 
 /** One entry's place in the outcome: its list, or its error. */
-type FileResult = { path: string; entry?: Entry } & ({ list: 'created' | 'updated' | 'ignored'; destination: string; error?: undefined } | { error: string });
+type FileResult = { path: string; entry?: Entry } & ({ list: 'created' | 'updated' | 'ignored'; destination: string; error?: undefined } | { error: string } | { folder: true; error?: undefined });
 
 interface Upload {
   destination: string;
