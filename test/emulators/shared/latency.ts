@@ -16,6 +16,10 @@ export class Latency {
   underWay = 0;
   /** the most requests under way at once */
   mostUnderWay = 0;
+  /** requests under way × milliseconds, since the last reset: their mean over a run is averageUnderWay */
+  private area = 0;
+  private since = performance.now();
+  private changed = this.since;
 
   constructor(readonly ms: number) {}
 
@@ -25,11 +29,13 @@ export class Latency {
     server.removeAllListeners('request');
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       this.requests++;
+      this.account();
       this.underWay++;
       this.mostUnderWay = Math.max(this.mostUnderWay, this.underWay);
       let gone = false;
       res.once('close', () => {
         gone = true;
+        this.account();
         this.underWay--;
       });
       // a request its client gave up on (a cancel) before the round trip ended never arrives
@@ -41,5 +47,26 @@ export class Latency {
   reset(): void {
     this.requests = 0;
     this.mostUnderWay = this.underWay;
+    this.area = 0;
+    this.since = this.changed = performance.now();
+  }
+
+  /** The mean number of requests under way since the last reset: a pipeline that keeps N in flight shows close to N. */
+  averageUnderWay(): number {
+    this.account();
+    const elapsed = this.changed - this.since;
+    return elapsed > 0 ? this.area / elapsed : 0;
+  }
+
+  /** The mean time a request was under way since the last reset (the added round trip, and the server's own time). */
+  meanRequestMs(): number {
+    this.account();
+    return this.requests > 0 ? this.area / this.requests : 0;
+  }
+
+  private account(): void {
+    const now = performance.now();
+    this.area += this.underWay * (now - this.changed);
+    this.changed = now;
   }
 }
