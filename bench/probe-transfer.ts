@@ -3,10 +3,10 @@
 // (as the bench's transfer group does), printing each round's time, the server's CPU seconds
 // and its peak RSS so far. Extra server settings are passed through, so an on/off pair is two
 // runs of this (docs/performance.md, "Local → local, the stored ZIP and peak memory").
-// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--no-reference]
+// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--no-reference] [--threads]
 import { spawn } from 'node:child_process';
 import { openAsBlob } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -24,6 +24,8 @@ const { values: args } = parseArgs({
     /** write the server's /proc/<pid>/smaps here at the end (what holds its memory) */
     smaps: { type: 'string' },
     'no-reference': { type: 'boolean', default: false },
+    /** print each round's server CPU by thread (user + system seconds), from /proc/<pid>/task */
+    threads: { type: 'boolean', default: false },
   },
 });
 const root = await mkdtemp(path.join(os.tmpdir(), 'ferry-probe-'));
@@ -58,6 +60,30 @@ const cpuSeconds = async () => {
   const fields = (await proc('stat')).split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
+/** user and system CPU seconds by thread */
+const threadSeconds = async (): Promise<Map<string, { user: number; system: number }>> => {
+  const byName = new Map<string, { user: number; system: number }>();
+  for (const task of await readdir(`/proc/${server.child.pid}/task`).catch(() => [] as string[])) {
+    const stat = await readFile(`/proc/${server.child.pid}/task/${task}/stat`, 'utf8').catch(() => null);
+    if (stat === null) continue;
+    // on Node 20 every thread is called `node`: the main thread is told by its tid, the others by theirs
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const name = task === String(server.child.pid) ? 'main' : `${comm}#${task}`;
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    const seconds = byName.get(name) ?? { user: 0, system: 0 };
+    seconds.user += Number(fields[11]) / 100;
+    seconds.system += Number(fields[12]) / 100;
+    byName.set(name, seconds);
+  }
+  return byName;
+};
+const threadDelta = (before: Map<string, { user: number; system: number }>, after: Map<string, { user: number; system: number }>) =>
+  [...after]
+    .map(([name, t]) => [name, t.user - (before.get(name)?.user ?? 0), t.system - (before.get(name)?.system ?? 0)] as const)
+    .filter(([, user, system]) => user + system > 0)
+    .sort((a, b) => b[1] + b[2] - (a[1] + a[2]))
+    .map(([name, user, system]) => `${name} ${user.toFixed(2)}u+${system.toFixed(2)}s`)
+    .join(', ');
 const peakMiB = async () => Number(/VmHWM:\s+(\d+)/.exec(await proc('status'))![1]) / 1024;
 
 const sourceId = await topLevelId('Transfer');
@@ -71,6 +97,7 @@ for (const row of args.rows!.split(',')) {
     await rm(into, { recursive: true, force: true });
     await mkdir(into);
     const cpuBefore = await cpuSeconds();
+    const threadsBefore = args.threads ? await threadSeconds() : null;
     const start = performance.now();
     if (row === 'stored') {
       const form = new FormData();
@@ -82,6 +109,7 @@ for (const row of args.rows!.split(',')) {
     }
     const ferry = (performance.now() - start) / 1000;
     const cpu = (await cpuSeconds()) - cpuBefore;
+    if (threadsBefore) console.log(`  threads: ${threadDelta(threadsBefore, await threadSeconds())}`);
     let reference = '';
     if (!args['no-reference']) {
       const out = path.join(root, 'reference');
