@@ -57,3 +57,23 @@ export function memoryRelaunch(execArgv: readonly string[], env: NodeJS.ProcessE
     env: hasArenaMax ? { ...env } : { ...env, MALLOC_ARENA_MAX },
   };
 }
+
+/**
+ * The same settings for the desktop app's Electron process, which runs the server in its main
+ * process: V8's flags as Electron's `--js-flags` switch on its command line, the arena limit in
+ * its environment; or null when the switch is off or both are in place. Only a command line
+ * reaches the main process's V8: `app.commandLine.appendSwitch('js-flags', …)` from the app's
+ * own code comes after that V8 was made, and reaches only the processes Electron starts later
+ * (renderers), so `npm start` (scripts/start.mjs) passes them when it starts Electron. A user's
+ * own `--js-flags` is left as given (Electron takes one).
+ */
+export function electronMemorySettings(args: readonly string[], env: NodeJS.ProcessEnv): { args: string[]; env: NodeJS.ProcessEnv } | null {
+  if (!memorySettingsOn(env[MEMORY_SETTINGS_SWITCH])) return null;
+  const hasJsFlags = args.some((arg) => /^--js-flags(=|$)/.test(arg));
+  const hasArenaMax = env.MALLOC_ARENA_MAX !== undefined;
+  if (hasJsFlags && hasArenaMax) return null;
+  return {
+    args: hasJsFlags ? [...args] : [`--js-flags=--max-semi-space-size=${SEMI_SPACE_MIB}`, ...args],
+    env: hasArenaMax ? { ...env } : { ...env, MALLOC_ARENA_MAX },
+  };
+}

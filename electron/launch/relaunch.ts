@@ -8,6 +8,9 @@ import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { memoryRelaunch } from './memory-settings.js';
 
+// for scripts/start.mjs, which starts Electron with the same settings (this is the one built entry it can load)
+export { electronMemorySettings } from './memory-settings.js';
+
 /** Set in the server's environment by its launcher (the launcher's pid); taken out again there. */
 const LAUNCHED_BY = 'FERRY_LAUNCHED_BY';
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];

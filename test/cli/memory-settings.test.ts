@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MALLOC_ARENA_MAX, memoryRelaunch, SEMI_SPACE_MIB } from '../../electron/launch/memory-settings.js';
+import { electronMemorySettings, MALLOC_ARENA_MAX, memoryRelaunch, SEMI_SPACE_MIB } from '../../electron/launch/memory-settings.js';
 import { builtCliAvailable, startFerryProcess, type FerryProcess } from '../support/ferry-process.js';
 
 const SEMI_SPACE = `--max-semi-space-size=${SEMI_SPACE_MIB}`;
@@ -34,6 +34,18 @@ describe('memoryRelaunch: which settings the server starts with', () => {
 
   it('refuses a value of the switch it does not know, with the values it takes', () => {
     expect(() => memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'no' })).toThrow(/FERRY_MEMORY_SETTINGS is 'no'; it takes "on" \(or nothing\) or "off"/);
+  });
+});
+
+describe('electronMemorySettings: the desktop app\'s Electron started with the same settings (npm start)', () => {
+  it('puts V8\'s flag on Electron\'s command line and the arena limit in its environment', () => {
+    expect(electronMemorySettings(['--inspect'], { PATH: '/bin' })).toEqual({ args: [`--js-flags=${SEMI_SPACE}`, '--inspect'], env: { PATH: '/bin', MALLOC_ARENA_MAX } });
+  });
+
+  it('leaves a user\'s own --js-flags and arena limit as given, and does nothing when off', () => {
+    expect(electronMemorySettings(['--js-flags=--expose-gc'], {})).toEqual({ args: ['--js-flags=--expose-gc'], env: { MALLOC_ARENA_MAX } });
+    expect(electronMemorySettings(['--js-flags=--expose-gc'], { MALLOC_ARENA_MAX: '8' })).toBeNull();
+    expect(electronMemorySettings([], { FERRY_MEMORY_SETTINGS: 'off' })).toBeNull();
   });
 });
 
