@@ -24,6 +24,8 @@ export const SEMI_SPACE_MIB = 4;
 export const MALLOC_ARENA_MAX = '2';
 
 const SEMI_SPACE_FLAG = /^--max[-_]semi[-_]space[-_]size(=|$)/;
+/** node's inspector: the launcher has taken its port, so a relaunched server could not listen */
+const INSPECTOR_FLAG = /^--inspect(-brk|-wait|-port)?(=|$)/;
 
 export interface MemoryRelaunch {
   /** node's own options for the server's process: the settings added in front of the launcher's */
@@ -42,13 +44,15 @@ export function memorySettingsOn(value: string | undefined): boolean {
 
 /**
  * How to start the server with the memory settings, or null when it should run here: the switch
- * is off, or this process already has both (set by the user, or by the launcher that started it,
- * so a relaunched server never relaunches again). A setting the user gave, in node's options or
- * NODE_OPTIONS or the environment, is kept as given.
+ * is off, this process already has both (set by the user, or by the launcher that started it,
+ * so a relaunched server never relaunches again), or it runs under the inspector (the one a
+ * developer attached to is the process they started). A setting the user gave, in node's
+ * options or NODE_OPTIONS or the environment, is kept as given.
  */
 export function memoryRelaunch(execArgv: readonly string[], env: NodeJS.ProcessEnv): MemoryRelaunch | null {
   if (!memorySettingsOn(env[MEMORY_SETTINGS_SWITCH])) return null;
   const nodeOptions = (env.NODE_OPTIONS ?? '').split(/\s+/);
+  if ([...execArgv, ...nodeOptions].some((option) => INSPECTOR_FLAG.test(option))) return null;
   const hasSemiSpace = [...execArgv, ...nodeOptions].some((option) => SEMI_SPACE_FLAG.test(option));
   const hasArenaMax = env.MALLOC_ARENA_MAX !== undefined;
   if (hasSemiSpace && hasArenaMax) return null;

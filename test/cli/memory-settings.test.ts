@@ -26,10 +26,14 @@ describe('memoryRelaunch: which settings the server starts with', () => {
     expect(memoryRelaunch([], { MALLOC_ARENA_MAX: '4' })).toEqual({ execArgv: [SEMI_SPACE], env: { MALLOC_ARENA_MAX: '4' } });
   });
 
-  it('starts nothing when both are in place (so a relaunched server never relaunches) or the switch is off', () => {
+  it('starts nothing when both are in place (so a relaunched server never relaunches), the switch is off, or under the inspector', () => {
     expect(memoryRelaunch([SEMI_SPACE], { MALLOC_ARENA_MAX })).toBeNull();
     expect(memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'off' })).toBeNull();
     expect(memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'on' })).not.toBeNull();
+    // under the inspector the process the developer started serves (its port is taken)
+    expect(memoryRelaunch(['--inspect=9230'], {})).toBeNull();
+    expect(memoryRelaunch([], { NODE_OPTIONS: '--inspect-brk' })).toBeNull();
+    expect(memoryRelaunch(['--inspector-nonexistent-option'], {})).not.toBeNull();
   });
 
   it('refuses a value of the switch it does not know, with the values it takes', () => {
