@@ -26,6 +26,9 @@ export async function relaunchWithMemorySettings(script: string, args: readonly 
     dieWithLauncher();
     return null;
   }
+  // Windows has no signals to pass on (a child's kill() there is TerminateProcess, so a Ctrl-C
+  // passed on would end the server uncleanly) and no glibc: the server runs in place there.
+  if (process.platform === 'win32') return null;
   const plan = memoryRelaunch(process.execArgv, process.env);
   if (!plan) return null;
   const child = spawn(process.execPath, [...plan.execArgv, script, ...args], {
@@ -33,7 +36,7 @@ export async function relaunchWithMemorySettings(script: string, args: readonly 
     // the IPC channel is the server's lifeline to the launcher (dieWithLauncher)
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     // its own process group, so a terminal's Ctrl-C reaches the server once, through the launcher
-    detached: process.platform !== 'win32',
+    detached: true,
   });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   for (const signal of FORWARDED) process.on(signal, forward);
