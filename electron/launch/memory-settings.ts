@@ -12,14 +12,16 @@
 export const MEMORY_SETTINGS_SWITCH = 'FERRY_MEMORY_SETTINGS';
 
 /**
- * V8's young generation per semi-space, in MiB (Node 20's default grows to 16). Measured on the
- * bench's transfer group: the peak RSS drops by 20–30 MiB, the times stay within noise.
+ * V8's young generation per semi-space, in MiB (Node 20's default grows to 16). With the arena
+ * limit below, the bench's transfer group peaked at 270–275 MiB against 292–331 without, its
+ * times within noise (docs/performance.md, "Peak memory").
  */
 export const SEMI_SPACE_MIB = 4;
 
 /**
  * glibc's malloc arenas: by default up to 8 per core, one per thread that allocates (worker
- * threads, libuv's pool), each keeping freed memory of its own. Two halved the peak's thread arenas.
+ * threads, libuv's pool), each keeping freed memory of its own. Alone, two took the local
+ * transfers' and stored uploads' peak from 277–281 to 240 MiB (docs/performance.md).
  */
 export const MALLOC_ARENA_MAX = '2';
 
