@@ -13,6 +13,8 @@ export default defineConfig({
         input: {
           index: resolve('electron/main/index.ts'),
           cli: resolve('electron/cli.ts'),
+          // loaded by bin/ferry.js before the CLI: the memory settings' launcher, on its own
+          launch: resolve('electron/launch/relaunch.ts'),
         },
       },
     },

@@ -55,7 +55,7 @@ async function waitFor(ticket: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
-const proc = (name: string) => readFile(`/proc/${server.child.pid}/${name}`, 'utf8');
+const proc = (name: string) => readFile(`/proc/${server.pid}/${name}`, 'utf8');
 const cpuSeconds = async () => {
   const fields = (await proc('stat')).split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;

@@ -39,10 +39,10 @@ async function waitFor(ticket: string): Promise<Job> {
   }
 }
 const cpu = async (p: FerryProcess) => {
-  const fields = (await readFile(`/proc/${p.child.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  const fields = (await readFile(`/proc/${p.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
-const rss = async () => Number(/VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${server.child.pid}/status`, 'utf8'))![1]) / 1024;
+const rss = async () => Number(/VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
 
 async function measure(label: string, before: () => Promise<void>, run: () => Promise<unknown>): Promise<void> {
   for (let i = 0; i < rounds; i++) {

@@ -482,10 +482,10 @@ async function main(): Promise<void> {
       const ferryDownload = async (times: number[], cpu: number[]) => {
         // as zip's output is removed before it runs: truncating the last ZIP (~10 ms) is not the download's
         await rm(out, { force: true });
-        const serverBefore = await cpuSeconds(server.child.pid!);
+        const serverBefore = await cpuSeconds(server.pid);
         let clientCpu = 0;
         times.push(await timed(async () => (clientCpu = await downloadTo(server, 'local', id, out))));
-        cpu.push((await cpuSeconds(server.child.pid!)) - serverBefore + clientCpu);
+        cpu.push((await cpuSeconds(server.pid)) - serverBefore + clientCpu);
       };
       for (let round = 0; round < (wanted('download') ? runs : 1); round++) {
         await newMtimes(path.join(workspace, folder), ++touch);
@@ -655,7 +655,7 @@ async function main(): Promise<void> {
 
       // one server ran every row of this group (local → local, to and from
       // WebDAV, the stored-ZIP uploads), one after the other: its high-water mark over them all
-      const transferPeak = await peakRssBytes(from.server.child.pid!);
+      const transferPeak = await peakRssBytes(from.server.pid);
       add({ name: 'peak server RSS through the transfer rows', ferry_seconds: local, reference: 'limit 200 MB', reference_seconds: 0, ratio: transferPeak / MiB, goal: '< 200 MB', met: transferPeak < 200 * 1000 * 1000, note: `${(transferPeak / MiB).toFixed(0)} MiB peak (VmHWM)` });
     }
 
@@ -861,13 +861,13 @@ async function main(): Promise<void> {
     const bigZip = path.join(root, 'big.zip');
     const bigId = await topLevelId(down.server, 'local', 'Big');
     const downSeconds = await timed(() => downloadTo(down.server, 'local', bigId, bigZip));
-    const downPeak = await peakRssBytes(down.server.child.pid!);
+    const downPeak = await peakRssBytes(down.server.pid);
     add({ name: `peak server RSS, ${memoryLabel} download`, ferry_seconds: downSeconds, reference: 'limit 200 MB', reference_seconds: 0, ratio: downPeak / MiB, goal: '< 200 MB', met: downPeak < 200 * 1000 * 1000, note: `${(downPeak / MiB).toFixed(0)} MiB peak` });
     const up = await serve('memory-up');
     await mkdir(path.join(up.workspace, 'Target'), { recursive: true });
     const targetId = await topLevelId(up.server, 'local', 'Target');
     const upSeconds = await timed(() => uploadAndWait(up.server, targetId, bigZip));
-    const upPeak = await peakRssBytes(up.server.child.pid!);
+    const upPeak = await peakRssBytes(up.server.pid);
     add({ name: `peak server RSS, ${memoryLabel} upload`, ferry_seconds: upSeconds, reference: 'limit 200 MB', reference_seconds: 0, ratio: upPeak / MiB, goal: '< 200 MB', met: upPeak < 200 * 1000 * 1000, note: `${(upPeak / MiB).toFixed(0)} MiB peak` });
 
     }

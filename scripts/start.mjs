@@ -3,6 +3,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const extraArgs = process.argv.slice(2);
@@ -28,14 +30,14 @@ function fetchElectron() {
 }
 
 function ensureBuilt() {
-  if (existsSync('out/main/cli.js') && existsSync('out/renderer/index.html') && !process.env.FERRY_REBUILD) return;
+  if (existsSync('out/main/cli.js') && existsSync('out/main/launch.js') && existsSync('out/renderer/index.html') && !process.env.FERRY_REBUILD) return;
   console.log('Building Ferry (npm run build)...');
   const result = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-function run(command, args) {
-  const child = spawn(command, args, { stdio: 'inherit' });
+function run(command, args, env = process.env) {
+  const child = spawn(command, args, { stdio: 'inherit', env });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code) => process.exit(code ?? 0));
 }
@@ -46,7 +48,17 @@ if (!electron.binary && fetchElectron()) electron = electronBinary();
 if (!electron.binary) electron.reason += ' and could not be downloaded (it comes from GitHub; is this machine offline?)';
 const headless = !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY && process.platform === 'linux';
 if (electron.binary && !headless) {
-  run(electron.binary, ['.', ...extraArgs]);
+  // the server runs in Electron's main process: its memory settings go on Electron's command
+  // line and environment (electron/launch/memory-settings.ts; FERRY_MEMORY_SETTINGS=off: none)
+  const { electronMemorySettings } = await import(pathToFileURL(path.resolve('out/main/launch.js')).href);
+  let settings;
+  try {
+    settings = electronMemorySettings(extraArgs, process.env);
+  } catch (error) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  run(electron.binary, ['.', ...(settings?.args ?? extraArgs)], settings?.env ?? process.env);
 } else {
   const why = electron.binary ? 'there is no display to open a window on' : electron.reason;
   console.log(`Starting Ferry in browser mode because ${why}.`);

@@ -85,7 +85,8 @@ export async function startServer(options: { workspaceFiles?: Record<string, str
           pid: number;
           access_key: string;
         };
-        if (endpoint.pid === child.pid) {
+        // bin/ferry.js serve runs the server in a child with the memory settings (electron/launch/)
+        if (endpoint.pid === child.pid || (await parentOf(endpoint.pid)) === child.pid) {
           runLog?.recordSecret(endpoint.access_key);
           return {
             url: endpoint.url,
@@ -125,4 +126,11 @@ function openRunLog(child: ChildProcess): { recordSecret(secret: string): void }
   child.stderr!.on('data', (chunk: Buffer) => file.write(chunk));
   child.once('close', () => file.end());
   return { recordSecret: (secret) => appendFileSync(path.join(dir, 'secrets.list'), `${secret}\n`, { mode: 0o600 }) };
+}
+
+/** A process's parent pid, from /proc (undefined when it is gone). */
+async function parentOf(pid: number): Promise<number | undefined> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const parent = /^PPid:\s+(\d+)/m.exec(status)?.[1];
+  return parent === undefined ? undefined : Number(parent);
 }

@@ -309,7 +309,7 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
 
     const ticket = await transfer(first.ferry, 'rclone-hpc', first.ferry.accessKey);
     await until(async () => (await onServer()).size >= killAfter, `${killAfter} files in place on the SFTP server`);
-    const engines = await childrenOf(first.ferry.child.pid!);
+    const engines = await childrenOf(first.ferry.pid);
     expect(engines.length).toBeGreaterThan(0);
     await kill(first.ferry);
     // the rclone rcd this Ferry started ends with it (rcd-process.ts: PR_SET_PDEATHSIG): nothing writes while Ferry is down

@@ -9,9 +9,15 @@ export interface FerryProcess {
   url: string;
   port: number;
   accessKey: string;
+  /** the process started: `bin/ferry.js serve` is a launcher (electron/launch/relaunch.ts), a kill of it is a kill of the server */
   child: ChildProcess;
+  /**
+   * the server's own process (endpoint.json's pid), for what /proc says of it: the launcher's
+   * child when it started one with the memory settings, else the child itself
+   */
+  pid: number;
   output(): string;
-  /** resolves with the exit code (or the signal name) */
+  /** resolves with the launcher's exit code (or the signal name) once the server's process is gone too */
   exited: Promise<number | string>;
 }
 
@@ -35,16 +41,22 @@ export async function startFerryProcess(options: { dataDir: string; workspace: s
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
   teeToTestLog(child, 'serve');
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  let serverPid: number | undefined;
+  const launcherExited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = launcherExited.then(async (status) => {
+    if (serverPid !== undefined && serverPid !== child.pid) await processGone(serverPid);
+    return status;
+  });
   const endpointFile = path.join(options.dataDir, 'endpoint.json');
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`ferry serve exited early:\n${output}`);
     try {
       const endpoint = JSON.parse(await readFile(endpointFile, 'utf8')) as { url: string; port: number; pid: number; access_key: string };
-      if (endpoint.pid === child.pid && /serving at/.test(output)) {
+      if ((await isServerOf(endpoint.pid, child.pid!)) && /serving at/.test(output)) {
         recordTestSecret(endpoint.access_key);
-        return { url: endpoint.url, port: endpoint.port, accessKey: endpoint.access_key, child, output: () => output, exited };
+        serverPid = endpoint.pid;
+        return { url: endpoint.url, port: endpoint.port, accessKey: endpoint.access_key, child, pid: endpoint.pid, output: () => output, exited };
       }
     } catch {
       // not written yet
@@ -53,6 +65,28 @@ export async function startFerryProcess(options: { dataDir: string; workspace: s
   }
   child.kill('SIGKILL');
   throw new Error(`ferry serve did not publish endpoint.json in time:\n${output}`);
+}
+
+/** Whether `pid` is the server `launcher` runs: the launcher itself, or its child. */
+export async function isServerOf(pid: number, launcher: number): Promise<boolean> {
+  if (pid === launcher) return true;
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  return Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) === launcher;
+}
+
+/**
+ * Waits (up to 10 s) until a process has ended: gone, or a zombie nobody has reaped yet (its
+ * launcher was killed, so init reaps it in its own time). A server whose launcher was killed
+ * kills itself within milliseconds (relaunch.ts); a test starting the next one waits for that.
+ */
+async function processGone(pid: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    const state = /^State:\s+(\S)/m.exec(status)?.[1];
+    if (state === undefined || state === 'Z' || state === 'X') return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 export async function fileMode(file: string): Promise<number> {

@@ -85,7 +85,7 @@ describe(`load: ${SIZE.downloadConnections} downloads + ${SIZE.uploadConnections
       const key = ferry.accessKey;
       const untouched = await snapshotTree(workspace);
       const downloadTitles = [...layout.downloadFolders.keys()];
-      const sampler = new MemorySampler(ferry.child.pid!);
+      const sampler = new MemorySampler(ferry.pid);
       sampler.start();
 
       // --- downloads: each connection cycles through the folders' bag downloads

@@ -1,0 +1,85 @@
+// The memory settings `ferry serve` starts its server process with (issue #18, docs/performance.md,
+// "Peak memory: the settings the server starts with"). Both are read only when a process starts
+// (V8 sizes its young generation when the heap is made; glibc reads MALLOC_ARENA_MAX at its first
+// allocation), so unlike a fast path they cannot be switched inside a running Ferry: the launcher
+// (`launch/relaunch.ts`) starts the server as a child with them. This module only decides.
+//
+// FERRY_MEMORY_SETTINGS (read by the launcher, before the server starts):
+//   unset, "" or "on"   the settings below, each only where the user has not set it already
+//   "off"               the server runs in the launcher's own process, as Node started it
+
+/** The switch's name, in the environment of `ferry serve`. */
+export const MEMORY_SETTINGS_SWITCH = 'FERRY_MEMORY_SETTINGS';
+
+/**
+ * V8's young generation per semi-space, in MiB (Node 20's default grows to 16). With the arena
+ * limit below, the bench's transfer group peaked at 270–275 MiB against 292–331 without, its
+ * times within noise (docs/performance.md, "Peak memory").
+ */
+export const SEMI_SPACE_MIB = 4;
+
+/**
+ * glibc's malloc arenas: by default up to 8 per core, one per thread that allocates (worker
+ * threads, libuv's pool), each keeping freed memory of its own. Alone, two took the local
+ * transfers' and stored uploads' peak from 277–281 to 240 MiB (docs/performance.md).
+ */
+export const MALLOC_ARENA_MAX = '2';
+
+const SEMI_SPACE_FLAG = /^--max[-_]semi[-_]space[-_]size(=|$)/;
+/** node's inspector: the launcher has taken its port, so a relaunched server could not listen */
+const INSPECTOR_FLAG = /^--inspect(-brk|-wait|-port)?(=|$)/;
+
+export interface MemoryRelaunch {
+  /** node's own options for the server's process: the settings added in front of the launcher's */
+  execArgv: string[];
+  /** the server's environment: the launcher's, with the settings added */
+  env: NodeJS.ProcessEnv;
+}
+
+/** Whether the switch asks for the settings; throws, with the values it takes, on any other value. */
+export function memorySettingsOn(value: string | undefined): boolean {
+  const text = (value ?? '').trim();
+  if (text === '' || text === 'on') return true;
+  if (text === 'off') return false;
+  throw new Error(`${MEMORY_SETTINGS_SWITCH} is '${text}'; it takes "on" (or nothing) or "off".`);
+}
+
+/**
+ * How to start the server with the memory settings, or null when it should run here: the switch
+ * is off, this process already has both (set by the user, or by the launcher that started it,
+ * so a relaunched server never relaunches again), or it runs under the inspector (the one a
+ * developer attached to is the process they started). A setting the user gave, in node's
+ * options or NODE_OPTIONS or the environment, is kept as given.
+ */
+export function memoryRelaunch(execArgv: readonly string[], env: NodeJS.ProcessEnv): MemoryRelaunch | null {
+  if (!memorySettingsOn(env[MEMORY_SETTINGS_SWITCH])) return null;
+  const nodeOptions = (env.NODE_OPTIONS ?? '').split(/\s+/);
+  if ([...execArgv, ...nodeOptions].some((option) => INSPECTOR_FLAG.test(option))) return null;
+  const hasSemiSpace = [...execArgv, ...nodeOptions].some((option) => SEMI_SPACE_FLAG.test(option));
+  const hasArenaMax = env.MALLOC_ARENA_MAX !== undefined;
+  if (hasSemiSpace && hasArenaMax) return null;
+  return {
+    execArgv: hasSemiSpace ? [...execArgv] : [`--max-semi-space-size=${SEMI_SPACE_MIB}`, ...execArgv],
+    env: hasArenaMax ? { ...env } : { ...env, MALLOC_ARENA_MAX },
+  };
+}
+
+/**
+ * The same settings for the desktop app's Electron process, which runs the server in its main
+ * process: V8's flags as Electron's `--js-flags` switch on its command line, the arena limit in
+ * its environment; or null when the switch is off or both are in place. Only a command line
+ * reaches the main process's V8: `app.commandLine.appendSwitch('js-flags', …)` from the app's
+ * own code comes after that V8 was made, and reaches only the processes Electron starts later
+ * (renderers), so `npm start` (scripts/start.mjs) passes them when it starts Electron. A user's
+ * own `--js-flags` is left as given (Electron takes one).
+ */
+export function electronMemorySettings(args: readonly string[], env: NodeJS.ProcessEnv): { args: string[]; env: NodeJS.ProcessEnv } | null {
+  if (!memorySettingsOn(env[MEMORY_SETTINGS_SWITCH])) return null;
+  const hasJsFlags = args.some((arg) => /^--js-flags(=|$)/.test(arg));
+  const hasArenaMax = env.MALLOC_ARENA_MAX !== undefined;
+  if (hasJsFlags && hasArenaMax) return null;
+  return {
+    args: hasJsFlags ? [...args] : [`--js-flags=--max-semi-space-size=${SEMI_SPACE_MIB}`, ...args],
+    env: hasArenaMax ? { ...env } : { ...env, MALLOC_ARENA_MAX },
+  };
+}

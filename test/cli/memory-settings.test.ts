@@ -1,0 +1,115 @@
+// `ferry serve` starts its server with the memory settings (electron/launch/, issue #18): the
+// launcher decides (memoryRelaunch), starts the server as its child with them, passes signals on,
+// and never leaves the server running without it; FERRY_MEMORY_SETTINGS=off runs the server in
+// the launcher's own process. The built CLI is what users and the bench run, so the process
+// tests read the running server's /proc.
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { electronMemorySettings, MALLOC_ARENA_MAX, memoryRelaunch, SEMI_SPACE_MIB } from '../../electron/launch/memory-settings.js';
+import { builtCliAvailable, startFerryProcess, type FerryProcess } from '../support/ferry-process.js';
+
+const SEMI_SPACE = `--max-semi-space-size=${SEMI_SPACE_MIB}`;
+
+describe('memoryRelaunch: which settings the server starts with', () => {
+  it('adds both settings, in front of node options already given', () => {
+    expect(memoryRelaunch(['--import', 'tsx'], { PATH: '/bin' })).toEqual({
+      execArgv: [SEMI_SPACE, '--import', 'tsx'],
+      env: { PATH: '/bin', MALLOC_ARENA_MAX },
+    });
+  });
+
+  it('keeps a setting the user gave, in node options, NODE_OPTIONS or the environment', () => {
+    expect(memoryRelaunch(['--max-semi-space-size=16'], {})).toEqual({ execArgv: ['--max-semi-space-size=16'], env: { MALLOC_ARENA_MAX } });
+    expect(memoryRelaunch([], { NODE_OPTIONS: '--max_semi_space_size=8' })?.execArgv).toEqual([]);
+    expect(memoryRelaunch([], { MALLOC_ARENA_MAX: '4' })).toEqual({ execArgv: [SEMI_SPACE], env: { MALLOC_ARENA_MAX: '4' } });
+  });
+
+  it('starts nothing when both are in place (so a relaunched server never relaunches), the switch is off, or under the inspector', () => {
+    expect(memoryRelaunch([SEMI_SPACE], { MALLOC_ARENA_MAX })).toBeNull();
+    expect(memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'off' })).toBeNull();
+    expect(memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'on' })).not.toBeNull();
+    // under the inspector the process the developer started serves (its port is taken)
+    expect(memoryRelaunch(['--inspect=9230'], {})).toBeNull();
+    expect(memoryRelaunch([], { NODE_OPTIONS: '--inspect-brk' })).toBeNull();
+    expect(memoryRelaunch(['--inspector-nonexistent-option'], {})).not.toBeNull();
+  });
+
+  it('refuses a value of the switch it does not know, with the values it takes', () => {
+    expect(() => memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'no' })).toThrow(/FERRY_MEMORY_SETTINGS is 'no'; it takes "on" \(or nothing\) or "off"/);
+  });
+});
+
+describe('electronMemorySettings: the desktop app\'s Electron started with the same settings (npm start)', () => {
+  it('puts V8\'s flag on Electron\'s command line and the arena limit in its environment', () => {
+    expect(electronMemorySettings(['--inspect'], { PATH: '/bin' })).toEqual({ args: [`--js-flags=${SEMI_SPACE}`, '--inspect'], env: { PATH: '/bin', MALLOC_ARENA_MAX } });
+  });
+
+  it('leaves a user\'s own --js-flags and arena limit as given, and does nothing when off', () => {
+    expect(electronMemorySettings(['--js-flags=--expose-gc'], {})).toEqual({ args: ['--js-flags=--expose-gc'], env: { MALLOC_ARENA_MAX } });
+    expect(electronMemorySettings(['--js-flags=--expose-gc'], { MALLOC_ARENA_MAX: '8' })).toBeNull();
+    expect(electronMemorySettings([], { FERRY_MEMORY_SETTINGS: 'off' })).toBeNull();
+  });
+});
+
+const reason = builtCliAvailable() ? null : 'out/main/cli.js is missing; `npm test` builds it first';
+if (reason) console.warn(`Memory-settings launcher tests skipped: ${reason}`);
+
+describe.skipIf(reason !== null)('node bin/ferry.js serve and its memory settings', () => {
+  let dir: string;
+  let running: FerryProcess | null = null;
+  afterEach(async () => {
+    if (running && running.child.exitCode === null && running.child.signalCode === null) running.child.kill('SIGKILL');
+    await running?.exited;
+    running = null;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** a built `ferry serve`, without any memory setting of the test's own environment */
+  async function serve(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<FerryProcess> {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-memory-'));
+    await mkdir(path.join(dir, 'workspace'));
+    const withoutSettings = { MALLOC_ARENA_MAX: undefined, NODE_OPTIONS: undefined, FERRY_MEMORY_SETTINGS: undefined };
+    running = await startFerryProcess({ dataDir: path.join(dir, 'data'), workspace: path.join(dir, 'workspace'), built: true, env: { ...withoutSettings, ...env }, nodeArgs });
+    return running;
+  }
+  const nodeOptionsOf = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter((arg) => arg.startsWith('--max-semi-space-size'));
+  const arenaMaxOf = async (pid: number) => (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0').find((pair) => pair.startsWith('MALLOC_ARENA_MAX='));
+  const parentOf = async (pid: number) => Number(/^PPid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1]);
+
+  it('runs the server as the launcher\'s child with both settings; a SIGTERM to the launcher stops it cleanly', async () => {
+    const ferry = await serve({});
+    expect(ferry.pid).not.toBe(ferry.child.pid);
+    expect(await parentOf(ferry.pid)).toBe(ferry.child.pid);
+    expect(await nodeOptionsOf(ferry.pid)).toEqual([SEMI_SPACE]);
+    expect(await arenaMaxOf(ferry.pid)).toBe(`MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX}`);
+    const response = await fetch(new URL('api_v1/targets/', ferry.url), { headers: { authorization: `Bearer ${ferry.accessKey}` } });
+    expect(response.status).toBe(200);
+    ferry.child.kill('SIGTERM');
+    expect(await ferry.exited).toBe(0);
+    expect(ferry.output()).toContain('SIGTERM: stopping');
+  });
+
+  it('FERRY_MEMORY_SETTINGS=off: the server runs in the launcher\'s process, as node started it', async () => {
+    const ferry = await serve({ FERRY_MEMORY_SETTINGS: 'off' });
+    expect(ferry.pid).toBe(ferry.child.pid);
+    expect(await nodeOptionsOf(ferry.pid)).toEqual([]);
+    expect(await arenaMaxOf(ferry.pid)).toBeUndefined();
+  });
+
+  it('keeps the user\'s own semi-space size and adds only the arena limit', async () => {
+    const ferry = await serve({}, ['--max-semi-space-size=8']);
+    expect(await nodeOptionsOf(ferry.pid)).toEqual(['--max-semi-space-size=8']);
+    expect(await arenaMaxOf(ferry.pid)).toBe(`MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX}`);
+  });
+
+  it('a SIGKILL of the launcher ends the server too (nothing keeps serving, or writing, without it)', async () => {
+    const ferry = await serve({});
+    ferry.child.kill('SIGKILL');
+    expect(await ferry.exited).toBe('SIGKILL');
+    const state = /^State:\s+(\S)/m.exec(await readFile(`/proc/${ferry.pid}/status`, 'utf8').catch(() => ''))?.[1];
+    expect(state === undefined || state === 'Z' || state === 'X').toBe(true);
+    await expect(fetch(new URL('api_v1/targets/', ferry.url))).rejects.toThrow();
+  });
+});
