@@ -63,12 +63,12 @@ const cpuSeconds = async () => {
 /** user and system CPU seconds by thread */
 const threadSeconds = async (): Promise<Map<string, { user: number; system: number }>> => {
   const byName = new Map<string, { user: number; system: number }>();
-  for (const task of await readdir(`/proc/${server.child.pid}/task`).catch(() => [] as string[])) {
-    const stat = await readFile(`/proc/${server.child.pid}/task/${task}/stat`, 'utf8').catch(() => null);
+  for (const task of await readdir(`/proc/${server.pid}/task`).catch(() => [] as string[])) {
+    const stat = await readFile(`/proc/${server.pid}/task/${task}/stat`, 'utf8').catch(() => null);
     if (stat === null) continue;
     // on Node 20 every thread is called `node`: the main thread is told by its tid, the others by theirs
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const name = task === String(server.child.pid) ? 'main' : `${comm}#${task}`;
+    const name = task === String(server.pid) ? 'main' : `${comm}#${task}`;
     const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
     const seconds = byName.get(name) ?? { user: 0, system: 0 };
     seconds.user += Number(fields[11]) / 100;
