@@ -23,9 +23,12 @@ import { osfNodeFields } from '../../metadata/osf.js';
  * `PUT <file>?kind=file` when its md5 differs (`update`). Per-file refusals (409, 507, ...)
  * are reported in fileErrors; 401 and 403 end the job.
  *
- * Folders and listings are settled in entry order (a folder exists, and is listed, before any
- * file in it starts); the files' PUTs go through the write pipeline, several at a time
- * (OsfTarget.info.concurrency), their results reported in entry order.
+ * Every entry is a task on the write pipeline, several at a time (OsfTarget.info.concurrency),
+ * results reported in entry order. Each folder is found or made once (`level`), by the first
+ * task that needs it; a file's task waits for its folder, so no PUT goes into a folder that
+ * does not exist yet, a new folder does not hold up the files of the folders before it, and
+ * folder requests count within the requests in flight. Each folder level met for the first
+ * time is a task of its own, in entry order, whose result says it was made.
  */
 interface Existing {
   name: string;
@@ -40,18 +43,31 @@ interface Existing {
 /** One entry's result: a folder made, a file OSF confirmed (with its record), or a per-file failure. */
 type EntryResult =
   | { path: string; list: 'created' | 'updated' | 'ignored'; file: boolean; stored?: StoredRecord }
-  | { path: string; error: string };
+  | { path: string; error: string }
+  /** a folder that was there already: nothing to report */
+  | { path: string; found: true };
 
 interface FolderState {
   wbUrl: string;
   listHref: string | null;
   children: { files: Map<string, Existing>; folders: Map<string, Existing> } | null;
+  /** the listing under way, so tasks at once list a folder once */
+  listing?: Promise<NonNullable<FolderState['children']>> | null;
+}
+
+/** A folder below the destination, and whether this write made it. */
+interface Level {
+  state: FolderState;
+  made: boolean;
 }
 
 
 export class OsfWriter {
   private readonly outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-  private readonly folders = new Map<string, FolderState>();
+  /** each folder found or made (or being so), by its path below the destination ('' itself) */
+  private readonly levels = new Map<string, Promise<Level>>();
+  /** the folder levels that have their task on the pipeline */
+  private readonly scheduled = new Set<string>();
   private readonly pipeline: OrderedPipeline<EntryResult>;
   /** made once, by the first upload that needs it (several may run at once) */
   private spoolDir: Promise<string> | null = null;
@@ -72,7 +88,7 @@ export class OsfWriter {
       if (containerId === null) await removedOnFailure((made) => this.throughPipeline(() => this.writeTopLevel(entries, made)), this.options.signal);
       else {
         await this.throughPipeline(async () => {
-          this.folders.set('', await this.destination(containerId));
+          this.levels.set('', Promise.resolve({ state: await this.destination(containerId), made: false }));
           for await (const entry of entries) {
             if (this.pipeline.stopped) break;
             await this.writeEntry(entry, entry.path, entry.path);
@@ -98,6 +114,7 @@ export class OsfWriter {
   /** A result, in entry order: into the outcome, and a file told to the job (WriteOptions.onFileWritten). */
   private reported(result: EntryResult): void {
     if ('error' in result) return void this.outcome.fileErrors.push({ path: result.path, error: result.error });
+    if ('found' in result) return;
     this.outcome[result.list].push(result.path);
     if (result.stored) (this.outcome.stored ??= new Map()).set(result.path, result.stored);
     if (result.file) this.options.onFileWritten?.(result.path);
@@ -152,7 +169,7 @@ export class OsfWriter {
         });
         // The upload host depends on the project's storage region: read it, don't build it.
         const provider = await this.target.provider(this.ctx, node.id, 'osfstorage');
-        this.folders.set('', this.providerFolder(provider.record, provider.filesHref));
+        this.levels.set('', Promise.resolve({ state: this.providerFolder(provider.record, provider.filesHref), made: false }));
       }
       if (rest.length === 0) continue; // the top folder: the project itself
       await this.writeEntry(entry, rest.join('/'), entry.path);
@@ -161,23 +178,31 @@ export class OsfWriter {
 
   /**
    * `relative`: where it goes below the destination; `reported`: the path in the outcome.
-   * The entry's folders are made and its folder listed here, in entry order; a file's upload
-   * then starts on the pipeline (the same name twice never at once).
+   * Each folder level met here for the first time gets its task (in entry order); a file's
+   * upload starts on the pipeline (the same name twice never at once) and waits for its folder.
    */
   private async writeEntry(entry: Entry, relative: string, reported: string): Promise<void> {
     throwIfAborted(this.options.signal);
     const segments = relative.split('/');
     const prefix = reported.slice(0, reported.length - relative.length);
-    let parent: FolderState;
-    try {
-      if (entry.kind === 'folder') return void (await this.ensureFolder(segments, prefix));
-      parent = await this.ensureFolder(segments.slice(0, -1), prefix);
-      await this.children(parent);
-    } catch (error) {
-      return this.pipeline.done(this.perFile(reported, error));
+    const folders = entry.kind === 'folder' ? segments : segments.slice(0, -1);
+    for (let depth = 1; depth <= folders.length; depth++) {
+      const key = folders.slice(0, depth).join('/');
+      if (this.scheduled.has(key)) continue;
+      this.scheduled.add(key);
+      const shown = prefix + key;
+      await this.pipeline.start(`${shown.toLowerCase()}/`, 0, async (): Promise<EntryResult> => {
+        try {
+          return (await this.level(key)).made ? { path: shown, list: 'created', file: false } : { path: shown, found: true };
+        } catch (error) {
+          return this.perFile(shown, error);
+        }
+      });
     }
+    if (entry.kind === 'folder') return;
     await this.pipeline.startFile(entry, reported.toLowerCase(), async () => {
       try {
+        const parent = (await this.level(folders.join('/'))).state;
         return await this.writeFile(entry, parent, segments.at(-1)!, reported);
       } catch (error) {
         return this.perFile(reported, error);
@@ -192,34 +217,30 @@ export class OsfWriter {
     return { path: reported, error: error.message };
   }
 
-  private async ensureFolder(segments: string[], prefix: string): Promise<FolderState> {
-    let key = '';
-    let folder = this.folders.get('')!;
-    for (const name of segments) {
-      const childKey = key === '' ? name : `${key}/${name}`;
-      let child = this.folders.get(childKey);
-      if (!child) {
-        const children = await this.children(folder);
-        let existing = children.folders.get(name);
-        if (!existing) {
-          const made = await this.makeFolder(folder, name);
-          if (made) {
-            this.pipeline.done({ path: prefix + childKey, list: 'created', file: false });
-            child = { wbUrl: made.wbUrl, listHref: null, children: { files: new Map(), folders: new Map() } };
-          } else {
-            // 409: someone made it meanwhile; look again.
-            folder.children = null;
-            existing = (await this.children(folder)).folders.get(name);
-            if (!existing) throw new FerryError(409, 'conflict', `OSF refused to create the folder '${name}' and it cannot be found either.`);
-          }
-        }
-        child ??= { wbUrl: existing!.wbUrl, listHref: existing!.listHref, children: null };
-        this.folders.set(childKey, child);
-      }
-      folder = child;
-      key = childKey;
+  /** The folder at `key` below the destination: found in its parent's listing, or made; once a write (every task needing it waits for the same). */
+  private level(key: string): Promise<Level> {
+    let level = this.levels.get(key);
+    if (!level) {
+      level = this.findOrMake(key);
+      this.levels.set(key, level);
     }
-    return folder;
+    return level;
+  }
+
+  private async findOrMake(key: string): Promise<Level> {
+    const slash = key.lastIndexOf('/');
+    const parent = (await this.level(slash < 0 ? '' : key.slice(0, slash))).state;
+    const name = key.slice(slash + 1);
+    let existing = (await this.children(parent)).folders.get(name);
+    if (!existing) {
+      const made = await this.makeFolder(parent, name);
+      if (made) return { state: { wbUrl: made.wbUrl, listHref: null, children: { files: new Map(), folders: new Map() } }, made: true };
+      // 409: someone made it meanwhile; look again.
+      forgetListing(parent);
+      existing = (await this.children(parent)).folders.get(name);
+      if (!existing) throw new FerryError(409, 'conflict', `OSF refused to create the folder '${name}' and it cannot be found either.`);
+    }
+    return { state: { wbUrl: existing.wbUrl, listHref: existing.listHref, children: null }, made: false };
   }
 
   private async makeFolder(parent: FolderState, name: string): Promise<Existing | null> {
@@ -247,7 +268,7 @@ export class OsfWriter {
         if (response.status !== 409) return { path: reported, list: 'created', file: true, stored: await storedRecord(response) };
         // The file appeared between our listing and the upload: treat it as existing.
         await response.body?.cancel();
-        parent.children = null;
+        forgetListing(parent);
         existing = (await this.children(parent)).files.get(name);
         if (!existing) throw new FerryError(409, 'conflict', `OSF reported that '${name}' already exists, but it cannot be found in its folder.`);
       }
@@ -310,8 +331,20 @@ export class OsfWriter {
   }
 
   /** A folder's files and folders by exact name (all pages), loaded once. */
-  private async children(folder: FolderState): Promise<NonNullable<FolderState['children']>> {
-    if (folder.children) return folder.children;
+  /** A folder's children, listed once (tasks at once share the listing) until forgotten (forgetListing). */
+  private children(folder: FolderState): Promise<NonNullable<FolderState['children']>> {
+    if (folder.children) return Promise.resolve(folder.children);
+    folder.listing ??= this.listChildren(folder).then(
+      (children) => (folder.children = children),
+      (error: unknown) => {
+        folder.listing = null;
+        throw error;
+      },
+    );
+    return folder.listing;
+  }
+
+  private async listChildren(folder: FolderState): Promise<NonNullable<FolderState['children']>> {
     const files = new Map<string, Existing>();
     const folders = new Map<string, Existing>();
     const add = (item: Existing) => (item.kind === 'folder' ? folders : files).set(item.name, item);
@@ -322,9 +355,14 @@ export class OsfWriter {
       const response = await this.target.client.fileRequest(folder.wbUrl, { token: this.ctx.token, signal: this.options.signal });
       for (const item of ((await response.json()) as { data: WaterbutlerEntity[] }).data) add(fromWaterbutler(item));
     }
-    folder.children = { files, folders };
-    return folder.children;
+    return { files, folders };
   }
+}
+
+/** Something appeared in `folder` meanwhile (a 409): its next listing asks OSF again. */
+function forgetListing(folder: FolderState): void {
+  folder.children = null;
+  folder.listing = null;
 }
 
 interface Spooled {
