@@ -29,7 +29,11 @@ export async function startLatencyProxy(upstream: string, latency: Latency): Pro
     const forwarded = http.request(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
+        // hop-by-hop headers are the proxy's own (RFC 9110 §7.6.1): Apache's `Keep-Alive: max=`
+        // counts down its connection to the proxy, and its `Connection: close` at the end would
+        // otherwise close the client's connection to the proxy as well
+        const { connection: _connection, 'keep-alive': _keepAlive, ...endToEnd } = answer.headers;
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd);
         answer.pipe(res);
       },
     );
