@@ -1,5 +1,5 @@
 import type { Dirent } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -260,6 +260,9 @@ for (const kind of SERVICES) {
       }
     }
 
+    /** files the job's resume journal holds as done (jobs/resume-journal.ts: one `{"f": …}` line each) */
+    const journaled = async (ticket: string) => (await readFile(path.join(root, 'data', 'jobs', `${ticket}.journal`), 'utf8').catch(() => '')).split('\n').filter((line) => line.startsWith('{"f":')).length;
+
     const finished = (ticket: string) => until<Job>(`job ${ticket} to end`, () => ((job) => job && isFinishedStatus(job.status) && job)(core.jobs.get(ticket)));
 
     it('sends no file the first run completed again', { timeout: 60_000 }, async () => {
@@ -271,8 +274,9 @@ for (const kind of SERVICES) {
 
       const ticket = await submit('Study', container);
       await until('the held file to be reached', () => hold.reached);
-      // a target with several files in flight opens the held one before those ahead of it are in
-      await until('the files before the held one to be stored', async () => (await service.stored()) - storedBefore >= HELD);
+      // a target with several files in flight opens the held one before those ahead of it are
+      // in, and a file is journaled only once its answer is read, after the service stored it
+      await until('the files before the held one to be journaled', async () => (await journaled(ticket)) >= HELD);
       const inBeforeCancel = (await service.stored()) - storedBefore;
       // the cancel aborts the run at once, then waits for it to end: the held file may go on (and stop)
       const cancelled = core.jobs.cancel(ticket);
@@ -301,7 +305,7 @@ for (const kind of SERVICES) {
       const [recordsBefore, storedBefore] = [await service.records(), await service.stored()];
       const ticket = await submit('Study', null);
       await until('the held file to be reached', () => hold.reached);
-      await until('the files before the held one to be stored', async () => (await service.stored()) - storedBefore >= HELD);
+      await until('the files before the held one to be journaled', async () => (await journaled(ticket)) >= HELD);
       const pausing = core.jobs.pause(ticket);
       hold.release();
       await pausing;
