@@ -131,5 +131,18 @@ describe('durabilityBarrier', () => {
     if (setting === '') await expect(gone).resolves.toBeUndefined();
     else await expect(gone).rejects.toThrow(/ENOENT/);
   });
+
+  it('a syncfs that fails (the destination gone) falls back for that barrier only', async () => {
+    if (process.platform !== 'linux' || spawnSync('sync', ['-f', workspace.dir]).status !== 0) {
+      console.log('[durable-marks] syncfs fallback not run: no Linux `sync -f` here');
+      return;
+    }
+    const { durabilityBarrier } = await freshModule('');
+    const missing = path.join(workspace.dir, 'removed-meanwhile');
+    // sync -f cannot open the root; the fsync of its file fails too: nothing is told
+    await expect(durabilityBarrier(missing)([path.join(missing, 'a.txt')])).rejects.toThrow(/ENOENT/);
+    // the next barrier takes syncfs again (a fallback fsync would fail on the file gone)
+    await expect(durabilityBarrier(workspace.dir)([path.join(workspace.dir, 'gone.txt')])).resolves.toBeUndefined();
+  });
 });
 

@@ -93,8 +93,8 @@ export class DurableMarks {
 }
 
 const run = promisify(execFile);
-/** false once `sync -f` failed here (an old coreutils, no `sync` on the path): fsyncs from then on */
-let syncfsWorks = true;
+/** true once `sync` could not be started at all (none on the path): fsyncs from then on */
+let noSyncCommand = false;
 
 /**
  * The barrier for files put in place inside `root`: on Linux one syncfs(2) of root's file
@@ -105,12 +105,14 @@ let syncfsWorks = true;
  */
 export function durabilityBarrier(root: string): (files: readonly string[]) => Promise<void> {
   return async (files) => {
-    if (process.platform === 'linux' && syncfsWorks && fastPathOn('syncfs-marks')) {
+    if (process.platform === 'linux' && !noSyncCommand && fastPathOn('syncfs-marks')) {
       try {
         await run('sync', ['-f', root]);
         return;
-      } catch {
-        syncfsWorks = false;
+      } catch (error) {
+        // Any other failure (the destination gone, a coreutils without -f) is this barrier's
+        // only: its files are fsynced, and the next barrier tries syncfs again.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') noSyncCommand = true;
       }
     }
     await syncFiles(files);
