@@ -17,13 +17,14 @@ import { makeIncompressibleFolder, makeManyFiles, makeMixedFolder, writeIncompre
 import { startRcloneWebdav } from '../test/webdav/rclone-webdav.js';
 import { apacheUnavailableReason, startApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { renderChart } from './chart.js';
-import { startLatencyProxy } from './latency-proxy.js';
+import { startLatencyProxy } from '../test/support/latency-proxy.js';
 import { Latency } from '../test/emulators/shared/latency.js';
 import { startOsfEmulator } from '../test/emulators/osf/emulator.js';
 import { startInvenioEmulator } from '../test/emulators/invenio/emulator.js';
 import { OSF_IN_FLIGHT } from '../electron/core/targets/osf/osf-target.js';
 import { INVENIO_IN_FLIGHT } from '../electron/core/targets/invenio/invenio-target.js';
 import { WEBDAV_IN_FLIGHT } from '../electron/core/targets/webdav/webdav-target.js';
+import { requestsAtOnce } from '../electron/core/jobs/ordered-pipeline.js';
 
 // `npm run bench`: Ferry against the tools people would use instead, on the same data in
 // the same run. Every row is a median over several runs and a ratio to its reference.
@@ -741,9 +742,9 @@ async function main(): Promise<void> {
         await makeMixedFolder(path.join(latencyWorkspace, 'Small'), { textFiles: sizes.latencyFiles, maxTextBytes: 4 * 1024, binaries: 0, binaryBytes: 0 }, 13);
         const smallId = await topLevelId(remote, 'local', 'Small');
         const destinations = [
-          { name: 'OSF (emulator)', target: 'osf', token: osfToken, inFlight: OSF_IN_FLIGHT.files },
-          { name: 'InvenioRDM (emulator)', target: 'invenio', token: 'invenio-token', inFlight: INVENIO_IN_FLIGHT.files },
-          { name: 'WebDAV (Apache mod_dav)', target: 'webdav', token: JSON.stringify({ url: dav.url, username: apache.username, password: apache.password }), inFlight: WEBDAV_IN_FLIGHT.files },
+          { name: 'OSF (emulator)', target: 'osf', token: osfToken, inFlight: requestsAtOnce(OSF_IN_FLIGHT) },
+          { name: 'InvenioRDM (emulator)', target: 'invenio', token: 'invenio-token', inFlight: requestsAtOnce(INVENIO_IN_FLIGHT) },
+          { name: 'WebDAV (Apache mod_dav)', target: 'webdav', token: JSON.stringify({ url: dav.url, username: apache.username, password: apache.password }), inFlight: requestsAtOnce(WEBDAV_IN_FLIGHT) },
         ];
         for (const destination of destinations) {
           const times: number[] = [];

@@ -7,16 +7,23 @@ import { makeConfig } from '../../config.js';
 import { fastPathOn } from '../../fast-paths.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
 import type { Entry, Target } from '../../target.js';
+import { requestsAtOnce } from '../../jobs/ordered-pipeline.js';
+import { Latency } from '../../../../test/emulators/shared/latency.js';
+import { startLatencyProxy, type LatencyProxy } from '../../../../test/support/latency-proxy.js';
 import type { RealWebdav } from '../../../../test/webdav/process.js';
 import { REAL_WEBDAV_SERVERS } from '../../../../test/webdav/servers.js';
 import { ctx, writeOptions } from '../../../../test/target-suite/test-entries.js';
 import { createWebdavTarget, webdavId } from './index.js';
+import { WEBDAV_IN_FLIGHT } from './webdav-target.js';
 
 /**
  * `parallel-writes`: a write keeps several files in flight, and its outcome reads exactly as
  * a one-at-a-time write's would — every list in entry order, per-file failures in place, the
  * note of lost modification times in entry order, the bytes on the server the same. With the
- * fast path off (FERRY_FAST_PATHS=-parallel-writes) one file is opened at a time.
+ * fast path off (FERRY_FAST_PATHS=-parallel-writes) one file is opened at a time. The server
+ * sits behind a proxy that holds each request 20 ms and counts those under way: the write
+ * keeps its declared requests under way (WEBDAV_IN_FLIGHT.requests, fewer than the files it
+ * works on), never more.
  */
 const FILES = 16;
 const content = (i: number) => `file ${i}\n`.repeat(50 + i * 7);
@@ -24,6 +31,7 @@ const content = (i: number) => `file ${i}\n`.repeat(50 + i * 7);
 for (const kind of REAL_WEBDAV_SERVERS) {
   describe.skipIf(kind.unavailable !== null)(`a parallel write to ${kind.name}`, () => {
     let server: RealWebdav;
+    let proxy: LatencyProxy;
     let target: Target;
     let token: string;
 
@@ -32,10 +40,12 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       // a folder where the write has a file: that file's per-file failure keeps its place
       await mkdir(path.join(server.dataDir, 'Into/Run/f04.txt'), { recursive: true });
       if (kind.ownerOfFiles) execFileSync('chown', ['-R', kind.ownerOfFiles, server.dataDir]);
-      token = JSON.stringify({ url: server.url, username: server.username, password: server.password });
+      proxy = await startLatencyProxy(server.url, new Latency(20));
+      token = JSON.stringify({ url: proxy.url, username: server.username, password: server.password });
       target = createWebdavTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { retries: 0 });
     });
     afterAll(async () => {
+      await proxy?.close();
       await server?.stop();
     });
 
@@ -70,15 +80,43 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       const created = written.filter((p) => p !== 'Run/f04.txt');
       expect(outcome.created).toEqual(created);
       expect(outcome.fileErrors).toEqual([{ path: 'Run/f04.txt', error: expect.stringMatching(/exists on the server as a folder/) }]);
+      const requests = requestsAtOnce(WEBDAV_IN_FLIGHT);
+      expect(WEBDAV_IN_FLIGHT.files).toBeGreaterThan(requests);
       if (fastPathOn('parallel-writes')) expect(most).toBeGreaterThan(1);
       else expect(most).toBe(1);
-      expect(most).toBeLessThanOrEqual(8);
+      // a file's bytes are opened by its PUT, inside its request's slot
+      expect(most).toBeLessThanOrEqual(requests);
+      expect(proxy.latency.mostUnderWay).toBeLessThanOrEqual(fastPathOn('parallel-writes') ? requests : 1);
       for (const [i, p] of written.entries()) if (p !== 'Run/f04.txt') expect(await readFile(path.join(server.dataDir, 'Into', p), 'utf8')).toBe(content(i));
       expect((await readdir(path.join(server.dataDir, 'Into/Run'))).filter((n) => n.startsWith('.ferry-'))).toEqual([]);
       if (kind.keepsMtime === 'no') {
         // the note names files in entry order (the first five, then a count)
         expect(outcome.notes).toEqual([expect.stringContaining(`: ${created.slice(0, 5).map((p) => `'${p}'`).join(', ')} and ${created.length - 5} more.`)]);
       }
+    });
+
+    it('keeps its declared requests under way while it works on more files, never more', async () => {
+      let taken = 0;
+      /** for each file opened (by its PUT), how many entries the write had taken by then */
+      const takenAtOpen: number[] = [];
+      async function* entries(): AsyncIterable<Entry> {
+        for (let i = 0; i < 40; i++) {
+          const bytes = Buffer.from(content(i));
+          taken++;
+          yield { path: `Many/f${String(i).padStart(2, '0')}.txt`, kind: 'file', size: bytes.length, mtime: null, hashes: {}, open: async () => (takenAtOpen.push(taken), Readable.from([bytes])) };
+        }
+      }
+      proxy.latency.reset();
+      const outcome = await target.write(ctx(token), webdavId('/Into'), entries(), writeOptions());
+      expect(outcome.created).toHaveLength(40);
+      expect(outcome.fileErrors).toEqual([]);
+      // each file a PUT and a MOVE; the folder a listing and a MKCOL
+      expect(proxy.latency.requests).toBeGreaterThanOrEqual(82);
+      const requests = requestsAtOnce(WEBDAV_IN_FLIGHT);
+      expect(proxy.latency.mostUnderWay).toBe(fastPathOn('parallel-writes') ? requests : 1);
+      // the first PUT after the first slots: its file was ready while its slot was taken, with
+      // more behind it (one slot a file would have taken one entry more only)
+      if (fastPathOn('parallel-writes')) expect(takenAtOpen[requests]).toBeGreaterThan(requests + 2);
     });
   });
 }

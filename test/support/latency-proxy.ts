@@ -1,6 +1,6 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { closeServers, listenOnLoopback } from '../test/emulators/shared/http.js';
-import { Latency } from '../test/emulators/shared/latency.js';
+import { closeServers, listenOnLoopback } from '../emulators/shared/http.js';
+import { Latency } from '../emulators/shared/latency.js';
 
 /**
  * A loopback HTTP proxy that holds every request `latency.ms` before passing it on to
