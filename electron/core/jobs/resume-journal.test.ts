@@ -100,7 +100,6 @@ describe('resume journal', () => {
 
     const again = await ResumeJournal.open(journalFile);
     expect(again.hasEarlierRun).toBe(true);
-    expect(again.partialBytes).toBe(40);
     expect(again.partial('Top/big.bin', '100:md5:aa')).toEqual({ bytes: 40, crc32: 0xdeadbeef });
     expect(again.partial('Top/big.bin', '100:md5:bb')).toBeNull();
     expect(again.partial('Top/other.bin', null)).toBeNull();

@@ -74,13 +74,6 @@ export class ResumeJournal {
     return this.files.size > 0 || this.partials.size > 0 || this.top !== null || this.engine !== null;
   }
 
-  /** bytes an earlier run kept of files it wrote part-way (whichever still have the same source bytes) */
-  get partialBytes(): number {
-    let sum = 0;
-    for (const { kept } of this.partials.values()) sum += kept.bytes;
-    return sum;
-  }
-
   /** True when an earlier run completed the file at `path` with these same source bytes. */
   has(path: string, identity: string | null): boolean {
     return identity !== null && this.files.get(path) === identity;
