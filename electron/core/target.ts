@@ -366,6 +366,15 @@ export interface Entry {
   opensIndependently?: boolean;
   /** The file on this machine, when the read agreed to direct reads (ReadResult.directFiles). */
   direct?: DirectFile;
+  /**
+   * A source that can start a read mid-file (a file on this machine): the whole file's bytes
+   * again, for a writer that already holds the first `offset` of them (a partial kept from an
+   * interrupted run, see PartialFiles). The first `offset` bytes come from `kept` (the writer's
+   * own copy, read back), the rest from the source read from `offset` on: whoever watches
+   * the stream still hashes the whole file, while the source sends only what is missing. A
+   * wrapper of the entry that watches open() must wrap this the same way (or drop it).
+   */
+  openFrom?(offset: number, kept: Readable): Promise<Readable>;
 }
 
 export interface RememberedDigests {
@@ -399,6 +408,29 @@ export interface WriteOptions {
   onNewResource?(resource: { id: string; title: string }): void;
   /** Set by the core's jobs: the entries, already judged whole (plan/write-plan.ts); `entries` yields the same, in order. */
   plan?: WritePlan;
+  /**
+   * Set by a job that can resume: where a writer that stages large files on this machine
+   * (targets/local) records the part of a file it has made durable, so that a later run of
+   * the job goes on from there rather than from byte 0 (jobs/journaled-entries.ts).
+   */
+  partials?: PartialFiles;
+}
+
+/**
+ * A job's record of large files written part-way, keyed by the entry's path as the writer is
+ * handed it, and kept only for the same source bytes (the journal's identity of the file).
+ */
+export interface PartialFiles {
+  /** What an earlier run made durable of this file from these same source bytes; null: start at byte 0. */
+  kept(path: string): KeptPartial | null;
+  /** Records a partial; call only once its first `bytes` are on disk (fdatasync'd). */
+  keep(path: string, partial: KeptPartial): void;
+}
+
+/** The first `bytes` of a file, on disk, and their CRC-32 (unsigned) to tell they were not changed since. */
+export interface KeptPartial {
+  bytes: number;
+  crc32: number;
 }
 
 /** Descriptive metadata in one model for every target: declared in shared/api.ts, where the API's clients use it too. */

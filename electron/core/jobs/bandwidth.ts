@@ -59,12 +59,18 @@ export class Bandwidth {
     });
   }
 
-  /** A pass-through that holds each chunk until the limit lets it by; null when there is no limit. */
-  throttle(signal: AbortSignal): Transform | null {
+  /**
+   * A pass-through that holds each chunk until the limit lets it by; null when there is no
+   * limit. Its first `free` bytes pass at once (a writer's own bytes, not read from a source).
+   */
+  throttle(signal: AbortSignal, free = 0): Transform | null {
     if (this.rate === null) return null;
+    let unpaid = free;
     return new Transform({
       transform: (chunk: Buffer, _encoding, callback: TransformCallback) => {
-        this.take(chunk.length, signal).then(
+        const paid = Math.min(unpaid, chunk.length);
+        unpaid -= paid;
+        this.take(chunk.length - paid, signal).then(
           () => callback(null, chunk),
           (error: unknown) => callback(error as Error),
         );

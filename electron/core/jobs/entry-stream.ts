@@ -157,53 +157,64 @@ export class WatchedEntries implements AsyncIterable<Entry> {
       this.failures.set(entry.path, mismatches);
       return new SourceCheckFailed(entry.path, mismatches);
     };
+    /** `raw`: the whole file's bytes; `kept`: how many of the first are the writer's own (Entry.openFrom), not read from the source */
+    const watchStream = (raw: Readable, kept: number): Readable => {
+      let read = 0;
+      // the last chunk is held back until the hashes match (source-check.ts)
+      const hasher = new CheckedHashingStream(
+        algorithms,
+        (n) => {
+          read += n;
+          if (read > counted) {
+            this.bytesDone += read - counted;
+            counted = read;
+            this.report();
+          }
+        },
+        (actual) => judge(actual, read),
+      );
+      raw.on('error', (error) => {
+        // the source's own check (a ZIP entry's CRC-32) refused the bytes: a fixity failure too
+        if (error instanceof SourceCheckFailed) {
+          this.failures.set(entry.path, error.failures.map((failure) => ({ ...failure, path: entry.path })));
+          finish();
+        }
+        hasher.destroy(error);
+      });
+      // The writer attaches its listeners only after an await (opening its temp file): an
+      // error before that (a small damaged ZIP entry) would otherwise be uncaught and end the
+      // process. pipeline() still reports the stored error to the writer.
+      hasher.on('error', () => undefined);
+      // a source that hashes as it passes (the provenance record's watch) hashes for this check too
+      if (fastPathOn('shared-hashing')) hasher.hashAlongWith(raw);
+      hasher.on('close', () => {
+        this.open.delete(raw);
+        this.open.delete(hasher);
+        if (!raw.destroyed && !raw.readableEnded) raw.destroy();
+      });
+      this.open.add(raw);
+      this.open.add(hasher);
+      if (this.options.signal.aborted) this.destroyAll();
+      // the limit is on bytes read from the source: a writer's own kept bytes pass freely
+      const throttle = this.options.bandwidth?.throttle(this.options.signal, kept);
+      if (!throttle) return raw.pipe(hasher);
+      throttle.on('error', (error) => hasher.destroy(error));
+      return raw.pipe(throttle).pipe(hasher);
+    };
     const watched: Entry = {
       ...entry,
       open: async () => {
         throwIfCancelled(this.options.signal);
-        const raw = await entry.open();
-        let read = 0;
-        // the last chunk is held back until the hashes match (source-check.ts)
-        const hasher = new CheckedHashingStream(
-          algorithms,
-          (n) => {
-            read += n;
-            if (read > counted) {
-              this.bytesDone += read - counted;
-              counted = read;
-              this.report();
-            }
-          },
-          (actual) => judge(actual, read),
-        );
-        raw.on('error', (error) => {
-          // the source's own check (a ZIP entry's CRC-32) refused the bytes: a fixity failure too
-          if (error instanceof SourceCheckFailed) {
-            this.failures.set(entry.path, error.failures.map((failure) => ({ ...failure, path: entry.path })));
-            finish();
-          }
-          hasher.destroy(error);
-        });
-        // The writer attaches its listeners only after an await (opening its temp file): an
-        // error before that (a small damaged ZIP entry) would otherwise be uncaught and end the
-        // process. pipeline() still reports the stored error to the writer.
-        hasher.on('error', () => undefined);
-        // a source that hashes as it passes (the provenance record's watch) hashes for this check too
-        if (fastPathOn('shared-hashing')) hasher.hashAlongWith(raw);
-        hasher.on('close', () => {
-          this.open.delete(raw);
-          this.open.delete(hasher);
-          if (!raw.destroyed && !raw.readableEnded) raw.destroy();
-        });
-        this.open.add(raw);
-        this.open.add(hasher);
-        if (this.options.signal.aborted) this.destroyAll();
-        const throttle = this.options.bandwidth?.throttle(this.options.signal);
-        if (!throttle) return raw.pipe(hasher);
-        throttle.on('error', (error) => hasher.destroy(error));
-        return raw.pipe(throttle).pipe(hasher);
+        return watchStream(await entry.open(), 0);
       },
     };
+    const openFrom = entry.openFrom?.bind(entry);
+    if (openFrom) {
+      watched.openFrom = async (offset, kept) => {
+        throwIfCancelled(this.options.signal);
+        return watchStream(await openFrom(offset, kept), offset);
+      };
+    }
     // The whole-file path (small files): the same count and check, without a stream; a file
     // that fails it is never handed over.
     const readWhole = readWholeOf(entry);

@@ -1,6 +1,6 @@
 import { copyFile, open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { EngineJob, Entry } from '../target.js';
+import type { EngineJob, Entry, KeptPartial } from '../target.js';
 
 /**
  * What a job has finished, kept beside its `<ticket>.json` so that a run after a crash, a
@@ -16,10 +16,14 @@ import type { EngineJob, Entry } from '../target.js';
  * One JSON object a line: `{"f": path, "i": identity}` for a file, `{"top": {...}}` for the
  * new top-level resource a top-level write made (a resumed run writes into it), `{"engine":
  * {...}}` for a copy an engine runs by itself (a resumed run waits for it while it still
- * runs). A torn last line (the crash came mid-write) is ignored.
+ * runs), `{"p": path, "i": identity, "n": bytes, "c": crc32}` for a large file written part-way
+ * (WriteOptions.partials: its first `n` bytes are on disk, a resumed run goes on from there;
+ * a later line for the same path supersedes it). A torn last line (the crash came mid-write)
+ * is ignored, and so is a line of a kind this reader does not know.
  */
 export class ResumeJournal {
   private readonly files = new Map<string, string>();
+  private readonly partials = new Map<string, { identity: string; kept: KeptPartial }>();
   private top: JournaledTop | null = null;
   private engine: EngineJob | null = null;
   private pending: string[] = [];
@@ -67,7 +71,7 @@ export class ResumeJournal {
 
   /** True when an earlier run left anything to go on from. */
   get hasEarlierRun(): boolean {
-    return this.files.size > 0 || this.top !== null || this.engine !== null;
+    return this.files.size > 0 || this.partials.size > 0 || this.top !== null || this.engine !== null;
   }
 
   /** True when an earlier run completed the file at `path` with these same source bytes. */
@@ -77,7 +81,19 @@ export class ResumeJournal {
 
   recordFile(path: string, identity: string): void {
     this.files.set(path, identity);
+    this.partials.delete(path);
     this.append({ f: path, i: identity });
+  }
+
+  /** What an earlier run kept of the file at `path` written part-way, for these same source bytes; else null. */
+  partial(path: string, identity: string | null): KeptPartial | null {
+    const found = this.partials.get(path);
+    return identity !== null && found?.identity === identity ? found.kept : null;
+  }
+
+  recordPartial(path: string, identity: string, kept: KeptPartial): void {
+    this.partials.set(path, { identity, kept });
+    this.append({ p: path, i: identity, n: kept.bytes, c: kept.crc32 });
   }
 
   recordTop(top: JournaledTop): void {
@@ -96,6 +112,7 @@ export class ResumeJournal {
     await this.handle?.close().catch(() => undefined);
     this.handle = null;
     this.files.clear();
+    this.partials.clear();
     this.top = null;
     this.engine = null;
     await ResumeJournal.remove(this.file);
@@ -138,13 +155,21 @@ export class ResumeJournal {
 
   private apply(line: string): void {
     if (line === '') return;
-    let record: { f?: unknown; i?: unknown; top?: Partial<JournaledTop>; engine?: Partial<EngineJob> };
+    let record: { f?: unknown; i?: unknown; p?: unknown; n?: unknown; c?: unknown; top?: Partial<JournaledTop>; engine?: Partial<EngineJob> };
     try {
       record = JSON.parse(line) as typeof record;
     } catch {
       return; // torn by a crash
     }
-    if (typeof record.f === 'string' && typeof record.i === 'string') this.files.set(record.f, record.i);
+    if (typeof record.f === 'string' && typeof record.i === 'string') {
+      this.files.set(record.f, record.i);
+      this.partials.delete(record.f);
+    }
+    const { p, i, n, c } = record;
+    if (typeof p === 'string' && typeof i === 'string' && isCount(n) && isCount(c) && c <= 0xffffffff) {
+      this.files.delete(p);
+      this.partials.set(p, { identity: i, kept: { bytes: n, crc32: c } });
+    }
     const top = record.top;
     if (top && typeof top.id === 'string' && typeof top.title === 'string' && typeof top.from === 'string') {
       this.top = { id: top.id, title: top.title, from: top.from };
@@ -179,6 +204,10 @@ export function identityOf(entry: Entry): string | null {
   }
   const mtime = entry.mtime?.getTime();
   return mtime !== undefined && !Number.isNaN(mtime) ? `${entry.size}:mtime:${mtime}` : null;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
 /** Where a job's journal lives: beside `<ticket>.json`. */

@@ -51,6 +51,7 @@ export async function writeWatched(
   });
   const options: StagedWriteOptions = { ...writeOptionsOf(ctx, write.writeAction, params.metadata), plan: write.plan };
   options.onFileWritten = journaled.onFileWritten;
+  options.partials = journaled.partials;
   options.onNewResource = (resource) => {
     if (watched.topFolder !== null) ctx.journal.recordTop({ ...resource, from: watched.topFolder });
   };

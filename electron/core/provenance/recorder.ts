@@ -165,19 +165,19 @@ export class ProvenanceRecorder {
     // An algorithm the source reports is already checked on every byte by the job's own
     // watch (WatchedEntries): it is not computed twice; see computedOf.
     const algorithms = this.algorithms.filter((a) => !sourceHash(entry, a));
-    const watched: Entry = {
-      ...entry,
-      open: async () => {
-        const hasher = new HashingPassThrough(algorithms);
-        const raw = await entry.open();
-        raw.on('error', (error) => hasher.destroy(error));
-        hasher.once('end', () => {
-          seen.passed = hasher.digests ?? {};
-          seen.bytes = hasher.bytes;
-        });
-        return raw.pipe(hasher);
-      },
+    const watchStream = (raw: Readable): Readable => {
+      const hasher = new HashingPassThrough(algorithms);
+      raw.on('error', (error) => hasher.destroy(error));
+      hasher.once('end', () => {
+        seen.passed = hasher.digests ?? {};
+        seen.bytes = hasher.bytes;
+      });
+      return raw.pipe(hasher);
     };
+    const watched: Entry = { ...entry, open: async () => watchStream(await entry.open()) };
+    // a resumed read is the whole file too (its kept bytes first): the record's digests cover every byte
+    const openFrom = entry.openFrom?.bind(entry);
+    if (openFrom) watched.openFrom = async (offset, kept) => watchStream(await openFrom(offset, kept));
     const readWhole = readWholeOf(entry);
     if (readWhole) {
       withReadWhole(watched, async (wanted) => {

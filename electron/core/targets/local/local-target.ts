@@ -45,6 +45,7 @@ import { WorkspaceLister } from './listing.js';
 import { isCode, walkFolders, type WalkNode } from './walk.js';
 import { writeEntries } from './writer.js';
 import { WHOLE_FILE_MAX_BYTES, withReadWhole } from '../../jobs/whole-entry.js';
+import { keptThenRest } from '../../jobs/open-from.js';
 import { fastPathOn } from '../../fast-paths.js';
 import { METADATA_FILE_MAX_BYTES, metadataAtTop } from '../../metadata/found-at-top.js';
 
@@ -480,6 +481,17 @@ export class LocalTarget implements Target {
         }
       };
     }
+    // a large file resumed part-way reads only the bytes after those its writer kept (jobs/open-from.ts)
+    if (!isFolder && size > WHOLE_FILE_MAX_BYTES) {
+      entry.openFrom = async (offset, kept) =>
+        keptThenRest(kept, async () => {
+          try {
+            return await openNoFollow(absolutePath, offset);
+          } catch (error) {
+            throw toFerryError(error, relativePath);
+          }
+        });
+    }
     if (!isFolder && mode.direct) entry.direct = { absolutePath, size, toError: (error) => toFerryError(error, relativePath) };
     return entry;
   }
@@ -616,7 +628,7 @@ function readableOf(bytes: Buffer): Readable {
   });
 }
 
-async function openNoFollow(absolutePath: string): Promise<Readable> {
+async function openNoFollow(absolutePath: string, start = 0): Promise<Readable> {
   const handle = await open(absolutePath, constants.O_RDONLY | NOFOLLOW);
-  return handle.createReadStream({ highWaterMark: READ_CHUNK, autoClose: true });
+  return handle.createReadStream({ highWaterMark: READ_CHUNK, autoClose: true, start });
 }

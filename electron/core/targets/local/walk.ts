@@ -35,8 +35,8 @@ class Node implements WalkNode {
   }
 }
 
-/** Names Ferry's own writer uses for files in progress (and claims, see writer.ts); never shown as resources. */
-export const TEMP_NAME = /^\.ferry-(?:(?:\d+-)?[0-9a-f]{16,}\.part|claim-[0-9a-f]{24})$/;
+/** Names Ferry's own writer uses for files in progress (and claims, see writer.ts; partials kept for a resume, resumable-write.ts); never shown as resources. */
+export const TEMP_NAME = /^\.ferry-(?:(?:\d+-)?[0-9a-f]{16,}\.part|claim-[0-9a-f]{24}|resume-[0-9a-f]{32}\.part)$/;
 
 export function joinRelative(parentPath: string, name: string): string {
   return parentPath === '' ? name : `${parentPath}/${name}`;

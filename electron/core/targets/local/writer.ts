@@ -26,6 +26,7 @@ import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { opensIndependently, readWholeOf } from '../../jobs/whole-entry.js';
 import { FileWorkerLost, fileWriteWorkers, type WrittenFileStat } from '../../jobs/file-write-workers.js';
 import { DurableMarks, durabilityBarrier } from './durable-marks.js';
+import { isResumable, partialFileName, writeResumable } from './resumable-write.js';
 import { describePerFileError, PER_FILE_CODES, toFerryError } from './fs-errors.js';
 import type { FileVersion, HashCache } from './hash-cache.js';
 import { checkRelativePath, isInside, joinInside } from './safe-path.js';
@@ -373,7 +374,9 @@ class Writer {
       }
     }
 
-    const temporary = path.join(folder, temporaryName());
+    // a large file a job may resume goes to a name the job's next run finds (resumable-write.ts)
+    const resumable = isResumable(entry, this.params.options.partials);
+    const temporary = path.join(folder, resumable ? partialFileName(this.params.options.jobLabel, target) : temporaryName());
     // A new file of an unstaged write needs nothing between its write and its rename: a
     // writer that can (a small file written on a worker thread) puts it in place in the same hop.
     const placeAt = existing === null && !this.beforeCommit ? target : null;
@@ -489,6 +492,11 @@ class Writer {
    */
   private async writeTemporary(entry: Entry, temporary: string, replacing: boolean, signal: AbortSignal, placeAt: string | null = null): Promise<WrittenTemporary> {
     if (entry.size !== null && entry.size <= CONCURRENT_FILE_BYTES) return this.writeSmallTemporary(entry, temporary, replacing, signal, placeAt);
+    const { partials } = this.params.options;
+    if (isResumable(entry, partials)) {
+      const { digests, bytes } = await writeResumable({ entry, partial: temporary, partials, algorithms: this.params.algorithms, signal, sync: replacing });
+      return { hashes: this.wantedHashes(digests), bytes, timesSet: false, stat: null };
+    }
     const source: Readable = await entry.open();
     // A stream that is already hashing (the job runner's fixity check) computes what the
     // cache needs too, when asked before its first byte (so at once, before any await): the
