@@ -427,10 +427,15 @@ export interface PartialFiles {
   keep(path: string, partial: KeptPartial): void;
 }
 
-/** The first `bytes` of a file, on disk, and their CRC-32 (unsigned) to tell they were not changed since. */
+/**
+ * The first `bytes` of a file, on disk, and their CRC-32 (unsigned) to tell they were not
+ * changed since; `file`, the partial on this machine (absent in a journal older than it), is
+ * removed when the job ends.
+ */
 export interface KeptPartial {
   bytes: number;
   crc32: number;
+  file?: string;
 }
 
 /** Descriptive metadata in one model for every target: declared in shared/api.ts, where the API's clients use it too. */

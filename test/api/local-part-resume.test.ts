@@ -108,4 +108,25 @@ describe('a large local file paused mid-way', () => {
     expect((await readFile(path.join(vault, 'Inbox', 'Big', 'big.bin'))).equals(bytes)).toBe(true);
     expect((await readdir(path.join(vault, 'Inbox', 'Big'))).filter((name) => name.startsWith('.ferry-'))).toEqual([]);
   });
+
+  it('leaves no partial behind when the paused job is cancelled', async () => {
+    await mkdir(path.join(vault, 'Other'), { recursive: true });
+    counter.read = 0;
+    expect((await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 2, per_target: {}, bandwidth_limit: 24 * 1024 * 1024 }) })).status).toBe(200);
+    const started = await ferry.fetch(`/api_v1/targets/vault/resources/${encodeURIComponent(encodeLocalId('Other'))}/`, {
+      method: 'POST',
+      body: JSON.stringify({ source_target_name: 'local', source_resource_id: encodeLocalId('Big') }),
+      headers: { 'service-source-token': ferry.key, 'service-destination-token': ferry.key, 'duplicate-file-action': 'ignore', 'content-type': 'application/json' },
+    });
+    expect(started.status, await started.clone().text()).toBe(202);
+    const { ticket_number: ticket } = (await started.json()) as Acknowledgement;
+    for (let i = 0; i < 400 && counter.read < 24 * 1024 * 1024; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect((await ferry.fetch(`/api_v1/jobs/${ticket}/pause/`, { method: 'POST', headers: ferry.bearer() })).status).toBe(200);
+    await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 2, per_target: {}, bandwidth_limit: null }) });
+    const folder = path.join(vault, 'Other', 'Big');
+    expect((await readdir(folder)).filter((name) => name.startsWith('.ferry-resume-'))).toHaveLength(1);
+    expect((await ferry.fetch(`/api_v1/jobs/${ticket}/`, { method: 'DELETE', headers: ferry.bearer() })).status).toBe(200);
+    expect((await job(ticket)).status).toBe('cancelled');
+    expect((await readdir(folder)).filter((name) => name.startsWith('.ferry-'))).toEqual([]);
+  });
 });

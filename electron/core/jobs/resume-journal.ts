@@ -1,4 +1,5 @@
-import { copyFile, open, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, lstat, open, readFile, rm, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { EngineJob, Entry, KeptPartial } from '../target.js';
 
@@ -16,9 +17,10 @@ import type { EngineJob, Entry, KeptPartial } from '../target.js';
  * One JSON object a line: `{"f": path, "i": identity}` for a file, `{"top": {...}}` for the
  * new top-level resource a top-level write made (a resumed run writes into it), `{"engine":
  * {...}}` for a copy an engine runs by itself (a resumed run waits for it while it still
- * runs), `{"p": path, "i": identity, "n": bytes, "c": crc32}` for a large file written part-way
- * (WriteOptions.partials: its first `n` bytes are on disk, a resumed run goes on from there;
- * a later line for the same path supersedes it). A torn last line (the crash came mid-write)
+ * runs), `{"p": path, "i": identity, "n": bytes, "c": crc32, "at": file}` for a large file
+ * written part-way (WriteOptions.partials: the first `n` bytes of the file `at` on this machine
+ * are durable, a resumed run goes on from there; a later line for the same path supersedes
+ * it, and the job's end removes the file: removeKeptPartials). A torn last line (the crash came mid-write)
  * is ignored, and so is a line of a kind this reader does not know.
  */
 export class ResumeJournal {
@@ -52,6 +54,21 @@ export class ResumeJournal {
 
   static remove(file: string): Promise<void> {
     return rm(file, { force: true });
+  }
+
+  /**
+   * Removes the partial files the journal at `file` vouches for: a job that ended (succeeded,
+   * failed, cancelled, even while paused) goes on from none of them, and a partial is hidden
+   * from listings, so nobody else would. Only a regular file by a kept partial's name
+   * (keptPartialName) is removed, whatever a journal says.
+   */
+  static async removeKeptPartials(file: string): Promise<void> {
+    const journal = await ResumeJournal.open(file);
+    for (const { kept } of journal.partials.values()) {
+      if (kept.file === undefined || !isKeptPartialName(path.basename(kept.file))) continue;
+      const stat = await lstat(kept.file).catch(() => null);
+      if (stat?.isFile()) await unlink(kept.file).catch(() => undefined);
+    }
   }
 
   /** files an earlier run completed */
@@ -93,7 +110,7 @@ export class ResumeJournal {
 
   recordPartial(path: string, identity: string, kept: KeptPartial): void {
     this.partials.set(path, { identity, kept });
-    this.append({ p: path, i: identity, n: kept.bytes, c: kept.crc32 });
+    this.append({ p: path, i: identity, n: kept.bytes, c: kept.crc32, at: kept.file });
   }
 
   recordTop(top: JournaledTop): void {
@@ -155,7 +172,7 @@ export class ResumeJournal {
 
   private apply(line: string): void {
     if (line === '') return;
-    let record: { f?: unknown; i?: unknown; p?: unknown; n?: unknown; c?: unknown; top?: Partial<JournaledTop>; engine?: Partial<EngineJob> };
+    let record: { f?: unknown; i?: unknown; p?: unknown; n?: unknown; c?: unknown; at?: unknown; top?: Partial<JournaledTop>; engine?: Partial<EngineJob> };
     try {
       record = JSON.parse(line) as typeof record;
     } catch {
@@ -165,10 +182,10 @@ export class ResumeJournal {
       this.files.set(record.f, record.i);
       this.partials.delete(record.f);
     }
-    const { p, i, n, c } = record;
+    const { p, i, n, c, at } = record;
     if (typeof p === 'string' && typeof i === 'string' && isCount(n) && isCount(c) && c <= 0xffffffff) {
       this.files.delete(p);
-      this.partials.set(p, { identity: i, kept: { bytes: n, crc32: c } });
+      this.partials.set(p, { identity: i, kept: { bytes: n, crc32: c, ...(typeof at === 'string' ? { file: at } : {}) } });
     }
     const top = record.top;
     if (top && typeof top.id === 'string' && typeof top.title === 'string' && typeof top.from === 'string') {
@@ -205,6 +222,17 @@ export function identityOf(entry: Entry): string | null {
   const mtime = entry.mtime?.getTime();
   return mtime !== undefined && !Number.isNaN(mtime) ? `${entry.size}:mtime:${mtime}` : null;
 }
+
+/**
+ * The hidden name a large file's partial goes by in its destination's folder: the same for the
+ * same job and destination on every run, so the job's next run finds it.
+ */
+export function keptPartialName(jobLabel: string, destination: string): string {
+  return `.ferry-resume-${createHash('sha256').update(`${jobLabel}\0${destination}`).digest('hex').slice(0, 32)}.part`;
+}
+
+const KEPT_PARTIAL_NAME = /^\.ferry-resume-[0-9a-f]{32}\.part$/;
+const isKeptPartialName = (name: string) => KEPT_PARTIAL_NAME.test(name);
 
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;

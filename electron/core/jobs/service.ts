@@ -576,6 +576,8 @@ class FileJobService implements JobService {
     try {
       await this.persist(record);
       await removeOwnedFiles(record);
+      // a job that ended goes on from no partial file (a cancel of a paused job included)
+      await ResumeJournal.removeKeptPartials(this.journalOf(record)).catch(() => undefined);
       // a job that may be resumed keeps its journal until it is pruned
       if (status === 'succeeded') await ResumeJournal.remove(this.journalOf(record));
     } finally {

@@ -1,7 +1,7 @@
 // A large file written into the workspace by a job that can resume goes on, in a later run,
 // from what is already safely on disk instead of from byte 0 (docs/architecture.md "Resume").
 //
-// Its temporary has a name fixed by the job and the destination (partialFileName), so the
+// Its temporary has a name fixed by the job and the destination (keptPartialName), so the
 // next run finds it. Every MARK_EVERY_BYTES, and when the job stops to run again (a pause,
 // Ferry stopping: isShutdownAbort), the bytes written so far are fdatasync'd and only then
 // recorded in the job's journal with their CRC-32 (WriteOptions.partials): a length that was
@@ -16,7 +16,6 @@
 // them; if their CRC-32 is not the recorded one (changed on disk since), the partial is
 // removed and the file written again from byte 0.
 
-import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -36,11 +35,6 @@ const READ_BACK_BYTES = 1024 * 1024;
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-/** A hidden name (walk.ts TEMP_NAME) in the destination's folder, the same for the same job and destination on every run. */
-export function partialFileName(jobLabel: string, target: string): string {
-  return `.ferry-resume-${createHash('sha256').update(`${jobLabel}\0${target}`).digest('hex').slice(0, 32)}.part`;
-}
-
 /** True when `entry` is written resumably by a write with these partials. */
 export function isResumable(entry: Entry, partials: PartialFiles | undefined): partials is PartialFiles {
   return partials !== undefined && entry.size !== null && entry.size >= RESUMABLE_FILE_BYTES;
@@ -48,7 +42,7 @@ export function isResumable(entry: Entry, partials: PartialFiles | undefined): p
 
 export interface ResumableFile {
   entry: Entry;
-  /** the partial's absolute path (partialFileName, in the destination's folder) */
+  /** the partial's absolute path (keptPartialName, in the destination's folder; walk.ts hides it) */
   partial: string;
   partials: PartialFiles;
   algorithms: readonly string[];
@@ -169,7 +163,7 @@ function readBack(handle: FileHandle, kept: KeptPartial): Readable {
 async function mark(file: ResumableFile, handle: FileHandle, state: { written: number; durable: number; crc: number }): Promise<void> {
   const { written, crc } = state;
   await handle.datasync();
-  file.partials.keep(file.entry.path, { bytes: written, crc32: crc });
+  file.partials.keep(file.entry.path, { bytes: written, crc32: crc, file: file.partial });
   state.durable = written;
 }
 

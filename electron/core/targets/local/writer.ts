@@ -26,7 +26,8 @@ import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { opensIndependently, readWholeOf } from '../../jobs/whole-entry.js';
 import { FileWorkerLost, fileWriteWorkers, type WrittenFileStat } from '../../jobs/file-write-workers.js';
 import { DurableMarks, durabilityBarrier } from './durable-marks.js';
-import { isResumable, partialFileName, writeResumable } from './resumable-write.js';
+import { isResumable, writeResumable } from './resumable-write.js';
+import { keptPartialName } from '../../jobs/resume-journal.js';
 import { describePerFileError, PER_FILE_CODES, toFerryError } from './fs-errors.js';
 import type { FileVersion, HashCache } from './hash-cache.js';
 import { checkRelativePath, isInside, joinInside } from './safe-path.js';
@@ -376,7 +377,7 @@ class Writer {
 
     // a large file a job may resume goes to a name the job's next run finds (resumable-write.ts)
     const resumable = isResumable(entry, this.params.options.partials);
-    const temporary = path.join(folder, resumable ? partialFileName(this.params.options.jobLabel, target) : temporaryName());
+    const temporary = path.join(folder, resumable ? keptPartialName(this.params.options.jobLabel, target) : temporaryName());
     // A new file of an unstaged write needs nothing between its write and its rename: a
     // writer that can (a small file written on a worker thread) puts it in place in the same hop.
     const placeAt = existing === null && !this.beforeCommit ? target : null;
