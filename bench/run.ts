@@ -24,7 +24,6 @@ import { startInvenioEmulator } from '../test/emulators/invenio/emulator.js';
 import { OSF_IN_FLIGHT } from '../electron/core/targets/osf/osf-target.js';
 import { INVENIO_IN_FLIGHT } from '../electron/core/targets/invenio/invenio-target.js';
 import { WEBDAV_IN_FLIGHT } from '../electron/core/targets/webdav/webdav-target.js';
-import { requestsAtOnce } from '../electron/core/jobs/ordered-pipeline.js';
 
 // `npm run bench`: Ferry against the tools people would use instead, on the same data in
 // the same run. Every row is a median over several runs and a ratio to its reference.
@@ -742,9 +741,9 @@ async function main(): Promise<void> {
         await makeMixedFolder(path.join(latencyWorkspace, 'Small'), { textFiles: sizes.latencyFiles, maxTextBytes: 4 * 1024, binaries: 0, binaryBytes: 0 }, 13);
         const smallId = await topLevelId(remote, 'local', 'Small');
         const destinations = [
-          { name: 'OSF (emulator)', target: 'osf', token: osfToken, inFlight: requestsAtOnce(OSF_IN_FLIGHT) },
-          { name: 'InvenioRDM (emulator)', target: 'invenio', token: 'invenio-token', inFlight: requestsAtOnce(INVENIO_IN_FLIGHT) },
-          { name: 'WebDAV (Apache mod_dav)', target: 'webdav', token: JSON.stringify({ url: dav.url, username: apache.username, password: apache.password }), inFlight: requestsAtOnce(WEBDAV_IN_FLIGHT) },
+          { name: 'OSF (emulator)', target: 'osf', token: osfToken, inFlight: OSF_IN_FLIGHT.files },
+          { name: 'InvenioRDM (emulator)', target: 'invenio', token: 'invenio-token', inFlight: INVENIO_IN_FLIGHT.files },
+          { name: 'WebDAV (Apache mod_dav)', target: 'webdav', token: JSON.stringify({ url: dav.url, username: apache.username, password: apache.password }), inFlight: WEBDAV_IN_FLIGHT.files },
         ];
         for (const destination of destinations) {
           const times: number[] = [];

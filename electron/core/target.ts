@@ -246,11 +246,10 @@ export interface TargetInfo {
   /**
    * What one write keeps in flight on the write pipeline (jobs/ordered-pipeline.ts): files at
    * once and the sum of their sizes, within the service's documented limits (cited in
-   * docs/targets/<name>.md), and, where fewer, the requests under way at once (a file that
-   * sends several requests one after another: jobs/request-slots.ts). Unset: one file at a
-   * time. With the `parallel-writes` fast path off every write runs one at a time.
+   * docs/targets/<name>.md). Unset: one file at a time. With the `parallel-writes` fast path
+   * off every write runs one at a time.
    */
-  concurrency?: { files: number; bytes: number; requests?: number };
+  concurrency?: { files: number; bytes: number };
 }
 
 export interface TargetContext {

@@ -25,12 +25,6 @@ export interface PipelineLimits {
   files: number;
   /** the sum of the sizes of the entries worked on at once; one larger entry still runs, alone */
   bytes: number;
-  /**
-   * requests under way at once, where it is fewer than `files`: a write whose files each send
-   * several requests prepares more files than it sends requests for (jobs/request-slots.ts).
-   * Unset: one request a file at a time, so `files`.
-   */
-  requests?: number;
 }
 
 /** One entry at a time: what every write runs with when the `parallel-writes` fast path is off. */
@@ -40,12 +34,6 @@ export const ONE_AT_A_TIME: PipelineLimits = { files: 1, bytes: 0 };
 export function pipelineLimits(declared: PipelineLimits | undefined): PipelineLimits {
   return declared && fastPathOn('parallel-writes') ? declared : ONE_AT_A_TIME;
 }
-
-/** The requests `limits` keep under way at once. */
-export const requestsAtOnce = (limits: PipelineLimits): number => limits.requests ?? limits.files;
-
-/** The limits of a pipeline whose every task is one request (a listing, a detail): as many at once as `limits` keep under way. */
-export const oneRequestEach = (limits: PipelineLimits): PipelineLimits => ({ files: requestsAtOnce(limits), bytes: limits.bytes });
 
 export class OrderedPipeline<R> {
   private readonly results: ({ result: R } | null)[] = [];

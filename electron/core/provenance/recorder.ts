@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { JobReport } from '../../../shared/api.js';
 import { HashingPassThrough } from '../hashing.js';
 import { readWholeOf, withReadWhole } from '../jobs/whole-entry.js';
-import { oneRequestEach, OrderedPipeline, pipelineLimits } from '../jobs/ordered-pipeline.js';
+import { OrderedPipeline, pipelineLimits } from '../jobs/ordered-pipeline.js';
 import { FOLDER_SEPARATOR } from '../remote/flat-record.js';
 import type { Entry, StoredRecord, Target, TargetContext } from '../target.js';
 import { formatDate } from '../time.js';
@@ -327,7 +327,7 @@ function relativeTo(place: Place, entryPath: string): string | null {
 /**
  * The hashes the destination reports (its detail) of each wanted path below `rootId`, found
  * by listing folder by folder. A flat record names `a/b.txt` `a__b.txt` (flat-record.ts).
- * The details are asked as the target's writes send requests, its declared number under way
+ * The details are asked as the target's writes are, its declared number at once
  * (TargetInfo.concurrency, the write pipeline): one after another they would take a round
  * trip each, as long as the write itself.
  */
@@ -336,7 +336,7 @@ async function storedHashes(target: Target, ctx: TargetContext, rootId: string, 
   const flat = new Map([...wanted].map((path) => [path.split('/').join(FOLDER_SEPARATOR), path]));
   const folders = new Set([...wanted].flatMap((path) => path.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
   const queue: { id: string; prefix: string }[] = [{ id: rootId, prefix: '' }];
-  const details = new OrderedPipeline<void>(oneRequestEach(pipelineLimits(target.info.concurrency)), () => undefined, ctx.signal);
+  const details = new OrderedPipeline<void>(pipelineLimits(target.info.concurrency), () => undefined, ctx.signal);
   try {
     while (queue.length > 0 && !details.stopped) {
       const { id, prefix } = queue.shift()!;

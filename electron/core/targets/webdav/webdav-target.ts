@@ -32,8 +32,7 @@ import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
 import { isAbandoned, isFerryTempName, MAX_NAME_BYTES, tempNameFor } from './temp-names.js';
 import type { NamingRules } from '../../plan/naming-rules.js';
 import { judgedEntries } from '../../plan/write-plan.js';
-import { oneRequestEach, OrderedPipeline, pipelineLimits, requestsAtOnce, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
-import { RequestSlots } from '../../jobs/request-slots.js';
+import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
 export interface WebdavTargetOptions {
@@ -62,14 +61,12 @@ interface Dav {
 
 const DAV_MESSAGES = { unauthorized: UNAUTHORIZED };
 /**
- * What this target keeps in flight in one write: 8 requests under way, and 12 files worked on
- * (each a PUT and a MOVE, one request after the other: the four more are ready to send when a
- * request ends, jobs/request-slots.ts) within 8 MiB of their sizes. A server is the account's
- * own, as with rclone (4 transfers, no rate) or the Nextcloud desktop client (6 parallel
- * jobs): its load is bounded by what is under way, not by a rate per second. Measured in
- * docs/performance.md (`parallel-writes`, and the latency rows).
+ * What this target keeps in flight in one write: files (each a PUT and a MOVE) and the sum of
+ * their sizes. A server is the account's own, as with rclone (4 transfers, no rate) or the
+ * Nextcloud desktop client (6 parallel jobs): its load is bounded by what is in flight, not
+ * by a rate per second. Measured in docs/performance.md (`parallel-writes`).
  */
-export const WEBDAV_IN_FLIGHT: PipelineLimits = { files: 12, bytes: 8 * 1024 * 1024, requests: 8 };
+export const WEBDAV_IN_FLIGHT: PipelineLimits = { files: 8, bytes: 8 * 1024 * 1024 };
 
 /** statuses of a GET/PUT the target words itself (toFerryError); the rest are RemoteClient's */
 const WORDED_STATUSES = [400, 401, 403, 404, 405, 409, 412, 413, 423, 507];
@@ -306,8 +303,7 @@ export class WebdavTarget implements Target {
   private async writeInto(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions, made: (record: NewRecord) => void): Promise<WriteOutcome> {
     const dav = this.connect(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-    const limits = pipelineLimits(this.info.concurrency);
-    const session: WriteSession = { folders: new Map(), dirs: new Map([['/', Promise.resolve()]]), setMtime: 'untried', lostMtimes: new Set(), slots: new RequestSlots(requestsAtOnce(limits), options.signal) };
+    const session: WriteSession = { folders: new Map(), dirs: new Map([['/', Promise.resolve()]]), setMtime: 'untried', lostMtimes: new Set() };
     const lostMtimes: string[] = [];
     /** destination → the entry's path, for each file created or updated */
     const written = new Map<string, string>();
@@ -326,7 +322,7 @@ export class WebdavTarget implements Target {
     // the pipeline, several at a time. A file's task waits for its folder, made (or listed) once
     // by the first task that needs it (ensureDir, folder): a new folder's MKCOL does not hold up
     // the files of the folders before it, and no file request starts before its folder exists.
-    const pipeline = new OrderedPipeline<FileResult>(limits, (result) => {
+    const pipeline = new OrderedPipeline<FileResult>(pipelineLimits(this.info.concurrency), (result) => {
       if (result.error !== undefined) outcome.fileErrors.push({ path: result.path, error: result.error });
       else if ('folder' in result) return;
       else {
@@ -411,7 +407,7 @@ export class WebdavTarget implements Target {
       byDir.set(dir, [...(byDir.get(dir) ?? []), [destination, entryPath]]);
     }
     const records = new Map<string, StoredRecord>();
-    const listings = new OrderedPipeline<void>(oneRequestEach(pipelineLimits(this.info.concurrency)), () => undefined, ctx.signal);
+    const listings = new OrderedPipeline<void>(pipelineLimits(this.info.concurrency), () => undefined, ctx.signal);
     try {
       for (const [dir, files] of byDir) {
         if (listings.stopped) break;
@@ -452,15 +448,15 @@ export class WebdavTarget implements Target {
   private folder(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<Map<string, FileStat>> {
     let children = session.folders.get(dir);
     if (!children) {
-      children = this.listForWrite(ctx, dav, dir, session);
+      children = this.listForWrite(ctx, dav, dir);
       session.folders.set(dir, children);
     }
     return children;
   }
 
-  private async listForWrite(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<Map<string, FileStat>> {
+  private async listForWrite(ctx: TargetContext, dav: Dav, dir: string): Promise<Map<string, FileStat>> {
     const children = new Map<string, FileStat>();
-    for (const stat of await session.slots.run(() => this.childrenWithTemps(ctx, dav, dir))) {
+    for (const stat of await this.childrenWithTemps(ctx, dav, dir)) {
       if (!isFerryTempName(stat.basename)) children.set(stat.basename, stat);
       else if (isAbandoned(stat.basename, stat.lastmod ? new Date(stat.lastmod) : null)) await this.removeTemp(dav, stat.filename);
     }
@@ -498,7 +494,7 @@ export class WebdavTarget implements Target {
     const existing = siblings.get(path.posix.basename(dir));
     if (existing && existing.type !== 'directory') throw conflict(`'${dir}' exists on the server as a file, not a folder.`);
     if (existing) return;
-    await session.slots.run(() => this.call(ctx, dir, (signal) => dav.client.createDirectory(dir, { signal })));
+    await this.call(ctx, dir, (signal) => dav.client.createDirectory(dir, { signal }));
     siblings.set(path.posix.basename(dir), { filename: dir, basename: path.posix.basename(dir), type: 'directory', size: 0, lastmod: '', etag: null });
     session.folders.set(dir, Promise.resolve(new Map()));
   }
@@ -516,7 +512,7 @@ export class WebdavTarget implements Target {
     const incoming = await sizeAndMd5(entry, options.signal);
     try {
       const stored = hashesFromChecksums((existing.props as Record<string, unknown> | undefined)?.checksums).md5
-        ?? (existing.size === incoming.size ? await session.slots.run(() => this.md5Of(ctx, dav, destination)) : null);
+        ?? (existing.size === incoming.size ? await this.md5Of(ctx, dav, destination) : null);
       if (stored === incoming.md5) return 'ignored';
       const upload: Upload = { destination, entry, open: incoming.open, size: incoming.size, overwrite: true };
       const fileId = (existing.props as Record<string, unknown> | undefined)?.fileid;
@@ -551,30 +547,28 @@ export class WebdavTarget implements Target {
     const { wanted, mtime } = mtimeOf(upload.entry);
     let accepted = false;
     try {
-      accepted = await session.slots.run(async () => {
-        const response = await this.bytesRequest(ctx, dav, temp, {
-          method: 'PUT',
-          body: async () => {
-            throwIfAborted(ctx.signal);
-            return upload.open();
-          },
-          // no If-None-Match: the temp name is this upload's alone, and a retry must replace a first try that landed
-          headers: {
-            'content-type': 'application/octet-stream',
-            ...(size !== null ? { 'content-length': String(size) } : {}),
-            ...mtimeHeader(mtime),
-          },
-          // a refusal names the file the person asked for; the temp name ends with its name
-        }, destination);
-        await response.body?.cancel().catch(() => undefined);
-        return response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
-      });
+      const response = await this.bytesRequest(ctx, dav, temp, {
+        method: 'PUT',
+        body: async () => {
+          throwIfAborted(ctx.signal);
+          return upload.open();
+        },
+        // no If-None-Match: the temp name is this upload's alone, and a retry must replace a first try that landed
+        headers: {
+          'content-type': 'application/octet-stream',
+          ...(size !== null ? { 'content-length': String(size) } : {}),
+          ...mtimeHeader(mtime),
+        },
+        // a refusal names the file the person asked for; the temp name ends with its name
+      }, destination);
+      accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
+      await response.body?.cancel().catch(() => undefined);
       try {
-        await session.slots.run(() => this.call(ctx, destination, (signal) => dav.client.moveFile(temp, destination, { overwrite, signal })));
+        await this.call(ctx, destination, (signal) => dav.client.moveFile(temp, destination, { overwrite, signal }));
       } catch (error) {
         if (!(error instanceof FerryError) || error.status < 500) throw error;
-        const left = await session.slots.run(() => this.statOrNull(ctx, dav, temp));
-        const landed = await session.slots.run(() => this.statOrNull(ctx, dav, destination));
+        const left = await this.statOrNull(ctx, dav, temp);
+        const landed = await this.statOrNull(ctx, dav, destination);
         if (left || !landed || landed.type !== 'file' || (size !== null && landed.size !== size)) throw error;
       }
     } catch (error) {
@@ -603,18 +597,16 @@ export class WebdavTarget implements Target {
     const { wanted, mtime } = mtimeOf(upload.entry);
     // no If-Match: a retried PUT whose first try landed would be refused, though the file holds
     // these bytes (the MOVE path's Overwrite: T checks no version either)
-    const accepted = await session.slots.run(async () => {
-      const response = await this.bytesRequest(ctx, dav, destination, {
-        method: 'PUT',
-        body: async () => {
-          throwIfAborted(ctx.signal);
-          return upload.open();
-        },
-        headers: { 'content-type': 'application/octet-stream', ...(size !== null ? { 'content-length': String(size) } : {}), ...mtimeHeader(mtime) },
-      });
-      await response.body?.cancel().catch(() => undefined);
-      return response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
+    const response = await this.bytesRequest(ctx, dav, destination, {
+      method: 'PUT',
+      body: async () => {
+        throwIfAborted(ctx.signal);
+        return upload.open();
+      },
+      headers: { 'content-type': 'application/octet-stream', ...(size !== null ? { 'content-length': String(size) } : {}), ...mtimeHeader(mtime) },
     });
+    const accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
+    await response.body?.cancel().catch(() => undefined);
     await this.keepMtime(dav, upload, wanted, mtime, accepted, session);
   }
 
@@ -660,7 +652,7 @@ export class WebdavTarget implements Target {
     if (session.setMtime instanceof Promise && !(await session.setMtime)) return false;
     if (session.setMtime === 'refused') return false;
     const first = session.setMtime === 'untried';
-    const attempt = session.slots.run(() => this.proppatchOnce(dav, destination, mtime));
+    const attempt = this.proppatchOnce(dav, destination, mtime);
     if (first) session.setMtime = attempt;
     const set = await attempt;
     if (first || !set) session.setMtime = set ? 'works' : 'refused';
@@ -804,11 +796,6 @@ interface WriteSession {
   setMtime: 'untried' | 'works' | 'refused' | Promise<boolean>;
   /** entries whose modification time the server did not keep (reported in entry order) */
   lostMtimes: Set<Entry>;
-  /**
-   * the write's requests under way (WEBDAV_IN_FLIGHT.requests): each request of a file, a
-   * folder's listing or MKCOL takes a slot; the clean-up of a temp file does not wait for one
-   */
-  slots: RequestSlots;
 }
 
 /** One entry's place in the outcome: its list, or its error. */
