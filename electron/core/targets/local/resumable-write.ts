@@ -2,7 +2,7 @@
 // from what is already safely on disk instead of from byte 0 (docs/architecture.md "Resume").
 //
 // Its temporary has a name fixed by the job and the destination (keptPartialName), so the
-// next run finds it. Every MARK_EVERY_BYTES, and when the job stops to run again (a pause,
+// next run finds it. Every MARK_EVERY_MS, and when the job stops to run again (a pause,
 // Ferry stopping: isShutdownAbort), the bytes written so far are fdatasync'd and only then
 // recorded in the job's journal with their CRC-32 (WriteOptions.partials): a length that was
 // not on disk is never trusted, and a crash loses at most the bytes since the last mark. A
@@ -28,8 +28,13 @@ import type { Entry, KeptPartial, PartialFiles } from '../../target.js';
 
 /** Files at least this large are written resumably, when the job keeps partials: re-sending less is not worth a mark. */
 export const RESUMABLE_FILE_BYTES = 64 * 1024 * 1024;
-/** bytes written between two durable marks: one fdatasync per this many, and at most this many lost to a crash */
-const MARK_EVERY_BYTES = 64 * 1024 * 1024;
+/**
+ * time between two durable marks while a file is written: at most this much of the transfer is
+ * lost to a crash. A mark is an fdatasync, which waits for the disk: one per 64 MiB made a 1 GiB
+ * local copy wait for its disk where `cp` waits for the page cache (docs/performance.md), while a
+ * file written within this time pays none.
+ */
+const MARK_EVERY_MS = 5_000;
 /** bytes read back at once from a kept partial */
 const READ_BACK_BYTES = 1024 * 1024;
 
@@ -102,7 +107,7 @@ async function writeFrom(file: ResumableFile, handle: FileHandle, kept: KeptPart
   const { entry, signal } = file;
   const offset = kept?.bytes ?? 0;
   /** bytes in the partial, those recorded durable, and the CRC-32 of the first `written` */
-  const state = { written: offset, durable: offset, crc: kept?.crc32 ?? 0, pending: null as Promise<unknown> | null };
+  const state = { written: offset, durable: offset, crc: kept?.crc32 ?? 0, pending: null as Promise<unknown> | null, markedAt: performance.now() };
   let source: Readable;
   try {
     source = kept !== null ? await entry.openFrom!(offset, readBack(handle, kept)) : await entry.open();
@@ -126,7 +131,7 @@ async function writeFrom(file: ResumableFile, handle: FileHandle, kept: KeptPart
       await write;
       state.written += piece.length;
       state.crc = crc32(piece, state.crc);
-      if (state.written - state.durable >= MARK_EVERY_BYTES && !signal.aborted) await mark(file, handle, state);
+      if (performance.now() - state.markedAt >= MARK_EVERY_MS && !signal.aborted) await mark(file, handle, state);
     }
   };
   try {
@@ -160,18 +165,19 @@ function readBack(handle: FileHandle, kept: KeptPartial): Readable {
 }
 
 /** What is written so far is on disk, then recorded. */
-async function mark(file: ResumableFile, handle: FileHandle, state: { written: number; durable: number; crc: number }): Promise<void> {
+async function mark(file: ResumableFile, handle: FileHandle, state: { written: number; durable: number; crc: number; markedAt: number }): Promise<void> {
   const { written, crc } = state;
   await handle.datasync();
   file.partials.keep(file.entry.path, { bytes: written, crc32: crc, file: file.partial });
   state.durable = written;
+  state.markedAt = performance.now();
 }
 
 /**
  * The write stopped. A job that runs again later (paused, Ferry stopping) keeps the partial,
  * made durable and recorded; anything else removes it. A changed partial is removed too.
  */
-async function abandon(file: ResumableFile, handle: FileHandle, state: { written: number; durable: number; crc: number; pending: Promise<unknown> | null }, error: unknown): Promise<unknown> {
+async function abandon(file: ResumableFile, handle: FileHandle, state: { written: number; durable: number; crc: number; markedAt: number; pending: Promise<unknown> | null }, error: unknown): Promise<unknown> {
   await state.pending?.catch(() => undefined);
   const changed = error instanceof PartialChanged || (error as { cause?: unknown } | null)?.cause instanceof PartialChanged;
   if (!changed && isShutdownAbort(file.signal) && state.written > 0) {
