@@ -42,7 +42,8 @@ const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** True when `entry` is written resumably by a write with these partials. */
 export function isResumable(entry: Entry, partials: PartialFiles | undefined): partials is PartialFiles {
-  return partials !== undefined && entry.size !== null && entry.size >= RESUMABLE_FILE_BYTES;
+  // a source that cannot start a read mid-file (a remote's download, a ZIP entry) would send the whole file again anyway
+  return partials !== undefined && entry.openFrom !== undefined && entry.size !== null && entry.size >= RESUMABLE_FILE_BYTES;
 }
 
 export interface ResumableFile {
@@ -66,7 +67,7 @@ class PartialChanged extends Error {}
  */
 export async function writeResumable(file: ResumableFile): Promise<{ digests: Record<string, string> | null; bytes: number }> {
   const { entry, partials } = file;
-  const kept = entry.openFrom ? partials.kept(entry.path) : null;
+  const kept = partials.kept(entry.path);
   const handle = kept !== null && kept.bytes > 0 && kept.bytes <= entry.size! ? await reopenKept(file.partial, kept.bytes) : null;
   if (handle !== null) {
     try {
