@@ -20,7 +20,7 @@ import { WEBDAV_IN_FLIGHT } from './webdav-target.js';
  * a one-at-a-time write's would — every list in entry order, per-file failures in place, the
  * note of lost modification times in entry order, the bytes on the server the same. With the
  * fast path off (FERRY_FAST_PATHS=-parallel-writes) one file is opened at a time. The server
- * sits behind a proxy that holds each request 20 ms and counts those under way: the write
+ * sits behind a proxy that holds each request 50 ms and counts those under way: the write
  * keeps its declared number under way (WEBDAV_IN_FLIGHT), never more.
  */
 const FILES = 16;
@@ -38,7 +38,7 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       // a folder where the write has a file: that file's per-file failure keeps its place
       await mkdir(path.join(server.dataDir, 'Into/Run/f04.txt'), { recursive: true });
       if (kind.ownerOfFiles) execFileSync('chown', ['-R', kind.ownerOfFiles, server.dataDir]);
-      proxy = await startLatencyProxy(server.url, new Latency(20));
+      proxy = await startLatencyProxy(server.url, new Latency(50));
       token = JSON.stringify({ url: proxy.url, username: server.username, password: server.password });
       target = createWebdavTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { retries: 0 });
     });
