@@ -74,27 +74,40 @@ async function job(ticket: string): Promise<Job> {
   return (await (await ferry.fetch(`/api_v1/jobs/${ticket}/`, { headers: ferry.bearer() })).json()) as Job;
 }
 
+/**
+ * Starts a transfer of Big into the vault's `folder` under a 24 MiB/s limit and pauses it once
+ * 24 MiB were read (the file then half written); lifts the limit again. Returns the ticket.
+ */
+async function pausedMidFile(folder: string): Promise<string> {
+  await mkdir(path.join(vault, folder), { recursive: true });
+  counter.read = 0;
+  expect((await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 2, per_target: {}, bandwidth_limit: 24 * 1024 * 1024 }) })).status).toBe(200);
+  const started = await ferry.fetch(`/api_v1/targets/vault/resources/${encodeURIComponent(encodeLocalId(folder))}/`, {
+    method: 'POST',
+    body: JSON.stringify({ source_target_name: 'local', source_resource_id: encodeLocalId('Big') }),
+    headers: { 'service-source-token': ferry.key, 'service-destination-token': ferry.key, 'duplicate-file-action': 'ignore', 'content-type': 'application/json' },
+  });
+  expect(started.status, await started.clone().text()).toBe(202);
+  const { ticket_number: ticket } = (await started.json()) as Acknowledgement;
+  for (let i = 0; i < 400 && counter.read < 24 * 1024 * 1024; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  expect((await ferry.fetch(`/api_v1/jobs/${ticket}/pause/`, { method: 'POST', headers: ferry.bearer() })).status).toBe(200);
+  await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 2, per_target: {}, bandwidth_limit: null }) });
+  return ticket;
+}
+
+const ferryFilesIn = async (folder: string, prefix: string) => (await readdir(folder)).filter((name) => name.startsWith(prefix));
+
 describe('a large local file paused mid-way', () => {
   it('resumes from the bytes already on disk and arrives whole, checked against the source', async () => {
     // the source's digests, for the job to check the bytes against (the workspace lists them once computed)
     await ferry.fetch(`/api_v1/targets/local/resources/${encodeURIComponent(encodeLocalId('Big/big.bin'))}/`, { headers: ferry.auth() });
-    expect((await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 2, per_target: {}, bandwidth_limit: 24 * 1024 * 1024 }) })).status).toBe(200);
-    const started = await ferry.fetch(`/api_v1/targets/vault/resources/${encodeURIComponent(encodeLocalId('Inbox'))}/`, {
-      method: 'POST',
-      body: JSON.stringify({ source_target_name: 'local', source_resource_id: encodeLocalId('Big') }),
-      headers: { 'service-source-token': ferry.key, 'service-destination-token': ferry.key, 'duplicate-file-action': 'ignore', 'content-type': 'application/json' },
-    });
-    expect(started.status, await started.clone().text()).toBe(202);
-    const { ticket_number: ticket } = (await started.json()) as Acknowledgement;
-    for (let i = 0; i < 400 && counter.read < 24 * 1024 * 1024; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect((await ferry.fetch(`/api_v1/jobs/${ticket}/pause/`, { method: 'POST', headers: ferry.bearer() })).status).toBe(200);
+    const ticket = await pausedMidFile('Inbox');
     const firstRead = counter.read;
     expect(firstRead).toBeLessThan(SIZE);
-    const partials = (await readdir(path.join(vault, 'Inbox', 'Big'))).filter((name) => name.startsWith('.ferry-resume-'));
-    expect(partials).toHaveLength(1);
+    const folder = path.join(vault, 'Inbox', 'Big');
+    expect(await ferryFilesIn(folder, '.ferry-resume-')).toHaveLength(1);
 
     counter.read = 0;
-    await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 2, per_target: {}, bandwidth_limit: null }) });
     expect((await ferry.fetch(`/api_v1/jobs/${ticket}/resume/`, { method: 'POST', headers: ferry.bearer() })).status).toBe(202);
     const done = await waitForJob(ferry, ticket, 60_000);
     expect(done.status, JSON.stringify(done.report)).toBe('succeeded');
@@ -105,28 +118,16 @@ describe('a large local file paused mid-way', () => {
     expect(done.report?.failed_fixity).toEqual([]);
     expect(done.report?.resources_created).toContain('Big/big.bin');
     expect((await job(ticket)).progress.bytes_done).toBeGreaterThanOrEqual(SIZE);
-    expect((await readFile(path.join(vault, 'Inbox', 'Big', 'big.bin'))).equals(bytes)).toBe(true);
-    expect((await readdir(path.join(vault, 'Inbox', 'Big'))).filter((name) => name.startsWith('.ferry-'))).toEqual([]);
+    expect((await readFile(path.join(folder, 'big.bin'))).equals(bytes)).toBe(true);
+    expect(await ferryFilesIn(folder, '.ferry-')).toEqual([]);
   });
 
   it('leaves no partial behind when the paused job is cancelled', async () => {
-    await mkdir(path.join(vault, 'Other'), { recursive: true });
-    counter.read = 0;
-    expect((await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 2, per_target: {}, bandwidth_limit: 24 * 1024 * 1024 }) })).status).toBe(200);
-    const started = await ferry.fetch(`/api_v1/targets/vault/resources/${encodeURIComponent(encodeLocalId('Other'))}/`, {
-      method: 'POST',
-      body: JSON.stringify({ source_target_name: 'local', source_resource_id: encodeLocalId('Big') }),
-      headers: { 'service-source-token': ferry.key, 'service-destination-token': ferry.key, 'duplicate-file-action': 'ignore', 'content-type': 'application/json' },
-    });
-    expect(started.status, await started.clone().text()).toBe(202);
-    const { ticket_number: ticket } = (await started.json()) as Acknowledgement;
-    for (let i = 0; i < 400 && counter.read < 24 * 1024 * 1024; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect((await ferry.fetch(`/api_v1/jobs/${ticket}/pause/`, { method: 'POST', headers: ferry.bearer() })).status).toBe(200);
-    await ferry.fetch('/api_v1/queue/', { method: 'PUT', ...json({ concurrency: 2, per_target: {}, bandwidth_limit: null }) });
+    const ticket = await pausedMidFile('Other');
     const folder = path.join(vault, 'Other', 'Big');
-    expect((await readdir(folder)).filter((name) => name.startsWith('.ferry-resume-'))).toHaveLength(1);
+    expect(await ferryFilesIn(folder, '.ferry-resume-')).toHaveLength(1);
     expect((await ferry.fetch(`/api_v1/jobs/${ticket}/`, { method: 'DELETE', headers: ferry.bearer() })).status).toBe(200);
     expect((await job(ticket)).status).toBe('cancelled');
-    expect((await readdir(folder)).filter((name) => name.startsWith('.ferry-'))).toEqual([]);
+    expect(await ferryFilesIn(folder, '.ferry-')).toEqual([]);
   });
 });
