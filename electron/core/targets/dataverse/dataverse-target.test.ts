@@ -3,6 +3,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeConfig } from '../../config.js';
 import { FerryError } from '../../errors.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Entry, Target } from '../../target.js';
 import { startDataverseEmulator, type DataverseEmulator, type DataverseEmulatorOptions } from '../../../../test/emulators/dataverse/emulator.js';
@@ -329,5 +332,28 @@ describe('dataverse target: a failed new top-level upload', () => {
     const error = (await target.write(ctx(TOKEN), null, entries(), writeOptions()).catch((e: unknown) => e)) as Error;
     expect(error.message).toMatch(/The new draft dataset 'Study' \(.+\) was removed again, so nothing is left behind\.$/);
     expect(emulator.state.datasets.size).toBe(before);
+  });
+  it('cancelled with direct uploads in storage, not yet registered: registers none, forgets their journal records, removes the dataset', async () => {
+    const journalDir = await mkdtemp(path.join(os.tmpdir(), 'ferry-dv-cancel-'));
+    try {
+      await start({ directUpload: true }, { directUploadBytes: 1, journalDir });
+      const cancel = new AbortController();
+      async function* entries(): AsyncIterable<Entry> {
+        yield* entriesFrom({ 'Study/': null, 'Study/a.bin': 'a', 'Study/b.bin': 'b' });
+        // a and b are in storage, waiting for the addFiles at the end of the write
+        yield { path: 'Study/c.bin', kind: 'file', size: 1, mtime: null, hashes: {}, open: async () => (cancel.abort(), Readable.from([Buffer.from('c')])) };
+      }
+      const before = emulator.state.datasets.size;
+      const written: string[] = [];
+      const error = (await target.write(ctx(TOKEN), null, entries(), { ...writeOptions(), signal: cancel.signal, onFileWritten: (p) => written.push(p) }).catch((e: unknown) => e)) as Error;
+      expect(error.message).toMatch(/was removed again/);
+      expect(emulator.state.objects.size).toBeGreaterThanOrEqual(2);
+      expect(requests(/addFiles$/)).toHaveLength(0);
+      expect(written).toEqual([]);
+      expect(emulator.state.datasets.size).toBe(before);
+      expect(await readdir(journalDir)).toEqual([]);
+    } finally {
+      await rm(journalDir, { recursive: true, force: true });
+    }
   });
 });
