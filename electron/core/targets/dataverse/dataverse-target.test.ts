@@ -197,7 +197,8 @@ describe('dataverse target: writing', () => {
   });
 
   it('registers direct uploads REGISTER_BATCH at a time: 250 files, ceil(250/100) addFiles, each file once, reported in entry order', async () => {
-    await start({ directUpload: true }, { directUploadBytes: 1 });
+    // the default options: every file with bytes goes by direct upload where the store allows it
+    await start({ directUpload: true });
     const d = emulator.state.addDataset(1, 'Many');
     const files = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`f/${String(i).padStart(3, '0')}.bin`, `file ${i}`]));
     const written: string[] = [];
@@ -210,6 +211,15 @@ describe('dataverse target: writing', () => {
     expect(Math.ceil(250 / REGISTER_BATCH)).toBe(calls.length);
     expect(d.draft!.files.map((f) => `${f.directoryLabel}/${f.label}`).sort()).toEqual(Object.keys(files));
     expect(requests(/^POST \/api\/datasets\/\d+\/add$/)).toHaveLength(0);
+  });
+
+  it('by default sends every file with bytes directly where the store allows it; an empty one natively', async () => {
+    await start({ directUpload: true });
+    const d = emulator.state.addDataset(1, 'Small files');
+    const outcome = await target.write(ctx(TOKEN), datasetId(d.id), entriesFrom({ 'empty.txt': '', 'x.txt': 'x', 'y.csv': 'a,b\n' }), writeOptions());
+    expect(outcome).toMatchObject({ created: ['empty.txt', 'x.txt', 'y.csv'], fileErrors: [] });
+    expect(requests(/^POST \/api\/datasets\/\d+\/add$/)).toHaveLength(1);
+    expect(requests(/^POST \/api\/datasets\/\d+\/addFiles$/).map((r) => (JSON.parse(r.jsonData!) as { fileName: string }[]).map((f) => f.fileName))).toEqual([['x.txt', 'y.csv']]);
   });
 
   it("a file addFiles refuses (HTTP 200, its errorMessage) is that file's error; the others are created, in entry order", async () => {

@@ -38,7 +38,12 @@ import { dataverseFields, readDataverseMetadata } from '../../metadata/dataverse
 export interface DataverseTargetOptions extends DataverseApiOptions {
   /** the installation a bare token is for */
   defaultUrl: string;
-  /** files this big or bigger go by direct upload where the store allows it (default 64 MiB) */
+  /**
+   * files this big or bigger go by direct upload where the store allows it (default 1 byte:
+   * every file with bytes). Storage PUTs change nothing in the dataset; one addFiles a batch
+   * then registers them (REGISTER_BATCH), instead of one native add, one draft change and
+   * perhaps one ingest lock per file. An empty file has nothing to send: it goes native.
+   */
   directUploadBytes?: number;
   /** how long a write waits for an ingest (or other) lock to lift, ms (default 10 min) */
   lockWaitMs?: number;
@@ -296,7 +301,7 @@ export class DataverseTarget implements Target {
     const version = await api.latestVersion(dataset, options.signal);
     if (version.versionState === 'DEACCESSIONED') throw conflict(`The Dataverse dataset '${titleOf(version)}' is deaccessioned; it takes no new files.`);
     return new WriteSession(api, version, prefix, options, new OutcomePipeline(this.info.concurrency, outcome, options), {
-      directUploadBytes: this.options.directUploadBytes ?? 64 * 1024 * 1024,
+      directUploadBytes: this.options.directUploadBytes ?? 1,
       lockWaitMs: this.options.lockWaitMs ?? 10 * 60_000,
       lockPollMs: this.options.lockPollMs ?? 2000,
       journal: this.options.journalDir ? new UploadJournal(this.options.journalDir) : null,
