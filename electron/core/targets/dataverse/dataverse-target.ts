@@ -205,7 +205,7 @@ export class DataverseTarget implements Target {
     if (parsed.kind === 'collection') throw badRequest('A Dataverse collection is read dataset by dataset: open it and download or transfer its datasets.');
     const version = await api.latestVersion(parsed.datasetId, ctx.signal);
     const open = (file: FileMetadata) => async () =>
-      verifyAdvertised(await api.download(file.dataFile.id, isIngested(file), ctx.signal), { hashes: hashesOf(file), size: sizeOf(file) }, { service: 'Dataverse', path: pathOf(file) });
+      verifyAdvertised(await api.download(file.dataFile.id, isIngested(file), ctx.signal), recordOf(file), { service: 'Dataverse', path: pathOf(file) });
     if (parsed.kind === 'file') {
       const file = findFile(version, parsed.fileId);
       const root = fileNode(version, file);
@@ -410,7 +410,12 @@ class WriteSession {
   /** Registers what is left, waits for every file; throws the first hard failure. */
   async finish(): Promise<void> {
     await this.drain();
-    await this.register();
+    try {
+      await this.register();
+    } catch (error) {
+      await this.writes.finish().catch(() => undefined);
+      throw error;
+    }
     await this.writes.finish();
   }
 
@@ -429,12 +434,10 @@ class WriteSession {
       const knownAlgorithm = Object.keys(known)[0];
       bytes = await stageEntry(entry, knownAlgorithm ? [knownAlgorithm] : [this.algorithm], (entry.size ?? Infinity) >= this.tuning.directUploadBytes, this.options.signal);
       if (existing && knownAlgorithm && known[knownAlgorithm] === bytes.hashes[knownAlgorithm]) return { path: reportPath, list: 'ignored' };
-      const sent = await this.send(bytes, path, name, directoryLabel, existing ?? null, reportPath);
-      if ('later' in sent) return sent;
-      const stored = sent;
+      const stored = await this.send(bytes, path, name, directoryLabel, existing ?? null, reportPath);
+      if ('later' in stored) return stored;
       this.byPath.set(path, stored);
-      // the installation's record of the stored file (checksum.type/value, its original size): the job verifies against it
-      return { path: reportPath, list: existing ? 'updated' : 'created', stored: { hashes: hashesOf(stored), size: sizeOf(stored) } };
+      return { path: reportPath, list: existing ? 'updated' : 'created', stored: recordOf(stored) };
     } catch (error) {
       if (!isPerFileFailure(error, this.options.signal)) throw error;
       return { path: reportPath, error: error.message };
@@ -444,8 +447,8 @@ class WriteSession {
   }
 
   /**
-   * Direct upload for big files and ZIPs where the store allows it; otherwise the native API.
-   * A new direct upload is registered later, with others (REGISTER_BATCH) — at once only when
+   * Direct upload where the store allows it (a file of `directUploadBytes` or more, a ZIP);
+   * otherwise the native API. A new direct upload is registered later, with others (REGISTER_BATCH) — at once only when
    * it was sent before a stop (journaled): if storage no longer has it, it is sent again while
    * its bytes are still staged.
    */
@@ -522,7 +525,7 @@ class WriteSession {
       await this.waitForLocks();
       answer = await this.withLockRetry(() => this.api.addFiles(this.version.datasetId, batch.map((file) => file.registered), signal));
     } catch (error) {
-      for (const file of batch) file.settle(null, error);
+      await this.forget(batch, error);
       throw error;
     }
     // each entry names its storage identifier (AddReplaceFileHelper.addFiles); else by position
@@ -536,16 +539,19 @@ class WriteSession {
         continue;
       }
       this.byPath.set(file.path, result.fileDetails);
-      // the installation's record of the stored file: the job verifies against it
-      file.settle({ path: file.reportPath, list: 'created', stored: { hashes: hashesOf(result.fileDetails), size: sizeOf(result.fileDetails) } });
+      file.settle({ path: file.reportPath, list: 'created', stored: recordOf(result.fileDetails) });
     }
   }
 
-  /** The write stops: what waits for registration is not reported; its journal records go unless Ferry is stopping (the resumed job registers them). */
+  /** The write stops: nothing waiting for registration is registered or reported. */
   private async abandon(): Promise<void> {
     const batch = this.unregistered;
     this.unregistered = [];
-    const error = new FerryError(409, 'conflict', 'The write stopped before Dataverse registered this file.');
+    await this.forget(batch, new FerryError(409, 'conflict', 'The write stopped before Dataverse registered this file.'));
+  }
+
+  /** Uploads never reported: their journal records go, unless Ferry is stopping (the resumed job registers them). */
+  private async forget(batch: Unregistered[], error: unknown): Promise<void> {
     for (const file of batch) {
       if (file.journalKey && !isShutdownAbort(this.options.signal)) await this.tuning.journal?.remove(file.journalKey);
       file.settle(null, error);
@@ -616,6 +622,11 @@ function pathOf(file: FileMetadata): string {
 
 function sizeOf(file: FileMetadata): number {
   return isIngested(file) && typeof file.dataFile.originalFileSize === 'number' ? file.dataFile.originalFileSize : file.dataFile.filesize;
+}
+
+/** The installation's record of a file (checksum.type/value, its original's size): what a write is verified against, and a read checked with. */
+function recordOf(file: FileMetadata): { hashes: Record<string, string>; size: number } {
+  return { hashes: hashesOf(file), size: sizeOf(file) };
 }
 
 function hashesOf(file: FileMetadata): Record<string, string> {
