@@ -166,6 +166,17 @@ const SERVICES: { name: string; target: string; unavailable?: string | null; sta
   },
 ];
 
+/** Polls `value` every 20 ms until it is truthy (at most 30 s). */
+async function until<T>(what: string, value: () => T | undefined | false | Promise<T | undefined | false>): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const found = await value();
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** Holds one file's bytes back until opened: the first run is cancelled while it waits. */
 class Hold {
   reached = false;
@@ -248,16 +259,6 @@ for (const kind of SERVICES) {
         tokens: tokens(),
       });
       return job.ticket_number;
-    }
-
-    async function until<T>(what: string, value: () => T | undefined | false | Promise<T | undefined | false>): Promise<T> {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const found = await value();
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
     }
 
     /** files the job's resume journal holds as done (jobs/resume-journal.ts: one `{"f": …}` line each) */
@@ -358,16 +359,6 @@ describe('a direct-upload transfer to Dataverse paused between upload and regist
     await emulator?.close();
     if (root) await rm(root, { recursive: true, force: true });
   });
-
-  async function until<T>(what: string, value: () => T | undefined | false): Promise<T> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const found = value();
-      if (found) return found;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
 
   const addFiles = () => emulator.state.requests.filter((r) => r.method === 'POST' && /^\/api\/datasets\/\d+\/addFiles$/.test(r.path));
   const storagePuts = () => emulator.state.requests.filter((r) => r.server === 's3').length;
@@ -540,16 +531,6 @@ for (const kind of FORGES) {
         tokens: tokens(),
       });
       return job.ticket_number;
-    }
-
-    async function until<T>(what: string, value: () => T | undefined | false): Promise<T> {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const found = value();
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
     }
 
     const finished = (ticket: string) => until<Job>(`job ${ticket} to end`, () => ((job) => job && isFinishedStatus(job.status) && job)(core.jobs.get(ticket)));
