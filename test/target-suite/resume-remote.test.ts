@@ -12,7 +12,7 @@ import { encodeLocalId, LocalTarget } from '../../electron/core/targets/local/in
 import { createInvenioTarget } from '../../electron/core/targets/invenio/index.js';
 import { createZenodoTarget } from '../../electron/core/targets/zenodo/index.js';
 import { createFigshareTarget } from '../../electron/core/targets/figshare/index.js';
-import { createDataverseTarget } from '../../electron/core/targets/dataverse/index.js';
+import { createDataverseTarget, datasetId } from '../../electron/core/targets/dataverse/index.js';
 import { createGithubTarget } from '../../electron/core/targets/github/index.js';
 import { createGitlabTarget } from '../../electron/core/targets/gitlab/index.js';
 import { startInvenioEmulator } from '../emulators/invenio/emulator.js';
@@ -348,7 +348,7 @@ describe('a direct-upload transfer to Dataverse paused between upload and regist
     root = await mkdtemp(path.join(os.tmpdir(), 'ferry-resume-dataverse-direct-'));
     emulator = await startDataverseEmulator({ directUpload: true });
     const config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
-    const target = (c: FerryConfig) => createDataverseTarget(c, new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0, directUploadBytes: 1 });
+    const target = (c: FerryConfig) => createDataverseTarget(c, new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0 });
     core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), target(c)] });
     await mkdir(path.join(config.workspace, 'Study'), { recursive: true });
     for (const [name, text] of Object.entries(study)) await writeFile(path.join(config.workspace, 'Study', name), text);
@@ -363,12 +363,12 @@ describe('a direct-upload transfer to Dataverse paused between upload and regist
   const addFiles = () => emulator.state.requests.filter((r) => r.method === 'POST' && /^\/api\/datasets\/\d+\/addFiles$/.test(r.path));
   const storagePuts = () => emulator.state.requests.filter((r) => r.server === 's3').length;
 
-  /** A transfer into a new dataset of the emulator, paused once the files before the held one are in storage. */
+  /** A transfer into a dataset made for it, paused once the files before the held one are in storage. */
   async function pausedBeforeRegistration(title: string) {
     hold = new Hold();
     const dataset = emulator.state.addDataset(1, title);
     const source = { target: 'held', resourceId: encodeLocalId('Study') };
-    const containerId = `d${dataset.id}`;
+    const containerId = datasetId(dataset.id);
     const { ticket_number: ticket } = await core.jobs.submit({
       kind: 'transfer',
       target: 'dataverse',
