@@ -528,7 +528,7 @@ class WriteSession {
       await this.forget(batch, error);
       throw error;
     }
-    // each entry names its storage identifier (AddReplaceFileHelper.addFiles); else by position
+    // a registered entry names its storage identifier (AddReplaceFileHelper.addFiles); with none named, by position
     const byIdentifier = new Map(answer.Files.filter((result) => result.storageIdentifier).map((result) => [result.storageIdentifier, result]));
     for (const [index, file] of batch.entries()) {
       const result = byIdentifier.size ? byIdentifier.get(file.registered.storageIdentifier as string) : answer.Files[index];
