@@ -12,7 +12,7 @@ import { encodeLocalId, LocalTarget } from '../../electron/core/targets/local/in
 import { createInvenioTarget } from '../../electron/core/targets/invenio/index.js';
 import { createZenodoTarget } from '../../electron/core/targets/zenodo/index.js';
 import { createFigshareTarget } from '../../electron/core/targets/figshare/index.js';
-import { createDataverseTarget } from '../../electron/core/targets/dataverse/index.js';
+import { createDataverseTarget, datasetId } from '../../electron/core/targets/dataverse/index.js';
 import { createGithubTarget } from '../../electron/core/targets/github/index.js';
 import { createGitlabTarget } from '../../electron/core/targets/gitlab/index.js';
 import { startInvenioEmulator } from '../emulators/invenio/emulator.js';
@@ -166,6 +166,17 @@ const SERVICES: { name: string; target: string; unavailable?: string | null; sta
   },
 ];
 
+/** Polls `value` every 20 ms until it is truthy (at most 30 s). */
+async function until<T>(what: string, value: () => T | undefined | false | Promise<T | undefined | false>): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const found = await value();
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** Holds one file's bytes back until opened: the first run is cancelled while it waits. */
 class Hold {
   reached = false;
@@ -250,16 +261,6 @@ for (const kind of SERVICES) {
       return job.ticket_number;
     }
 
-    async function until<T>(what: string, value: () => T | undefined | false | Promise<T | undefined | false>): Promise<T> {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const found = await value();
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    }
-
     /** files the job's resume journal holds as done (jobs/resume-journal.ts: one `{"f": …}` line each) */
     const journaled = async (ticket: string) => (await readFile(path.join(root, 'data', 'jobs', `${ticket}.journal`), 'utf8').catch(() => '')).split('\n').filter((line) => line.startsWith('{"f":')).length;
 
@@ -330,6 +331,96 @@ for (const kind of SERVICES) {
     });
   });
 }
+
+/**
+ * Dataverse with direct upload registers the files it sent to storage with one addFiles at the
+ * end of the write (dataverse-target.ts REGISTER_BATCH), so a pause can fall between a file's
+ * upload and its registration. Such a file is not reported done; its upload journal
+ * (upload-journal.ts) lets the resumed run register it without sending its bytes again.
+ */
+describe('a direct-upload transfer to Dataverse paused between upload and registration', () => {
+  let root: string;
+  let core: FerryCore;
+  let emulator: Awaited<ReturnType<typeof startDataverseEmulator>>;
+  let hold = new Hold();
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'ferry-resume-dataverse-direct-'));
+    emulator = await startDataverseEmulator({ directUpload: true });
+    const config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
+    const target = (c: FerryConfig) => createDataverseTarget(c, new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0 });
+    core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), target(c)] });
+    await mkdir(path.join(config.workspace, 'Study'), { recursive: true });
+    for (const [name, text] of Object.entries(study)) await writeFile(path.join(config.workspace, 'Study', name), text);
+  });
+  afterEach(() => hold.release());
+  afterAll(async () => {
+    await core?.close();
+    await emulator?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  const addFiles = () => emulator.state.requests.filter((r) => r.method === 'POST' && /^\/api\/datasets\/\d+\/addFiles$/.test(r.path));
+  const storagePuts = () => emulator.state.requests.filter((r) => r.server === 's3').length;
+
+  /** A transfer into a dataset made for it, paused once the files before the held one are in storage. */
+  async function pausedBeforeRegistration(title: string) {
+    hold = new Hold();
+    const dataset = emulator.state.addDataset(1, title);
+    const source = { target: 'held', resourceId: encodeLocalId('Study') };
+    const containerId = datasetId(dataset.id);
+    const { ticket_number: ticket } = await core.jobs.submit({
+      kind: 'transfer',
+      target: 'dataverse',
+      resource_id: containerId,
+      source: { target: 'held', resource_id: source.resourceId },
+      params: { source, containerId, duplicateAction: 'update', provenance: false },
+      tokens: { source: core.accessKey, destination: 'dv-token-1111' },
+    });
+    const objectsBefore = emulator.state.objects.size;
+    await until('the held file to be reached', () => hold.reached);
+    // the files before the held one are in storage, waiting for their addFiles
+    await until('the files before the held one in storage', () => emulator.state.objects.size - objectsBefore >= HELD);
+    const pausing = core.jobs.pause(ticket);
+    hold.release();
+    await pausing;
+    await until('the job to be paused', () => core.jobs.get(ticket)?.status === 'paused');
+    // nothing registered, nothing reported done
+    expect(dataset.draft!.files).toHaveLength(0);
+    const journal = await readFile(path.join(root, 'data', 'jobs', `${ticket}.journal`), 'utf8').catch(() => '');
+    expect(journal.split('\n').filter((line) => line.startsWith('{"f":'))).toHaveLength(0);
+    return { ticket, dataset, addFilesBefore: addFiles().length, putsBefore: storagePuts() };
+  }
+
+  /** Resumes `ticket`; checks that it succeeded, reporting every file, with each in the dataset once. */
+  async function resumedWithEachFileOnce(ticket: string, dataset: { draft: { files: { label: string }[] } | null }): Promise<void> {
+    await core.jobs.resume(ticket);
+    const job = await until<Job>('the job to end', () => ((j) => j && isFinishedStatus(j.status) && j)(core.jobs.get(ticket)));
+    expect(job.status, job.error ?? '').toBe('succeeded');
+    expect(dataset.draft!.files.map((f) => f.label).sort()).toEqual(Object.keys(study).sort());
+    expect(job.report!.resources_created.filter((p) => p !== 'Study').sort()).toEqual(Object.keys(study).map((name) => `Study/${name}`));
+    expect(await readdir(path.join(root, 'data', 'dataverse-uploads')), 'upload journal left').toEqual([]);
+  }
+
+  it('reports none of them done, then registers each once without sending it again', { timeout: 60_000 }, async () => {
+    const { ticket, dataset, addFilesBefore, putsBefore } = await pausedBeforeRegistration('Direct study');
+    await resumedWithEachFileOnce(ticket, dataset);
+    // the uploads the first run finished were registered from the journal, not sent again
+    expect(storagePuts() - putsBefore).toBeLessThanOrEqual(FILES - HELD);
+    // each file named once by addFiles: none registered twice
+    const registered = addFiles().slice(addFilesBefore).flatMap((r) => (JSON.parse(r.jsonData!) as { fileName: string }[]).map((f) => f.fileName));
+    expect(registered.sort()).toEqual(Object.keys(study).sort());
+  });
+
+  it('sends a file again when storage no longer has its upload (addFiles refuses it)', { timeout: 60_000 }, async () => {
+    const { ticket, dataset, putsBefore } = await pausedBeforeRegistration('Direct study, storage emptied');
+    // storage dropped the unregistered objects (the installation's clean-up of temporary uploads)
+    emulator.state.objects.clear();
+    await resumedWithEachFileOnce(ticket, dataset);
+    // every file's bytes went again; the refused registrations left no file behind
+    expect(storagePuts() - putsBefore).toBe(FILES);
+  });
+});
 
 /**
  * The git forges write a new top-level upload as a new repository and then ONE commit in ONE
@@ -440,16 +531,6 @@ for (const kind of FORGES) {
         tokens: tokens(),
       });
       return job.ticket_number;
-    }
-
-    async function until<T>(what: string, value: () => T | undefined | false): Promise<T> {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const found = value();
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
     }
 
     const finished = (ticket: string) => until<Job>(`job ${ticket} to end`, () => ((job) => job && isFinishedStatus(job.status) && job)(core.jobs.get(ticket)));

@@ -30,6 +30,26 @@ describe('OutcomePipeline', () => {
     expect(told).toEqual(['a', 'c', 'd']);
   });
 
+  it('a pending result frees its slot at once; it and the results behind it are reported in entry order once it is in, never if it fails', async () => {
+    const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
+    const told: string[] = [];
+    const writes = new OutcomePipeline({ files: 1, bytes: 0 }, outcome, { duplicateAction: 'update', signal: new AbortController().signal, jobLabel: 'test', onFileWritten: (path) => told.push(path) });
+    let register!: (result: FileResult) => void;
+    let refuse!: (error: Error) => void;
+    await writes.startFile(file('a'), 'a', async () => ({ later: new Promise<FileResult>((resolve) => (register = resolve)) }));
+    await writes.startFile(file('b'), 'b', async () => ({ path: 'b', list: 'created' }));
+    await writes.startFile(file('c'), 'c', async () => ({ later: new Promise<FileResult>((_, reject) => (refuse = reject)) }));
+    await writes.startFile(file('d'), 'd', async () => ({ path: 'd', list: 'created' }));
+    // one slot, and all four started: a pending result held none
+    await writes.drain();
+    expect(told).toEqual([]);
+    register({ path: 'a', list: 'created' });
+    refuse(new Error('never registered'));
+    await writes.finish();
+    expect(outcome.created).toEqual(['a', 'b', 'd']);
+    expect(told).toEqual(['a', 'b', 'd']);
+  });
+
   it('stops taking files after a hard failure, and finish throws it once nothing is under way', async () => {
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
     const writes = new OutcomePipeline({ files: 2, bytes: 1024 }, outcome, { duplicateAction: 'update', signal: new AbortController().signal, jobLabel: 'test' });

@@ -5,6 +5,15 @@ import type { Entry, StoredRecord, WriteOptions, WriteOutcome } from '../target.
 export type FileResult = { path: string; list: 'created' | 'updated' | 'ignored'; stored?: StoredRecord } | { path: string; error: string };
 
 /**
+ * A result that comes after its task has ended: the file is sent, and the service registers it
+ * later together with others (Dataverse's addFiles). The task's place on the pipeline is free
+ * at once; its result is reported in its place, once in. One that rejects is never reported
+ * (whoever registers throws the error); whoever starts such a task settles `later` before
+ * `finish`.
+ */
+export type Pending = { later: Promise<FileResult> };
+
+/**
  * A remote write's files on the write pipeline (jobs/ordered-pipeline.ts), up to the target's
  * declared number at once (TargetInfo.concurrency). Each result goes into the outcome in entry
  * order, and a file the service has (created, updated, or found there already) is then told to
@@ -12,14 +21,16 @@ export type FileResult = { path: string; list: 'created' | 'updated' | 'ignored'
  * A task returns a per-file failure as its result; what it throws stops the write.
  */
 export class OutcomePipeline {
-  private readonly pipeline: OrderedPipeline<FileResult>;
+  private readonly pipeline: OrderedPipeline<FileResult | Pending>;
+  /** the reports waiting behind a pending result; null when none waits */
+  private tail: Promise<void> | null = null;
 
   constructor(
     declared: PipelineLimits | undefined,
     private readonly outcome: WriteOutcome,
     private readonly options: WriteOptions,
   ) {
-    this.pipeline = new OrderedPipeline<FileResult>(pipelineLimits(declared), (result) => this.reported(result), options.signal);
+    this.pipeline = new OrderedPipeline<FileResult | Pending>(pipelineLimits(declared), (result) => this.inOrder(result), options.signal);
   }
 
   /** True once a task has failed hard: take no more entries. */
@@ -33,7 +44,7 @@ export class OutcomePipeline {
   }
 
   /** Starts the write of `entry` once there is room (OrderedPipeline.startFile); `key`: its destination, never two at once. */
-  startFile(entry: Entry, key: string, task: () => Promise<FileResult>): Promise<void> {
+  startFile(entry: Entry, key: string, task: () => Promise<FileResult | Pending>): Promise<void> {
     return this.pipeline.startFile(entry, key, task);
   }
 
@@ -42,9 +53,24 @@ export class OutcomePipeline {
     return this.pipeline.drain();
   }
 
-  /** Waits for every file; throws the first hard failure. */
-  finish(): Promise<void> {
-    return this.pipeline.finish();
+  /** Waits for every file, and every pending result to be reported; throws the first hard failure. */
+  async finish(): Promise<void> {
+    try {
+      await this.pipeline.finish();
+    } finally {
+      await this.tail;
+    }
+  }
+
+  /** Results in entry order: at once, or behind a pending one until it is in. */
+  private inOrder(result: FileResult | Pending): void {
+    if (this.tail === null && !('later' in result)) return this.reported(result);
+    const tail: Promise<void> = (this.tail ?? Promise.resolve()).then(async () => {
+      const known = 'later' in result ? await result.later.catch(() => null) : result;
+      if (known) this.reported(known);
+      if (this.tail === tail) this.tail = null;
+    });
+    this.tail = tail;
   }
 
   private reported(result: FileResult): void {

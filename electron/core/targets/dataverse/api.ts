@@ -277,7 +277,7 @@ export class DataverseApi {
 
   /** Registers directly uploaded files. Per-file failures come back inside an HTTP 200. */
   addFiles(datasetId: number, files: Record<string, unknown>[], signal?: AbortSignal) {
-    return this.multipart<{ Files: { errorMessage?: string; warningMessage?: string; fileDetails?: FileMetadata }[] }>(`datasets/${datasetId}/addFiles`, files, null, signal);
+    return this.multipart<{ Files: { storageIdentifier?: string; errorMessage?: string; warningMessage?: string; fileDetails?: FileMetadata }[] }>(`datasets/${datasetId}/addFiles`, files, null, signal);
   }
 
   /** The Data Access API; `original` asks for the uploaded bytes of an ingested tabular file. */

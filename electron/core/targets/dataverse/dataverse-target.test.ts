@@ -3,10 +3,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeConfig } from '../../config.js';
 import { FerryError } from '../../errors.js';
 import { MemorySecretStore } from '../../keychain/memory.js';
-import type { Target } from '../../target.js';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { Entry, Target } from '../../target.js';
 import { startDataverseEmulator, type DataverseEmulator, type DataverseEmulatorOptions } from '../../../../test/emulators/dataverse/emulator.js';
 import { collect, ctx, drain, entriesFrom, md5, writeOptions } from '../../../../test/target-suite/test-entries.js';
 import { createDataverseTarget, type DataverseTargetOptions } from './index.js';
+import { REGISTER_BATCH } from './dataverse-target.js';
 import { datasetId, fileId, folderId } from './ids.js';
 
 const TOKEN = 'dv-token-1111';
@@ -187,7 +192,56 @@ describe('dataverse target: writing', () => {
     expect(huge.checksum).toEqual({ type: 'MD5', value: md5(big) });
     expect(requests(/^PUT \/emulator-bucket\/.*partNumber=/)).toHaveLength(4 + 3);
     expect(requests(/^POST \/api\/datasets\/\d+\/add$/).map((r) => r.jsonData)).toHaveLength(1); // the 64 KiB file, below the threshold
-    expect(requests(/^POST \/api\/datasets\/\d+\/addFiles$/)).toHaveLength(2);
+    // both direct uploads registered by one addFiles at the end of the write
+    expect(requests(/^POST \/api\/datasets\/\d+\/addFiles$/).map((r) => (JSON.parse(r.jsonData!) as { fileName: string }[]).map((f) => f.fileName))).toEqual([['huge.bin', 'mid.bin']]);
+  });
+
+  it('registers direct uploads REGISTER_BATCH at a time: 250 files, ceil(250/100) addFiles, each file once, reported in entry order', async () => {
+    // the default options: every file with bytes goes by direct upload where the store allows it
+    await start({ directUpload: true });
+    const d = emulator.state.addDataset(1, 'Many');
+    const files = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`f/${String(i).padStart(3, '0')}.bin`, `file ${i}`]));
+    const written: string[] = [];
+    const outcome = await target.write(ctx(TOKEN), datasetId(d.id), entriesFrom(files), { ...writeOptions(), onFileWritten: (path) => written.push(path) });
+    expect(outcome.fileErrors).toEqual([]);
+    expect(outcome.created).toEqual(Object.keys(files));
+    expect(written).toEqual(Object.keys(files));
+    const calls = requests(/^POST \/api\/datasets\/\d+\/addFiles$/).map((r) => (JSON.parse(r.jsonData!) as unknown[]).length);
+    expect(calls).toEqual([REGISTER_BATCH, REGISTER_BATCH, 250 - 2 * REGISTER_BATCH]);
+    expect(Math.ceil(250 / REGISTER_BATCH)).toBe(calls.length);
+    expect(d.draft!.files.map((f) => `${f.directoryLabel}/${f.label}`).sort()).toEqual(Object.keys(files));
+    expect(requests(/^POST \/api\/datasets\/\d+\/add$/)).toHaveLength(0);
+  });
+
+  it('by default sends every file with bytes directly where the store allows it; an empty one natively', async () => {
+    await start({ directUpload: true });
+    const d = emulator.state.addDataset(1, 'Small files');
+    const outcome = await target.write(ctx(TOKEN), datasetId(d.id), entriesFrom({ 'empty.txt': '', 'x.txt': 'x', 'y.csv': 'a,b\n' }), writeOptions());
+    expect(outcome).toMatchObject({ created: ['empty.txt', 'x.txt', 'y.csv'], fileErrors: [] });
+    expect(requests(/^POST \/api\/datasets\/\d+\/add$/)).toHaveLength(1);
+    expect(requests(/^POST \/api\/datasets\/\d+\/addFiles$/).map((r) => (JSON.parse(r.jsonData!) as { fileName: string }[]).map((f) => f.fileName))).toEqual([['x.txt', 'y.csv']]);
+  });
+
+  it("a file addFiles refuses (HTTP 200, its errorMessage) is that file's error; the others are created, in entry order", async () => {
+    await start({ directUpload: true }, { directUploadBytes: 1024 });
+    const d = emulator.state.addDataset(1, 'Refused');
+    const written: string[] = [];
+    const file = (path: string, bytes: Buffer, onOpen?: () => void): Entry => ({ path, kind: 'file', size: bytes.length, mtime: null, hashes: {}, open: async () => (onOpen?.(), Readable.from([bytes])) });
+    // storage loses b.bin's object before the registration (the last object it holds when c.bin is opened)
+    const dropLast = () => void emulator.state.objects.delete([...emulator.state.objects.keys()].at(-1)!);
+    async function* entries(): AsyncIterable<Entry> {
+      yield file('a.bin', Buffer.alloc(2048, 1));
+      yield file('small.txt', Buffer.from('native'));
+      yield file('b.bin', Buffer.alloc(2048, 2));
+      yield file('c.bin', Buffer.alloc(2048, 3), dropLast);
+      yield file('d.bin', Buffer.alloc(2048, 4));
+    }
+    const outcome = await target.write(ctx(TOKEN), datasetId(d.id), entries(), { ...writeOptions(), onFileWritten: (path) => written.push(path) });
+    expect(outcome.created).toEqual(['a.bin', 'small.txt', 'c.bin', 'd.bin']);
+    expect(written).toEqual(['a.bin', 'small.txt', 'c.bin', 'd.bin']);
+    expect(outcome.fileErrors).toEqual([{ path: 'b.bin', error: "Dataverse did not register 'b.bin': BAD_REQUEST:Dataset store configuration does not allow provided storageIdentifier." }]);
+    expect(d.draft!.files.map((f) => f.label).sort()).toEqual(['a.bin', 'c.bin', 'd.bin', 'small.txt']);
+    expect(requests(/^POST \/api\/datasets\/\d+\/addFiles$/)).toHaveLength(1);
   });
 
   it('replaces a big file by direct upload too', async () => {
@@ -288,5 +342,28 @@ describe('dataverse target: a failed new top-level upload', () => {
     const error = (await target.write(ctx(TOKEN), null, entries(), writeOptions()).catch((e: unknown) => e)) as Error;
     expect(error.message).toMatch(/The new draft dataset 'Study' \(.+\) was removed again, so nothing is left behind\.$/);
     expect(emulator.state.datasets.size).toBe(before);
+  });
+  it('cancelled with direct uploads in storage, not yet registered: registers none, forgets their journal records, removes the dataset', async () => {
+    const journalDir = await mkdtemp(path.join(os.tmpdir(), 'ferry-dv-cancel-'));
+    try {
+      await start({ directUpload: true }, { directUploadBytes: 1, journalDir });
+      const cancel = new AbortController();
+      async function* entries(): AsyncIterable<Entry> {
+        yield* entriesFrom({ 'Study/': null, 'Study/a.bin': 'a', 'Study/b.bin': 'b' });
+        // a and b are in storage, waiting for the addFiles at the end of the write
+        yield { path: 'Study/c.bin', kind: 'file', size: 1, mtime: null, hashes: {}, open: async () => (cancel.abort(), Readable.from([Buffer.from('c')])) };
+      }
+      const before = emulator.state.datasets.size;
+      const written: string[] = [];
+      const error = (await target.write(ctx(TOKEN), null, entries(), { ...writeOptions(), signal: cancel.signal, onFileWritten: (p) => written.push(p) }).catch((e: unknown) => e)) as Error;
+      expect(error.message).toMatch(/was removed again/);
+      expect(emulator.state.objects.size).toBeGreaterThanOrEqual(2);
+      expect(requests(/addFiles$/)).toHaveLength(0);
+      expect(written).toEqual([]);
+      expect(emulator.state.datasets.size).toBe(before);
+      expect(await readdir(journalDir)).toEqual([]);
+    } finally {
+      await rm(journalDir, { recursive: true, force: true });
+    }
   });
 });

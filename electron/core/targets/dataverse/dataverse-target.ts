@@ -30,14 +30,20 @@ import { stageEntry, type StagedBytes } from './staged.js';
 import { UploadJournal } from './upload-journal.js';
 import { isZipName, wrapInZip } from './zip-wrap.js';
 import { removedOnFailure } from '../../remote/new-record.js';
-import { OutcomePipeline, type FileResult } from '../../remote/outcome-pipeline.js';
+import { OutcomePipeline, type FileResult, type Pending } from '../../remote/outcome-pipeline.js';
 import { ONE_AT_A_TIME } from '../../jobs/ordered-pipeline.js';
+import { isShutdownAbort } from '../../jobs/service.js';
 import { dataverseFields, readDataverseMetadata } from '../../metadata/dataverse.js';
 
 export interface DataverseTargetOptions extends DataverseApiOptions {
   /** the installation a bare token is for */
   defaultUrl: string;
-  /** files this big or bigger go by direct upload where the store allows it (default 64 MiB) */
+  /**
+   * files this big or bigger go by direct upload where the store allows it (default 1 byte:
+   * every file with bytes). Storage PUTs change nothing in the dataset; one addFiles a batch
+   * then registers them (REGISTER_BATCH), instead of one native add, one draft change and
+   * perhaps one ingest lock per file. An empty file has nothing to send: it goes native.
+   */
   directUploadBytes?: number;
   /** how long a write waits for an ingest (or other) lock to lift, ms (default 10 min) */
   lockWaitMs?: number;
@@ -46,6 +52,15 @@ export interface DataverseTargetOptions extends DataverseApiOptions {
   /** where multipart direct uploads are journaled for resuming (upload-journal.ts); null: not at all */
   journalDir?: string | null;
 }
+
+/**
+ * New direct uploads are registered this many at a time, with one `addFiles`, the rest at the
+ * end of the write: each registration is a change of the dataset's draft version, made one at
+ * a time under the dataset's lock, and the maintainers' advice for many files is direct upload
+ * with one addFiles (IQSS/dataverse#8700). The bound keeps one request's work on the server,
+ * and what a stop leaves to register when the job resumes, to a size that answers in time.
+ */
+export const REGISTER_BATCH = 100;
 
 /** Dataverse's checksum types (DataFile.ChecksumType) → Ferry's hash names. */
 const HASH_NAMES: Record<string, string> = { MD5: 'md5', 'SHA-1': 'sha1', 'SHA-256': 'sha256', 'SHA-512': 'sha512' };
@@ -190,7 +205,7 @@ export class DataverseTarget implements Target {
     if (parsed.kind === 'collection') throw badRequest('A Dataverse collection is read dataset by dataset: open it and download or transfer its datasets.');
     const version = await api.latestVersion(parsed.datasetId, ctx.signal);
     const open = (file: FileMetadata) => async () =>
-      verifyAdvertised(await api.download(file.dataFile.id, isIngested(file), ctx.signal), { hashes: hashesOf(file), size: sizeOf(file) }, { service: 'Dataverse', path: pathOf(file) });
+      verifyAdvertised(await api.download(file.dataFile.id, isIngested(file), ctx.signal), recordOf(file), { service: 'Dataverse', path: pathOf(file) });
     if (parsed.kind === 'file') {
       const file = findFile(version, parsed.fileId);
       const root = fileNode(version, file);
@@ -286,7 +301,7 @@ export class DataverseTarget implements Target {
     const version = await api.latestVersion(dataset, options.signal);
     if (version.versionState === 'DEACCESSIONED') throw conflict(`The Dataverse dataset '${titleOf(version)}' is deaccessioned; it takes no new files.`);
     return new WriteSession(api, version, prefix, options, new OutcomePipeline(this.info.concurrency, outcome, options), {
-      directUploadBytes: this.options.directUploadBytes ?? 64 * 1024 * 1024,
+      directUploadBytes: this.options.directUploadBytes ?? 1,
       lockWaitMs: this.options.lockWaitMs ?? 10 * 60_000,
       lockPollMs: this.options.lockPollMs ?? 2000,
       journal: this.options.journalDir ? new UploadJournal(this.options.journalDir) : null,
@@ -340,9 +355,20 @@ export class DataverseTarget implements Target {
   }
 }
 
+/** A new direct upload in storage, waiting for the addFiles that registers it. */
+interface Unregistered {
+  path: string;
+  reportPath: string;
+  registered: Record<string, unknown>;
+  journalKey: string | null;
+  settle(result: FileResult | null, error?: unknown): void;
+}
+
 /** The state of one write into one dataset: what it holds, and whether its store takes direct uploads. */
 class WriteSession {
   private readonly byPath = new Map<string, FileMetadata>();
+  /** in storage, not registered yet (REGISTER_BATCH); never reported before their registration */
+  private unregistered: Unregistered[] = [];
   private readonly algorithm: string;
   private directAllowed = true;
   private lockChecked = false;
@@ -371,21 +397,35 @@ class WriteSession {
     return this.writes.startFile(entry, path, () => this.uploadFile(entry, reportPath, path));
   }
 
-  /** Waits until no request is under way. */
-  drain(): Promise<void> {
-    return this.writes.drain();
+  /**
+   * Waits until no request is under way. A write that failed or was cancelled registers no
+   * more: its direct uploads stay out of the dataset (and, unless Ferry is stopping, out of
+   * the journal; storage drops unregistered objects, dataverse.md Limits).
+   */
+  async drain(): Promise<void> {
+    await this.writes.drain();
+    if (this.writes.stopped || this.options.signal.aborted) await this.abandon();
   }
 
-  /** Waits for every file; throws the first hard failure. */
-  finish(): Promise<void> {
-    return this.writes.finish();
+  /** Registers what is left, waits for every file; throws the first hard failure. */
+  async finish(): Promise<void> {
+    await this.drain();
+    try {
+      await this.register();
+    } catch (error) {
+      await this.writes.finish().catch(() => undefined);
+      throw error;
+    }
+    await this.writes.finish();
   }
 
-  /** One file: ignored, added or replaced; refusals become the file's error. */
-  private async uploadFile(entry: Entry, reportPath: string, path: string): Promise<FileResult> {
+  /** One file: ignored, added or replaced (a new direct upload: registered later); refusals become the file's error. */
+  private async uploadFile(entry: Entry, reportPath: string, path: string): Promise<FileResult | Pending> {
     const slash = path.lastIndexOf('/');
     const name = path.slice(slash + 1);
     const directoryLabel = slash === -1 ? null : path.slice(0, slash);
+    // the same path again: the first must be in the dataset's listing before this one is compared with it
+    if (this.unregistered.some((file) => file.path === path)) await this.register();
     const existing = this.byPath.get(path);
     if (existing && this.options.duplicateAction === 'ignore') return { path: reportPath, list: 'ignored' };
     let bytes: StagedBytes | null = null;
@@ -394,11 +434,10 @@ class WriteSession {
       const knownAlgorithm = Object.keys(known)[0];
       bytes = await stageEntry(entry, knownAlgorithm ? [knownAlgorithm] : [this.algorithm], (entry.size ?? Infinity) >= this.tuning.directUploadBytes, this.options.signal);
       if (existing && knownAlgorithm && known[knownAlgorithm] === bytes.hashes[knownAlgorithm]) return { path: reportPath, list: 'ignored' };
-      await this.waitForLocks();
-      const stored = await this.send(bytes, path, name, directoryLabel, existing ?? null);
+      const stored = await this.send(bytes, path, name, directoryLabel, existing ?? null, reportPath);
+      if ('later' in stored) return stored;
       this.byPath.set(path, stored);
-      // the installation's record of the stored file (checksum.type/value, its original size): the job verifies against it
-      return { path: reportPath, list: existing ? 'updated' : 'created', stored: { hashes: hashesOf(stored), size: sizeOf(stored) } };
+      return { path: reportPath, list: existing ? 'updated' : 'created', stored: recordOf(stored) };
     } catch (error) {
       if (!isPerFileFailure(error, this.options.signal)) throw error;
       return { path: reportPath, error: error.message };
@@ -407,31 +446,42 @@ class WriteSession {
     }
   }
 
-  /** Direct upload for big files and ZIPs where the store allows it; otherwise the native API. */
-  private async send(bytes: StagedBytes, path: string, name: string, directoryLabel: string | null, existing: FileMetadata | null): Promise<FileMetadata> {
+  /**
+   * Direct upload where the store allows it (a file of `directUploadBytes` or more, a ZIP);
+   * otherwise the native API. A new direct upload is registered later, with others (REGISTER_BATCH) — at once only when
+   * it was sent before a stop (journaled): if storage no longer has it, it is sent again while
+   * its bytes are still staged.
+   */
+  private async send(bytes: StagedBytes, path: string, name: string, directoryLabel: string | null, existing: FileMetadata | null, reportPath: string): Promise<FileMetadata | Pending> {
     const signal = this.options.signal;
     const datasetId = this.version.datasetId;
     const meta = { directoryLabel: directoryLabel ?? '', description: '' };
     if (this.directAllowed && (bytes.size >= this.tuning.directUploadBytes || isZipName(name))) {
       const md5 = bytes.hashes.md5 as string;
       const journal = this.tuning.journal ? { store: this.tuning.journal, key: UploadJournal.key({ installation: this.api.account.url, datasetId, path, size: bytes.size, md5 }) } : undefined;
-      const storageIdentifier = await uploadDirect(this.api, datasetId, bytes, signal, journal);
-      if (storageIdentifier === null) this.directAllowed = false;
-      else {
-        const registered = { ...meta, storageIdentifier, fileName: name, mimeType: 'application/octet-stream', checksum: { '@type': 'MD5', '@value': md5 } };
-        let stored: FileMetadata;
-        if (existing) stored = firstFile(await this.withLockRetry(() => this.api.replaceFile(existing.dataFile.id, { ...registered, forceReplace: true }, null, signal)), name);
-        else {
-          const answer = await this.withLockRetry(() => this.api.addFiles(datasetId, [registered], signal));
-          const result = answer.Files[0];
-          if (!result || result.errorMessage || !result.fileDetails) throw new FerryError(502, 'upstream_error', `Dataverse did not register '${name}': ${result?.errorMessage ?? 'no answer for the file'}.`);
-          stored = result.fileDetails;
+      for (let again = true; ; again = false) {
+        const uploaded = await uploadDirect(this.api, datasetId, bytes, signal, journal);
+        if (uploaded === null) {
+          this.directAllowed = false;
+          break;
         }
-        // registered: nothing is left to resume
-        await journal?.store.remove(journal.key);
-        return stored;
+        const registered = { ...meta, storageIdentifier: uploaded.storageIdentifier, fileName: name, mimeType: 'application/octet-stream', checksum: { '@type': 'MD5', '@value': md5 } };
+        if (existing) {
+          await this.waitForLocks();
+          const stored = firstFile(await this.withLockRetry(() => this.api.replaceFile(existing.dataFile.id, { ...registered, forceReplace: true }, null, signal)), name);
+          // registered: nothing is left to resume
+          await journal?.store.remove(journal.key);
+          return stored;
+        }
+        const pending = this.registerLater(path, reportPath, registered, journal?.key ?? null);
+        const sentBefore = uploaded.sentBefore && again;
+        // in this file's turn on the pipeline: one change of the dataset at a time
+        if (sentBefore || this.unregistered.length >= REGISTER_BATCH) await this.register();
+        if (!sentBefore || !('error' in (await pending.later))) return pending;
+        // refused (storage no longer has it): its journal record is gone, the next round sends the bytes
       }
     }
+    await this.waitForLocks();
     // native: a ZIP goes inside a ZIP of its own, or Dataverse would unpack it (zip-wrap.ts)
     const zip = isZipName(name);
     const wrapped = zip ? wrapInZip(directoryLabel ? `${directoryLabel}/${name}` : name, bytes.size, () => bytes.open()) : null;
@@ -450,6 +500,62 @@ class WriteSession {
       ? await this.withLockRetry(() => this.api.replaceFile(existing.dataFile.id, { ...nativeMeta, forceReplace: true }, part, signal))
       : await this.withLockRetry(() => this.api.addFile(datasetId, nativeMeta, part, signal));
     return firstFile(answer, name);
+  }
+
+  /** Queues a new direct upload for the next addFiles. */
+  private registerLater(path: string, reportPath: string, registered: Record<string, unknown>, journalKey: string | null): Pending {
+    let settle!: Unregistered['settle'];
+    const later = new Promise<FileResult>((resolve, reject) => (settle = (result, error) => (result ? resolve(result) : reject(error))));
+    this.unregistered.push({ path, reportPath, registered, journalKey, settle });
+    return { later };
+  }
+
+  /**
+   * One addFiles for every upload waiting: each file's entry in the answer (HTTP 200 even when
+   * some fail, per-file `errorMessage`) is its result — registered, or refused with Dataverse's
+   * words. A request that fails leaves them all unregistered and throws.
+   */
+  private async register(): Promise<void> {
+    const batch = this.unregistered;
+    this.unregistered = [];
+    if (batch.length === 0) return;
+    const signal = this.options.signal;
+    let answer: Awaited<ReturnType<DataverseApi['addFiles']>>;
+    try {
+      await this.waitForLocks();
+      answer = await this.withLockRetry(() => this.api.addFiles(this.version.datasetId, batch.map((file) => file.registered), signal));
+    } catch (error) {
+      await this.forget(batch, error);
+      throw error;
+    }
+    // a registered entry names its storage identifier (AddReplaceFileHelper.addFiles); with none named, by position
+    const byIdentifier = new Map(answer.Files.filter((result) => result.storageIdentifier).map((result) => [result.storageIdentifier, result]));
+    for (const [index, file] of batch.entries()) {
+      const result = byIdentifier.size ? byIdentifier.get(file.registered.storageIdentifier as string) : answer.Files[index];
+      if (file.journalKey) await this.tuning.journal?.remove(file.journalKey);
+      const name = file.registered.fileName as string;
+      if (!result?.fileDetails || result.errorMessage) {
+        file.settle({ path: file.reportPath, error: `Dataverse did not register '${name}': ${result?.errorMessage?.replace(/\.$/, '') ?? 'its answer did not name the file'}.` });
+        continue;
+      }
+      this.byPath.set(file.path, result.fileDetails);
+      file.settle({ path: file.reportPath, list: 'created', stored: recordOf(result.fileDetails) });
+    }
+  }
+
+  /** The write stops: nothing waiting for registration is registered or reported. */
+  private async abandon(): Promise<void> {
+    const batch = this.unregistered;
+    this.unregistered = [];
+    await this.forget(batch, new FerryError(409, 'conflict', 'The write stopped before Dataverse registered this file.'));
+  }
+
+  /** Uploads never reported: their journal records go, unless Ferry is stopping (the resumed job registers them). */
+  private async forget(batch: Unregistered[], error: unknown): Promise<void> {
+    for (const file of batch) {
+      if (file.journalKey && !isShutdownAbort(this.options.signal)) await this.tuning.journal?.remove(file.journalKey);
+      file.settle(null, error);
+    }
   }
 
   /**
@@ -516,6 +622,11 @@ function pathOf(file: FileMetadata): string {
 
 function sizeOf(file: FileMetadata): number {
   return isIngested(file) && typeof file.dataFile.originalFileSize === 'number' ? file.dataFile.originalFileSize : file.dataFile.filesize;
+}
+
+/** The installation's record of a file (checksum.type/value, its original's size): what a write is verified against, and a read checked with. */
+function recordOf(file: FileMetadata): { hashes: Record<string, string>; size: number } {
+  return { hashes: hashesOf(file), size: sizeOf(file) };
 }
 
 function hashesOf(file: FileMetadata): Record<string, string> {

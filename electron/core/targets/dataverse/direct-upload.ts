@@ -13,7 +13,10 @@ import type { StagedBytes } from './staged.js';
  * Parts are byte ranges of the staged copy, sent in order. With a journal, every acknowledged
  * part is recorded, and an upload found there (a job resumed after a stop or a kill) sends only
  * the missing parts; if its URLs have expired (storage answers 403) it is abandoned and started
- * afresh. Null when the dataset's store does not allow direct upload.
+ * afresh. A whole upload (single PUT, or multipart completed) is journaled too, until the
+ * caller removes it once Dataverse registered the file: a job stopped before the registration
+ * registers it when resumed without sending the bytes again (`sentBefore`). Null when the
+ * dataset's store does not allow direct upload.
  */
 export async function uploadDirect(
   api: DataverseApi,
@@ -21,21 +24,22 @@ export async function uploadDirect(
   bytes: StagedBytes,
   signal: AbortSignal,
   journal?: { store: UploadJournal; key: string },
-): Promise<string | null> {
+): Promise<{ storageIdentifier: string; sentBefore: boolean } | null> {
   const saved = journal ? await journal.store.load(journal.key) : null;
   if (saved) {
     const resumed = await attempt(api, bytes, saved, signal, journal, true);
-    if (resumed !== null) return resumed;
+    if (resumed !== null) return { storageIdentifier: resumed, sentBefore: saved.completed };
   }
   const urls = await api.uploadUrls(datasetId, bytes.size, signal);
   if (!urls) return null;
   if ('url' in urls) {
     await api.putPresigned(urls.url, bytes.size, () => bytes.open(), true, signal);
-    return urls.storageIdentifier;
+    await journal?.store.save(journal.key, { storageIdentifier: urls.storageIdentifier, partSize: urls.partSize, urls: {}, abort: '', complete: '', done: {}, completed: true });
+    return { storageIdentifier: urls.storageIdentifier, sentBefore: false };
   }
   const record: JournalRecord = { storageIdentifier: urls.storageIdentifier, partSize: urls.partSize, urls: urls.urls, abort: urls.abort, complete: urls.complete, done: {}, completed: false };
   await journal?.store.save(journal.key, record);
-  return attempt(api, bytes, record, signal, journal, false) as Promise<string>;
+  return { storageIdentifier: (await attempt(api, bytes, record, signal, journal, false)) as string, sentBefore: false };
 }
 
 /**

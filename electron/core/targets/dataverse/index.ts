@@ -14,8 +14,9 @@ export const DEFAULT_DATAVERSE_URL = 'https://dataverse.harvard.edu';
 /**
  * The `dataverse` target. A bare token is for `config.remotes.dataverseUrl`; a token given
  * as JSON names its own installation (credentials.ts), so one target serves several
- * installations, one keychain entry each. Multipart direct uploads are journaled under the
- * data dir so a resumed job sends only the parts still missing. `overrides` is for tests.
+ * installations, one keychain entry each. Direct uploads are journaled under the data dir so
+ * a resumed job sends only the parts still missing, and registers without sending again what
+ * storage already holds. `overrides` is for tests.
  */
 export function createDataverseTarget(config: FerryConfig, _secrets: SecretStore, overrides: Partial<DataverseTargetOptions> = {}): Target {
   return new DataverseTarget({ defaultUrl: config.remotes.dataverseUrl || DEFAULT_DATAVERSE_URL, journalDir: path.join(config.dataDir, 'dataverse-uploads'), ...overrides });

@@ -3,9 +3,11 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import path from 'node:path';
 
 /**
- * What a multipart direct upload has done so far, kept on disk so that a job resumed after
- * Ferry was stopped or killed sends only the parts storage does not have yet: the presigned
- * URLs Dataverse handed out, and the ETag of every part sent. One small JSON file per upload,
+ * What a direct upload has done so far, kept on disk so that a job resumed after Ferry was
+ * stopped or killed sends only the parts storage does not have yet — the presigned URLs
+ * Dataverse handed out, and the ETag of every part sent — and registers a whole upload that
+ * Dataverse had not registered yet without sending it again (a single PUT is recorded only
+ * once storage acknowledged it, as `completed`, with no URLs). One small JSON file per upload,
  * named by a digest of (installation, dataset, path, size, MD5) — never the token — written
  * whole and renamed into place after each part, so a kill leaves the last complete state.
  * The URLs are short-lived write grants for that one object; the files are readable by the
