@@ -459,7 +459,8 @@ export class LocalTarget implements Target {
       withReadWhole(entry, async (algorithms) => {
         try {
           const whole = await (takeEarly() ?? readSmallFile(absolutePath, size));
-          return { bytes: whole, hashes: digestsOf(whole, algorithms) };
+          // readSmallFile's buffer is its own ArrayBuffer, and let go of here (takeEarly)
+          return { bytes: whole, hashes: digestsOf(whole, algorithms), movable: true };
         } catch (error) {
           throw toFerryError(error, relativePath);
         }
@@ -576,15 +577,23 @@ function versionOf(node: ResolvedNode): FileVersion {
   return { path: node.relativePath, size: node.stat.size, mtimeNs: node.stat.mtimeNs, ino: node.stat.ino, ctimeNs: node.stat.ctimeNs };
 }
 
-/** The whole of a small file, opened without following a symlink. */
+/**
+ * The whole of a small file, opened without following a symlink, at the start of an
+ * ArrayBuffer of its own (never Node's shared pool), so a writer may move it to another
+ * thread (WholeFile.movable).
+ */
 async function readSmallFile(absolutePath: string, expectedSize: number): Promise<Buffer> {
   const handle = await open(absolutePath, constants.O_RDONLY | NOFOLLOW);
   try {
     // One read of the size lstat gave (plus a byte to notice growth); more only if it grew.
-    let buffer = Buffer.allocUnsafe(expectedSize + 1);
+    let buffer = Buffer.allocUnsafeSlow(expectedSize + 1);
     let filled = 0;
     for (;;) {
-      if (filled === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(buffer.length)]);
+      if (filled === buffer.length) {
+        const grown = Buffer.allocUnsafeSlow(buffer.length * 2);
+        buffer.copy(grown);
+        buffer = grown;
+      }
       const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
       filled += bytesRead;
       // a regular file reads short only at its end
