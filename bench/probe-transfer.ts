@@ -4,7 +4,7 @@
 // (as the bench's transfer group does), printing each round's time, the server's CPU seconds
 // and its peak RSS so far. Extra server settings are passed through, so an on/off pair is two
 // runs of this (docs/performance.md, "Local → local, the stored ZIP and peak memory").
-// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--no-reference] [--threads]
+// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--output file] [--no-reference] [--threads]
 import { spawn } from 'node:child_process';
 import { openAsBlob } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -25,6 +25,8 @@ const { values: args } = parseArgs({
     'node-arg': { type: 'string', multiple: true },
     /** write the server's /proc/<pid>/smaps here at the end (what holds its memory) */
     smaps: { type: 'string' },
+    /** write the server's output (stdout and stderr: --node-arg=--trace-gc lines) here at the end */
+    output: { type: 'string' },
     'no-reference': { type: 'boolean', default: false },
     /** print each round's server CPU by thread (user + system seconds), from /proc/<pid>/task */
     threads: { type: 'boolean', default: false },
@@ -141,6 +143,7 @@ for (const row of args.rows!.split(',')) {
 }
 if (args.smaps) await writeFile(args.smaps, await proc('smaps'));
 await dav?.stop();
+if (args.output) await writeFile(args.output, server.output());
 server.child.kill('SIGINT');
 await server.exited;
 await rm(root, { recursive: true, force: true });
