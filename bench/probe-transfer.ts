@@ -1,9 +1,10 @@
-// Ad-hoc: the bench's local → local transfer and stored-ZIP upload, each round followed by its
-// reference (rclone copy, unzip), on one server that runs the given rows one after the other
+// Ad-hoc: the bench's local → local transfer, local → WebDAV (Apache mod_dav, `webdav`; no
+// reference) and stored-ZIP upload, each round followed by its reference (rclone copy, unzip),
+// on one server that runs the given rows one after the other
 // (as the bench's transfer group does), printing each round's time, the server's CPU seconds
 // and its peak RSS so far. Extra server settings are passed through, so an on/off pair is two
 // runs of this (docs/performance.md, "Local → local, the stored ZIP and peak memory").
-// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--no-reference] [--threads]
+// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--output file] [--no-reference] [--threads]
 import { spawn } from 'node:child_process';
 import { openAsBlob } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Job, ResourceSummary } from '../shared/api.js';
 import { startFerryProcess } from '../test/support/ferry-process.js';
+import { startApacheWebdav, type ApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { makeMixedFolder } from './data.js';
 
 const { values: args } = parseArgs({
@@ -23,6 +25,8 @@ const { values: args } = parseArgs({
     'node-arg': { type: 'string', multiple: true },
     /** write the server's /proc/<pid>/smaps here at the end (what holds its memory) */
     smaps: { type: 'string' },
+    /** write the server's output (stdout and stderr: --node-arg=--trace-gc lines) here at the end */
+    output: { type: 'string' },
     'no-reference': { type: 'boolean', default: false },
     /** print each round's server CPU by thread (user + system seconds), from /proc/<pid>/task */
     threads: { type: 'boolean', default: false },
@@ -87,8 +91,22 @@ const threadDelta = (before: Map<string, { user: number; system: number }>, afte
 const peakMiB = async () => Number(/VmHWM:\s+(\d+)/.exec(await proc('status'))![1]) / 1024;
 
 const sourceId = await topLevelId('Transfer');
+let dav: ApacheWebdav | null = null;
 for (const row of args.rows!.split(',')) {
-  if (row !== 'transfer' && row !== 'stored') throw new Error(`--rows: transfer or stored, not ${row}`);
+  if (row !== 'transfer' && row !== 'stored' && row !== 'webdav') throw new Error(`--rows: transfer, webdav or stored, not ${row}`);
+  if (row === 'webdav') {
+    dav ??= await startApacheWebdav();
+    const token = JSON.stringify({ url: dav.url, username: dav.username, password: dav.password });
+    for (let round = 0; round < Number(args.rounds); round++) {
+      for (const name of await readdir(dav.dataDir)) await rm(path.join(dav.dataDir, name), { recursive: true, force: true });
+      const cpuBefore = await cpuSeconds();
+      const start = performance.now();
+      const body = JSON.stringify({ source_target_name: 'local', source_resource_id: sourceId });
+      await waitFor((await api<{ ticket_number: string }>('api_v1/targets/webdav/resources/', { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update', 'service-destination-token': token }, body })).ticket_number);
+      console.log(`webdav ${round}: ${((performance.now() - start) / 1000).toFixed(3)} s (server CPU ${((await cpuSeconds()) - cpuBefore).toFixed(2)} s); peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
+    }
+    continue;
+  }
   const into = path.join(workspace, row === 'stored' ? 'Stored' : 'Into');
   await mkdir(into);
   const intoId = await topLevelId(path.basename(into));
@@ -124,6 +142,8 @@ for (const row of args.rows!.split(',')) {
   }
 }
 if (args.smaps) await writeFile(args.smaps, await proc('smaps'));
+await dav?.stop();
+if (args.output) await writeFile(args.output, server.output());
 server.child.kill('SIGINT');
 await server.exited;
 await rm(root, { recursive: true, force: true });

@@ -56,6 +56,27 @@ describe('each switch changes the path taken', () => {
     expect(off.crc32.crc32(bytes)).toBe(0xcbf43926);
   });
 
+  it('moved-file-bytes off: a movable buffer is copied to the file-write worker, not moved', async () => {
+    const { mkdtemp, readFile, rm } = await import('node:fs/promises');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-moved-'));
+    try {
+      for (const [setting, left] of [['', 0], ['-moved-file-bytes', 3]] as const) {
+        vi.resetModules();
+        vi.stubEnv('FERRY_FAST_PATHS', setting);
+        const { fileWriteWorkers } = await import('./jobs/file-write-workers.js');
+        const bytes = Buffer.allocUnsafeSlow(3).fill('abc');
+        const file = path.join(dir, `${left}.txt`);
+        await fileWriteWorkers().writeNewFile(file, bytes, null, false, null, true);
+        expect(bytes.length).toBe(left);
+        expect(await readFile(file, 'utf8')).toBe('abc');
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('each capability is hidden exactly when its fast path is off', async () => {
     const columnarListing = { listColumns: () => undefined } as never;
     const cacheableListings = { isKept: () => true };

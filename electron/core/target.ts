@@ -147,6 +147,12 @@ export interface WholeFile {
   bytes: Buffer;
   /** hex digests: at least the algorithms asked for (lower case names) */
   hashes: Record<string, string>;
+  /**
+   * True when `bytes` start its own ArrayBuffer (not a slice of a larger read, not Node's
+   * shared pool) that nothing else holds: the caller may move that ArrayBuffer to another
+   * thread (a transfer), after which `bytes` are empty here. A second call reads them again.
+   */
+  movable?: boolean;
 }
 
 /** Reads the whole file and hashes it with `algorithms` in the same pass; fails as open()'s stream would. */

@@ -2,6 +2,7 @@ import { lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fastPathOn } from '../fast-paths.js';
 import { fileWriteWorkers } from './file-write-workers.js';
 
 let dir: string;
@@ -25,6 +26,19 @@ describe('file-writing worker threads', () => {
     expect(Number(onDisk.mode) & 0o777).toBe(0o644 & ~process.umask());
     // the caller's buffer is not moved to the worker
     expect(window.toString()).toBe('xxhello worldyy');
+  });
+
+  it('moves a movable buffer to the worker (only its first bytes written) instead of copying it', async () => {
+    const file = path.join(dir, 'moved.txt');
+    // as the local target reads a small file: its own ArrayBuffer, a byte longer than the file
+    const read = Buffer.allocUnsafeSlow(6);
+    read.write('moved!');
+    const bytes = read.subarray(0, 5);
+    const stat = await fileWriteWorkers().writeNewFile(file, bytes, null, false, null, true);
+    expect(await readFile(file, 'utf8')).toBe('moved');
+    expect(stat.size).toBe(5n);
+    // detached: the bytes went with the worker (a copy went, with the fast path off)
+    expect(bytes.length).toBe(fastPathOn('moved-file-bytes') ? 0 : 5);
   });
 
   it('puts the written file in place in the same hop when asked, or says why not and leaves it written', async () => {

@@ -386,9 +386,10 @@ export class LocalTarget implements Target {
    */
   private async *folderEntries(folder: ResolvedNode, prefixLength: number, signal: AbortSignal, mode: EntryMode): AsyncGenerator<Entry> {
     yield this.entryFor(folder, folder.relativePath.slice(prefixLength), mode);
-    /** entries not yet yielded, with the bytes each holds read ahead */
+    /** entries not yet yielded, with the bytes each may hold read ahead */
     const ahead: { entry: Entry; bytes: number }[] = [];
     let aheadBytes = 0;
+    const readAhead = mode.readAhead ? new ReadAhead() : null;
     const walk = walkFolders(folder.absolutePath, folder.relativePath, signal);
     let statSync = fastPathOn('sync-lstat');
     const resolvedRuns = async function* (self: LocalTarget) {
@@ -409,7 +410,7 @@ export class LocalTarget implements Target {
     for await (const resolved of resolvedRuns(this)) {
       const small = mode.readAhead && !resolved.isFolder && resolved.stat.size <= BigInt(READ_AHEAD_FILE_BYTES);
       const bytes = small ? Number(resolved.stat.size) : 0;
-      ahead.push({ entry: this.entryFor(resolved, resolved.relativePath.slice(prefixLength), mode, small), bytes });
+      ahead.push({ entry: this.entryFor(resolved, resolved.relativePath.slice(prefixLength), mode, readAhead, small), bytes });
       aheadBytes += bytes;
       while (ahead.length > READ_AHEAD_FILES || aheadBytes > READ_AHEAD_BYTES) {
         const next = ahead.shift()!;
@@ -420,19 +421,26 @@ export class LocalTarget implements Target {
     while (ahead.length > 0) yield ahead.shift()!.entry;
   }
 
-  private entryFor(node: ResolvedNode, entryPath: string, mode: EntryMode, readAhead = false): Entry {
+  private entryFor(node: ResolvedNode, entryPath: string, mode: EntryMode, readAhead: ReadAhead | null = null, small = false): Entry {
     const version = versionOf(node);
     // The closures below keep these, not the node: its BigIntStats (~1.5 KB, most of an
     // entry) then dies young instead of living in the old generation for the whole read.
     const { absolutePath, relativePath, isFolder } = node;
     const size = Number(node.stat.size);
     const changedAtMs = Number(node.stat.ctimeNs / 1_000_000n);
-    // Small files are read whole at once, concurrently with the entries before them. Taken
-    // once (a second read reads the file again), and let go then: a job that keeps its
-    // entries to the end (the provenance record) must not keep every small file's bytes too.
-    let bytes = readAhead ? readSmallFile(absolutePath, size) : null;
-    bytes?.catch(() => undefined); // surfaces at open(); an entry never opened must not crash Ferry
+    // Small files are read whole ahead, concurrently with the entries before them (ReadAhead
+    // says when). Taken once (a second read reads the file again), and let go then: a job that
+    // keeps its entries to the end (the provenance record) must not keep every small file's
+    // bytes too.
+    let bytes: Promise<Buffer> | null = null;
+    const index = isFolder
+      ? -1
+      : (readAhead?.add(small ? size : 0, () => {
+          bytes = readSmallFile(absolutePath, size);
+          bytes.catch(() => undefined); // surfaces at open(); an entry never opened must not crash Ferry
+        }, small) ?? -1);
     const takeEarly = (): Promise<Buffer> | null => {
+      readAhead?.taken(index);
       const early = bytes;
       bytes = null;
       return early;
@@ -460,7 +468,8 @@ export class LocalTarget implements Target {
       withReadWhole(entry, async (algorithms) => {
         try {
           const whole = await (takeEarly() ?? readSmallFile(absolutePath, size));
-          return { bytes: whole, hashes: digestsOf(whole, algorithms) };
+          // readSmallFile's buffer is its own ArrayBuffer, and let go of here (takeEarly)
+          return { bytes: whole, hashes: digestsOf(whole, algorithms), movable: true };
         } catch (error) {
           throw toFerryError(error, relativePath);
         }
@@ -561,6 +570,50 @@ export class LocalTarget implements Target {
   }
 }
 
+/**
+ * When the small files of one read are read ahead: a file's bytes once the consumer has taken
+ * (opened, or read whole) a file at most READ_AHEAD_FILES files before it, within
+ * READ_AHEAD_BYTES of small files from there; the first files at once. So what is held ahead
+ * follows what the consumer takes, not how far it iterates: a write's planner iterates every
+ * entry of the read before the first is written (plan/write-plan.ts), and the bytes of every
+ * small file would otherwise wait in memory for their turn.
+ */
+class ReadAhead {
+  /** files not yet passed by the furthest taken, by index: their size and how to start their read (null: started, or large) */
+  private readonly waiting = new Map<number, { bytes: number; start: (() => void) | null }>();
+  private count = 0;
+  private furthest = -1;
+
+  /** Registers the next file of the read (its index is returned) and starts its read if it is near enough. */
+  add(bytes: number, start: () => void, small: boolean): number {
+    const index = this.count++;
+    this.waiting.set(index, { bytes, start: small ? start : null });
+    this.fill();
+    return index;
+  }
+
+  /** The file at `index` was taken: the files after it may be read. */
+  taken(index: number): void {
+    if (index <= this.furthest) return;
+    this.furthest = index;
+    for (const key of this.waiting.keys()) {
+      if (key > index) break;
+      this.waiting.delete(key);
+    }
+    this.fill();
+  }
+
+  private fill(): void {
+    let bytes = 0;
+    for (const [key, file] of this.waiting) {
+      bytes += file.bytes;
+      if (key > this.furthest + READ_AHEAD_FILES || bytes > READ_AHEAD_BYTES) return;
+      file.start?.();
+      file.start = null;
+    }
+  }
+}
+
 /** statNode's synchronous form (see SYNC_STAT_RUN_MS). */
 function statNodeSync(node: WalkNode): ResolvedNode | null {
   try {
@@ -588,15 +641,23 @@ function versionOf(node: ResolvedNode): FileVersion {
   return { path: node.relativePath, size: node.stat.size, mtimeNs: node.stat.mtimeNs, ino: node.stat.ino, ctimeNs: node.stat.ctimeNs };
 }
 
-/** The whole of a small file, opened without following a symlink. */
+/**
+ * The whole of a small file, opened without following a symlink, at the start of an
+ * ArrayBuffer of its own (never Node's shared pool), so a writer may move it to another
+ * thread (WholeFile.movable).
+ */
 async function readSmallFile(absolutePath: string, expectedSize: number): Promise<Buffer> {
   const handle = await open(absolutePath, constants.O_RDONLY | NOFOLLOW);
   try {
     // One read of the size lstat gave (plus a byte to notice growth); more only if it grew.
-    let buffer = Buffer.allocUnsafe(expectedSize + 1);
+    let buffer = Buffer.allocUnsafeSlow(expectedSize + 1);
     let filled = 0;
     for (;;) {
-      if (filled === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(buffer.length)]);
+      if (filled === buffer.length) {
+        const grown = Buffer.allocUnsafeSlow(buffer.length * 2);
+        buffer.copy(grown);
+        buffer = grown;
+      }
       const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
       filled += bytesRead;
       // a regular file reads short only at its end

@@ -133,3 +133,23 @@ it('a second whole read of a file changed meanwhile gives its new bytes (the rea
     }
   }
 });
+
+it('reads ahead of what the consumer takes, not of how far it iterates (a planner holds every entry first)', async () => {
+  const target = new LocalTarget({ root });
+  const read = await target.read(ctx(), encodeLocalId('Data'));
+  const entries = [];
+  for await (const entry of read.entries) if (entry.kind === 'file') entries.push(entry);
+  // nothing taken yet: only the first few files may have been read; the last one is read when taken
+  const last = entries.at(-1)!;
+  const absolute = path.join(root, last.path);
+  const original = await readFile(absolute);
+  const changed = Buffer.from(original).fill(9);
+  await writeFile(absolute, changed);
+  try {
+    expect((await bytesOf(await last.open())).equals(changed)).toBe(true);
+  } finally {
+    await writeFile(absolute, original);
+  }
+  // the rest still give their files' bytes, taken in order
+  for (const entry of entries.slice(0, -1)) expect((await bytesOf(await entry.open())).equals(files.get(entry.path)!)).toBe(true);
+});

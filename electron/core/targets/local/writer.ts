@@ -582,20 +582,24 @@ class Writer {
    * the same few calls through one handle as writeSmallTemporary.
    */
   private async writeWholeTemporary(entry: Entry, readWhole: ReadWhole, temporary: string, replacing: boolean, placeAt: string | null): Promise<WrittenTemporary> {
-    const { bytes, hashes } = await readWhole(this.params.algorithms);
+    const file = await readWhole(this.params.algorithms);
+    let { bytes, hashes } = file;
+    const size = bytes.length;
     const mtime = entry.mtime && !Number.isNaN(entry.mtime.getTime()) ? entry.mtime : null;
     const workers = fileWriteWorkers();
     if (workers.available) {
       try {
         // open, write, times, (fsync of a replacement), fstat, close (and the rename to
         // `placeAt`) in one hop to a worker thread; it removes the temporary itself when any
-        // but the rename fails
-        const { placeError, ...stat } = await workers.writeNewFile(temporary, bytes, mtime, replacing, placeAt);
-        return { hashes: this.wantedHashes(hashes), bytes: bytes.length, timesSet: mtime !== null, stat, ...(placeAt !== null ? { placeError } : {}) };
+        // but the rename fails. Movable bytes go with it: `bytes` are empty from here on.
+        const { placeError, ...stat } = await workers.writeNewFile(temporary, bytes, mtime, replacing, placeAt, file.movable === true);
+        return { hashes: this.wantedHashes(hashes), bytes: size, timesSet: mtime !== null, stat, ...(placeAt !== null ? { placeError } : {}) };
       } catch (error) {
         if (!(error instanceof FileWorkerLost)) throw this.params.options.signal.aborted ? new CancelledError() : error;
         // the worker died mid-write: whatever it left goes, and this file is written here
         await unlink(temporary).catch(() => undefined);
+        // (read again if its bytes went with the worker)
+        if (bytes.length !== size) ({ bytes, hashes } = await readWhole(this.params.algorithms));
       }
     }
     const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
@@ -789,3 +793,4 @@ async function hashNoFollow(absolute: string, algorithms: readonly string[]): Pr
   const { hashes } = await hashStream(handle.createReadStream({ highWaterMark: 1024 * 1024, autoClose: true }), algorithms);
   return hashes;
 }
+
