@@ -32,6 +32,7 @@ import { describePerFileError, PER_FILE_CODES, toFerryError } from './fs-errors.
 import type { FileVersion, HashCache } from './hash-cache.js';
 import { checkRelativePath, isInside, joinInside } from './safe-path.js';
 import { isCode, joinRelative } from './walk.js';
+import { processIsAlive } from '../../process-alive.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const MAX_NAME_ATTEMPTS = 10_000;
@@ -753,15 +754,6 @@ let temporaryCount = 0;
 function temporaryName(): string {
   temporaryCount += 1;
   return `${TEMPORARY_PREFIX}${temporaryCount.toString(16).padStart(8, '0')}.part`;
-}
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return isCode(error, 'EPERM');
-  }
 }
 
 async function removeOrphanedTemporaries(folder: string): Promise<void> {

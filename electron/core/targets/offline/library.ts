@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DownloadLibrary, KeptCopy } from '../../download-library.js';
+import { processIsAlive } from '../../process-alive.js';
 
 // The folders of ZIPs the `offline` target serves. Scanned at every listing, so an archive
 // dropped in or removed while Ferry runs shows up or disappears without a restart.
@@ -118,15 +119,6 @@ export class Library implements DownloadLibrary {
 
 /** `.<base>.<pid>.<ms>.partial`, as keep() names its temporary files */
 const PARTIAL = /^\..+\.(\d+)\.\d+\.partial$/;
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Gives `temporary` the name `candidate` unless that name is taken, atomically: a hard link
