@@ -9,6 +9,7 @@ import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { withPlanOf } from '../../../../test/target-suite/test-entries.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
+import { claimFileName } from './writer.js';
 import { collect, ctx, entriesOf, tempDir, writeOptions } from './test-helpers.js';
 
 /** Every file below `dir`, relative, with its content. */
@@ -353,6 +354,29 @@ describe('LocalTarget writing', () => {
     expect(await readdir(root)).toEqual(['Project', 'Run']);
     const other = await target.write(ctx(), null, entriesOf(tree), options);
     expect(other.newResource?.title).toBe('Run (2)');
+  });
+
+  it('a crash between a name tried and its mkdir never makes a resumed run write into a folder that was there before', async () => {
+    // The first run tried 'Project' (the user's own folder: its mkdir failed) and was killed
+    // before it tried the next name: its claim names 'Project', not marked made.
+    const label = { ...writeOptions('update'), jobLabel: 'Ferry upload 0b7e-tried' };
+    const project = () => entriesOf({ 'Project/notes.txt': 'from the upload' });
+    const options = await withPlanOf(target, null, project(), label);
+    await writeFile(path.join(root, 'Project', 'mine.txt'), 'the user\'s own');
+    const before = await snapshot(path.join(root, 'Project'));
+    await writeFile(path.join(root, claimFileName(label.jobLabel)), 'Project');
+    const resumed = await target.write(ctx(), null, project(), options);
+    expect(resumed.newResource?.title).toBe('Project (2)');
+    expect(await snapshot(path.join(root, 'Project'))).toEqual(before);
+    expect(await snapshot(path.join(root, 'Project (2)'))).toEqual({ 'notes.txt': 'from the upload' });
+    // a name tried whose folder is there and empty may be the one the crash cut off: taken
+    await mkdir(path.join(root, 'Empty'));
+    const empty = () => entriesOf({ 'Empty/a.txt': 'alpha' });
+    const emptyLabel = { ...writeOptions('update'), jobLabel: 'Ferry upload 0b7e-empty' };
+    await writeFile(path.join(root, claimFileName(emptyLabel.jobLabel)), 'Empty');
+    const intoEmpty = await target.write(ctx(), null, empty(), await withPlanOf(target, null, empty(), emptyLabel));
+    expect(intoEmpty.newResource?.title).toBe('Empty');
+    expect(await snapshot(path.join(root, 'Empty'))).toEqual({ 'a.txt': 'alpha' });
   });
 
   it('a top-level write resumed inside the folder it claimed (as a job does from its journal) drops the claim when it ends', async () => {

@@ -174,7 +174,7 @@ class Writer {
   private async adoptClaimOfContainer(): Promise<void> {
     if (this.containerAbsolute === this.params.rootRealPath) return; // the root has no claim above it inside the workspace
     const claim = path.join(path.dirname(this.containerAbsolute), claimFileName(this.params.options.jobLabel));
-    if ((await readClaim(claim)) === path.basename(this.containerAbsolute)) this.claimFile = claim;
+    if ((await readClaim(claim))?.name === path.basename(this.containerAbsolute)) this.claimFile = claim;
   }
 
   private async dropClaim(): Promise<void> {
@@ -325,14 +325,17 @@ class Writer {
     const claim = path.join(this.containerAbsolute, claimFileName(this.params.options.jobLabel));
     this.claimFile = claim;
     const claimed = await readClaim(claim);
-    if (claimed !== null && claimed.split('/').length === 1 && (claimed === name || claimed.startsWith(`${name} (`))) {
-      const absolute = path.join(this.containerAbsolute, claimed);
+    if (claimed !== null && claimed.name.split('/').length === 1 && (claimed.name === name || claimed.name.startsWith(`${name} (`))) {
+      const absolute = path.join(this.containerAbsolute, claimed.name);
       const existing = await lstatOrNull(absolute);
-      if (existing?.isDirectory()) {
+      // A name only tried (the crash came between the claim and its mkdir's answer) is ours
+      // only while empty: the folder by that name may be the user's (the mkdir failed with
+      // EEXIST), and nothing goes into a folder before its claim says it was made.
+      if (existing?.isDirectory() && (claimed.made || (await isEmptyFolder(absolute)))) {
         // files in it may be this job's from before the crash: not a folder this write made
         this.knownFolders.add(absolute);
-        out.created.push(claimed);
-        return claimed;
+        out.created.push(claimed.name);
+        return claimed.name;
       }
     }
     for (let n = 1; n <= MAX_NAME_ATTEMPTS; n += 1) {
@@ -345,6 +348,7 @@ class Writer {
         if (isCode(error, 'EEXIST')) continue;
         throw error;
       }
+      await writeClaim(claim, candidate, true);
       this.knownFolders.add(absolute);
       this.madeFolders.add(absolute);
       out.created.push(candidate);
@@ -718,15 +722,26 @@ const TEMPORARY = /^\.ferry-(\d+)-[0-9a-f]+\.part$/;
  * A hidden file in the root naming the top folder a top-level write claimed, keyed by the
  * job's label (stable across a resume). Never listed (walk.ts).
  */
-function claimFileName(jobLabel: string): string {
+export function claimFileName(jobLabel: string): string {
   return `.ferry-claim-${createHash('sha256').update(jobLabel).digest('hex').slice(0, 24)}`;
 }
 
-async function readClaim(file: string): Promise<string | null> {
+/**
+ * A job's claim of its new top folder: the name it tries (written before each mkdir), then
+ * the same name with a second line `made` once its mkdir succeeded. A claim without that line
+ * (from before it, or cut off by a crash) names a folder that may be someone else's.
+ */
+interface Claim {
+  name: string;
+  made: boolean;
+}
+
+async function readClaim(file: string): Promise<Claim | null> {
   try {
     const handle = await open(file, constants.O_RDONLY | NOFOLLOW);
     try {
-      return (await handle.readFile('utf8')) || null;
+      const [name, mark] = (await handle.readFile('utf8')).split('\n');
+      return name ? { name, made: mark === 'made' } : null;
     } finally {
       await handle.close();
     }
@@ -736,15 +751,23 @@ async function readClaim(file: string): Promise<string | null> {
 }
 
 /** Temp file + rename: a crash leaves the old claim or the new one, never half a name. */
-async function writeClaim(file: string, name: string): Promise<void> {
+async function writeClaim(file: string, name: string, made = false): Promise<void> {
   const temporary = path.join(path.dirname(file), temporaryName());
   const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
   try {
-    await handle.writeFile(name, 'utf8');
+    await handle.writeFile(made ? `${name}\nmade` : name, 'utf8');
   } finally {
     await handle.close();
   }
   await rename(temporary, file);
+}
+
+async function isEmptyFolder(absolute: string): Promise<boolean> {
+  try {
+    return (await readdir(absolute)).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 // a random part per process and a counter: unguessable names without a random draw per file
