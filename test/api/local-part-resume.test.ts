@@ -5,7 +5,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Acknowledgement, Job } from '../../shared/api.js';
 import type { Entry, Target } from '../../electron/core/target.js';
@@ -13,6 +12,7 @@ import { encodeLocalId } from '../../electron/core/targets/local/ids.js';
 import { LocalTarget } from '../../electron/core/targets/local/index.js';
 import { RESUMABLE_FILE_BYTES } from '../../electron/core/targets/local/resumable-write.js';
 import { renamed, startFerry, waitForJob, type Ferry } from './harness.js';
+import { countedEntry } from '../support/counted-entry.js';
 
 const SIZE = RESUMABLE_FILE_BYTES + 8 * 1024 * 1024;
 /** bytes the source handed out, not counting those a writer kept (Entry.openFrom) */
@@ -20,27 +20,8 @@ const counter = { read: 0 };
 
 /** The workspace as a source whose reads are counted. */
 function counted(target: Target): Target {
-  const count = (stream: Readable, kept: number): Readable => {
-    let seen = 0;
-    const counting = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        seen += chunk.length;
-        counter.read += Math.max(0, Math.min(chunk.length, seen - kept));
-        callback(null, chunk);
-      },
-    });
-    stream.on('error', (error) => counting.destroy(error));
-    return stream.pipe(counting);
-  };
   async function* entries(source: AsyncIterable<Entry>): AsyncGenerator<Entry> {
-    for await (const entry of source) {
-      const openFrom = entry.openFrom?.bind(entry);
-      yield {
-        ...entry,
-        open: async () => count(await entry.open(), 0),
-        ...(openFrom ? { openFrom: async (offset: number, kept: Readable) => count(await openFrom(offset, kept), offset) } : {}),
-      };
-    }
+    for await (const entry of source) yield countedEntry(entry, (bytes) => (counter.read += bytes));
   }
   return {
     ...renamed(target, target.info.name, target.info.readable_name),

@@ -4,7 +4,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CancelledError } from '../../errors.js';
 import { JobPaused } from '../../jobs/service.js';
@@ -13,6 +12,7 @@ import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
 import { RESUMABLE_FILE_BYTES } from './resumable-write.js';
 import { ctx, tempDirEach } from './test-helpers.js';
+import { countedEntry } from '../../../../test/support/counted-entry.js';
 
 const SIZE = RESUMABLE_FILE_BYTES + 5 * 1024 * 1024 + 17;
 const work = tempDirEach('part-resume');
@@ -41,18 +41,9 @@ function journal(): PartialFiles & { records: Map<string, KeptPartial> } {
 async function run(partials: PartialFiles, stop?: { after: number; reason: unknown }): Promise<{ read: number; outcome: Promise<unknown> }> {
   const controller = new AbortController();
   const counter = { read: 0 };
-  const counted = (stream: Readable, kept: number): Readable => {
-    let seen = 0;
-    const counting = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          seen += chunk.length;
-          counter.read += Math.max(0, Math.min(chunk.length, seen - kept));
-          if (stop && counter.read >= stop.after && !controller.signal.aborted) controller.abort(stop.reason);
-          callback(null, chunk);
-        },
-    });
-    stream.on('error', (error) => counting.destroy(error));
-    return stream.pipe(counting);
+  const count = (bytes: number) => {
+    counter.read += bytes;
+    if (stop && counter.read >= stop.after && !controller.signal.aborted) controller.abort(stop.reason);
   };
   const read = await source.read(ctx(), encodeLocalId('Big'));
   async function* entries(): AsyncGenerator<Entry> {
@@ -61,8 +52,8 @@ async function run(partials: PartialFiles, stop?: { after: number; reason: unkno
         yield entry;
         continue;
       }
-      const openFrom = entry.openFrom!.bind(entry);
-      yield { ...entry, open: async () => counted(await entry.open(), 0), openFrom: async (offset, kept) => counted(await openFrom(offset, kept), offset) };
+      expect(entry.openFrom).toBeDefined();
+      yield countedEntry(entry, count);
     }
   }
   const options: WriteOptions = { duplicateAction: 'ignore', signal: controller.signal, jobLabel: 'Ferry transfer 1234', partials };

@@ -330,8 +330,7 @@ export class OsfWriter {
     return { file, size: hasher.bytes, md5: hasher.digests!.md5! };
   }
 
-  /** A folder's files and folders by exact name (all pages), loaded once. */
-  /** A folder's children, listed once (tasks at once share the listing) until forgotten (forgetListing). */
+  /** A folder's files and folders by exact name (all pages), listed once (tasks at once share the listing) until forgotten (forgetListing). */
   private children(folder: FolderState): Promise<NonNullable<FolderState['children']>> {
     if (folder.children) return Promise.resolve(folder.children);
     folder.listing ??= this.listChildren(folder).then(
