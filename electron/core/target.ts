@@ -377,7 +377,7 @@ export interface Entry {
    * interrupted run, see PartialFiles). The first `offset` bytes come from `kept` (the writer's
    * own copy, read back), the rest from the source read from `offset` on: whoever watches
    * the stream still hashes the whole file, while the source sends only what is missing. A
-   * wrapper of the entry that watches open() must wrap this the same way (or drop it).
+   * wrapper of the entry that watches open() wraps this the same way (jobs/open-from.ts, watchedReads).
    */
   openFrom?(offset: number, kept: Readable): Promise<Readable>;
 }

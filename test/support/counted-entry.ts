@@ -1,5 +1,6 @@
 import { Transform, type Readable } from 'node:stream';
 import type { Entry } from '../../electron/core/target.js';
+import { watchedReads } from '../../electron/core/jobs/open-from.js';
 
 /**
  * `entry` with its reads counted: `count` is told the bytes its source itself hands out, all of
@@ -19,10 +20,5 @@ export function countedEntry(entry: Entry, count: (bytes: number) => void): Entr
     stream.on('error', (error) => counting.destroy(error));
     return stream.pipe(counting);
   };
-  const openFrom = entry.openFrom?.bind(entry);
-  return {
-    ...entry,
-    open: async () => counted(await entry.open(), 0),
-    ...(openFrom ? { openFrom: async (offset: number, kept: Readable) => counted(await openFrom(offset, kept), offset) } : {}),
-  };
+  return { ...entry, ...watchedReads(entry, counted) };
 }

@@ -7,6 +7,7 @@ import type { Entry } from '../target.js';
 import type { Bandwidth } from './bandwidth.js';
 import { CheckedHashingStream, SourceCheckFailed } from './source-check.js';
 import { readWholeOf, withReadWhole } from './whole-entry.js';
+import { watchedReads } from './open-from.js';
 
 export interface WatchedEntriesOptions {
   signal: AbortSignal;
@@ -201,20 +202,7 @@ export class WatchedEntries implements AsyncIterable<Entry> {
       throttle.on('error', (error) => hasher.destroy(error));
       return raw.pipe(throttle).pipe(hasher);
     };
-    const watched: Entry = {
-      ...entry,
-      open: async () => {
-        throwIfCancelled(this.options.signal);
-        return watchStream(await entry.open(), 0);
-      },
-    };
-    const openFrom = entry.openFrom?.bind(entry);
-    if (openFrom) {
-      watched.openFrom = async (offset, kept) => {
-        throwIfCancelled(this.options.signal);
-        return watchStream(await openFrom(offset, kept), offset);
-      };
-    }
+    const watched: Entry = { ...entry, ...watchedReads(entry, watchStream, () => throwIfCancelled(this.options.signal)) };
     // The whole-file path (small files): the same count and check, without a stream; a file
     // that fails it is never handed over.
     const readWhole = readWholeOf(entry);

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { Entry } from '../target.js';
 
 // A large file a writer stopped in part-way goes on from its last durable byte where the
 // source can start a read mid-file (Entry.openFrom, target.ts): the stream is still the whole
@@ -20,4 +21,28 @@ export function keptThenRest(kept: Readable, rest: () => Promise<Readable>): Rea
     }
   }
   return Readable.from(both(), { objectMode: false });
+}
+
+/**
+ * An entry's reads as a wrapper that watches them gives them: open()'s stream and, where the
+ * source offers it, openFrom()'s, each through `watch` (told how many of its first bytes are
+ * the writer's own kept ones). One place, so no wrapper watches open() and lets a resumed
+ * read past it. `before` runs first on each (a cancelled job's check).
+ */
+export function watchedReads(entry: Entry, watch: (stream: Readable, kept: number) => Readable, before: () => void = () => undefined): Pick<Entry, 'open' | 'openFrom'> {
+  const openFrom = entry.openFrom?.bind(entry);
+  return {
+    open: async () => {
+      before();
+      return watch(await entry.open(), 0);
+    },
+    ...(openFrom
+      ? {
+          openFrom: async (offset: number, kept: Readable) => {
+            before();
+            return watch(await openFrom(offset, kept), offset);
+          },
+        }
+      : {}),
+  };
 }

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { JobReport } from '../../../shared/api.js';
 import { HashingPassThrough } from '../hashing.js';
 import { readWholeOf, withReadWhole } from '../jobs/whole-entry.js';
+import { watchedReads } from '../jobs/open-from.js';
 import { OrderedPipeline, pipelineLimits } from '../jobs/ordered-pipeline.js';
 import { FOLDER_SEPARATOR } from '../remote/flat-record.js';
 import type { Entry, StoredRecord, Target, TargetContext } from '../target.js';
@@ -174,10 +175,8 @@ export class ProvenanceRecorder {
       });
       return raw.pipe(hasher);
     };
-    const watched: Entry = { ...entry, open: async () => watchStream(await entry.open()) };
     // a resumed read is the whole file too (its kept bytes first): the record's digests cover every byte
-    const openFrom = entry.openFrom?.bind(entry);
-    if (openFrom) watched.openFrom = async (offset, kept) => watchStream(await openFrom(offset, kept));
+    const watched: Entry = { ...entry, ...watchedReads(entry, watchStream) };
     const readWhole = readWholeOf(entry);
     if (readWhole) {
       withReadWhole(watched, async (wanted) => {
