@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../target.js';
+import { fastPathOn } from '../fast-paths.js';
 import { Bandwidth } from './bandwidth.js';
 import { WatchedEntries } from './entry-stream.js';
 import { SourceCheckFailed } from './source-check.js';
@@ -131,7 +132,10 @@ describe('WatchedEntries', () => {
     expect(endless.destroyed).toBe(true);
     await expect(iterator.next()).rejects.toThrow(/cancelled/);
   });
-  it('passes a whole-file read on with the count and the fixity check, hashing once for both sides', async () => {
+  // with the whole-small-files fast path off no entry is read whole (readWholeOf is null): nothing to pass on
+  const wholeReadsOff = !fastPathOn('whole-small-files');
+  if (wholeReadsOff) console.log('[entry-stream] the whole-file read case not run: the whole-small-files fast path is off');
+  it.skipIf(wholeReadsOff)('passes a whole-file read on with the count and the fixity check, hashing once for both sides', async () => {
     const good = Buffer.from('good bytes');
     const bad = Buffer.from('bad bytes');
     const asked: string[][] = [];
