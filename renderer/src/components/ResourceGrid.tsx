@@ -362,7 +362,7 @@ export function ResourceGrid(props: {
                   <div role="gridcell" className="cell cell-size">
                     {isFolder ? '' : formatBytes(size)}
                   </div>
-                  <div role="gridcell" className="cell cell-modified">
+                  <div role="gridcell" className="cell cell-modified" title={instantOf(modified) === null ? undefined : formatDate(modified)}>
                     {instantOf(modified) === null ? '—' : formatDate(modified)}
                   </div>
                 </div>
