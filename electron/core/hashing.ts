@@ -5,6 +5,7 @@ import os from 'node:os';
 import { Transform, type TransformCallback, type Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { SharedRing } from './shared-ring.js';
+import { poolSizeFrom } from './pool-size.js';
 
 /**
  * The algorithms Ferry computes from bytes, strongest first (the order a check picks one in);
@@ -282,10 +283,8 @@ export class WorkerHashSession {
 }
 
 function poolSize(): number {
-  const setting = process.env.FERRY_HASH_WORKERS;
-  if (setting !== undefined && setting !== '') return Math.max(0, Math.floor(Number(setting)) || 0);
   // One per algorithm Ferry usually computes (md5 + sha256), more only with cores to spare.
-  return Math.min(4, Math.max(2, os.availableParallelism() - 1));
+  return poolSizeFrom(process.env.FERRY_HASH_WORKERS, 0, Math.min(4, Math.max(2, os.availableParallelism() - 1)));
 }
 
 let sharedPool: HashWorkerPool | null = null;

@@ -5,6 +5,7 @@ import { sampleDecision } from '../zip/compression-choice.js';
 import { SharedRing } from '../shared-ring.js';
 import { CancelledError } from '../errors.js';
 import { fastCrc32ModulePath } from '../crc32.js';
+import { poolSizeFrom } from '../pool-size.js';
 
 // The CPU work of a bag download — md5, sha256, CRC-32 and deflate of every byte — runs on
 // worker threads, so both cores work and the event loop only moves bytes.
@@ -630,9 +631,7 @@ function paces(role: StreamRole): boolean {
 }
 
 function poolSize(): number {
-  const setting = process.env.FERRY_BAG_WORKERS;
-  if (setting !== undefined && setting !== '') return Math.max(1, Math.floor(Number(setting)) || 1);
-  return Math.min(4, Math.max(1, os.availableParallelism()));
+  return poolSizeFrom(process.env.FERRY_BAG_WORKERS, 1, Math.min(4, Math.max(1, os.availableParallelism())));
 }
 
 let shared: BagWorkerPool | null = null;

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { fastPathOn } from '../fast-paths.js';
+import { poolSizeFrom } from '../pool-size.js';
 
 // A small file's temporary written in ONE hop to a worker thread: open (O_EXCL|O_NOFOLLOW),
 // write, set its times, fsync when asked, fstat, close — and on any failure close and remove
@@ -234,12 +235,14 @@ function asNodeError(error: WorkerError, path: string): NodeJS.ErrnoException {
   return Object.assign(new Error(error.message), { code: error.code, errno: error.errno, syscall: error.syscall, path });
 }
 
-const WORKERS = 2;
 let shared: FileWriteWorkers | null = null;
 
-/** The process's file-writing workers: two, so one file's slow call (an fsync) does not stall the rest. */
+/**
+ * The process's file-writing workers: FERRY_WRITE_WORKERS (0 writes on the calling thread),
+ * by default two, so one file's slow call (an fsync) does not stall the rest.
+ */
 export function fileWriteWorkers(): FileWriteWorkers {
-  shared ??= new FileWriteWorkers(WORKERS);
+  shared ??= new FileWriteWorkers(poolSizeFrom(process.env.FERRY_WRITE_WORKERS, 0, 2));
   return shared;
 }
 
