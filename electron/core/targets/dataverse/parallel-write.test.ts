@@ -132,6 +132,31 @@ describe('a parallel write to Dataverse (emulator, storage 40–100 ms a PUT)', 
     }
   });
 
+  it('a hard failure (the token revoked) stops new starts, registers nothing, and leaves no journal record', { timeout: 15_000 }, async () => {
+    const journalDir = await mkdtemp(path.join(os.tmpdir(), 'ferry-dv-parallel-revoked-'));
+    try {
+      const target = await start({ directUpload: true }, journalDir);
+      const d = emulator!.state.addDataset(1, 'Revoked');
+      const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`r${String(i).padStart(2, '0')}.bin`, `r ${i}\n`.repeat(20)]));
+      // the user's token stops working once two files are in storage (401 "Bad API key" from then on)
+      const watch = setInterval(() => emulator!.state.objects.size >= 2 && emulator!.state.users.delete(TOKEN), 5);
+      const written: string[] = [];
+      try {
+        await expect(target.write(ctx(TOKEN), datasetId(d.id), entriesFrom(many), { ...writeOptions(), onFileWritten: (p) => written.push(p) })).rejects.toMatchObject({ status: 401 });
+      } finally {
+        clearInterval(watch);
+      }
+      // the files in flight when it failed, and no new ones
+      expect(emulator!.state.requests.filter((r) => /uploadurls/.test(r.path)).length).toBeLessThanOrEqual(2 + 2 * DATAVERSE_IN_FLIGHT.direct.files);
+      expect(registered()).toEqual([]);
+      expect(d.draft!.files).toEqual([]);
+      expect(written).toEqual([]);
+      expect(await readdir(journalDir)).toEqual([]);
+    } finally {
+      await rm(journalDir, { recursive: true, force: true });
+    }
+  });
+
   it('sends one file at a time where the store takes no direct upload', async () => {
     const target = await start({ directUpload: false });
     const d = emulator!.state.addDataset(1, 'Native');
