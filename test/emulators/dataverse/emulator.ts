@@ -32,7 +32,9 @@ import { matchesQueryString } from '../shared/query-string.js';
  * - direct upload (developers/s3-direct-upload-api.rst): `uploadurls` (404 when the store
  *   does not allow it), presigned single PUT (needs `x-amz-tagging: dv-state=temp` and a
  *   Content-Length) or parts + `PUT /api/datasets/mpupload` with the ETags, `addFiles` with
- *   per-file results inside an HTTP 200;
+ *   per-file results inside an HTTP 200; storage takes PUTs side by side (`storagePuts` counts
+ *   them), a dataset one change at a time (an overlapping add, replace or addFiles is a 500
+ *   OptimisticLockException, IQSS/dataverse#11265; `changes`);
  * - `GET /api/dataverses/{id}/contents` (Dataverses.java `listContent`): the direct
  *   sub-collections `{type:"dataverse", id, title}` and datasets (JsonPrinter `json(Dataset)`:
  *   ids and persistent id parts, **no title**) the user may see (released, or with a role);
