@@ -253,7 +253,10 @@ export interface TargetInfo {
    * What one write keeps in flight on the write pipeline (jobs/ordered-pipeline.ts): files at
    * once and the sum of their sizes, within the service's documented limits (cited in
    * docs/targets/<name>.md). Unset: one file at a time. With the `parallel-writes` fast path
-   * off every write runs one at a time.
+   * off every write runs one at a time. A target whose limit depends on what the destination
+   * turns out to allow declares what every write starts with here, and its other limits beside
+   * it, taken per write (OutcomePipeline.limitTo; Dataverse's DATAVERSE_IN_FLIGHT: more files
+   * once the dataset's store takes direct uploads).
    */
   concurrency?: { files: number; bytes: number };
 }

@@ -7,6 +7,7 @@ import { isFinishedStatus, type Job } from '../../shared/api.js';
 import { makeConfig, type FerryConfig } from '../../electron/core/config.js';
 import { createCore, type FerryCore } from '../../electron/core/ferry-core.js';
 import { MemorySecretStore } from '../../electron/core/keychain/memory.js';
+import { fastPathOn } from '../../electron/core/fast-paths.js';
 import type { Entry, Target } from '../../electron/core/target.js';
 import { encodeLocalId, LocalTarget } from '../../electron/core/targets/local/index.js';
 import { createInvenioTarget } from '../../electron/core/targets/invenio/index.js';
@@ -363,8 +364,12 @@ describe('a direct-upload transfer to Dataverse paused between upload and regist
   const addFiles = () => emulator.state.requests.filter((r) => r.method === 'POST' && /^\/api\/datasets\/\d+\/addFiles$/.test(r.path));
   const storagePuts = () => emulator.state.requests.filter((r) => r.server === 's3').length;
 
-  /** A transfer into a dataset made for it, paused once the files before the held one are in storage. */
-  async function pausedBeforeRegistration(title: string) {
+  /**
+   * A transfer into a dataset made for it, paused once the files before the held one are in
+   * storage — or, with `inStorage`, once that many are (files after the held one go to storage
+   * beside it, DATAVERSE_IN_FLIGHT, and wait for its turn to be registered).
+   */
+  async function pausedBeforeRegistration(title: string, inStorage = HELD) {
     hold = new Hold();
     const dataset = emulator.state.addDataset(1, title);
     const source = { target: 'held', resourceId: encodeLocalId('Study') };
@@ -380,7 +385,7 @@ describe('a direct-upload transfer to Dataverse paused between upload and regist
     const objectsBefore = emulator.state.objects.size;
     await until('the held file to be reached', () => hold.reached);
     // the files before the held one are in storage, waiting for their addFiles
-    await until('the files before the held one in storage', () => emulator.state.objects.size - objectsBefore >= HELD);
+    await until('the files before the held one in storage', () => emulator.state.objects.size - objectsBefore >= inStorage);
     const pausing = core.jobs.pause(ticket);
     hold.release();
     await pausing;
@@ -408,6 +413,15 @@ describe('a direct-upload transfer to Dataverse paused between upload and regist
     // the uploads the first run finished were registered from the journal, not sent again
     expect(storagePuts() - putsBefore).toBeLessThanOrEqual(FILES - HELD);
     // each file named once by addFiles: none registered twice
+    const registered = addFiles().slice(addFilesBefore).flatMap((r) => (JSON.parse(r.jsonData!) as { fileName: string }[]).map((f) => f.fileName));
+    expect(registered.sort()).toEqual(Object.keys(study).sort());
+  });
+
+  // several in flight (parallel-writes): the files after the held one are in storage when it pauses
+  it.runIf(fastPathOn('parallel-writes'))('with the files after the held one in storage too, registers each once and sends only the held one', { timeout: 60_000 }, async () => {
+    const { ticket, dataset, addFilesBefore, putsBefore } = await pausedBeforeRegistration('Direct study, in flight', FILES - 1);
+    await resumedWithEachFileOnce(ticket, dataset);
+    expect(storagePuts() - putsBefore).toBeLessThanOrEqual(1);
     const registered = addFiles().slice(addFilesBefore).flatMap((r) => (JSON.parse(r.jsonData!) as { fileName: string }[]).map((f) => f.fileName));
     expect(registered.sort()).toEqual(Object.keys(study).sort());
   });

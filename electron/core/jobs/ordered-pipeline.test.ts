@@ -59,6 +59,32 @@ describe('OrderedPipeline', () => {
     expect(most).toBe(1);
   });
 
+  it('takes new limits from the next start on (setLimits), and says whether a task was started', async () => {
+    let running = 0;
+    let most = 0;
+    const gates = Array.from({ length: 4 }, gate);
+    const pipeline = new OrderedPipeline<null>({ files: 1, bytes: 0 }, () => undefined);
+    const task = (i: number) => async () => {
+      running++;
+      most = Math.max(most, running);
+      await gates[i]!.opened;
+      running--;
+      return null;
+    };
+    expect(await pipeline.start('a', 1, task(0))).toBe(true);
+    pipeline.setLimits({ files: 3, bytes: 100 });
+    await pipeline.start('b', 1, task(1));
+    await pipeline.start('c', 1, task(2));
+    expect(running).toBe(3);
+    for (const g of gates) g.open();
+    await pipeline.finish();
+    expect(most).toBe(3);
+    const failing = new OrderedPipeline<null>({ files: 1, bytes: 0 }, () => undefined);
+    await failing.start('x', 1, async () => Promise.reject(new Error('hard')));
+    expect(await failing.start('y', 1, task(3))).toBe(false);
+    await expect(failing.finish()).rejects.toThrow('hard');
+  });
+
   it('never runs two tasks of the same key at once', async () => {
     const events: string[] = [];
     const pipeline = new OrderedPipeline<null>({ files: 8, bytes: 1e9 }, () => undefined);

@@ -51,7 +51,7 @@ export class OrderedPipeline<R> {
   };
 
   constructor(
-    private readonly limits: PipelineLimits,
+    private limits: PipelineLimits,
     private readonly report: (result: R) => void,
     private readonly signal?: AbortSignal,
   ) {
@@ -69,15 +69,26 @@ export class OrderedPipeline<R> {
     this.flush();
   }
 
-  /** Starts `task` once there is room for it; returns when it has started. */
-  async start(key: string, bytes: number, task: () => Promise<R>): Promise<void> {
+  /**
+   * Limits from the next start on, for a write that learns what its destination allows only
+   * once it is under way (Dataverse: whether the dataset's store takes direct uploads).
+   */
+  setLimits(limits: PipelineLimits): void {
+    this.limits = limits;
+  }
+
+  /**
+   * Starts `task` once there is room for it; returns when it has started (true: it will run,
+   * after any earlier task of its key) or, after a hard failure, was not started (false).
+   */
+  async start(key: string, bytes: number, task: () => Promise<R>): Promise<boolean> {
     if (this.signal?.aborted) this.onAbort();
     while (!this.failure && this.running.size > 0 && (this.running.size >= this.limits.files || this.runningBytes + bytes > this.limits.bytes)) {
       await Promise.race([...this.running, this.cancelled]);
     }
     if (this.failure) {
       if (this.failure.error instanceof CancelledError) throw this.failure.error;
-      return;
+      return false;
     }
     const index = this.results.push(null) - 1;
     const before = this.lastOfKey.get(key);
@@ -100,6 +111,7 @@ export class OrderedPipeline<R> {
       });
     this.running.add(run);
     this.lastOfKey.set(key, run);
+    return true;
   }
 
   /**
@@ -108,11 +120,12 @@ export class OrderedPipeline<R> {
    * read to its end before the next entry opens: a size not known, or above the whole-file
    * size without Entry.opensIndependently (a ZIP read as a stream, a remote's download).
    */
-  async startFile(entry: Entry, key: string, task: () => Promise<R>): Promise<void> {
+  async startFile(entry: Entry, key: string, task: () => Promise<R>): Promise<boolean> {
     const alone = entry.size === null || (entry.size > WHOLE_FILE_MAX_BYTES && !opensIndependently(entry));
     if (alone) await this.drain();
-    await this.start(key, entry.size ?? 0, task);
+    const started = await this.start(key, entry.size ?? 0, task);
     if (alone) await this.drain();
+    return started;
   }
 
   /** Waits until nothing is running (a task that must not overlap the next entries). */

@@ -15,9 +15,10 @@ export type Pending = { later: Promise<FileResult> };
 
 /**
  * A remote write's files on the write pipeline (jobs/ordered-pipeline.ts), up to the target's
- * declared number at once (TargetInfo.concurrency). Each result goes into the outcome in entry
- * order, and a file the service has (created, updated, or found there already) is then told to
- * the job (WriteOptions.onFileWritten: its resume journal) — never one whose result is not in.
+ * declared number at once (TargetInfo.concurrency, or the limits the write took since:
+ * `limitTo`). Each result goes into the outcome in entry order, and a file the service has
+ * (created, updated, or found there already) is then told to the job
+ * (WriteOptions.onFileWritten: its resume journal) — never one whose result is not in.
  * A task returns a per-file failure as its result; what it throws stops the write.
  */
 export class OutcomePipeline {
@@ -43,9 +44,18 @@ export class OutcomePipeline {
     this.pipeline.done(result);
   }
 
-  /** Starts the write of `entry` once there is room (OrderedPipeline.startFile); `key`: its destination, never two at once. */
-  startFile(entry: Entry, key: string, task: () => Promise<FileResult | Pending>): Promise<void> {
+  /** Starts the write of `entry` once there is room (OrderedPipeline.startFile); `key`: its destination, never two at once. False: not started (a hard failure came first). */
+  startFile(entry: Entry, key: string, task: () => Promise<FileResult | Pending>): Promise<boolean> {
     return this.pipeline.startFile(entry, key, task);
+  }
+
+  /**
+   * `declared` from the next file on, for a write whose limits depend on what the destination
+   * turns out to allow (Dataverse: DATAVERSE_IN_FLIGHT); one at a time still with the
+   * `parallel-writes` fast path off.
+   */
+  limitTo(declared: PipelineLimits): void {
+    this.pipeline.setLimits(pipelineLimits(declared));
   }
 
   /** Waits until no request is under way. */

@@ -32,7 +32,9 @@ import { matchesQueryString } from '../shared/query-string.js';
  * - direct upload (developers/s3-direct-upload-api.rst): `uploadurls` (404 when the store
  *   does not allow it), presigned single PUT (needs `x-amz-tagging: dv-state=temp` and a
  *   Content-Length) or parts + `PUT /api/datasets/mpupload` with the ETags, `addFiles` with
- *   per-file results inside an HTTP 200;
+ *   per-file results inside an HTTP 200; storage takes PUTs side by side (`storagePuts` counts
+ *   them), a dataset one change at a time (an overlapping add, replace or addFiles is a 500
+ *   OptimisticLockException, IQSS/dataverse#11265; `changes`);
  * - `GET /api/dataverses/{id}/contents` (Dataverses.java `listContent`): the direct
  *   sub-collections `{type:"dataverse", id, title}` and datasets (JsonPrinter `json(Dataset)`:
  *   ids and persistent id parts, **no title**) the user may see (released, or with a role);
@@ -222,6 +224,20 @@ export interface DataverseState {
   uploads: Map<string, { key: string; parts: Map<number, Buffer | DiskObject> }>;
   /** objects in the S3 bucket, by storage key */
   objects: Map<string, Buffer | DiskObject>;
+  /**
+   * Storage PUTs under way now, and the most at once so far. S3 takes PUTs to presigned URLs
+   * side by side (Dataverse's upload page and dvwebloader keep 4 files under way, DVUploader
+   * 4 parts); nothing in the dataset changes until addFiles.
+   */
+  storagePuts: { now: number; most: number };
+  /**
+   * Changes of a dataset (add, replace, addFiles) under way now, by dataset id, and the most at
+   * once so far. One that arrives while another of the same dataset is under way fails as
+   * Dataverse's do: 500 OptimisticLockException (IQSS/dataverse#11265).
+   */
+  changes: { now: Map<number, number>; most: number };
+  /** a PUT of this many bytes storage refuses as expired (S3: 403 AccessDenied, "Request has expired"); null: none */
+  expiredPutSize: number | null;
   addDataset(owner: number, title: string, files?: Record<string, string | Buffer>, options?: { released?: boolean; dataverse?: string }): DvDataset;
   addCollection(owner: number, alias: string, name: string, parent?: string): DvCollection;
   /** the files of a dataset's latest version */
@@ -261,6 +277,9 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
       indexLagSearches: options.indexLagSearches ?? 0,
     },
     requests: [],
+    storagePuts: { now: 0, most: 0 },
+    changes: { now: new Map(), most: 0 },
+    expiredPutSize: null,
     uploads: new Map(),
     objects: new Map(),
     addDataset(owner, title, files = {}, { released = false, dataverse = 'root' } = {}) {
@@ -333,6 +352,18 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     const method = req.method ?? 'GET';
     const record: RecordedRequest = { server: 'api', method, path: `${url.pathname}${url.search}`, headers: { ...req.headers } };
     state.requests.push(record);
+    // from its arrival to its answer: a change of a dataset while another is under way fails
+    const changed = method === 'POST' ? changedDataset(url.pathname) : null;
+    if (changed !== null) {
+      const under = (state.changes.now.get(changed) ?? 0) + 1;
+      state.changes.now.set(changed, under);
+      state.changes.most = Math.max(state.changes.most, under);
+      res.once('close', () => state.changes.now.set(changed, (state.changes.now.get(changed) ?? 1) - 1));
+      if (under > 1) {
+        await readBody(req);
+        return fail(res, 500, `Exception Description: The object [[DatasetVersion id:${changed}]] cannot be merged because it has changed or been deleted since it was last read. Class> edu.harvard.iq.dataverse.DatasetVersion (OptimisticLockException)`);
+      }
+    }
     const body = await readBody(req);
     if (/application\/json/i.test(req.headers['content-type'] ?? '')) record.json = body.toString('utf8');
     const key = req.headers['x-dataverse-key'];
@@ -780,9 +811,22 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     ok(res, { urls, abort: `/api/datasets/mpupload?${query}`, complete: `/api/datasets/mpupload?${query}`, partSize: state.options.partSize, storageIdentifier });
   }
 
+  /** The dataset an add, replace or addFiles changes, or null for any other request. */
+  function changedDataset(pathname: string): number | null {
+    const add = /^\/api\/datasets\/(\d+)\/(add|addFiles)\/?$/.exec(pathname);
+    if (add) return Number(add[1]);
+    const replace = /^\/api\/files\/(\d+)\/replace\/?$/.exec(pathname);
+    return replace ? (findFile(Number(replace[1]))?.dataset.id ?? null) : null;
+  }
+
   async function handleS3(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', s3Base);
     state.requests.push({ server: 's3', method: req.method ?? 'GET', path: `${url.pathname}${url.search}`, headers: { ...req.headers } });
+    if (req.method === 'PUT') {
+      state.storagePuts.now++;
+      state.storagePuts.most = Math.max(state.storagePuts.most, state.storagePuts.now);
+      res.once('close', () => state.storagePuts.now--);
+    }
     const body = await received(req);
     if (state.options.s3DelayMs) await new Promise((resolve) => setTimeout(resolve, state.options.s3DelayMs));
     const xml = (status: number, code: string, message: string) => {
@@ -793,6 +837,8 @@ export async function startDataverseEmulator(options: DataverseEmulatorOptions =
     if (req.method !== 'PUT') return xml(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.');
     // s3-direct-upload-api.rst: without Content-Length S3 answers 501 NotImplemented
     if (req.headers['content-length'] === undefined) return xml(501, 'NotImplemented', 'A header you provided implies functionality that is not implemented (Transfer-Encoding).');
+    // a presigned URL past its expiry (the store's url-expiration-minutes, S3AccessIO)
+    if (Number(req.headers['content-length']) === state.expiredPutSize) return xml(403, 'AccessDenied', 'Request has expired');
     const object = decodeURIComponent(url.pathname.replace(/^\/emulator-bucket\//, ''));
     const uploadId = url.searchParams.get('uploadId');
     if (uploadId) {

@@ -227,13 +227,16 @@ describe('dataverse target: writing', () => {
     const d = emulator.state.addDataset(1, 'Refused');
     const written: string[] = [];
     const file = (path: string, bytes: Buffer, onOpen?: () => void): Entry => ({ path, kind: 'file', size: bytes.length, mtime: null, hashes: {}, open: async () => (onOpen?.(), Readable.from([bytes])) });
-    // storage loses b.bin's object before the registration (the last object it holds when c.bin is opened)
-    const dropLast = () => void emulator.state.objects.delete([...emulator.state.objects.keys()].at(-1)!);
+    // storage loses b.bin's object before the registration (its PUT succeeds, the object is gone)
+    const lost = Buffer.alloc(2048, 2);
+    const objects = emulator.state.objects;
+    const keep = objects.set.bind(objects);
+    objects.set = (key, value) => (Buffer.isBuffer(value) && value.equals(lost) ? objects : keep(key, value));
     async function* entries(): AsyncIterable<Entry> {
       yield file('a.bin', Buffer.alloc(2048, 1));
       yield file('small.txt', Buffer.from('native'));
-      yield file('b.bin', Buffer.alloc(2048, 2));
-      yield file('c.bin', Buffer.alloc(2048, 3), dropLast);
+      yield file('b.bin', lost);
+      yield file('c.bin', Buffer.alloc(2048, 3));
       yield file('d.bin', Buffer.alloc(2048, 4));
     }
     const outcome = await target.write(ctx(TOKEN), datasetId(d.id), entries(), { ...writeOptions(), onFileWritten: (path) => written.push(path) });
@@ -350,8 +353,11 @@ describe('dataverse target: a failed new top-level upload', () => {
       const cancel = new AbortController();
       async function* entries(): AsyncIterable<Entry> {
         yield* entriesFrom({ 'Study/': null, 'Study/a.bin': 'a', 'Study/b.bin': 'b' });
-        // a and b are in storage, waiting for the addFiles at the end of the write
-        yield { path: 'Study/c.bin', kind: 'file', size: 1, mtime: null, hashes: {}, open: async () => (cancel.abort(), Readable.from([Buffer.from('c')])) };
+        // a and b are in storage, waiting for the addFiles at the end of the write (b's PUT may run beside c)
+        const inStorage = async () => {
+          while (emulator.state.objects.size < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+        };
+        yield { path: 'Study/c.bin', kind: 'file', size: 1, mtime: null, hashes: {}, open: async () => (await inStorage(), cancel.abort(), Readable.from([Buffer.from('c')])) };
       }
       const before = emulator.state.datasets.size;
       const written: string[] = [];

@@ -31,7 +31,8 @@ import { UploadJournal } from './upload-journal.js';
 import { isZipName, wrapInZip } from './zip-wrap.js';
 import { removedOnFailure } from '../../remote/new-record.js';
 import { OutcomePipeline, type FileResult, type Pending } from '../../remote/outcome-pipeline.js';
-import { ONE_AT_A_TIME } from '../../jobs/ordered-pipeline.js';
+import { ONE_AT_A_TIME, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
+import { ChangeTurns, type Turn } from './change-turns.js';
 import { isShutdownAbort } from '../../jobs/service.js';
 import { dataverseFields, readDataverseMetadata } from '../../metadata/dataverse.js';
 
@@ -61,6 +62,25 @@ export interface DataverseTargetOptions extends DataverseApiOptions {
  * and what a stop leaves to register when the job resumes, to a size that answers in time.
  */
 export const REGISTER_BATCH = 100;
+
+/**
+ * What one write into a dataset keeps in flight, by what the dataset's store allows; a write
+ * starts with `native` and takes `direct` once `uploadurls` answered with URLs (WriteSession).
+ * Either way the dataset takes one change at a time (change-turns.ts): each add, replace or
+ * `addFiles` is a change of its draft version, made under a lock — changes sent together fail
+ * (OptimisticLockException, a 500; IQSS/dataverse#11265) or leave the dataset locked for good
+ * (#4011, #5979), and a tabular ingest locks it for a while after an add (dataverse.md Limits).
+ * - native: one file at a time, since a native add is the file's bytes and its change at once;
+ * - direct: 4 files, within 8 MiB of their sizes (a larger one alone), each `uploadurls` + its
+ *   storage PUTs (+ `mpupload` completion) at once with the others': none of them changes the
+ *   dataset (`Datasets.getMPUploadUrls` only checks permission and limits and presigns), and 4
+ *   is what Dataverse's own upload page (`fileupload.js`), dvwebloader and DVUploader keep
+ *   under way to storage (dataverse.md Limits).
+ */
+export const DATAVERSE_IN_FLIGHT: { native: PipelineLimits; direct: PipelineLimits } = {
+  native: ONE_AT_A_TIME,
+  direct: { files: 4, bytes: 8 * 1024 * 1024 },
+};
 
 /** Dataverse's checksum types (DataFile.ChecksumType) → Ferry's hash names. */
 const HASH_NAMES: Record<string, string> = { MD5: 'md5', 'SHA-1': 'sha1', 'SHA-256': 'sha256', 'SHA-512': 'sha512' };
@@ -103,11 +123,9 @@ export class DataverseTarget implements Target {
     // ids.ts builds every id from digits and base64url text
     plainIds: true,
     keepsMetadata: true,
-    // Each add or replace is a change of the dataset's draft version, which Dataverse makes
-    // under a lock: adds sent together fail (OptimisticLockException, a 500; IQSS/dataverse
-    // #11265) or leave the dataset locked for good (#4011, #5979), and a tabular ingest locks
-    // it for a while after the add (dataverse.md Limits). So a write sends one file at a time.
-    concurrency: ONE_AT_A_TIME,
+    // a write's first files, and every file to a store without direct upload: one at a time
+    // (DATAVERSE_IN_FLIGHT; a store that takes direct uploads raises it per write)
+    concurrency: DATAVERSE_IN_FLIGHT.native,
   };
 
   private readonly clients = new Map<string, DataverseApi>();
@@ -370,8 +388,11 @@ class WriteSession {
   /** in storage, not registered yet (REGISTER_BATCH); never reported before their registration */
   private unregistered: Unregistered[] = [];
   private readonly algorithm: string;
-  private directAllowed = true;
+  /** null until the store answered `uploadurls`: the write keeps DATAVERSE_IN_FLIGHT.native until it allows direct uploads */
+  private directAllowed: boolean | null = null;
   private lockChecked = false;
+  /** one change of the dataset at a time, in entry order (change-turns.ts) */
+  private readonly turns = new ChangeTurns();
 
   constructor(
     private readonly api: DataverseApi,
@@ -391,10 +412,20 @@ class WriteSession {
     return this.writes.stopped;
   }
 
-  /** One file on the write's pipeline (TargetInfo.concurrency: one at a time, the dataset's lock), by its path in the dataset. */
-  upload(entry: Entry, reportPath: string, relativePath: string): Promise<void> {
+  /**
+   * One file on the write's pipeline (DATAVERSE_IN_FLIGHT), by its path in the dataset. Its
+   * turn to change the dataset is taken here, in entry order, and ends with its task (or at
+   * once, if the task never starts).
+   */
+  async upload(entry: Entry, reportPath: string, relativePath: string): Promise<void> {
     const path = `${this.prefix}${relativePath}`;
-    return this.writes.startFile(entry, path, () => this.uploadFile(entry, reportPath, path));
+    const turn = this.turns.take();
+    let started = false;
+    try {
+      started = await this.writes.startFile(entry, path, () => this.uploadFile(entry, reportPath, path, turn).finally(turn.end));
+    } finally {
+      if (!started) turn.end();
+    }
   }
 
   /**
@@ -420,12 +451,16 @@ class WriteSession {
   }
 
   /** One file: ignored, added or replaced (a new direct upload: registered later); refusals become the file's error. */
-  private async uploadFile(entry: Entry, reportPath: string, path: string): Promise<FileResult | Pending> {
+  private async uploadFile(entry: Entry, reportPath: string, path: string, turn: Turn): Promise<FileResult | Pending> {
     const slash = path.lastIndexOf('/');
     const name = path.slice(slash + 1);
     const directoryLabel = slash === -1 ? null : path.slice(0, slash);
-    // the same path again: the first must be in the dataset's listing before this one is compared with it
-    if (this.unregistered.some((file) => file.path === path)) await this.register();
+    // the same path again (its first task has ended: one key, OrderedPipeline): the first must
+    // be in the dataset's listing before this one is compared with it
+    if (this.unregistered.some((file) => file.path === path)) {
+      await this.inTurn(turn);
+      await this.register();
+    }
     const existing = this.byPath.get(path);
     if (existing && this.options.duplicateAction === 'ignore') return { path: reportPath, list: 'ignored' };
     let bytes: StagedBytes | null = null;
@@ -434,7 +469,7 @@ class WriteSession {
       const knownAlgorithm = Object.keys(known)[0];
       bytes = await stageEntry(entry, knownAlgorithm ? [knownAlgorithm] : [this.algorithm], (entry.size ?? Infinity) >= this.tuning.directUploadBytes, this.options.signal);
       if (existing && knownAlgorithm && known[knownAlgorithm] === bytes.hashes[knownAlgorithm]) return { path: reportPath, list: 'ignored' };
-      const stored = await this.send(bytes, path, name, directoryLabel, existing ?? null, reportPath);
+      const stored = await this.send(bytes, path, name, directoryLabel, existing ?? null, reportPath, turn);
       if ('later' in stored) return stored;
       this.byPath.set(path, stored);
       return { path: reportPath, list: existing ? 'updated' : 'created', stored: recordOf(stored) };
@@ -452,18 +487,24 @@ class WriteSession {
    * it was sent before a stop (journaled): if storage no longer has it, it is sent again while
    * its bytes are still staged.
    */
-  private async send(bytes: StagedBytes, path: string, name: string, directoryLabel: string | null, existing: FileMetadata | null, reportPath: string): Promise<FileMetadata | Pending> {
+  private async send(bytes: StagedBytes, path: string, name: string, directoryLabel: string | null, existing: FileMetadata | null, reportPath: string, turn: Turn): Promise<FileMetadata | Pending> {
     const signal = this.options.signal;
     const datasetId = this.version.datasetId;
     const meta = { directoryLabel: directoryLabel ?? '', description: '' };
-    if (this.directAllowed && (bytes.size >= this.tuning.directUploadBytes || isZipName(name))) {
+    if (this.directAllowed !== false && (bytes.size >= this.tuning.directUploadBytes || isZipName(name))) {
       const md5 = bytes.hashes.md5 as string;
       const journal = this.tuning.journal ? { store: this.tuning.journal, key: UploadJournal.key({ installation: this.api.account.url, datasetId, path, size: bytes.size, md5 }) } : undefined;
       for (let again = true; ; again = false) {
+        // outside the turn: nothing of a direct upload changes the dataset
         const uploaded = await uploadDirect(this.api, datasetId, bytes, signal, journal);
-        if (uploaded === null) {
-          this.directAllowed = false;
-          break;
+        this.learnDirect(uploaded !== null);
+        if (uploaded === null) break;
+        try {
+          await this.inTurn(turn);
+        } catch (error) {
+          // never to be registered: its record goes, unless Ferry is stopping (the resumed job registers it)
+          if (journal && !isShutdownAbort(signal)) await journal.store.remove(journal.key);
+          throw error;
         }
         const registered = { ...meta, storageIdentifier: uploaded.storageIdentifier, fileName: name, mimeType: 'application/octet-stream', checksum: { '@type': 'MD5', '@value': md5 } };
         if (existing) {
@@ -481,6 +522,7 @@ class WriteSession {
         // refused (storage no longer has it): its journal record is gone, the next round sends the bytes
       }
     }
+    await this.inTurn(turn);
     await this.waitForLocks();
     // native: a ZIP goes inside a ZIP of its own, or Dataverse would unpack it (zip-wrap.ts)
     const zip = isZipName(name);
@@ -502,7 +544,29 @@ class WriteSession {
     return firstFile(answer, name);
   }
 
-  /** Queues a new direct upload for the next addFiles. */
+  /**
+   * What `uploadurls` said of the store, the first time and should it ever change: the write
+   * keeps DATAVERSE_IN_FLIGHT.direct from the next file on where the store takes direct
+   * uploads, and goes native, one file at a time, where it does not.
+   */
+  private learnDirect(allowed: boolean): void {
+    if (this.directAllowed === allowed) return;
+    this.directAllowed = allowed;
+    this.writes.limitTo(allowed ? DATAVERSE_IN_FLIGHT.direct : DATAVERSE_IN_FLIGHT.native);
+  }
+
+  /**
+   * Waits for the file's turn to change the dataset (change-turns.ts). A write that was
+   * cancelled or failed meanwhile makes no more changes: that throws, and the pipeline keeps
+   * the first failure.
+   */
+  private async inTurn(turn: Turn): Promise<void> {
+    await turn.wait();
+    throwIfAborted(this.options.signal);
+    if (this.writes.stopped) throw new Error('The write stopped before this file changed the dataset.');
+  }
+
+  /** Queues a new direct upload for the next addFiles (in its file's turn: entry order). */
   private registerLater(path: string, reportPath: string, registered: Record<string, unknown>, journalKey: string | null): Pending {
     let settle!: Unregistered['settle'];
     const later = new Promise<FileResult>((resolve, reject) => (settle = (result, error) => (result ? resolve(result) : reject(error))));
