@@ -135,8 +135,8 @@ const WEBDAV_NAMING_RULES: NamingRules = {
 /**
  * Any WebDAV server (Nextcloud, ownCloud, Apache mod_dav, rclone, ...): PROPFIND, MKCOL,
  * DELETE and PROPPATCH through the `webdav` client, a file's GET, PUT and MOVE through
- * RemoteClient (bytesRequest, move); folders are containers, files items; the top level is the children of the
- * account's URL. Uploads go to a temporary name in the destination folder (temp-names.ts)
+ * RemoteClient (bytesRequest, move). Folders are containers, files items; the top level is
+ * the children of the account's URL. Uploads go to a temporary name in the destination folder (temp-names.ts)
  * and are MOVEd into place, so a reader never sees half a file; a temp file is never
  * listed, and never outlives a failed or cancelled upload that can still reach the server.
  * Every request and what each server does with it: docs/targets/webdav.md.
