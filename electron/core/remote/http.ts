@@ -5,6 +5,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { BodyInit } from 'undici-types';
 import { CancelledError, FerryError } from '../errors.js';
 import { describeNetworkError, guardResponse, Watchdog } from './body-guard.js';
+import { sendStreamed } from './streamed-request.js';
 import { retryListener, retryNotice, retryReason, type RetryListener } from './retry-notice.js';
 
 /**
@@ -33,7 +34,8 @@ import { retryListener, retryNotice, retryReason, type RetryListener } from './r
  *   only a 429 (refused before any work) is retried; anything else is the caller's error,
  *   whose message says the request may have been carried out;
  * - a streamed body is only retried when it is given as a factory (`() => Readable`), which is
- *   called again for each attempt; a bare Readable is sent once;
+ *   called again for each attempt; a bare Readable is sent once. Either is piped to the socket
+ *   by `node:http` (streamed-request.ts), not handed to fetch as a web stream;
  * - `retry: false` sends once, `retry: true` also retries a POST the caller knows is safe
  *   to repeat (content-addressed, or refused by a unique name);
  * - every wait for a retry is told to the job the request runs for, in words, and the end of
@@ -349,19 +351,15 @@ export class RemoteClient {
       const source = await open();
       let sourceError: unknown = null;
       source.once('error', (error) => (sourceError ??= error));
-      const watchdog = new Watchdog(idleMs);
       // every chunk the network takes restarts the clock: a big upload is never cut off for
       // its size, only a pause (a server that stopped reading, or never answers) is
-      const body = (Readable.toWeb(source) as unknown as ReadableStream<Uint8Array>).pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({ transform: (chunk, controller) => (watchdog.touch(), controller.enqueue(chunk)) }),
-      );
-      const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
+      const watchdog = new Watchdog(idleMs);
       let response: Response;
       try {
         watchdog.start();
         response = await gate(() => {
           watchdog.touch();
-          return fetch(target, { method, headers: this.headersFor(target, options), body, signal, redirect: 'manual', duplex: 'half' } as RequestInit);
+          return sendStreamed(target, method, this.headersFor(target, options), source, watchdog, options.signal);
         });
       } catch (error) {
         source.destroy();

@@ -70,6 +70,8 @@ export const WEBDAV_IN_FLIGHT: PipelineLimits = { files: 8, bytes: 8 * 1024 * 10
 
 /** statuses of a GET/PUT the target words itself (toFerryError); the rest are RemoteClient's */
 const WORDED_STATUSES = [400, 401, 403, 404, 405, 409, 412, 413, 423, 507];
+/** every failure status, for a request worded wholly by the target (a MOVE, as the webdav client did) */
+const EVERY_FAILURE = Array.from({ length: 200 }, (_, i) => 400 + i);
 
 /**
  * What Ferry asks for in each PROPFIND: the standard properties, plus the ownCloud/Nextcloud
@@ -131,9 +133,10 @@ const WEBDAV_NAMING_RULES: NamingRules = {
 };
 
 /**
- * Any WebDAV server (Nextcloud, ownCloud, Apache mod_dav, rclone, ...) through the `webdav`
- * client: folders are containers, files items; the top level is the children of the
- * account's URL. Uploads go to a temporary name in the destination folder (temp-names.ts)
+ * Any WebDAV server (Nextcloud, ownCloud, Apache mod_dav, rclone, ...): PROPFIND, MKCOL,
+ * DELETE and PROPPATCH through the `webdav` client, a file's GET, PUT and MOVE through
+ * RemoteClient (bytesRequest, move). Folders are containers, files items; the top level is
+ * the children of the account's URL. Uploads go to a temporary name in the destination folder (temp-names.ts)
  * and are MOVEd into place, so a reader never sees half a file; a temp file is never
  * listed, and never outlives a failed or cancelled upload that can still reach the server.
  * Every request and what each server does with it: docs/targets/webdav.md.
@@ -177,18 +180,41 @@ export class WebdavTarget implements Target {
     return { client, http, credentials };
   }
 
-  /** A GET or PUT of file bytes through RemoteClient (timeouts, retries, clear mid-body errors). */
-  private async bytesRequest(ctx: TargetContext, dav: Dav, remotePath: string, options: Parameters<RemoteClient['request']>[1], shownAs = remotePath): Promise<Response> {
+  /** A request through RemoteClient (timeouts, retries, clear mid-body errors): a GET or PUT of file bytes, a MOVE. */
+  private async bytesRequest(ctx: TargetContext, dav: Dav, remotePath: string, options: Parameters<RemoteClient['request']>[1], shownAs = remotePath, worded = WORDED_STATUSES): Promise<Response> {
     const url = new URL(encodeDavPath(remotePath), dav.http.baseUrl);
     const basic = Buffer.from(`${dav.credentials.username}:${dav.credentials.password}`).toString('base64');
     const response = await dav.http.request(url.toString(), {
       ...options,
       signal: ctx.signal,
       headers: { ...options?.headers, authorization: `Basic ${basic}` },
-      allow: WORDED_STATUSES,
+      allow: worded,
     });
     if (response.ok) return response;
     throw toFerryError({ status: response.status, response }, shownAs, await reasonOf(response));
+  }
+
+  /**
+   * MOVE `from` to `to` (RFC 4918 §9.9) through RemoteClient, as the PUT before it: the
+   * `Destination` is `to`'s absolute URI, built as every request URL is (encodeDavPath), and
+   * `Overwrite` is always sent (§10.6: a missing header means T). Sent once, never retried: a
+   * MOVE whose answer was lost may have landed, which its callers check. Every failure is worded
+   * here (toFerryError), as the webdav client's were.
+   */
+  private async move(ctx: TargetContext, dav: Dav, from: string, to: string, overwrite: boolean, shownAs: string): Promise<void> {
+    const destination = new URL(encodeDavPath(to), dav.http.baseUrl).toString();
+    let response: Response;
+    try {
+      // an empty body, as the webdav client sent (Content-Length: 0), given as a stream: the MOVE
+      // goes out as the PUTs do (remote/streamed-request.ts), not through ky and fetch, whose
+      // objects, 8 MOVEs in flight, set a write's peak memory (docs/performance.md)
+      const empty = { method: 'MOVE', body: () => Readable.from([]), headers: { destination, overwrite: overwrite ? 'T' : 'F', 'content-length': '0' }, retry: false };
+      response = await this.bytesRequest(ctx, dav, from, empty, shownAs, EVERY_FAILURE);
+    } catch (error) {
+      if (ctx.signal.aborted) throw new CancelledError();
+      throw error;
+    }
+    await response.body?.cancel().catch(() => undefined);
   }
 
   private async download(ctx: TargetContext, dav: Dav, remotePath: string): Promise<Readable> {
@@ -564,7 +590,7 @@ export class WebdavTarget implements Target {
       accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
       await response.body?.cancel().catch(() => undefined);
       try {
-        await this.call(ctx, destination, (signal) => dav.client.moveFile(temp, destination, { overwrite, signal }));
+        await this.move(ctx, dav, temp, destination, overwrite, destination);
       } catch (error) {
         if (!(error instanceof FerryError) || error.status < 500) throw error;
         const left = await this.statOrNull(ctx, dav, temp);
@@ -710,7 +736,7 @@ export class WebdavTarget implements Target {
       throw conflict(`'${destination}' already exists on the WebDAV server; choose another name, or send "overwrite": true to replace it.`);
     }
     try {
-      await this.call(ctx, source.filename, (signal) => dav.client.moveFile(source.filename, destination, { overwrite: to.overwrite, signal }));
+      await this.move(ctx, dav, source.filename, destination, to.overwrite, source.filename);
     } catch (error) {
       // 412: the name was taken between the check and the MOVE (Overwrite: F held)
       if ((error as FerryError).status === 409 && /HTTP 412/.test((error as FerryError).message)) {

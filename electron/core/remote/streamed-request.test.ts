@@ -1,0 +1,66 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RemoteClient } from './http.js';
+
+// A streamed upload sent over node:http (streamed-request.ts) against a real loopback server:
+// the pauses that time out, an early refusal, and a failing source.
+
+let server: Server | null = null;
+
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = null;
+});
+
+async function serve(handler: (request: IncomingMessage, response: ServerResponse) => void): Promise<string> {
+  server = createServer(handler);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server!.address() as AddressInfo).port}/`;
+}
+
+const client = (baseUrl: string) => new RemoteClient({ baseUrl, serviceName: 'Loopback', ratePerSecond: null, retries: 0, timeoutMs: 300 });
+/** 64 MiB, far more than the socket buffers hold, produced as the network takes it */
+const large = () => Readable.from((function* () { for (let i = 0; i < 1024; i++) yield Buffer.alloc(64 * 1024, i); })());
+
+describe('a streamed upload over node:http', () => {
+  it('sends the bytes and hands back the answer as a Response', async () => {
+    const baseUrl = await serve((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => response.writeHead(201, { 'x-got': String(Buffer.concat(chunks).length) }).end('stored'));
+    });
+    const response = await client(baseUrl).request('file', { method: 'PUT', body: () => Readable.from([Buffer.from('abc'), Buffer.from('def')]), headers: { 'content-length': '6' } });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('x-got')).toBe('6');
+    expect(await response.text()).toBe('stored');
+  });
+
+  it('fails with a 504 sentence when the server stops reading the body', async () => {
+    const baseUrl = await serve((request) => request.pause());
+    await expect(client(baseUrl).request('file', { method: 'PUT', body: large })).rejects.toMatchObject({ status: 504, message: expect.stringContaining('did not answer in time') });
+  });
+
+  it('fails with a 504 sentence when the body was sent and no answer comes', async () => {
+    const baseUrl = await serve((request) => request.resume());
+    await expect(client(baseUrl).request('file', { method: 'PUT', body: () => Readable.from([Buffer.from('abc')]) })).rejects.toMatchObject({ status: 504 });
+  });
+
+  it('gives the refusal a server answers before it read the whole body', async () => {
+    const baseUrl = await serve((_request, response) => response.writeHead(413, { connection: 'close' }).end());
+    await expect(client(baseUrl).request('file', { method: 'PUT', body: large })).rejects.toMatchObject({ status: 413 });
+  });
+
+  it("fails with the source's own error when the bytes cannot be read", async () => {
+    const baseUrl = await serve((request) => request.resume());
+    const broken = () =>
+      new Readable({
+        read() {
+          this.destroy(new Error('disk gone'));
+        },
+      });
+    await expect(client(baseUrl).request('file', { method: 'PUT', body: broken })).rejects.toThrow('disk gone');
+  });
+});
