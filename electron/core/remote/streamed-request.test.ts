@@ -30,11 +30,13 @@ describe('a streamed upload over node:http', () => {
     const baseUrl = await serve((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => response.writeHead(201, { 'x-got': String(Buffer.concat(chunks).length) }).end('stored'));
+      request.on('end', () => response.writeHead(201, { 'x-got': String(Buffer.concat(chunks).length), 'x-agent': request.headers['user-agent'] ?? '' }).end('stored'));
     });
     const response = await client(baseUrl).request('file', { method: 'PUT', body: () => Readable.from([Buffer.from('abc'), Buffer.from('def')]), headers: { 'content-length': '6' } });
     expect(response.status).toBe(201);
     expect(response.headers.get('x-got')).toBe('6');
+    // the User-Agent fetch gives Ferry's other requests
+    expect(response.headers.get('x-agent')).toBe('node');
     expect(await response.text()).toBe('stored');
   });
 

@@ -28,7 +28,9 @@ export function sendStreamed(
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<Response>((resolve, reject) => {
     const client = target.protocol === 'https:' ? https : http;
-    const request = client.request(target, { method, headers });
+    // the User-Agent fetch sends on every other request (undici's default), so a server that
+    // looks for one sees an upload as it sees the rest of Ferry's requests
+    const request = client.request(target, { method, headers: { 'user-agent': FETCH_USER_AGENT, ...headers } });
     let settled = false;
     const fail = (error: unknown) => {
       if (settled) return;
@@ -70,6 +72,9 @@ export function sendStreamed(
     body.pipe(request);
   });
 }
+
+/** what Node's fetch (undici) puts in User-Agent when the request has none */
+const FETCH_USER_AGENT = 'node';
 
 // statuses a Response may not carry a body with (fetch's null body statuses)
 const NULL_BODY = new Set([101, 204, 205, 304]);
