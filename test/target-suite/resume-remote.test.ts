@@ -218,6 +218,22 @@ function heldSource(local: Target, hold: () => Hold): Target {
   };
 }
 
+/** A new temp root with a data directory and a workspace holding `folders` (folder → file → text). */
+async function freshWorld(label: string, folders: Record<string, Record<string, string>>): Promise<{ root: string; config: FerryConfig }> {
+  const root = await mkdtemp(path.join(os.tmpdir(), `ferry-resume-${label}-`));
+  const config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
+  for (const [folder, files] of Object.entries(folders)) {
+    await mkdir(path.join(config.workspace, folder), { recursive: true });
+    for (const [name, text] of Object.entries(files)) await writeFile(path.join(config.workspace, folder, name), text);
+  }
+  return { root, config };
+}
+
+/** The core every case here runs (again, after a restart): the workspace as the `held` source, and `destination`. */
+function heldCore(config: FerryConfig, destination: (c: FerryConfig) => Target, hold: () => Hold): Promise<FerryCore> {
+  return createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), hold), destination(c)] });
+}
+
 for (const kind of SERVICES) {
   if (kind.unavailable) {
     console.warn(`[resume-remote] ${kind.name} not run: ${kind.unavailable}`);
@@ -231,14 +247,10 @@ for (const kind of SERVICES) {
     let hold = new Hold();
 
     beforeAll(async () => {
-      root = await mkdtemp(path.join(os.tmpdir(), `ferry-resume-${kind.target}-`));
+      let config: FerryConfig;
+      ({ root, config } = await freshWorld(kind.target, { Seed: { 'seed.txt': 'seed\n' }, Study: study }));
       service = await kind.start();
-      const config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
-      core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), service.target(c)] });
-      for (const [folder, files] of [['Seed', { 'seed.txt': 'seed\n' }], ['Study', study]] as const) {
-        await mkdir(path.join(config.workspace, folder), { recursive: true });
-        for (const [name, text] of Object.entries(files)) await writeFile(path.join(config.workspace, folder, name), text);
-      }
+      core = await heldCore(config, (c) => service.target(c), () => hold);
     });
     afterEach(() => hold.release());
     afterAll(async () => {
@@ -346,13 +358,10 @@ describe('a direct-upload transfer to Dataverse paused between upload and regist
   let hold = new Hold();
 
   beforeAll(async () => {
-    root = await mkdtemp(path.join(os.tmpdir(), 'ferry-resume-dataverse-direct-'));
+    let config: FerryConfig;
+    ({ root, config } = await freshWorld('dataverse-direct', { Study: study }));
     emulator = await startDataverseEmulator({ directUpload: true });
-    const config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
-    const target = (c: FerryConfig) => createDataverseTarget(c, new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0 });
-    core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), target(c)] });
-    await mkdir(path.join(config.workspace, 'Study'), { recursive: true });
-    for (const [name, text] of Object.entries(study)) await writeFile(path.join(config.workspace, 'Study', name), text);
+    core = await heldCore(config, (c) => createDataverseTarget(c, new MemorySecretStore(), { defaultUrl: emulator.url, ratePerSecond: 1000, retries: 0 }), () => hold);
   });
   afterEach(() => hold.release());
   afterAll(async () => {
@@ -518,12 +527,9 @@ for (const kind of FORGES) {
     let hold = new Hold();
 
     beforeAll(async () => {
-      root = await mkdtemp(path.join(os.tmpdir(), `ferry-resume-${kind.target}-`));
+      ({ root, config } = await freshWorld(kind.target, { Study: study }));
       forge = await kind.start();
-      config = makeConfig({ dataDir: path.join(root, 'data'), workspace: path.join(root, 'workspace'), jobConcurrency: 1 });
-      core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), forge.target(c)] });
-      await mkdir(path.join(config.workspace, 'Study'), { recursive: true });
-      for (const [name, text] of Object.entries(study)) await writeFile(path.join(config.workspace, 'Study', name), text);
+      core = await heldCore(config, (c) => forge.target(c), () => hold);
     });
     afterEach(() => hold.release());
     afterAll(async () => {
@@ -649,7 +655,7 @@ for (const kind of FORGES) {
 
       // the restart: the same data directory; the in-memory keychain kept no token, so the job
       // is resumed with the tokens as a person would (POST /jobs/<t>/resume/)
-      core = await createCore(config, { secrets: new MemorySecretStore(), targets: (c) => [heldSource(new LocalTarget({ root: c.workspace }), () => hold), forge.target(c)] });
+      core = await heldCore(config, (c) => forge.target(c), () => hold);
       const restarted = await finished(ticket);
       const job = restarted.status === 'succeeded' ? restarted : await finished((await core.jobs.resumeFinished(ticket, tokens())).ticket_number);
       expect(job.status, job.error ?? '').toBe('succeeded');
