@@ -502,8 +502,8 @@ class WriteSession {
         try {
           await this.inTurn(turn);
         } catch (error) {
-          // never to be registered: its record goes, unless Ferry is stopping (the resumed job registers it)
-          if (journal && !isShutdownAbort(signal)) await journal.store.remove(journal.key);
+          // never to be registered (by this run)
+          await this.dropRecord(journal?.key ?? null);
           throw error;
         }
         const registered = { ...meta, storageIdentifier: uploaded.storageIdentifier, fileName: name, mimeType: 'application/octet-stream', checksum: { '@type': 'MD5', '@value': md5 } };
@@ -614,12 +614,20 @@ class WriteSession {
     await this.forget(batch, new FerryError(409, 'conflict', 'The write stopped before Dataverse registered this file.'));
   }
 
-  /** Uploads never reported: their journal records go, unless Ferry is stopping (the resumed job registers them). */
+  /** Uploads never reported: their journal records go (dropRecord), and each file's result is `error`. */
   private async forget(batch: Unregistered[], error: unknown): Promise<void> {
     for (const file of batch) {
-      if (file.journalKey && !isShutdownAbort(this.options.signal)) await this.tuning.journal?.remove(file.journalKey);
+      await this.dropRecord(file.journalKey);
       file.settle(null, error);
     }
+  }
+
+  /**
+   * The upload journal's record of an upload this run will not register goes, unless the job
+   * stopped to run again (Ferry stopping, a pause): the resumed job registers it then.
+   */
+  private async dropRecord(journalKey: string | null): Promise<void> {
+    if (journalKey && !isShutdownAbort(this.options.signal)) await this.tuning.journal?.remove(journalKey);
   }
 
   /**
