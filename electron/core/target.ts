@@ -500,7 +500,17 @@ export interface WriteOutcome {
  * What the service records of a stored file: its hashes (lowercase hex, by algorithm) and
  * size where it reports them; or, where it reports neither, why not, as a sentence.
  */
-export type StoredRecord = { hashes: Record<string, string>; size: number | null } | { unverifiable: string };
+export type StoredRecord =
+  | {
+      hashes: Record<string, string>;
+      size: number | null;
+      /**
+       * The hashes are those of the bytes as the writer wrote them (a local file: as rclone's
+       * local backend keeps them), not read back from storage; the size is the stored file's.
+       */
+      hashedAsWritten?: true;
+    }
+  | { unverifiable: string };
 
 export interface VerifyOptions {
   signal: AbortSignal;

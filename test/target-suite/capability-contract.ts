@@ -171,8 +171,10 @@ export function describeCapabilityContract(name: string, fixtureOf: () => Capabi
 
 /** The outcome with the top folder's name `from` as `to` (two writes of one tree under two names). */
 function renamed(outcome: WriteOutcome, from: string, to: string): WriteOutcome {
-  const rename = (paths: string[]) => paths.map((path) => (path === from || path.startsWith(`${from}/`) ? to + path.slice(from.length) : path)).sort();
-  return { ...outcome, created: rename(outcome.created), updated: rename(outcome.updated), ignored: rename(outcome.ignored) };
+  const renameOne = (path: string) => (path === from || path.startsWith(`${from}/`) ? to + path.slice(from.length) : path);
+  const rename = (paths: string[]) => paths.map(renameOne).sort();
+  const stored = outcome.stored && new Map([...outcome.stored].map(([path, record]) => [renameOne(path), record] as const));
+  return { ...outcome, created: rename(outcome.created), updated: rename(outcome.updated), ignored: rename(outcome.ignored), ...(stored ? { stored } : {}) };
 }
 
 /** The files under `title` in the container, by path below it, with their bytes as text. */

@@ -19,6 +19,14 @@ describe('verifyWritten', () => {
     expect(result.checks).toEqual([{ path: 'T/a', result: 'verified', detail: "OSF's md5 and size of the stored file matched the bytes sent." }]);
   });
 
+  it('says so when the hashes are those of the bytes as written (a local file), not read back', () => {
+    const record: StoredRecord = { hashes: { md5: MD5_A }, size: 1, hashedAsWritten: true };
+    const result = verifyWritten(outcomeOf({ 'T/a': record }), sentAll({ bytes: 1, hashes: { md5: MD5_A } }), 'Local folders');
+    expect(result.checks).toEqual([{ path: 'T/a', result: 'verified', detail: "Local folders: the stored file's size and the md5 of its bytes as written (not read back) matched the bytes sent." }]);
+    // the size on disk is the stored file's own: a short file fails
+    expect(verifyWritten(outcomeOf({ 'T/a': { ...record, size: 0 } }), sentAll({ bytes: 1, hashes: { md5: MD5_A } }), 'Local folders').failed).toMatchObject([{ path: 'T/a', stage: 'verify', algorithm: 'size', actual: '0' }]);
+  });
+
   it('fails a file whose recorded size differs, even with no hash in common', () => {
     const result = verifyWritten(outcomeOf({ 'T/a': { hashes: {}, size: 2 } }), sentAll({ bytes: 1, hashes: { md5: MD5_A } }), 'WebDAV');
     expect(result.failed).toEqual([

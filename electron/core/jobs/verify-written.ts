@@ -69,8 +69,13 @@ function checkOne(path: string, record: StoredRecord | undefined, sent: SentFile
     const what = stored.length === 0 ? `${service} reports no checksum of the stored file` : `${service} reports only ${stored.map(([a]) => a).join(', ')}, which Ferry did not compute`;
     return notVerifiable(`${what}${sizeNote}.`);
   }
+  const algorithms = common.map(([a]) => a).join(' and ');
+  if (record.hashedAsWritten) {
+    const size = record.size !== null ? "the stored file's size and " : '';
+    return { result: 'verified', detail: `${service}: ${size}the ${algorithms} of its bytes as written (not read back) matched the bytes sent.` };
+  }
   const size = record.size !== null ? ' and size' : '';
-  return { result: 'verified', detail: `${service}'s ${common.map(([a]) => a).join(' and ')}${size} of the stored file matched the bytes sent.` };
+  return { result: 'verified', detail: `${service}'s ${algorithms}${size} of the stored file matched the bytes sent.` };
 }
 
 function notVerifiable(why: string): Check {

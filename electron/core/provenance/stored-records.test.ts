@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,7 @@ const RECORD_REQUESTS = 6;
 
 let root: string;
 let core: FerryCore;
+let localDetails = 0;
 let invenio: InvenioEmulator;
 let apache: RealWebdav | undefined;
 let proxy: FaultProxy | undefined;
@@ -50,7 +51,7 @@ beforeAll(async () => {
   core = await createCore(config, {
     secrets: new MemorySecretStore(),
     targets: (c) => [
-      new LocalTarget({ root: c.workspace }),
+      countingDetails(new LocalTarget({ root: c.workspace })),
       createInvenioTarget(c, new MemorySecretStore(), { defaultUrl: invenio.url, ratePerSecond: 1000, retries: 0 }),
       createWebdavTarget(c, new MemorySecretStore(), { retries: 1, timeoutMs: 10_000 }),
     ],
@@ -67,6 +68,15 @@ afterAll(async () => {
   await apache?.stop();
   if (root) await rm(root, { recursive: true, force: true });
 });
+
+function countingDetails(target: LocalTarget): LocalTarget {
+  const detail = target.detail.bind(target);
+  target.detail = (ctx, id) => {
+    localDetails++;
+    return detail(ctx, id);
+  };
+  return target;
+}
 
 /** A transfer of the folder to a new top-level resource, with the provenance record or without. */
 async function transfer(target: string, token: string, provenance: boolean): Promise<void> {
@@ -111,6 +121,35 @@ describe('the provenance record asks the destination nothing the write already a
     const files = log?.entries.at(-1)?.files ?? [];
     expect(files).toHaveLength(FILES);
     for (const file of files) expect(file, file.path).toMatchObject({ verified: true, destination_hashes: { md5: file.computed_hashes.md5 } });
+  });
+
+  it('local folders: no detail a file, and every file verified by the write\'s own record', async () => {
+    await mkdir(path.join(root, 'workspace', 'Inbox'));
+    const source = { target: 'local', resourceId: encodeLocalId('Study') };
+    const submitted = await core.jobs.submit({
+      kind: 'transfer',
+      target: 'local',
+      resource_id: encodeLocalId('Inbox'),
+      source: { target: 'local', resource_id: source.resourceId },
+      params: { source, containerId: encodeLocalId('Inbox'), duplicateAction: 'ignore', provenance: true },
+      tokens: { source: core.accessKey, destination: core.accessKey },
+    });
+    const before = localDetails;
+    let job = core.jobs.get(submitted.ticket_number)!;
+    while (!isFinishedStatus(job.status)) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      job = core.jobs.get(submitted.ticket_number)!;
+    }
+    expect(job.status, job.error ?? '').toBe('succeeded');
+    // the job's own (its destination, the record's place), never one a file
+    expect(localDetails - before, 'details asked of the local target').toBeLessThanOrEqual(2);
+    const checks = job.report?.written_checks ?? [];
+    expect(checks.filter((check) => check.path !== 'Study/ferry-provenance.json')).toHaveLength(FILES);
+    for (const check of checks) expect(check, check.path).toMatchObject({ result: 'verified', detail: expect.stringContaining('of its bytes as written (not read back)') });
+    const log = parseProvenance(await readFile(path.join(root, 'workspace', 'Inbox', 'Study', 'ferry-provenance.json'), 'utf8'));
+    const files = log?.entries.at(-1)?.files ?? [];
+    expect(files).toHaveLength(FILES);
+    for (const file of files) expect(file, file.path).toMatchObject({ verified: true, destination_hashes: { md5: file.computed_hashes.md5, sha256: file.computed_hashes.sha256 } });
   });
 
   it.skipIf(apacheReason !== null)('WebDAV (Apache mod_dav): the record adds its own write, not a PROPFIND a file', async () => {

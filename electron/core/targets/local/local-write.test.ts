@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -120,6 +121,12 @@ describe('LocalTarget writing', () => {
     expect(after.ino).toBe(before.ino);
     expect(after.mtimeMs).toBe(before.mtimeMs);
     expect(await partFiles(root)).toEqual([]);
+    // the write's record of each file it put in place (WriteOutcome.stored): its size on disk, the digests of what it wrote
+    const md5 = (text: string) => createHash('md5').update(text).digest('hex');
+    expect([...(outcome.stored ?? [])].map(([file, record]) => [file, 'hashes' in record && record.hashes.md5, 'size' in record && record.size, 'hashedAsWritten' in record && record.hashedAsWritten]).sort()).toEqual([
+      ['Run/a.txt', md5('ALPHA'), 5, true],
+      ['Run/new.txt', md5('new'), 3, true],
+    ]);
   });
 
   it('compares with cached hashes after a write, without re-reading the existing file', async () => {

@@ -417,8 +417,20 @@ class Writer {
     // the temporary's stat, taken after its times were set, is the file's (a rename keeps
     // size, mtime and inode): no lstat after the rename
     const stored = written.stat !== null && written.timesSet ? written.stat : await lstatOrNull(target);
-    if (stored !== null && (stored === written.stat || (stored as BigIntStats).isFile())) this.params.hashCache.set(this.versionOf(target, stored), written.hashes);
+    if (stored !== null && (stored === written.stat || (stored as BigIntStats).isFile())) this.keepRecord(destination, target, stored, written.hashes);
     this.arrived(existing === null ? out.created : out.updated, destination, entry.path, target);
+  }
+
+  /**
+   * A file just put in place at `target`, `stat` its stat there: the digests of the bytes
+   * written are remembered for it (the hash cache), and are this write's record of it with
+   * its size on disk (WriteOutcome.stored), as rclone's local backend keeps the hashes of
+   * what it wrote: the job's check after the write needs no second read of every file, and
+   * the provenance record no listing and detail of each.
+   */
+  private keepRecord(destination: string, target: string, stat: BigIntStats | WrittenFileStat, hashes: Record<string, string>): void {
+    this.params.hashCache.set(this.versionOf(target, stat), hashes);
+    (this.outcome.stored ??= new Map()).set(destination, { hashes, size: Number(stat.size), hashedAsWritten: true });
   }
 
   /** A file in place at `target` (or found there already): into its list, and told to the job once on disk (durable-marks.ts). */
@@ -469,7 +481,7 @@ class Writer {
     this.written.add(foldName(file.target));
     // a staged temporary was made as a regular file (O_EXCL) by this write
     const stored = file.stat ?? (await lstatOrNull(file.target));
-    if (stored !== null && (file.stat !== null || (stored as BigIntStats).isFile())) this.params.hashCache.set(this.versionOf(file.target, stored), file.hashes);
+    if (stored !== null && (file.stat !== null || (stored as BigIntStats).isFile())) this.keepRecord(file.destination, file.target, stored, file.hashes);
     this.arrived(file.replacing ? file.out.updated : file.out.created, file.destination, file.entryPath, file.target);
   }
 
