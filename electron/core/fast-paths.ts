@@ -33,6 +33,8 @@ export const FAST_PATHS = [
   'shared-hashing',
   /** a local write's resume-journal marks wait for one syncfs of the destination's file system (`sync -f`, Linux), not an fsync of each file (targets/local/durable-marks.ts) */
   'syncfs-marks',
+  /** a small local file is read (and hashed) on a file worker thread in one hop, not by promise fs calls on the main thread (jobs/file-write-workers.ts) */
+  'worker-reads',
   /** a small local file's read buffer moves to its file-write worker thread (a transfer), not a copy of it (jobs/file-write-workers.ts) */
   'moved-file-bytes',
 ] as const;

@@ -1,4 +1,5 @@
-import { lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { appendFile, lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -105,5 +106,40 @@ describe('file-writing worker threads', () => {
     expect(errors[2]).toMatchObject({ code: 'ENOENT', syscall: 'rename' });
     expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('a');
     expect(await readFile(path.join(dir, 'b.part'), 'utf8')).toBe('b');
+  });
+
+  it('reads a whole file and hashes it there, into a buffer of its own', async () => {
+    const file = path.join(dir, 'read.bin');
+    const content = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 251));
+    await writeFile(file, content);
+    const { bytes, hashes } = await fileWriteWorkers().readFile(file, content.length, ['md5', 'sha256']);
+    expect(bytes.equals(content)).toBe(true);
+    expect(hashes).toEqual({ md5: createHash('md5').update(content).digest('hex'), sha256: createHash('sha256').update(content).digest('hex') });
+    // movable (WholeFile.movable): the bytes start an ArrayBuffer that is not Node's shared pool
+    expect(bytes.byteOffset).toBe(0);
+    expect(bytes.buffer.byteLength).toBeGreaterThanOrEqual(content.length);
+    expect(bytes.buffer.byteLength).toBeLessThan(Buffer.poolSize * 64);
+    // nothing asked, nothing hashed
+    expect((await fileWriteWorkers().readFile(file, content.length, [])).hashes).toEqual({});
+  });
+
+  it('reads what is there now when the file grew or shrank since its size was taken; a missing or empty one as Node would', async () => {
+    const file = path.join(dir, 'changed.txt');
+    await writeFile(file, 'twelve bytes');
+    await appendFile(file, ' and then some more');
+    const grown = await fileWriteWorkers().readFile(file, 12, ['md5']);
+    expect(grown.bytes.toString()).toBe('twelve bytes and then some more');
+    expect(grown.hashes.md5).toBe(createHash('md5').update('twelve bytes and then some more').digest('hex'));
+    const shrunk = await fileWriteWorkers().readFile(file, 4096, []);
+    expect(shrunk.bytes.toString()).toBe('twelve bytes and then some more');
+    expect((await fileWriteWorkers().readFile(path.join(dir, 'empty'), 0, []).catch((error: unknown) => error)) as NodeJS.ErrnoException).toMatchObject({ code: 'ENOENT' });
+    await writeFile(path.join(dir, 'empty'), '');
+    expect((await fileWriteWorkers().readFile(path.join(dir, 'empty'), 0, ['md5'])).hashes.md5).toBe('d41d8cd98f00b204e9800998ecf8427e');
+  });
+
+  it('never follows a link, and says why as Node would', async () => {
+    await writeFile(path.join(dir, 'real.txt'), 'real');
+    await symlink(path.join(dir, 'real.txt'), path.join(dir, 'link.txt'));
+    await expect(fileWriteWorkers().readFile(path.join(dir, 'link.txt'), 4, ['md5'])).rejects.toMatchObject({ code: 'ELOOP', syscall: 'open', path: path.join(dir, 'link.txt') });
   });
 });

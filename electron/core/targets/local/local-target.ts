@@ -48,6 +48,7 @@ import { WHOLE_FILE_MAX_BYTES, withReadWhole } from '../../jobs/whole-entry.js';
 import { keptThenRest } from '../../jobs/open-from.js';
 import { ReadAhead, READ_AHEAD_BYTES, READ_AHEAD_FILE_BYTES, READ_AHEAD_FILES } from './read-ahead.js';
 import { fastPathOn } from '../../fast-paths.js';
+import { FileWorkerLost, fileWriteWorkers } from '../../jobs/file-write-workers.js';
 import { METADATA_FILE_MAX_BYTES, metadataAtTop } from '../../metadata/found-at-top.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
@@ -428,14 +429,16 @@ export class LocalTarget implements Target {
     // says when). Taken once (a second read reads the file again), and let go then: a job that
     // keeps its entries to the end (the provenance record) must not keep every small file's
     // bytes too.
-    let bytes: Promise<Buffer> | null = null;
+    let bytes: Promise<SmallFile> | null = null;
     const index = isFolder
       ? -1
       : (readAhead?.add(small ? size : 0, () => {
-          bytes = readSmallFile(absolutePath, size);
+          // hashed where it is read with the algorithms a whole read will most likely be asked
+          // for (a job's check and record, this target's own digests); any others at readWhole
+          bytes = readSmallFile(absolutePath, size, fastPathOn('whole-small-files') ? LOCAL_HASH_ALGORITHMS : []);
           bytes.catch(() => undefined); // surfaces at open(); an entry never opened must not crash Ferry
         }, small) ?? -1);
-    const takeEarly = (): Promise<Buffer> | null => {
+    const takeEarly = (): Promise<SmallFile> | null => {
       readAhead?.taken(index);
       const early = bytes;
       bytes = null;
@@ -451,7 +454,7 @@ export class LocalTarget implements Target {
         if (isFolder) throw new Error(`'${entryPath}' is a folder; only files have bytes to open.`);
         try {
           const early = takeEarly();
-          return early ? readableOf(await early) : await openNoFollow(absolutePath);
+          return early ? readableOf((await early).bytes) : await openNoFollow(absolutePath);
         } catch (error) {
           throw toFerryError(error, relativePath);
         }
@@ -463,9 +466,11 @@ export class LocalTarget implements Target {
     if (!isFolder && size <= WHOLE_FILE_MAX_BYTES) {
       withReadWhole(entry, async (algorithms) => {
         try {
-          const whole = await (takeEarly() ?? readSmallFile(absolutePath, size));
+          const whole = await (takeEarly() ?? readSmallFile(absolutePath, size, algorithms));
+          const missing = algorithms.filter((algorithm) => whole.hashes[algorithm] === undefined);
+          const hashes = missing.length === 0 ? whole.hashes : { ...whole.hashes, ...digestsOf(whole.bytes, missing) };
           // readSmallFile's buffer is its own ArrayBuffer, and let go of here (takeEarly)
-          return { bytes: whole, hashes: digestsOf(whole, algorithms), movable: true };
+          return { bytes: whole.bytes, hashes, movable: true };
         } catch (error) {
           throw toFerryError(error, relativePath);
         }
@@ -593,12 +598,31 @@ function versionOf(node: ResolvedNode): FileVersion {
   return { path: node.relativePath, size: node.stat.size, mtimeNs: node.stat.mtimeNs, ino: node.stat.ino, ctimeNs: node.stat.ctimeNs };
 }
 
+/** A small file's bytes, and the digests (hex, by algorithm) computed where it was read. */
+interface SmallFile {
+  bytes: Buffer;
+  hashes: Record<string, string>;
+}
+
 /**
  * The whole of a small file, opened without following a symlink, at the start of an
  * ArrayBuffer of its own (never Node's shared pool), so a writer may move it to another
- * thread (WholeFile.movable).
+ * thread (WholeFile.movable). Read and hashed with `algorithms` on a file worker thread
+ * (fast path 'worker-reads'), or else read here and not hashed.
  */
-async function readSmallFile(absolutePath: string, expectedSize: number): Promise<Buffer> {
+async function readSmallFile(absolutePath: string, expectedSize: number, algorithms: readonly string[]): Promise<SmallFile> {
+  const workers = fileWriteWorkers();
+  if (workers.available && fastPathOn('worker-reads')) {
+    try {
+      return await workers.readFile(absolutePath, expectedSize, algorithms);
+    } catch (error) {
+      if (!(error instanceof FileWorkerLost)) throw error;
+    }
+  }
+  return { bytes: await readSmallFileHere(absolutePath, expectedSize), hashes: {} };
+}
+
+async function readSmallFileHere(absolutePath: string, expectedSize: number): Promise<Buffer> {
   const handle = await open(absolutePath, constants.O_RDONLY | NOFOLLOW);
   try {
     // One read of the size lstat gave (plus a byte to notice growth); more only if it grew.
