@@ -7,12 +7,11 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import yazl from 'yazl';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FerryError } from '../errors.js';
 import { DEFAULT_LIMITS, type Limits } from '../limits.js';
 import type { Entry } from '../target.js';
 import { bagNameFor, writeBagZip } from './bag-writer.js';
-import { readWholeOf } from '../jobs/whole-entry.js';
 import { openUploadZip, type UploadArchive } from './upload-reader.js';
 import { folderReadResult } from './testing/folder-source.js';
 import { rawZip, type RawEntry } from '../zip/testing/raw-zip.js';
@@ -386,7 +385,27 @@ describe('hostile and broken uploads are refused before anything is returned', (
     }
   });
 
-  it('reads a small entry whole (bytes and digests) exactly as its stream reads it', async () => {
+  /** a small entry is read whole on a file worker thread (worker-reads), or through the window on this thread */
+  const WHOLE_READERS = [
+    ['on a file worker thread', ''],
+    ['on this thread', '-worker-reads'],
+  ];
+
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    vi.resetModules();
+  });
+
+  /** the modules as they are with FERRY_FAST_PATHS set to `setting` (read once per process) */
+  async function withFastPaths(setting: string) {
+    vi.resetModules();
+    vi.stubEnv('FERRY_FAST_PATHS', setting);
+    const [{ openUploadZip }, { readWholeOf }, { fastPathOn }] = await Promise.all([import('./upload-reader.js'), import('../jobs/whole-entry.js'), import('../fast-paths.js')]);
+    return { openUploadZip, readWholeOf, fastPathOn };
+  }
+
+  it.each(WHOLE_READERS)('reads a small entry whole (bytes and digests) exactly as its stream reads it, %s', async (_where, setting) => {
+    const { openUploadZip, readWholeOf, fastPathOn } = await withFastPaths(setting);
     const text = Buffer.from('small text, deflated '.repeat(200));
     const random = randomBytes(70_000);
     const archive = await openUploadZip(await yazlZip([['T/a.txt', text], ['T/b.bin', random], ['T/empty', Buffer.alloc(0)]]), DEFAULT_LIMITS);
@@ -399,13 +418,17 @@ describe('hostile and broken uploads are refused before anything is returned', (
         const streamed = await readAll(entry);
         expect(whole.bytes.equals(streamed)).toBe(true);
         expect(whole.hashes).toEqual({ md5: md5(streamed), sha256: sha256(streamed) });
+        // read on a file worker thread (worker-reads), the bytes come back in an ArrayBuffer of their own, free to move on to a writer's thread
+        expect(whole.movable === true, entry.path).toBe(fastPathOn('worker-reads'));
+        if (whole.movable) expect([whole.bytes.byteOffset, whole.bytes.buffer.byteLength]).toEqual([0, streamed.length]);
       }
     } finally {
       await archive.close();
     }
   });
 
-  it('fails a whole read as the stream fails: more bytes than declared, a wrong CRC, a missing local header', async () => {
+  it.each(WHOLE_READERS)('fails a whole read as the stream fails: more bytes than declared, a wrong CRC, a missing local header, %s', async (_where, setting) => {
+    const { openUploadZip, readWholeOf } = await withFastPaths(setting);
     const cases: [RawEntry, RegExp][] = [
       [{ name: 'a.txt', data: Buffer.from('x'.repeat(5000)), declaredSize: 100 }, /"a.txt" is damaged \(it unpacks to more bytes than its header says\)/],
       [{ name: 'a.txt', data: Buffer.from('x'.repeat(5000)), declaredSize: 6000 }, /"a.txt" is damaged \(it holds 5000 bytes, its header says 6000\)/],

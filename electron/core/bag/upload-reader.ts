@@ -6,7 +6,8 @@ import { FerryError, isFerryError, tooLarge } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { validateBag, type BagFile, type ValidateBagOptions, type ValidatedBag } from './bag-validator.js';
 import { withReadWhole } from '../jobs/whole-entry.js';
-import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole } from '../zip/zip-entry-stream.js';
+import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole, windowEntryReader, type RawEntryReader } from '../zip/zip-entry-stream.js';
+import { readOnWorkerOrHere } from '../jobs/file-write-workers.js';
 import { openArchive, type OpenedArchive } from '../zip/open-archive.js';
 import { scanCentralDirectory, type DirectoryTable } from '../zip/central-directory.js';
 import { admitEntries, checkEntryCount } from '../zip/entry-policy.js';
@@ -94,9 +95,9 @@ export async function openUploadZip(zipPath: string, limits: Limits, options: Up
       const kind = admitted.folder[k] ? 'folder' : 'file';
       records.push({ path: admitted.path[k]!, kind, size: kind === 'file' ? entry.uncompressedSize : 0, mtime: entry.getLastModDate(), entry, litter: admitted.litter[k] === 1 });
     }
-    // small entries are read whole through one window on the file (readZipEntryWhole)
+    // small entries are read whole (readZipEntryWhole) on a file worker thread, or else through one window on the file
     handle = await open(zipPath, 'r');
-    const source: ArchiveSource = { zip, handle, window: new ArchiveWindow(handle, fileSize, base) };
+    const source: ArchiveSource = { zip, handle, readWhole: wholeEntryReader(zipPath, base, new ArchiveWindow(handle, fileSize, base)) };
     const bagRoot = findBagRoot(records);
     if (bagRoot === null) {
       if (options.payload !== 'defer') await checkEveryCrc(source, records);
@@ -115,6 +116,23 @@ export async function openUploadZip(zipPath: string, limits: Limits, options: Up
     await handle?.close().catch(() => undefined);
     throw isFerryError(error) ? error : notAZip(error);
   }
+}
+
+/**
+ * Small entries read on a file worker thread (fast path 'worker-reads': read, inflated, hashed
+ * and their CRC-32 computed there, the bytes moved back, so they may move on to a local
+ * writer's thread too), else through the window on this thread.
+ */
+function wholeEntryReader(zipPath: string, base: number, window: ArchiveWindow): RawEntryReader {
+  const here = windowEntryReader(window);
+  return (entry, algorithms, crc) =>
+    readOnWorkerOrHere(
+      async (workers) => ({
+        ...(await workers.readZipEntry(zipPath, base + entry.relativeOffsetOfLocalHeader, { compressedSize: entry.compressedSize, uncompressedSize: entry.uncompressedSize, method: entry.compressionMethod }, algorithms, crc)),
+        movable: true,
+      }),
+      () => here(entry, algorithms, crc),
+    );
 }
 
 /** what an entry's stored bytes are read in: yauzl's stream reads in Node's default 16 KiB (a syscall and a chunk through every stream per 16 KiB) */
@@ -142,11 +160,11 @@ function findBagRoot(records: ZipRecord[]): string | null {
  * ZIP has no other fixity, and a destination that publishes as it goes cannot take back the
  * files written before a damaged one. Throws the damaged entry's FerryError.
  */
-async function checkEveryCrc({ zip, window }: ArchiveSource, records: ZipRecord[]): Promise<void> {
+async function checkEveryCrc({ zip, readWhole }: ArchiveSource, records: ZipRecord[]): Promise<void> {
   for (const record of records) {
     if (record.kind !== 'file') continue;
     if (canReadWhole(record.entry)) {
-      await readZipEntryWhole(window, record.entry, record.path, []);
+      await readZipEntryWhole(readWhole, record.entry, record.path, []);
       continue;
     }
     const stream = await openZipEntry(zip, record.entry, record.path);
@@ -154,11 +172,11 @@ async function checkEveryCrc({ zip, window }: ArchiveSource, records: ZipRecord[
   }
 }
 
-/** The open archive: yauzl for streams, a window on the file for entries read whole. */
+/** The open archive: yauzl for streams, and how entries are read whole. */
 interface ArchiveSource {
   zip: yauzl.ZipFile;
   handle: FileHandle;
-  window: ArchiveWindow;
+  readWhole: RawEntryReader;
 }
 
 function plainArchive(source: ArchiveSource, records: ZipRecord[]): UploadArchive {
@@ -182,7 +200,7 @@ const STRONGER_THAN_CRC: ReadonlySet<string> = new Set(['md5', 'sha1', 'sha256',
 
 /** `records` are the payload with paths relative to what the writer should create. */
 function makeArchive(
-  { zip, handle, window }: ArchiveSource,
+  { zip, handle, readWhole }: ArchiveSource,
   kind: UploadArchive['kind'],
   records: ZipRecord[],
   zipPrefix: string,
@@ -240,7 +258,7 @@ function makeArchive(
         yield canReadWhole(record.entry)
           ? withReadWhole(file, (algorithms) => {
               if (closed) return Promise.reject(new Error('The uploaded ZIP was already closed.'));
-              return readZipEntryWhole(window, record.entry, zipPrefix + record.path, algorithms, checkCrc);
+              return readZipEntryWhole(readWhole, record.entry, zipPrefix + record.path, algorithms, checkCrc);
             })
           : file;
       }

@@ -21,6 +21,7 @@ const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
 const { createHash } = require('node:crypto');
+const zlib = require('node:zlib');
 const FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW || 0);
 const described = (e) => ({ code: e && e.code, errno: e && e.errno, syscall: e && e.syscall, message: String(e && e.message) });
 function write(m) {
@@ -79,6 +80,50 @@ function read(m) {
     return { id: m.id, error: described(e) };
   }
 }
+function readFully(fd, buffer, at) {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const got = fs.readSync(fd, buffer, filled, buffer.length - filled, at + filled);
+    if (got === 0) throw new Error('unexpected EOF');
+    filled += got;
+  }
+}
+function readZipEntry(m) {
+  // as zip-entry-stream.ts windowEntryReader reads it (local header, then the stored bytes,
+  // inflated when deflated), with the same messages; the caller checks size and CRC-32
+  let fd = -1;
+  try {
+    fd = fs.openSync(m.path, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0));
+    const size = fs.fstatSync(fd).size;
+    const header = Buffer.alloc(30);
+    if (m.headerAt + 30 > size) throw new Error('unexpected EOF');
+    readFully(fd, header, m.headerAt);
+    if (header.readUInt32LE(0) !== 0x04034b50) throw new Error('invalid local file header signature');
+    const dataAt = m.headerAt + 30 + header.readUInt16LE(26) + header.readUInt16LE(28);
+    if (dataAt + m.compressedSize > size) throw new Error('unexpected EOF');
+    let bytes = Buffer.allocUnsafeSlow(m.compressedSize);
+    readFully(fd, bytes, dataAt);
+    fs.closeSync(fd);
+    fd = -1;
+    if (m.method === 0) {
+      if (m.compressedSize !== m.uncompressedSize) throw new Error('its stored size and its size differ');
+    } else {
+      const inflated = zlib.inflateRawSync(bytes, { maxOutputLength: m.uncompressedSize + 1 });
+      // the bytes go back at the start of an ArrayBuffer of their own (movable)
+      if (inflated.byteOffset === 0 && inflated.buffer.byteLength === inflated.length) bytes = inflated;
+      else {
+        bytes = Buffer.allocUnsafeSlow(inflated.length);
+        inflated.copy(bytes);
+      }
+    }
+    const hashes = {};
+    for (const algorithm of m.algorithms) hashes[algorithm] = createHash(algorithm).update(bytes).digest('hex');
+    return { id: m.id, bytes: bytes.buffer, length: bytes.length, crc32: m.crc ? zlib.crc32(bytes) : null, hashes };
+  } catch (e) {
+    if (fd >= 0) try { fs.closeSync(fd); } catch {}
+    return { id: m.id, error: described(e) };
+  }
+}
 function sync(m) {
   // fsync of each path (files or folders); the first failure is reported, the rest still synced
   let error = null;
@@ -112,7 +157,7 @@ function renames(m) {
 // was handed would pile up dead in its memory (tens of MiB) until external-memory pressure
 // forced a collection. The main thread's frequent young collections free them at once. The
 // bytes read go to the asking thread the same way.
-const OPS = { write, read, renames, sync };
+const OPS = { write, read, readZipEntry, renames, sync };
 parentPort.on('message', (batch) => {
   const replies = batch.map((m) => OPS[m.op](m));
   const written = batch.filter((m) => m.op === 'write').map((m) => m.bytes);
@@ -120,6 +165,14 @@ parentPort.on('message', (batch) => {
   parentPort.postMessage(replies, written.concat(read));
 });
 `;
+
+/** What a worker needs of a ZIP entry's central-directory record to read it. */
+export interface ZipEntryShape {
+  compressedSize: number;
+  uncompressedSize: number;
+  /** 0 stored, 8 deflated */
+  method: number;
+}
 
 /** What the writer keeps of a written file's stat (a rename keeps all three). */
 export interface WrittenFileStat {
@@ -136,7 +189,7 @@ interface WorkerError {
 }
 
 /** a reply: an error, or (for a write) the file's stat, or (for a read) its bytes and digests */
-type FromWorker = { id: number; error?: WorkerError | null; errors?: (WorkerError | null)[]; placeError?: WorkerError | null; bytes?: ArrayBuffer; length?: number; hashes?: Record<string, string> } & Partial<WrittenFileStat>;
+type FromWorker = { id: number; error?: WorkerError | null; errors?: (WorkerError | null)[]; placeError?: WorkerError | null; bytes?: ArrayBuffer; length?: number; hashes?: Record<string, string>; crc32?: number | null } & Partial<WrittenFileStat>;
 
 interface Waiting {
   resolve(message: FromWorker): void;
@@ -203,6 +256,18 @@ class FileWriteWorkers {
     const reply = await this.ask({ op: 'read', path, expectedSize, algorithms }, []);
     if (reply.error) throw asNodeError(reply.error, path);
     return { bytes: Buffer.from(reply.bytes!, 0, reply.length!), hashes: reply.hashes! };
+  }
+
+  /**
+   * Reads one small ZIP entry's bytes, unpacked, from the ZIP at `path` (its local header at
+   * file offset `headerAt`), hashes them with `algorithms` there and, when `crc`, computes
+   * their CRC-32. The caller checks them (zip-entry-stream.ts readZipEntryWhole); a damaged
+   * archive is an Error with the message the window's reader would give, or zlib's own.
+   */
+  async readZipEntry(path: string, headerAt: number, entry: ZipEntryShape, algorithms: readonly string[], crc: boolean): Promise<{ bytes: Buffer; crc32: number | null; hashes: Record<string, string> }> {
+    const reply = await this.ask({ op: 'readZipEntry', path, headerAt, ...entry, algorithms, crc }, []);
+    if (reply.error) throw asNodeError(reply.error, path);
+    return { bytes: Buffer.from(reply.bytes!, 0, reply.length!), crc32: reply.crc32 ?? null, hashes: reply.hashes! };
   }
 
   /**
@@ -284,6 +349,22 @@ class FileWriteWorkers {
 /** An error as Node's fs would have thrown it (code, errno, syscall, path), so callers map it as one. */
 function asNodeError(error: WorkerError, path: string): NodeJS.ErrnoException {
   return Object.assign(new Error(error.message), { code: error.code, errno: error.errno, syscall: error.syscall, path });
+}
+
+/**
+ * A small file's read (fast path 'worker-reads'): `onWorker` on a file worker thread while the
+ * fast path is on and the threads are there; else, or when a thread is lost, `here`.
+ */
+export async function readOnWorkerOrHere<T>(onWorker: (workers: FileWriteWorkers) => Promise<T>, here: () => Promise<T>): Promise<T> {
+  const workers = fileWriteWorkers();
+  if (workers.available && fastPathOn('worker-reads')) {
+    try {
+      return await onWorker(workers);
+    } catch (error) {
+      if (!(error instanceof FileWorkerLost)) throw error;
+    }
+  }
+  return here();
 }
 
 let shared: FileWriteWorkers | null = null;

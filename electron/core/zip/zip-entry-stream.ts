@@ -117,37 +117,63 @@ export function canReadWhole(entry: yauzl.Entry): boolean {
   return entry.uncompressedSize <= WHOLE_ENTRY_MAX_BYTES && entry.compressedSize <= WHOLE_ENTRY_MAX_BYTES + 64 * 1024 && (entry.compressionMethod === 0 || entry.compressionMethod === 8);
 }
 
+/** A small entry's bytes as read, unpacked, before readZipEntryWhole checks them. */
+export interface RawEntry {
+  bytes: Buffer;
+  /** their CRC-32 where the reader computed it, else null */
+  crc32: number | null;
+  /** digests the reader computed (hex, by algorithm); those asked and missing are computed after the checks */
+  hashes: Record<string, string>;
+  /** `bytes` start an ArrayBuffer nothing else holds (WholeFile.movable) */
+  movable: boolean;
+}
+
 /**
- * A small entry's uncompressed bytes in one buffer, checked as openZipEntry's stream checks
- * them (local header, size, CRC-32), hashed with `algorithms` in the same pass. No stream, no
- * inflate object: one slice of the window, one inflate call. Inflating never produces more
- * than the entry's declared size plus one byte, so a lying header cannot blow up memory.
- * Failures are `not_a_zip` FerryErrors naming `path`.
+ * Reads one small entry's bytes (local header, stored bytes, inflated when deflated), hashing
+ * them with `algorithms` and computing their CRC-32 when `crc` where that is cheap for it.
+ * Throws what reading or inflating threw; readZipEntryWhole says it as a damaged entry.
  */
-export async function readZipEntryWhole(window: ArchiveWindow, entry: yauzl.Entry, path: string, algorithms: readonly string[], checkCrc = true): Promise<WholeFile> {
-  let bytes: Buffer;
-  try {
+export type RawEntryReader = (entry: yauzl.Entry, algorithms: readonly string[], crc: boolean) => Promise<RawEntry>;
+
+/** Reads entries through the window, on this thread: no digest or CRC computed ahead, the bytes a slice of the window. */
+export function windowEntryReader(window: ArchiveWindow): RawEntryReader {
+  return async (entry) => {
     const header = await window.slice(entry.relativeOffsetOfLocalHeader, LOCAL_HEADER_BYTES);
     if (header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new Error('invalid local file header signature');
     const dataStart = entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + header.readUInt16LE(26) + header.readUInt16LE(28);
     const stored = await window.slice(dataStart, entry.compressedSize);
-    if (entry.compressionMethod === 0) {
-      if (entry.compressedSize !== entry.uncompressedSize) throw new Error('its stored size and its size differ');
-      bytes = stored;
-    } else {
-      bytes = inflateRawSync(stored, { maxOutputLength: entry.uncompressedSize + 1 });
-    }
+    if (entry.compressionMethod !== 0) return { bytes: inflateRawSync(stored, { maxOutputLength: entry.uncompressedSize + 1 }), crc32: null, hashes: {}, movable: false };
+    if (entry.compressedSize !== entry.uncompressedSize) throw new Error('its stored size and its size differ');
+    return { bytes: stored, crc32: null, hashes: {}, movable: false };
+  };
+}
+
+/**
+ * A small entry's uncompressed bytes in one buffer, checked as openZipEntry's stream checks
+ * them (local header, size, CRC-32), hashed with `algorithms`. No stream, no inflate object:
+ * one read (`read`: through the window, or on a file worker thread), one inflate call.
+ * Inflating never produces more than the entry's declared size plus one byte, so a lying
+ * header cannot blow up memory. Failures are `not_a_zip` FerryErrors naming `path`.
+ */
+export async function readZipEntryWhole(read: RawEntryReader, entry: yauzl.Entry, path: string, algorithms: readonly string[], checkCrc = true): Promise<WholeFile> {
+  let raw: RawEntry;
+  try {
+    raw = await read(entry, algorithms, checkCrc);
   } catch (error) {
-    if (error instanceof RangeError && (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw damagedEntry(path, 'it unpacks to more bytes than its header says');
-    }
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw damagedEntry(path, 'it unpacks to more bytes than its header says');
     throw damagedEntry(path, describeZipError(error));
   }
+  const { bytes } = raw;
   if (bytes.length !== entry.uncompressedSize) throw damagedEntry(path, `it holds ${bytes.length} bytes, its header says ${entry.uncompressedSize}`);
-  if (checkCrc && crc32(bytes) >>> 0 !== entry.crc32 >>> 0) throw damagedEntry(path, 'its CRC-32 does not match');
-  const hashes = new MultiHash(algorithms);
-  hashes.update(bytes);
-  return { bytes, hashes: hashes.digest() };
+  if (checkCrc && (raw.crc32 ?? crc32(bytes)) >>> 0 !== entry.crc32 >>> 0) throw damagedEntry(path, 'its CRC-32 does not match');
+  const missing = algorithms.filter((algorithm) => raw.hashes[algorithm] === undefined);
+  let hashes = raw.hashes;
+  if (missing.length > 0) {
+    const more = new MultiHash(missing);
+    more.update(bytes);
+    hashes = { ...hashes, ...more.digest() };
+  }
+  return raw.movable ? { bytes, hashes, movable: true } : { bytes, hashes };
 }
 
 /** yauzl's and zlib's own messages help; an OS error's message may hold a local path. */

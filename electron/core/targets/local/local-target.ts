@@ -48,7 +48,7 @@ import { WHOLE_FILE_MAX_BYTES, withReadWhole } from '../../jobs/whole-entry.js';
 import { keptThenRest } from '../../jobs/open-from.js';
 import { ReadAhead, READ_AHEAD_BYTES, READ_AHEAD_FILE_BYTES, READ_AHEAD_FILES } from './read-ahead.js';
 import { fastPathOn } from '../../fast-paths.js';
-import { FileWorkerLost, fileWriteWorkers } from '../../jobs/file-write-workers.js';
+import { readOnWorkerOrHere } from '../../jobs/file-write-workers.js';
 import { METADATA_FILE_MAX_BYTES, metadataAtTop } from '../../metadata/found-at-top.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
@@ -610,16 +610,11 @@ interface SmallFile {
  * thread (WholeFile.movable). Read and hashed with `algorithms` on a file worker thread
  * (fast path 'worker-reads'), or else read here and not hashed.
  */
-async function readSmallFile(absolutePath: string, expectedSize: number, algorithms: readonly string[]): Promise<SmallFile> {
-  const workers = fileWriteWorkers();
-  if (workers.available && fastPathOn('worker-reads')) {
-    try {
-      return await workers.readFile(absolutePath, expectedSize, algorithms);
-    } catch (error) {
-      if (!(error instanceof FileWorkerLost)) throw error;
-    }
-  }
-  return { bytes: await readSmallFileHere(absolutePath, expectedSize), hashes: {} };
+function readSmallFile(absolutePath: string, expectedSize: number, algorithms: readonly string[]): Promise<SmallFile> {
+  return readOnWorkerOrHere(
+    (workers) => workers.readFile(absolutePath, expectedSize, algorithms),
+    async () => ({ bytes: await readSmallFileHere(absolutePath, expectedSize), hashes: {} }),
+  );
 }
 
 async function readSmallFileHere(absolutePath: string, expectedSize: number): Promise<Buffer> {

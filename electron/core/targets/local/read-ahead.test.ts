@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
 import { ctx, tempDir } from './test-helpers.js';
@@ -89,9 +89,21 @@ it('stopping early leaves nothing behind that breaks the next read', async () =>
   }
 });
 
-it('a small file is offered whole (whole-small-files), its bytes and digests those of the file, read ahead once and from disk after that', async () => {
+describe('a small file read on a file worker thread (worker-reads) or on this thread', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    vi.resetModules();
+  });
+
+  it.each([
+    ['on a file worker thread', ''],
+    ['on this thread', '-worker-reads'],
+  ])('a small file is offered whole (whole-small-files), its bytes and digests those of the file, read ahead once and from disk after that, %s', async (_where, setting) => {
+  vi.resetModules();
+  vi.stubEnv('FERRY_FAST_PATHS', setting);
   const { createHash } = await import('node:crypto');
   const { readWholeOf } = await import('../../jobs/whole-entry.js');
+  const { LocalTarget } = await import('./local-target.js');
   const target = new LocalTarget({ root });
   const read = await target.read(ctx(), encodeLocalId('Data'));
   let offered = 0;
@@ -113,6 +125,7 @@ it('a small file is offered whole (whole-small-files), its bytes and digests tho
     expect((await bytesOf(await entry.open())).equals(expected)).toBe(true);
   }
   expect(offered).toBe(files.size - 1);
+  });
 });
 
 it('a second whole read of a file changed meanwhile gives its new bytes (the read-ahead copy is used once)', async () => {
