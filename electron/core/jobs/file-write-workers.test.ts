@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { appendFile, lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fastPathOn } from '../fast-paths.js';
 import { fileWriteWorkers } from './file-write-workers.js';
 
@@ -141,5 +141,24 @@ describe('file-writing worker threads', () => {
     await writeFile(path.join(dir, 'real.txt'), 'real');
     await symlink(path.join(dir, 'real.txt'), path.join(dir, 'link.txt'));
     await expect(fileWriteWorkers().readFile(path.join(dir, 'link.txt'), 4, ['md5'])).rejects.toMatchObject({ code: 'ELOOP', syscall: 'open', path: path.join(dir, 'link.txt') });
+  });
+
+  it('a read whose thread is lost is made on this thread instead, and so is every read after it (readOnWorkerOrHere)', async () => {
+    // a pool of its own: a lost pool stays lost for its process
+    vi.resetModules();
+    const { fileWriteWorkers: freshPool, readOnWorkerOrHere } = await import('./file-write-workers.js');
+    const file = path.join(dir, 'lost.txt');
+    await writeFile(file, 'bytes');
+    const pool = freshPool();
+    await pool.writeNewFile(path.join(dir, 'started.txt'), Buffer.from('the threads start'), null, false);
+    const read = () => readOnWorkerOrHere(async (workers) => (await workers.readFile(file, 5, [])).bytes.toString(), async () => 'read here');
+    expect(await read()).toBe(fastPathOn('worker-reads') ? 'bytes' : 'read here');
+    const threads = (pool as unknown as { workers: { worker: { terminate(): Promise<number> } }[] | null }).workers ?? [];
+    const pending = read();
+    const stopped = threads.map(({ worker }) => worker.terminate());
+    expect(await pending).toBe('read here');
+    await Promise.all(stopped);
+    expect(pool.available).toBe(false);
+    expect(await read()).toBe('read here');
   });
 });
