@@ -105,7 +105,7 @@ export class ProvenanceRecorder {
         notes.push('No provenance record was written: the job wrote nothing to record it beside.');
       } else {
         const relative = this.files.map((seen) => relativeTo(place, seen.entry.path));
-        const destinationHashes = await this.destinationHashes(ctx, place, relative, stored);
+        const destinationRecords = await this.destinationRecords(ctx, place, relative, stored);
         const carried = this.carried !== null ? parseProvenance(this.carried) : null;
         const earlier = mergeLogs(carried, await this.readExisting(ctx, place));
         if (this.carriedNote) notes.push(this.carriedNote);
@@ -120,7 +120,7 @@ export class ProvenanceRecorder {
             resource_id: report.new_resource?.id ?? this.job.containerId,
             title: report.new_resource?.title ?? null,
           },
-          files: this.files.map((seen, i) => this.fileRecord(seen, report, relative[i] ? destinationHashes.get(relative[i]!) : undefined)),
+          files: this.files.map((seen, i) => this.fileRecord(seen, report, relative[i] ? destinationRecords.get(relative[i]!) : undefined)),
           ...(report.notes?.length ? { notes: report.notes } : {}),
           ...(this.job.folders ? { folders: this.job.folders } : {}),
         });
@@ -140,23 +140,23 @@ export class ProvenanceRecorder {
    * Asking costs a listing of each folder and a detail a file (InvenioRDM's the whole list of
    * the record's files each time), so a write that answered for every file costs nothing more.
    */
-  private async destinationHashes(
+  private async destinationRecords(
     ctx: TargetContext,
     place: Place,
     relative: readonly (string | null)[],
     stored: ReadonlyMap<string, StoredRecord>,
-  ): Promise<Map<string, Record<string, string>>> {
-    const found = new Map<string, Record<string, string>>();
+  ): Promise<Map<string, DestinationRecord>> {
+    const found = new Map<string, DestinationRecord>();
     const unknown = new Set<string>();
     this.files.forEach((seen, i) => {
       const path = relative[i];
       if (path === null || path === undefined) return;
       const record = stored.get(seen.entry.path);
-      if (record && !('unverifiable' in record)) found.set(path, lowerCased(record.hashes));
+      if (record && !('unverifiable' in record)) found.set(path, { hashes: lowerCased(record.hashes), asWritten: record.hashedAsWritten === true });
       else unknown.add(path);
     });
     if (unknown.size === 0) return found;
-    for (const [path, hashes] of await storedHashes(this.job.destination, ctx, place.rootId, unknown)) found.set(path, hashes);
+    for (const [path, hashes] of await storedHashes(this.job.destination, ctx, place.rootId, unknown)) found.set(path, { hashes, asWritten: false });
     return found;
   }
 
@@ -206,7 +206,7 @@ export class ProvenanceRecorder {
     return { rootId: this.job.containerId, strip: 0, prefix: '' };
   }
 
-  private fileRecord(seen: Seen, report: JobReport, destination: Record<string, string> | undefined): ProvenanceFile {
+  private fileRecord(seen: Seen, report: JobReport, destination: DestinationRecord | undefined): ProvenanceFile {
     const { entry } = seen;
     const outcome = report.resources_created.includes(entry.path)
       ? 'created'
@@ -227,12 +227,12 @@ export class ProvenanceRecorder {
       verification: '',
     };
     if (entry.size !== null && seen.bytes !== null && entry.size !== seen.bytes) file.source_size = entry.size;
-    if (destination) file.destination_hashes = destination;
+    if (destination) file.destination_hashes = destination.hashes;
     Object.assign(file, this.verification(file, report, destination));
     return file;
   }
 
-  private verification(file: ProvenanceFile, report: JobReport, destination: Record<string, string> | undefined): Pick<ProvenanceFile, 'verified' | 'verification'> {
+  private verification(file: ProvenanceFile, report: JobReport, record: DestinationRecord | undefined): Pick<ProvenanceFile, 'verified' | 'verification'> {
     const name = this.job.destination.info.readable_name;
     if (file.outcome === 'ignored') return no(`${name} already had a file at this path, which the job's duplicate setting kept; it was not written.`);
     if (file.outcome === 'failed') {
@@ -240,13 +240,15 @@ export class ProvenanceRecorder {
       return no(error ? `it was not written: ${error}` : `${name} did not report writing it.`);
     }
     if (file.fixity === 'mismatch') return no("the bytes read from the source did not match the source's own hash (see the job's failed_fixity).");
+    const destination = record?.hashes;
     if (!destination || Object.keys(destination).length === 0) return no(`${name} reports no hash for the stored file.`);
     const common = Object.keys(destination).filter((a) => file.computed_hashes[a] !== undefined);
     if (common.length === 0) return no(`${name} reports only ${Object.keys(destination).join(', ')}, which Ferry did not compute of the bytes it sent.`);
     const differ = common.filter((a) => destination[a]!.toLowerCase() !== file.computed_hashes[a]);
     if (differ.length > 0) return no(`${name}'s ${differ.join(' and ')} of the stored file differs from that of the bytes Ferry sent.`);
     const sourceSays = file.fixity === 'ok' ? ", which matched the source's own hash" : ' (the source reports no hash of its own)';
-    return { verified: true, verification: `${name}'s ${common.join(' and ')} of the stored file matched that of the bytes read from the source${sourceSays}.` };
+    const whose = record!.asWritten ? 'of its bytes as written (not read back)' : 'of the stored file';
+    return { verified: true, verification: `${name}'s ${common.join(' and ')} ${whose} matched that of the bytes read from the source${sourceSays}.` };
   }
 
   private async readExisting(ctx: TargetContext, place: Place): Promise<ProvenanceLog | null> {
@@ -274,6 +276,12 @@ export class ProvenanceRecorder {
     });
     for (const error of outcome.fileErrors) notes.push(`The provenance record (${PROVENANCE_FILE}) could not be written: ${error.error}`);
   }
+}
+
+/** The destination's hashes of a stored file; `asWritten`: of its bytes as the writer wrote them, not read back (StoredRecord.hashedAsWritten). */
+interface DestinationRecord {
+  hashes: Record<string, string>;
+  asWritten: boolean;
 }
 
 interface Place {

@@ -149,7 +149,10 @@ describe('the provenance record asks the destination nothing the write already a
     const log = parseProvenance(await readFile(path.join(root, 'workspace', 'Inbox', 'Study', 'ferry-provenance.json'), 'utf8'));
     const files = log?.entries.at(-1)?.files ?? [];
     expect(files).toHaveLength(FILES);
-    for (const file of files) expect(file, file.path).toMatchObject({ verified: true, destination_hashes: { md5: file.computed_hashes.md5, sha256: file.computed_hashes.sha256 } });
+    for (const file of files) {
+      expect(file, file.path).toMatchObject({ verified: true, destination_hashes: { md5: file.computed_hashes.md5, sha256: file.computed_hashes.sha256 } });
+      expect(file.verification).toContain('md5 and sha256 of its bytes as written (not read back) matched');
+    }
   });
 
   it.skipIf(apacheReason !== null)('WebDAV (Apache mod_dav): the record adds its own write, not a PROPFIND a file', async () => {
