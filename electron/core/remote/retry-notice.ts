@@ -67,11 +67,12 @@ export function derivedSignal(signal: AbortSignal, ...others: AbortSignal[]): Ab
 }
 
 /**
- * A signal that fires only after `ms`, not when `signal` does, yet belongs to `signal`'s job:
- * for cleanup that must run after the job was cancelled (deleting the draft it made).
+ * A signal that does not fire when `signal` does (after `ms` if given, else never), yet
+ * belongs to `signal`'s job: for cleanup that must run after the job was cancelled (deleting
+ * the draft it made), whose retries are still told to the job.
  */
-export function detachedSignal(signal: AbortSignal, ms: number): AbortSignal {
-  return belongingTo(signal, AbortSignal.timeout(ms));
+export function detachedSignal(signal: AbortSignal, ms?: number): AbortSignal {
+  return belongingTo(signal, ms === undefined ? new AbortController().signal : AbortSignal.timeout(ms));
 }
 
 function belongingTo(job: AbortSignal, made: AbortSignal): AbortSignal {
