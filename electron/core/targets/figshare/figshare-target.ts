@@ -432,7 +432,8 @@ export class FigshareTarget implements Target {
       // read once the old file is gone, so a cancel while waiting for figshare never leaves both
       return { path: entry.path, list: existing ? 'updated' : 'created', stored: await this.storedRecord(token, article.id, completed.id, signal) };
     } catch (error) {
-      const removed = started ? await this.api.deleteFile(token, article.id, started.id).then(() => true, () => false) : true;
+      // the job's signal may have fired (a cancel): the half-uploaded copy goes all the same
+      const removed = started ? await this.api.deleteFile(token, article.id, started.id, detachedSignal(signal)).then(() => true, () => false) : true;
       if (!isPerFileFailure(error, signal)) throw error;
       const leftover = removed ? '' : ` Its half-uploaded copy could not be removed from the item; delete '${name}' there in figshare.`;
       return { path: entry.path, error: error.message + leftover };

@@ -416,12 +416,12 @@ class DraftWriter {
         committed = await this.api.commitFile(this.draftId, key, signal);
       } catch (error) {
         // leave no pending key behind, or the next attempt could not declare it
-        await this.api.deleteFile(this.draftId, key).catch(() => undefined);
+        await this.api.deleteFile(this.draftId, key, detachedSignal(signal)).catch(() => undefined);
         throw error;
       }
       const stored = md5Of(committed.checksum);
       if (stored !== bytes.md5) {
-        await this.api.deleteFile(this.draftId, key).catch(() => undefined);
+        await this.api.deleteFile(this.draftId, key, detachedSignal(signal)).catch(() => undefined);
         throw new FerryError(502, 'upstream_error', `${this.limits.service} stored '${key}' with MD5 ${stored ?? 'none'}, but Ferry sent ${bytes.md5}; the file was removed again. Try again.`);
       }
       this.byKey.set(key, committed);
