@@ -13,14 +13,16 @@
  *   a signal given to a request during a job is the job's own signal, or one made from it
  *   here (`derivedSignal`, `detachedSignal`), which leads back to the job's signal.
  *
- * A request with no signal, or one made any other way (`AbortSignal.any`/`timeout` written
- * out, a controller of its own), reaches no job: its retries are told to nobody, as are those
- * of a request outside a job (a listing, whose signal no job registered). So cleanup that must
- * outlive a cancel takes `detachedSignal(jobSignal)`, not no signal. No async context is involved
- * (Node's async-context store keeps promise hooks in the whole process once used, which cost
- * 13–20 MiB of peak memory in the transfer bench; issue #18), so a client's rate queue
- * running a request from another job's call stack changes nothing; the client still takes
- * the listener when a request starts, before it queues.
+ * A request with no signal, or one made any other way (`AbortSignal.timeout`, a controller of
+ * its own; `AbortSignal.any` outside this file the lint refuses, eslint.config.js), reaches no
+ * job: its retries are told to nobody, as are those of a request outside a job (a listing,
+ * whose signal no job registered). So cleanup that must outlive a cancel takes
+ * `detachedSignal(jobSignal)`, not no signal. No async context is involved
+ * (Node's async-context store keeps promise hooks in the whole process once used, a cost for
+ * every promise: about 10 MiB of the WebDAV row's peak in the transfer probe, issue #18 and
+ * docs/performance.md), so a client's rate queue running a request from another job's call
+ * stack changes nothing; the client still takes the listener when a request starts, before
+ * it queues.
  */
 export type RetryListener = (notice: string | null, from: object) => void;
 
