@@ -135,8 +135,8 @@ describe('job service', () => {
     const service = makeService({ progressIntervalMs: 0 });
     const waiting = gate();
     const release = gate();
-    service.register('upload', async () => {
-      const listener = retryListener();
+    service.register('upload', async (ctx) => {
+      const listener = retryListener(ctx.signal);
       const [first, second] = [{}, {}];
       listener('OSF is not answering (HTTP 503); retrying in 20 s (attempt 3 of 5).', first);
       listener('OSF is limiting the request rate (HTTP 429); retrying in 2 s (attempt 2 of 5).', second);

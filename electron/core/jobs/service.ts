@@ -503,8 +503,9 @@ class FileJobService implements JobService {
     let outcome: { report: JobReport } | { error: unknown };
     try {
       // `await` inside try so a synchronous throw and a rejection land in the same place.
-      // a request waiting to be retried says so in the job's progress (remote/retry-notice.ts)
-      outcome = { report: await withRetryNotices((note) => this.progress(record, { note }), () => executor(context)) };
+      // a request waiting to be retried says so in the job's progress: the client finds this
+      // listener through the job's signal, which every request of the job carries (remote/retry-notice.ts)
+      outcome = { report: await withRetryNotices(controller.signal, (note) => this.progress(record, { note }), () => executor(context)) };
     } catch (error) {
       outcome = { error };
     }

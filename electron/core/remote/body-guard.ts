@@ -1,4 +1,5 @@
 import { CancelledError, FerryError } from '../errors.js';
+import { derivedSignal } from './retry-notice.js';
 
 /**
  * Stall and break detection for bytes in flight. A remote that stops sending half-way
@@ -93,7 +94,7 @@ export function timedFetch(options: TimedFetchOptions): typeof fetch {
   return async (input, init = {}) => {
     const timer = new Watchdog(timeoutMs);
     const caller = init.signal ?? undefined;
-    const signal = caller ? AbortSignal.any([caller, timer.signal]) : timer.signal;
+    const signal = caller ? derivedSignal(caller, timer.signal) : timer.signal;
     let response: Response;
     try {
       timer.start();

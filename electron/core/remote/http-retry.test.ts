@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteClient } from './http.js';
-import { withRetryNotices } from './retry-notice.js';
+import { derivedSignal, withRetryNotices } from './retry-notice.js';
 
 // Retries against a real loopback server: a streamed body given as a factory is opened afresh
 // for each attempt, and each wait is told to the job in words, then cleared.
@@ -44,11 +44,14 @@ describe('RemoteClient retries', () => {
     });
     let opens = 0;
     const notes: (string | null)[] = [];
+    const { signal } = new AbortController();
     const response = await withRetryNotices(
+      signal,
       (note) => notes.push(note),
       () =>
         client(baseUrl).request('file.bin', {
           method: 'PUT',
+          signal,
           headers: { 'x-reset-early': '1' },
           body: () => (opens++, Readable.from([payload])),
         }),
@@ -71,9 +74,11 @@ describe('RemoteClient retries', () => {
     let opens = 0;
     const notes: (string | null)[] = [];
     const started = Date.now();
+    const { signal } = new AbortController();
     await withRetryNotices(
+      signal,
       (note) => notes.push(note),
-      () => client(baseUrl).request('file.bin', { method: 'PUT', body: () => (opens++, Readable.from([payload])) }),
+      () => client(baseUrl).request('file.bin', { method: 'PUT', signal, body: () => (opens++, Readable.from([payload])) }),
     );
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect(opens).toBe(2);
@@ -88,21 +93,54 @@ describe('RemoteClient retries', () => {
     });
     const notes: (string | null)[] = [];
     const api = client(baseUrl);
-    expect(await withRetryNotices((note) => notes.push(note), () => api.json('thing'))).toEqual({ ok: true });
+    const job = new AbortController().signal;
+    expect(await withRetryNotices(job, (note) => notes.push(note), () => api.json('thing', { signal: job }))).toEqual({ ok: true });
     expect(notes).toEqual(['Loopback is limiting the request rate (HTTP 429); retrying in 1 s (attempt 2 of 5).', null]);
     notes.length = 0;
-    await withRetryNotices((note) => notes.push(note), () => api.json('thing'));
+    const next = new AbortController().signal;
+    await withRetryNotices(next, (note) => notes.push(note), () => api.json('thing', { signal: next }));
     expect(notes).toEqual([]);
   });
 
   it('sends a bare stream once: a reset is the error, in a sentence, with no retry announced', async () => {
     const baseUrl = await serve((request) => void request.socket.resetAndDestroy());
     const notes: (string | null)[] = [];
+    const { signal } = new AbortController();
     const sent = withRetryNotices(
+      signal,
       (note) => notes.push(note),
-      () => client(baseUrl).request('file.bin', { method: 'PUT', headers: { 'x-reset-early': '1' }, body: Readable.from([payload]) }),
+      () => client(baseUrl).request('file.bin', { method: 'PUT', signal, headers: { 'x-reset-early': '1' }, body: Readable.from([payload]) }),
     );
     await expect(sent).rejects.toThrow(/Loopback could not be reached/);
     expect(notes).toEqual([]);
+  });
+
+  it('tells two jobs at once each of its own requests only, through a derived signal too, and a listing nobody', async () => {
+    // one client, so one rate queue: a request may be sent from the other job's call stack
+    const attempts = new Map<string, number>();
+    const baseUrl = await serve((request, _body, response) => {
+      const path = request.url!;
+      const attempt = (attempts.get(path) ?? 0) + 1;
+      attempts.set(path, attempt);
+      if (attempt === 1 && path === '/a') return void response.writeHead(503, { 'retry-after': '1' }).end();
+      if (attempt === 1 && path === '/b') return void response.writeHead(429, { 'retry-after': '1' }).end();
+      if (attempt === 1 && path === '/listing') return void response.writeHead(502).end();
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path }));
+    });
+    const api = new RemoteClient({ baseUrl, serviceName: 'Loopback', ratePerSecond: 4, retries: 4, timeoutMs: 5000 });
+    const [a, b] = [new AbortController().signal, new AbortController().signal];
+    const notesA: (string | null)[] = [];
+    const notesB: (string | null)[] = [];
+    const results = await Promise.all([
+      withRetryNotices(a, (note) => notesA.push(note), () => api.json('a', { signal: a })),
+      // job B's request stops on a deadline of its own as well, yet is still B's
+      withRetryNotices(b, (note) => notesB.push(note), () => api.json('b', { signal: derivedSignal(b, AbortSignal.timeout(5000)) })),
+      // a listing while both jobs run: its signal belongs to no job
+      api.json('listing', { signal: new AbortController().signal }),
+    ]);
+    expect(results).toEqual([{ path: '/a' }, { path: '/b' }, { path: '/listing' }]);
+    expect([...attempts.values()]).toEqual([2, 2, 2]);
+    expect(notesA).toEqual(['Loopback is not answering (HTTP 503); retrying in 1 s (attempt 2 of 5).', null]);
+    expect(notesB).toEqual(['Loopback is limiting the request rate (HTTP 429); retrying in 1 s (attempt 2 of 5).', null]);
   });
 });

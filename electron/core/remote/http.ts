@@ -38,8 +38,9 @@ import { retryListener, retryNotice, retryReason, type RetryListener } from './r
  *   by `node:http` (streamed-request.ts), not handed to fetch as a web stream;
  * - `retry: false` sends once, `retry: true` also retries a POST the caller knows is safe
  *   to repeat (content-addressed, or refused by a unique name);
- * - every wait for a retry is told to the job the request runs for, in words, and the end of
- *   the wait too (retry-notice.ts): a job that waits never looks stuck without a reason.
+ * - every wait for a retry is told to the job the request is for (the one its `signal` belongs
+ *   to, retry-notice.ts), in words, and the end of the wait too: a job that waits never looks
+ *   stuck without a reason.
  *
  * Timeouts (`timeoutMs`): the longest wait for an answer; for a streamed request body also
  * the longest pause in sending it; and for every response body the longest pause between two
@@ -241,8 +242,8 @@ export class RemoteClient {
   /** `throttled`: counted in the service's rate budget (false for a hop to a signed storage link). */
   private async send(target: URL, method: string, body: PreparedBody, json: unknown, options: RequestOptions, throttled: boolean): Promise<Response> {
     const gate = throttled ? this.throttled : <T>(fn: () => Promise<T>) => fn();
-    // taken here: the rate queue may run the request from another job's context
-    const listener = retryListener();
+    // the job this request is for, by its signal (retry-notice.ts); taken once, before the rate queue
+    const listener = retryListener(options.signal);
     if (typeof body === 'function') return this.sendStreamed(target, method, body, options, gate, listener);
     const request = {};
     const notify = (notice: string | null) => listener(notice, request);

@@ -271,8 +271,9 @@ export class DataverseApi {
     await this.data(completeUrl.replace(/^\/?api\//, ''), { method: 'PUT', json: etags, signal });
   }
 
-  async abortMultipart(abortUrl: string): Promise<void> {
-    await this.client.request(abortUrl.replace(/^\/?api\//, ''), { method: 'DELETE', allow: [400, 404] }).then((r) => r.body?.cancel());
+  /** Cleans up after a failure or a cancel: `signal` is one the cancel does not fire (detachedSignal, remote/retry-notice.ts). */
+  async abortMultipart(abortUrl: string, signal?: AbortSignal): Promise<void> {
+    await this.client.request(abortUrl.replace(/^\/?api\//, ''), { method: 'DELETE', allow: [400, 404], signal }).then((r) => r.body?.cancel());
   }
 
   /** Registers directly uploaded files. Per-file failures come back inside an HTTP 200. */

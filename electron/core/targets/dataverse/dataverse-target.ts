@@ -30,6 +30,7 @@ import { stageEntry, type StagedBytes } from './staged.js';
 import { UploadJournal } from './upload-journal.js';
 import { isZipName, wrapInZip } from './zip-wrap.js';
 import { removedOnFailure } from '../../remote/new-record.js';
+import { detachedSignal } from '../../remote/retry-notice.js';
 import { OutcomePipeline, type FileResult, type Pending } from '../../remote/outcome-pipeline.js';
 import { ONE_AT_A_TIME, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { ChangeTurns, type Turn } from './change-turns.js';
@@ -282,8 +283,8 @@ export class DataverseTarget implements Target {
             recordMade({
               label: `the new draft dataset '${made.title}' (${made.persistentId})`,
               howToRemove: `delete it on its page, ${api.account.url}dataset.xhtml?persistentId=${encodeURIComponent(made.persistentId)}&version=DRAFT (Edit Dataset → Delete Dataset)`,
-              // its own deadline: the job's signal may have fired (a cancel)
-              remove: () => api.deleteDraft(made.id, AbortSignal.timeout(30_000)),
+              // its own deadline: the job's signal may have fired (a cancel); still the job's (its retries)
+              remove: () => api.deleteDraft(made.id, detachedSignal(ctx.signal, 30_000)),
             });
             outcome.newResource = { id: datasetId(made.id), title: made.title };
             options.onNewResource?.(outcome.newResource);

@@ -1,4 +1,5 @@
 import { FerryError, throwIfAborted } from '../../errors.js';
+import { detachedSignal } from '../../remote/retry-notice.js';
 import { isShutdownAbort } from '../../jobs/service.js';
 import type { DataverseApi } from './api.js';
 import type { JournalRecord, UploadJournal } from './upload-journal.js';
@@ -52,7 +53,7 @@ async function attempt(api: DataverseApi, bytes: StagedBytes, record: JournalRec
     return await sendParts(api, bytes, record, signal, journal);
   } catch (error) {
     if (journal && isShutdownAbort(signal)) throw error;
-    await api.abortMultipart(record.abort).catch(() => undefined);
+    await api.abortMultipart(record.abort, detachedSignal(signal)).catch(() => undefined);
     await journal?.store.remove(journal.key);
     if (resumed && error instanceof FerryError && error.status === 403) return null;
     throw error;

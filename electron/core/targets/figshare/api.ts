@@ -157,9 +157,12 @@ export class FigshareApi {
   article = (token: string, article: ArticleRef, signal?: AbortSignal) => this.json<FigshareArticle>(token, articlePath(article), { signal });
   file = (token: string, article: ArticleRef, fileId: number, signal?: AbortSignal) => this.json<FigshareFile>(token, `${articlePath(article)}/files/${fileId}`, { signal });
 
-  /** Deletes an item (swagger "Delete article" / "Delete project article": 204). No signal: it cleans up after a cancel. */
-  async deleteArticle(token: string, article: ArticleRef): Promise<void> {
-    const response = await this.call(token, articlePath(article), { method: 'DELETE' });
+  /**
+   * Deletes an item (swagger "Delete article" / "Delete project article": 204). It cleans up
+   * after a cancel: `signal` is one the cancel does not fire (detachedSignal, remote/retry-notice.ts).
+   */
+  async deleteArticle(token: string, article: ArticleRef, signal?: AbortSignal): Promise<void> {
+    const response = await this.call(token, articlePath(article), { method: 'DELETE', signal });
     await response.body?.cancel();
   }
 

@@ -24,6 +24,7 @@ import { unpackedRecord } from '../../remote/unpacked-record.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { removedOnFailure } from '../../remote/new-record.js';
+import { detachedSignal } from '../../remote/retry-notice.js';
 import { OutcomePipeline, type FileResult } from '../../remote/outcome-pipeline.js';
 import { ONE_AT_A_TIME } from '../../jobs/ordered-pipeline.js';
 import { FigshareApi, type ArticleRef, type FigshareApiOptions, type FigshareArticle, type FigshareFile } from './api.js';
@@ -315,7 +316,7 @@ export class FigshareTarget implements Target {
           made({
             label: `the new figshare item '${title}' (id ${created.id})`,
             howToRemove: `delete it in figshare under My data (https://figshare.com/account/articles/${created.id})`,
-            remove: () => this.api.deleteArticle(ctx.token, created),
+            remove: () => this.api.deleteArticle(ctx.token, created, detachedSignal(ctx.signal)),
           });
           options.onNewResource?.({ id: articleId(created), title });
           return created;
@@ -431,7 +432,8 @@ export class FigshareTarget implements Target {
       // read once the old file is gone, so a cancel while waiting for figshare never leaves both
       return { path: entry.path, list: existing ? 'updated' : 'created', stored: await this.storedRecord(token, article.id, completed.id, signal) };
     } catch (error) {
-      const removed = started ? await this.api.deleteFile(token, article.id, started.id).then(() => true, () => false) : true;
+      // the job's signal may have fired (a cancel): the half-uploaded copy goes all the same
+      const removed = started ? await this.api.deleteFile(token, article.id, started.id, detachedSignal(signal)).then(() => true, () => false) : true;
       if (!isPerFileFailure(error, signal)) throw error;
       const leftover = removed ? '' : ` Its half-uploaded copy could not be removed from the item; delete '${name}' there in figshare.`;
       return { path: entry.path, error: error.message + leftover };

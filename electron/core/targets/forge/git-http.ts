@@ -3,6 +3,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
 import { CancelledError, FerryError, forbidden, notFound, unauthorized } from '../../errors.js';
 import { Watchdog } from '../../remote/body-guard.js';
+import { derivedSignal } from '../../remote/retry-notice.js';
 
 /**
  * The one HTTP path to a git host's smart-HTTP endpoints (gitprotocol-http), for pushes and for
@@ -64,7 +65,7 @@ export class GitHttp {
         method: init.method ?? 'GET',
         headers,
         redirect: 'manual',
-        signal: AbortSignal.any([this.signal, idle.signal]),
+        signal: derivedSignal(this.signal, idle.signal),
         ...(init.body ? { body: Readable.toWeb(Readable.from(touching(init.body, idle))) as unknown as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
       } as RequestInit);
     } catch (error) {

@@ -13,6 +13,7 @@ import { GIT_SHA1 } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
 import { ShallowClone } from '../forge/shallow-clone.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
+import { detachedSignal } from '../../remote/retry-notice.js';
 import { CITATION_CFF, readCitationCff } from '../../metadata/citation-cff.js';
 import { METADATA_FILE_MAX_BYTES } from '../../metadata/found-at-top.js';
 import { repositoryMetadata } from '../../metadata/forge.js';
@@ -211,13 +212,14 @@ export class GitlabTarget implements Target {
    * How a project a failed upload made is removed: `DELETE /projects/:id` (doc/api/projects.md
    * "Delete a project": the Owner role, which its creator has; 202 Accepted, the deletion runs
    * in the background), on a client of its own: the job's signal may have fired (a cancel).
+   * `signal` is the job's: the deletion gets a deadline of its own, yet its retries are the job's.
    */
-  private newProjectRecord(token: string, project: Project): NewRecord {
+  private newProjectRecord(token: string, signal: AbortSignal, project: Project): NewRecord {
     return {
       label: `the new GitLab project ${project.path_with_namespace}`,
       howToRemove: `delete it in GitLab at ${project.web_url ?? `${this.options.baseUrl}/${project.path_with_namespace}`}/edit (Advanced → Delete project)`,
       remove: async () => {
-        const api = new GitlabApi(this.options, token, AbortSignal.timeout(30_000));
+        const api = new GitlabApi(this.options, token, detachedSignal(signal, 30_000));
         await api.request(`projects/${project.id}`, { method: 'DELETE' });
       },
     };
@@ -229,7 +231,7 @@ export class GitlabTarget implements Target {
     if (containerId === null) {
       // a new project that a failed or cancelled upload made is deleted again; a paused or
       // stopped job keeps it, told to its journal, for the resumed run to push into (remote/new-record.ts)
-      return removedOnFailure((made) => writeToGitlab(gitlab, null, entries, options, (project) => made(this.newProjectRecord(ctx.token, project))), options.signal);
+      return removedOnFailure((made) => writeToGitlab(gitlab, null, entries, options, (project) => made(this.newProjectRecord(ctx.token, ctx.signal, project))), options.signal);
     }
     const { repoId, path } = decodeForgeId(PREFIX, containerId, 'GitLab');
     const project = await projectById(api, repoId);

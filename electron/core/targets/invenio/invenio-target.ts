@@ -30,6 +30,7 @@ import { fileId, parseInvenioId, recordId } from './ids.js';
 import { communityDetail, communityNode } from './communities.js';
 import { searchUserRecords } from './search.js';
 import { removedOnFailure } from '../../remote/new-record.js';
+import { detachedSignal } from '../../remote/retry-notice.js';
 import { invenioMetadata, readInvenioMetadata } from '../../metadata/invenio.js';
 import { textToHtml } from '../../metadata/model.js';
 
@@ -228,8 +229,8 @@ export class InvenioTarget implements Target {
             made({
               label: `the new draft record '${titleOf(draft)}' (${draft.id})`,
               howToRemove: `delete the draft on ${api.account.url}uploads/${draft.id}`,
-              // its own deadline: the job's signal may have fired (a cancel)
-              remove: () => api.deleteDraft(draft.id, AbortSignal.timeout(30_000)),
+              // its own deadline: the job's signal may have fired (a cancel); still the job's (its retries)
+              remove: () => api.deleteDraft(draft.id, detachedSignal(ctx.signal, 30_000)),
             });
             outcome.newResource = { id: recordId(draft.id), title: titleOf(draft) };
             options.onNewResource?.(outcome.newResource);
@@ -415,12 +416,12 @@ class DraftWriter {
         committed = await this.api.commitFile(this.draftId, key, signal);
       } catch (error) {
         // leave no pending key behind, or the next attempt could not declare it
-        await this.api.deleteFile(this.draftId, key).catch(() => undefined);
+        await this.api.deleteFile(this.draftId, key, detachedSignal(signal)).catch(() => undefined);
         throw error;
       }
       const stored = md5Of(committed.checksum);
       if (stored !== bytes.md5) {
-        await this.api.deleteFile(this.draftId, key).catch(() => undefined);
+        await this.api.deleteFile(this.draftId, key, detachedSignal(signal)).catch(() => undefined);
         throw new FerryError(502, 'upstream_error', `${this.limits.service} stored '${key}' with MD5 ${stored ?? 'none'}, but Ferry sent ${bytes.md5}; the file was removed again. Try again.`);
       }
       this.byKey.set(key, committed);

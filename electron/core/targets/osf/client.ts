@@ -135,10 +135,11 @@ export class OsfClient {
 
   /**
    * Deletes a node (`DELETE /v2/nodes/<id>/` → 204; osf.io NodeDetail.perform_destroy, which
-   * refuses a node with components). Without a signal: it cleans up after a cancelled job.
+   * refuses a node with components). It cleans up after a cancelled job: `signal` is one the
+   * cancel does not fire (detachedSignal, remote/retry-notice.ts).
    */
-  async deleteNode(guid: string, token: string): Promise<void> {
-    const response = await this.api.request(`nodes/${guid}/`, { method: 'DELETE', token });
+  async deleteNode(guid: string, token: string, signal?: AbortSignal): Promise<void> {
+    const response = await this.api.request(`nodes/${guid}/`, { method: 'DELETE', token, signal });
     await response.body?.cancel();
   }
 

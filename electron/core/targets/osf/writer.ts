@@ -10,6 +10,7 @@ import type { Entry, StoredRecord, TargetContext, WriteOptions, WriteOutcome } f
 import { OrderedPipeline, pipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { reportedHashes, unescapeHtml, withoutQuery, type JsonApiResource } from './client.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
+import { detachedSignal } from '../../remote/retry-notice.js';
 import { nodeId, parseOsfId } from './ids.js';
 import type { OsfTarget } from './osf-target.js';
 import { judgedEntries } from '../../plan/write-plan.js';
@@ -165,7 +166,7 @@ export class OsfWriter {
         made({
           label: `the new OSF project '${title}' (${node.id})`,
           howToRemove: `delete it in OSF at ${node.links?.html ?? `https://osf.io/${node.id}/`} (Settings, "Delete project")`,
-          remove: () => this.target.client.deleteNode(node.id, this.ctx.token),
+          remove: () => this.target.client.deleteNode(node.id, this.ctx.token, detachedSignal(this.ctx.signal)),
         });
         // The upload host depends on the project's storage region: read it, don't build it.
         const provider = await this.target.provider(this.ctx, node.id, 'osfstorage');

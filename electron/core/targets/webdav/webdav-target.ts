@@ -25,6 +25,7 @@ import {
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { RemoteClient } from '../../remote/http.js';
+import { derivedSignal } from '../../remote/retry-notice.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
@@ -783,7 +784,7 @@ export class WebdavTarget implements Target {
     const timeoutMs = this.options.timeoutMs ?? 60_000;
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
-      return await fn(AbortSignal.any([ctx.signal, timeout]));
+      return await fn(derivedSignal(ctx.signal, timeout));
     } catch (error) {
       if (ctx.signal.aborted) throw new CancelledError();
       if (timeout.aborted) throw new FerryError(504, 'upstream_unavailable', 'The WebDAV server did not answer in time; try again later.');
