@@ -32,7 +32,17 @@ export function apacheUnavailableReason(): string | null {
   return null;
 }
 
-export async function startApacheWebdav(): Promise<ApacheWebdav> {
+export interface ApacheOptions {
+  /**
+   * How htpasswd stores the password, which Apache checks on every request (Basic auth has no
+   * session): `bcrypt` (`htpasswd -B`, cost 5; the default here) or `md5` (`htpasswd -m`, APR1
+   * MD5: htpasswd 2.4's own default). bcrypt is the point of bcrypt, slow: ~2 ms of Apache's CPU
+   * a request on the bench's cores; the latency bench uses md5 (bench/README.md).
+   */
+  passwordHash?: 'bcrypt' | 'md5';
+}
+
+export async function startApacheWebdav(options: ApacheOptions = {}): Promise<ApacheWebdav> {
   const reason = apacheUnavailableReason();
   if (reason) throw new Error(`Apache WebDAV cannot run: ${reason}`);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-webdav-'));
@@ -42,7 +52,7 @@ export async function startApacheWebdav(): Promise<ApacheWebdav> {
   await mkdir(lockDir);
   const username = 'alice';
   const password = `pw-${Math.random().toString(36).slice(2)}`;
-  await run(HTPASSWD, ['-b', '-c', '-B', path.join(dir, 'htpasswd'), username, password]);
+  await run(HTPASSWD, ['-b', '-c', options.passwordHash === 'md5' ? '-m' : '-B', path.join(dir, 'htpasswd'), username, password]);
 
   // httpd refuses to serve as root: as root its workers switch to nobody, who must own the data.
   const asRoot = process.getuid?.() === 0;

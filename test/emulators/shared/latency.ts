@@ -16,6 +16,11 @@ export class Latency {
   underWay = 0;
   /** the most requests under way at once */
   mostUnderWay = 0;
+  /**
+   * connections the clients opened: a client that keeps its connections alive opens about as
+   * many as it keeps requests in flight, one that drops them one a request
+   */
+  connections = 0;
   /** requests under way × milliseconds, since the last reset: their mean over a run is averageUnderWay */
   private area = 0;
   private since = performance.now();
@@ -27,6 +32,7 @@ export class Latency {
   install(server: Server): void {
     const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
     server.removeAllListeners('request');
+    server.on('connection', () => this.connections++);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       this.requests++;
       this.account();
@@ -46,6 +52,7 @@ export class Latency {
   /** Starts counting afresh (a new measurement on the same servers). */
   reset(): void {
     this.requests = 0;
+    this.connections = 0;
     this.mostUnderWay = this.underWay;
     this.area = 0;
     this.since = this.changed = performance.now();

@@ -33,6 +33,7 @@ import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
 import { isAbandoned, isFerryTempName, MAX_NAME_BYTES, tempNameFor } from './temp-names.js';
 import type { NamingRules } from '../../plan/naming-rules.js';
 import { judgedEntries } from '../../plan/write-plan.js';
+import { discardBody } from '../../remote/answer-body.js';
 import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 
@@ -215,7 +216,7 @@ export class WebdavTarget implements Target {
       if (ctx.signal.aborted) throw new CancelledError();
       throw error;
     }
-    await response.body?.cancel().catch(() => undefined);
+    await discardBody(response);
   }
 
   private async download(ctx: TargetContext, dav: Dav, remotePath: string): Promise<Readable> {
@@ -589,7 +590,7 @@ export class WebdavTarget implements Target {
         // a refusal names the file the person asked for; the temp name ends with its name
       }, destination);
       accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
-      await response.body?.cancel().catch(() => undefined);
+      await discardBody(response);
       try {
         await this.move(ctx, dav, temp, destination, overwrite, destination);
       } catch (error) {
@@ -633,7 +634,7 @@ export class WebdavTarget implements Target {
       headers: { 'content-type': 'application/octet-stream', ...(size !== null ? { 'content-length': String(size) } : {}), ...mtimeHeader(mtime) },
     });
     const accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
-    await response.body?.cancel().catch(() => undefined);
+    await discardBody(response);
     await this.keepMtime(dav, upload, wanted, mtime, accepted, session);
   }
 
