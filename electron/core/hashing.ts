@@ -164,7 +164,6 @@ class HashWorkerPool {
   private spawn(): PoolWorker {
     const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'ferry-hash' });
     const entry: PoolWorker = { worker, busy: 0, rings: new Set() };
-    worker.unref();
     worker.on('message', (message: FromWorker) => {
       if (message.op === 'ack') {
         this.rings.get(message.ring)?.release(message.slot);
@@ -185,6 +184,8 @@ class HashWorkerPool {
     });
     worker.on('error', () => this.fail());
     worker.on('exit', () => this.fail());
+    // unref'd once its listeners are on: adding a 'message' listener refs it again (file-write-workers.ts spawn)
+    worker.unref();
     return entry;
   }
 

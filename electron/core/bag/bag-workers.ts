@@ -441,7 +441,6 @@ export class BagWorkerPool {
   private spawn(): PoolWorker {
     const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'ferry-bag', workerData: { crc32Module: fastCrc32ModulePath() } });
     const entry: PoolWorker = { worker, busy: 0, pacing: 0, rings: new Set() };
-    worker.unref();
     worker.on('message', (message: FromWorker) => {
       switch (message.op) {
         case 'ack':
@@ -465,6 +464,8 @@ export class BagWorkerPool {
     });
     worker.on('error', (error) => this.fail(error));
     worker.on('exit', (code) => this.fail(new Error(`a bag worker thread stopped (exit code ${code})`)));
+    // unref'd once its listeners are on: adding a 'message' listener refs it again (file-write-workers.ts spawn)
+    worker.unref();
     return entry;
   }
 

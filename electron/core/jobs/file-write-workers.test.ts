@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFile, lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -161,4 +162,23 @@ describe('file-writing worker threads', () => {
     expect(pool.available).toBe(false);
     expect(await read()).toBe('read here');
   });
+
+  it('never keeps a process from exiting once its work is done, nor do the hash workers (a thread never asked anything included)', async () => {
+    const file = path.join(dir, 'exit.txt');
+    const script = `
+      const { writeFileSync } = await import('node:fs');
+      const { fileWriteWorkers } = await import(${JSON.stringify(new URL('./file-write-workers.ts', import.meta.url).href)});
+      const { hashFile } = await import(${JSON.stringify(new URL('../hashing.ts', import.meta.url).href)});
+      writeFileSync(${JSON.stringify(file)}, Buffer.alloc(1024 * 1024, 7));
+      await fileWriteWorkers().readFile(${JSON.stringify(file)}, 1024 * 1024, ['md5']);
+      await fileWriteWorkers().writeNewFile(${JSON.stringify(file)} + '.copy', Buffer.from('x'), null, false);
+      await hashFile(${JSON.stringify(file)}, ['sha256']);
+      console.log('done');`;
+    const scriptFile = path.join(dir, 'uses-the-pools.mts');
+    await writeFile(scriptFile, script);
+    const run = spawnSync(process.execPath, ['--import', 'tsx', scriptFile], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, FERRY_WRITE_WORKERS: '2', FERRY_HASH_WORKERS: '2' } });
+    expect(run.stdout.trim(), run.stderr).toBe('done');
+    expect(run.signal, 'still running after 30 s: a worker thread held it').toBeNull();
+    expect(run.status).toBe(0);
+  }, 40_000);
 });

@@ -318,8 +318,6 @@ class FileWriteWorkers {
   private spawn(): PoolWorker {
     const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'ferry-file-write' });
     const entry: PoolWorker = { worker, waiting: new Map() };
-    // an idle worker never keeps the process alive
-    worker.unref();
     worker.on('message', (replies: FromWorker[]) => {
       for (const reply of replies) {
         const waiting = entry.waiting.get(reply.id);
@@ -331,6 +329,10 @@ class FileWriteWorkers {
     });
     worker.on('error', () => this.fail());
     worker.on('exit', () => this.fail());
+    // an idle worker never keeps the process alive: unref'd after its listeners are on, since
+    // adding a 'message' listener refs the worker's port again (a worker never asked anything
+    // then kept a process that had finished from exiting)
+    worker.unref();
     return entry;
   }
 
