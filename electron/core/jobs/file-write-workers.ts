@@ -51,8 +51,9 @@ function write(m) {
   }
 }
 function read(m) {
-  // the whole file, at the start of an ArrayBuffer of its own (it moves to the asking thread);
-  // one read of the expected size plus a byte to notice growth, more only if it grew
+  // as targets/local/local-target.ts readSmallFileHere reads on the main thread: the whole
+  // file, at the start of an ArrayBuffer of its own (it moves to the asking thread); one read
+  // of the expected size plus a byte to notice growth, more only if it grew
   let fd = -1;
   try {
     fd = fs.openSync(m.path, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0));
