@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { discardBody } from '../../remote/answer-body.js';
 import { RemoteClient } from '../../remote/http.js';
 import type { InvenioAccount } from './credentials.js';
 
@@ -82,7 +83,7 @@ export class InvenioApi {
   async draft(id: string, signal?: AbortSignal): Promise<InvenioRecord | null> {
     const response = await this.client.request(`records/${id}/draft`, { token: this.account.token, signal, allow: [403, 404], headers: { accept: 'application/json' } });
     if (response.status === 404 || response.status === 403) {
-      await response.body?.cancel();
+      await discardBody(response);
       return null;
     }
     return (await response.json()) as InvenioRecord;
@@ -103,7 +104,7 @@ export class InvenioApi {
 
   /** invenio-drafts-resources "delete draft": a draft never published goes whole. */
   async deleteDraft(id: string, signal?: AbortSignal): Promise<void> {
-    await this.client.request(`records/${id}/draft`, { method: 'DELETE', token: this.account.token, signal, allow: [404] }).then((r) => r.body?.cancel());
+    await this.client.request(`records/${id}/draft`, { method: 'DELETE', token: this.account.token, signal, allow: [404] }).then(discardBody);
   }
 
   /** The next version's draft of a published record; the one already made if there is one. */
@@ -136,18 +137,18 @@ export class InvenioApi {
   }
 
   async importFiles(id: string, signal?: AbortSignal): Promise<void> {
-    await this.client.request(`records/${id}/draft/actions/files-import`, { method: 'POST', token: this.account.token, signal }).then((r) => r.body?.cancel());
+    await this.client.request(`records/${id}/draft/actions/files-import`, { method: 'POST', token: this.account.token, signal }).then(discardBody);
   }
 
   async initFile(id: string, key: string, signal?: AbortSignal): Promise<void> {
-    await this.client.request(`records/${id}/draft/files`, { method: 'POST', json: [{ key }], token: this.account.token, signal }).then((r) => r.body?.cancel());
+    await this.client.request(`records/${id}/draft/files`, { method: 'POST', json: [{ key }], token: this.account.token, signal }).then(discardBody);
   }
 
   /** The bytes, streamed with their length; a PUT replaces the content, so it is retried. */
   async putContent(id: string, key: string, open: () => Promise<Readable>, size: number, signal?: AbortSignal): Promise<void> {
     await this.client
       .request(`records/${id}/draft/files/${encodeURIComponent(key)}/content`, { method: 'PUT', body: open, token: this.account.token, signal, headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) } })
-      .then((r) => r.body?.cancel());
+      .then(discardBody);
   }
 
   commitFile(id: string, key: string, signal?: AbortSignal): Promise<InvenioFile> {
@@ -155,7 +156,7 @@ export class InvenioApi {
   }
 
   async deleteFile(id: string, key: string, signal?: AbortSignal): Promise<void> {
-    await this.client.request(`records/${id}/draft/files/${encodeURIComponent(key)}`, { method: 'DELETE', token: this.account.token, signal, allow: [404] }).then((r) => r.body?.cancel());
+    await this.client.request(`records/${id}/draft/files/${encodeURIComponent(key)}`, { method: 'DELETE', token: this.account.token, signal, allow: [404] }).then(discardBody);
   }
 
   async download(id: string, draft: boolean, key: string, signal?: AbortSignal): Promise<Readable> {
