@@ -12,10 +12,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import type { Job, ResourceSummary } from '../shared/api.js';
+import type { ResourceSummary } from '../shared/api.js';
 import { startFerryProcess } from '../test/support/ferry-process.js';
 import { startApacheWebdav, type ApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { makeMixedFolder } from './data.js';
+import { JobEvents } from './job-events.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -50,14 +51,11 @@ async function api<T>(pathname: string, init: RequestInit = {}): Promise<T> {
   return (await response.json()) as T;
 }
 const topLevelId = async (title: string) => (await api<ResourceSummary[]>('api_v1/targets/local/resources/?container=None')).find((resource) => resource.title === title)!.id;
-/** polls every 10 ms, as the bench does; a job with any failed file stops the probe */
+/** the job's end, from the job events as the bench follows it; a job with any failed file stops the probe */
 async function waitFor(ticket: string): Promise<void> {
-  for (;;) {
-    const job = await api<Job>(`api_v1/jobs/${ticket}/`);
-    if (job.status === 'succeeded' && job.report && job.report.failed_fixity.length + job.report.file_errors.length === 0) return;
-    if (job.status !== 'queued' && job.status !== 'running') throw new Error(`job ${job.status}: ${job.error ?? 'a file failed'}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  const job = await (await JobEvents.of(server)).end(ticket);
+  if (job.status !== 'succeeded') throw new Error(`job ${job.status}: ${job.error ?? 'a file failed'}`);
+  if (job.report && job.report.failed_fixity.length + job.report.file_errors.length > 0) throw new Error('a file failed');
 }
 const proc = (name: string) => readFile(`/proc/${server.pid}/${name}`, 'utf8');
 const cpuSeconds = async () => {

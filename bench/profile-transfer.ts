@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import type { Job, ResourceSummary } from '../shared/api.js';
 import { startFerryProcess, type FerryProcess } from '../test/support/ferry-process.js';
 import { makeMixedFolder } from './data.js';
+import { JobEvents } from './job-events.js';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, only: { type: 'string' }, source: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, 'trace-gc': { type: 'boolean', default: false }, 'node-arg': { type: 'string', multiple: true } } });
 const rounds = Number(args.rounds);
@@ -30,13 +31,11 @@ async function api<T>(pathname: string, init: RequestInit = {}): Promise<T> {
   return (await response.json()) as T;
 }
 const topLevelId = async (title: string) => (await api<ResourceSummary[]>('api_v1/targets/local/resources/?container=None')).find((r) => r.title === title)!.id;
+/** the job's end, from the job events as the bench follows it */
 async function waitFor(ticket: string): Promise<Job> {
-  for (;;) {
-    const job = await api<Job>(`api_v1/jobs/${ticket}/`);
-    if (job.status === 'succeeded') return job;
-    if (job.status !== 'queued' && job.status !== 'running') throw new Error(`job ${job.status}: ${job.error}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  const job = await (await JobEvents.of(server)).end(ticket);
+  if (job.status !== 'succeeded') throw new Error(`job ${job.status}: ${job.error}`);
+  return job;
 }
 const cpu = async (p: FerryProcess) => {
   const fields = (await readFile(`/proc/${p.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');

@@ -10,13 +10,14 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { isFinishedStatus, type Job, type ResourceSummary } from '../shared/api.js';
+import type { Job, ResourceSummary } from '../shared/api.js';
 import { startFerryProcess, type FerryProcess } from '../test/support/ferry-process.js';
 import { writeManyEntriesZip } from '../test/support/many-entries-zip.js';
 import { makeIncompressibleFolder, makeManyFiles, makeMixedFolder, writeIncompressible } from './data.js';
 import { startRcloneWebdav } from '../test/webdav/rclone-webdav.js';
 import { apacheUnavailableReason, startApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { renderChart } from './chart.js';
+import { JobEvents } from './job-events.js';
 import { startLatencyProxy } from '../test/support/latency-proxy.js';
 import { Latency } from '../test/emulators/shared/latency.js';
 import { startOsfEmulator } from '../test/emulators/osf/emulator.js';
@@ -282,74 +283,27 @@ async function postZip(server: FerryProcess, containerId: string, zip: string): 
   return ((await response.json()) as { ticket_number: string }).ticket_number;
 }
 
+/** POSTs a ZIP and waits for its job's end, followed by the server's job events as the app follows it. */
 async function uploadAndWait(server: FerryProcess, containerId: string, zip: string): Promise<Job> {
+  const events = await JobEvents.of(server);
   const ticket = await postZip(server, containerId, zip);
-  for (;;) {
-    const job = await api<Job>(server, `api_v1/jobs/${ticket}/`);
-    if (job.status === 'succeeded') {
-      // a fast wrong answer is no answer: every file written, every hash checked and equal
-      const report = job.report;
-      if (!report) throw new Error('upload job succeeded without a report');
-      if (report.failed_fixity.length > 0) throw new Error(`upload: ${report.failed_fixity.length} files failed their fixity check, e.g. ${JSON.stringify(report.failed_fixity[0])}`);
-      if (report.file_errors.length > 0) throw new Error(`upload: ${report.file_errors.length} per-file errors, e.g. ${JSON.stringify(report.file_errors[0])}`);
-      return job;
-    }
-    // completed_with_errors, failed, cancelled: some file did not arrive
-    if (isFinishedStatus(job.status)) throw new Error(`upload job ${job.status}: ${job.error}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  const job = await events.end(ticket);
+  // completed_with_errors, failed, cancelled: some file did not arrive
+  if (job.status !== 'succeeded') throw new Error(`upload job ${job.status}: ${job.error}`);
+  // a fast wrong answer is no answer: every file written, every hash checked and equal
+  const report = job.report;
+  if (!report) throw new Error('upload job succeeded without a report');
+  if (report.failed_fixity.length > 0) throw new Error(`upload: ${report.failed_fixity.length} files failed their fixity check, e.g. ${JSON.stringify(report.failed_fixity[0])}`);
+  if (report.file_errors.length > 0) throw new Error(`upload: ${report.file_errors.length} per-file errors, e.g. ${JSON.stringify(report.file_errors[0])}`);
+  return job;
 }
 
 /**
- * A server's job events (GET /api_v1/jobs/events/), as the app follows its jobs: the moment a
- * job ends is seen without asking for it every few milliseconds, a load the app does not put
- * on the server (and on rclone beside it) either.
- */
-class JobEvents {
-  private readonly ended = new Map<string, Job>();
-  private readonly waiting = new Map<string, (job: Job) => void>();
-  private readonly abort = new AbortController();
-
-  static async open(server: FerryProcess): Promise<JobEvents> {
-    const events = new JobEvents();
-    const response = await fetch(new URL('api_v1/jobs/events/', server.url), { headers: { authorization: `Bearer ${server.accessKey}` }, signal: events.abort.signal });
-    if (response.status !== 200 || !response.body) throw new Error(`job events: HTTP ${response.status}`);
-    void events.read(response.body as unknown as WebReadableStream<Uint8Array>).catch(() => undefined);
-    return events;
-  }
-
-  /** the job `ticket` once it has ended */
-  end(ticket: string): Promise<Job> {
-    const job = this.ended.get(ticket);
-    return job ? Promise.resolve(job) : new Promise((resolve) => this.waiting.set(ticket, resolve));
-  }
-
-  close(): void {
-    this.abort.abort();
-  }
-
-  private async read(body: WebReadableStream<Uint8Array>): Promise<void> {
-    let text = '';
-    for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
-      text += chunk;
-      for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
-        const data = text.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
-        text = text.slice(end + 2);
-        if (!data) continue;
-        const job = JSON.parse(data.slice('data: '.length)) as Job;
-        if (!isFinishedStatus(job.status)) continue;
-        this.ended.set(job.ticket_number, job);
-        this.waiting.get(job.ticket_number)?.(job);
-      }
-    }
-  }
-}
-
-/**
- * POSTs a transfer and waits for its job (asking every 10 ms, or from `events`); a job that
+ * POSTs a transfer and waits for its job's end, from the server's job events; a job that
  * ends any other way than succeeded, or with a per-file error, stops the bench.
  */
 async function transferAndWait(server: FerryProcess, destination: string, containerId: string | null, source: { target: string; id: string; token?: string }, destinationToken: string, events?: JobEvents): Promise<Job> {
+  events ??= await JobEvents.of(server);
   const url = new URL(`api_v1/targets/${destination}/resources/${containerId === null ? '' : `${encodeURIComponent(containerId)}/`}`, server.url);
   const response = await fetch(url, {
     method: 'POST',
@@ -358,16 +312,10 @@ async function transferAndWait(server: FerryProcess, destination: string, contai
   });
   if (response.status !== 202) throw new Error(`transfer to ${destination}: HTTP ${response.status} ${await response.text()}`);
   const { ticket_number: ticket } = (await response.json()) as { ticket_number: string };
-  for (;;) {
-    const job = events ? await events.end(ticket) : await api<Job>(server, `api_v1/jobs/${ticket}/`);
-    if (job.status === 'queued' || job.status === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      continue;
-    }
-    if (job.status !== 'succeeded') throw new Error(`transfer to ${destination}: job ${job.status}: ${job.error}`);
-    if (job.report && (job.report.failed_fixity.length > 0 || job.report.file_errors.length > 0)) throw new Error(`transfer to ${destination}: ${JSON.stringify(job.report.file_errors[0] ?? job.report.failed_fixity[0])}`);
-    return job;
-  }
+  const job = await events.end(ticket);
+  if (job.status !== 'succeeded') throw new Error(`transfer to ${destination}: job ${job.status}: ${job.error}`);
+  if (job.report && (job.report.failed_fixity.length > 0 || job.report.file_errors.length > 0)) throw new Error(`transfer to ${destination}: ${JSON.stringify(job.report.file_errors[0] ?? job.report.failed_fixity[0])}`);
+  return job;
 }
 
 /** The files below `folder` that a job carried, not counting the provenance record it writes beside them. */

@@ -1,0 +1,62 @@
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { isFinishedStatus, type Job } from '../shared/api.js';
+import type { FerryProcess } from '../test/support/ferry-process.js';
+
+/**
+ * A server's job events (GET /api_v1/jobs/events/), as the app follows its jobs: the moment a
+ * job ends is seen without asking for it every few milliseconds, a load the app does not put
+ * on the server (and on rclone beside it) either.
+ */
+export class JobEvents {
+  private static readonly byServer = new WeakMap<FerryProcess, Promise<JobEvents>>();
+  private readonly ended = new Map<string, Job>();
+  private readonly waiting = new Map<string, (job: Job) => void>();
+  private readonly abort = new AbortController();
+
+  /**
+   * The server's events, opened at the first call and kept for the server's life: the rows
+   * that time a job from its POST to its end see the end as the app does. (Asked for every
+   * 10 ms, a 1.5 s transfer's answers cost the server ~0.1 s of its main thread, a seventh of
+   * its busy time, on the cores the reference tools get whole: docs/performance.md.)
+   */
+  static of(server: FerryProcess): Promise<JobEvents> {
+    let events = JobEvents.byServer.get(server);
+    if (!events) JobEvents.byServer.set(server, (events = JobEvents.open(server)));
+    return events;
+  }
+
+  static async open(server: FerryProcess): Promise<JobEvents> {
+    const events = new JobEvents();
+    const response = await fetch(new URL('api_v1/jobs/events/', server.url), { headers: { authorization: `Bearer ${server.accessKey}` }, signal: events.abort.signal });
+    if (response.status !== 200 || !response.body) throw new Error(`job events: HTTP ${response.status}`);
+    void events.read(response.body as unknown as WebReadableStream<Uint8Array>).catch(() => undefined);
+    return events;
+  }
+
+  /** the job `ticket` once it has ended */
+  end(ticket: string): Promise<Job> {
+    const job = this.ended.get(ticket);
+    return job ? Promise.resolve(job) : new Promise((resolve) => this.waiting.set(ticket, resolve));
+  }
+
+  close(): void {
+    this.abort.abort();
+  }
+
+  private async read(body: WebReadableStream<Uint8Array>): Promise<void> {
+    let text = '';
+    for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+        const data = text.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
+        text = text.slice(end + 2);
+        if (!data) continue;
+        const job = JSON.parse(data.slice('data: '.length)) as Job;
+        if (!isFinishedStatus(job.status)) continue;
+        this.ended.set(job.ticket_number, job);
+        this.waiting.get(job.ticket_number)?.(job);
+      }
+    }
+  }
+}
+
