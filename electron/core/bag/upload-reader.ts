@@ -216,55 +216,6 @@ function makeArchive(
   const folderTimes = new Map(records.filter((r) => r.kind === 'folder').map((r) => [r.path, r.mtime]));
   let closed = false;
 
-  async function* entries(): AsyncGenerator<Entry> {
-    const yielded = new Set<string>();
-    const folder = (path: string): Entry => ({
-      path,
-      kind: 'folder',
-      size: null,
-      mtime: folderTimes.get(path) ?? null,
-      hashes: {},
-      open: () => Promise.reject(new Error(`"${path}" is a folder and has no bytes.`)),
-    });
-    for (const record of records) {
-      const segments = record.path.split('/');
-      const hashes = record.kind === 'file' ? hashesOf(record.path) : {};
-      // A digest from a bag's manifests is checked on these same bytes by the job (and
-      // nothing is put in place unless every one matches): the CRC-32 would only repeat
-      // that check, weaker, at ~1 ns a byte. A plain ZIP's entries have only their CRC.
-      const checkCrc = !Object.keys(hashes).some((algorithm) => STRONGER_THAN_CRC.has(algorithm.toLowerCase()));
-      // parents first, whether the ZIP lists them or only implies them
-      for (let i = 1; i <= segments.length; i++) {
-        const path = segments.slice(0, i).join('/');
-        if (i === segments.length && record.kind === 'file') break;
-        if (yielded.has(path)) continue;
-        yielded.add(path);
-        yield folder(path);
-      }
-      if (record.kind === 'file') {
-        const file: Entry = {
-          path: record.path,
-          kind: 'file',
-          size: record.size,
-          mtime: record.mtime,
-          hashes,
-          open: () => {
-            if (closed) return Promise.reject(new Error('The uploaded ZIP was already closed.'));
-            return openZipEntry(zip, record.entry, zipPrefix + record.path, checkCrc);
-          },
-          // each entry is read at its own offset (yauzl and the window read positionally)
-          opensIndependently: true,
-        };
-        yield canReadWhole(record.entry)
-          ? withReadWhole(file, (algorithms) => {
-              if (closed) return Promise.reject(new Error('The uploaded ZIP was already closed.'));
-              return readZipEntryWhole(readWhole, record.entry, zipPrefix + record.path, algorithms, checkCrc);
-            })
-          : file;
-      }
-    }
-  }
-
   return {
     kind,
     topLevel,
@@ -282,7 +233,7 @@ function makeArchive(
       for await (const chunk of await openZipEntry(zip, record.entry, found.zipPrefix + record.path)) chunks.push(chunk as Buffer);
       return Buffer.concat(chunks).toString('utf8');
     },
-    entries,
+    entries: () => archiveEntries({ zip, readWhole, records, zipPrefix, folderTimes, hashesOf, isClosed: () => closed }),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -290,6 +241,72 @@ function makeArchive(
       await handle.close().catch(() => undefined);
     },
   };
+}
+
+/** What archiveEntries reads an archive's entries from. */
+interface ArchiveEntriesSource {
+  zip: yauzl.ZipFile;
+  readWhole: RawEntryReader;
+  records: ZipRecord[];
+  zipPrefix: string;
+  folderTimes: Map<string, Date | null>;
+  hashesOf: (path: string) => Record<string, string>;
+  isClosed: () => boolean;
+}
+
+/**
+ * The archive's entries, each folder before what it holds. A module function, not a closure
+ * made per upload: each closure of a generator function has a prototype of its own, so its
+ * generators get a map of their own, and the job's optimized `for await` loops over them
+ * deoptimized once an upload (see local-target.ts resolvedNodes).
+ */
+async function* archiveEntries({ zip, readWhole, records, zipPrefix, folderTimes, hashesOf, isClosed }: ArchiveEntriesSource): AsyncGenerator<Entry> {
+  const yielded = new Set<string>();
+  const folder = (path: string): Entry => ({
+    path,
+    kind: 'folder',
+    size: null,
+    mtime: folderTimes.get(path) ?? null,
+    hashes: {},
+    open: () => Promise.reject(new Error(`"${path}" is a folder and has no bytes.`)),
+  });
+  for (const record of records) {
+    const segments = record.path.split('/');
+    const hashes = record.kind === 'file' ? hashesOf(record.path) : {};
+    // A digest from a bag's manifests is checked on these same bytes by the job (and
+    // nothing is put in place unless every one matches): the CRC-32 would only repeat
+    // that check, weaker, at ~1 ns a byte. A plain ZIP's entries have only their CRC.
+    const checkCrc = !Object.keys(hashes).some((algorithm) => STRONGER_THAN_CRC.has(algorithm.toLowerCase()));
+    // parents first, whether the ZIP lists them or only implies them
+    for (let i = 1; i <= segments.length; i++) {
+      const path = segments.slice(0, i).join('/');
+      if (i === segments.length && record.kind === 'file') break;
+      if (yielded.has(path)) continue;
+      yielded.add(path);
+      yield folder(path);
+    }
+    if (record.kind === 'file') {
+      const file: Entry = {
+        path: record.path,
+        kind: 'file',
+        size: record.size,
+        mtime: record.mtime,
+        hashes,
+        open: () => {
+          if (isClosed()) return Promise.reject(new Error('The uploaded ZIP was already closed.'));
+          return openZipEntry(zip, record.entry, zipPrefix + record.path, checkCrc);
+        },
+        // each entry is read at its own offset (yauzl and the window read positionally)
+        opensIndependently: true,
+      };
+      yield canReadWhole(record.entry)
+        ? withReadWhole(file, (algorithms) => {
+            if (isClosed()) return Promise.reject(new Error('The uploaded ZIP was already closed.'));
+            return readZipEntryWhole(readWhole, record.entry, zipPrefix + record.path, algorithms, checkCrc);
+          })
+        : file;
+    }
+  }
 }
 
 function notAZip(error: unknown): FerryError {

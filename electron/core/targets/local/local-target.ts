@@ -227,9 +227,7 @@ export class LocalTarget implements Target {
     const mode: EntryMode = { readAhead: fastPathOn('read-ahead'), direct: false };
     const entries = resolved.isFolder
       ? this.folderEntries(resolved, prefixLength, ctx.signal, mode)
-      : (async function* (self: LocalTarget) {
-          yield self.entryFor(resolved, title, mode);
-        })(this);
+      : only(this.entryFor(resolved, title, mode));
     return {
       title,
       root,
@@ -387,24 +385,7 @@ export class LocalTarget implements Target {
     const ahead: { entry: Entry; bytes: number }[] = [];
     let aheadBytes = 0;
     const readAhead = mode.readAhead ? new ReadAhead() : null;
-    const walk = walkFolders(folder.absolutePath, folder.relativePath, signal);
-    let statSync = fastPathOn('sync-lstat');
-    const resolvedRuns = async function* (self: LocalTarget) {
-      for await (const { nodes } of walk) {
-        for (let i = 0; i < nodes.length; i += STAT_BATCH) {
-          const run = nodes.slice(i, i + STAT_BATCH);
-          if (statSync) {
-            const start = performance.now();
-            const resolved = run.map((node) => statNodeSync(node));
-            if (performance.now() - start > SYNC_STAT_RUN_MS) statSync = false;
-            for (const node of resolved) if (node !== null) yield node;
-          } else {
-            yield* (await Promise.all(run.map((node) => self.statNode(node)))).filter((node) => node !== null);
-          }
-        }
-      }
-    };
-    for await (const resolved of resolvedRuns(this)) {
+    for await (const resolved of resolvedNodes(walkFolders(folder.absolutePath, folder.relativePath, signal))) {
       const small = mode.readAhead && !resolved.isFolder && resolved.stat.size <= BigInt(READ_AHEAD_FILE_BYTES);
       const bytes = small ? Number(resolved.stat.size) : 0;
       ahead.push({ entry: this.entryFor(resolved, resolved.relativePath.slice(prefixLength), mode, readAhead, small), bytes });
@@ -513,18 +494,6 @@ export class LocalTarget implements Target {
     this.saving = this.saving.then(() => writeRememberedDigests(file, path.resolve(this.root), this.hashCache.saved())).catch(() => undefined);
   }
 
-  /** lstat of a walked node; null when it vanished or turned into something else meanwhile. */
-  private async statNode(node: WalkNode): Promise<ResolvedNode | null> {
-    try {
-      const stat = await lstat(node.absolutePath, { bigint: true });
-      if (node.isFolder ? !stat.isDirectory() : !stat.isFile()) return null;
-      return { relativePath: node.relativePath, absolutePath: node.absolutePath, stat, isFolder: node.isFolder };
-    } catch (error) {
-      if (isCode(error, 'ENOENT', 'ENOTDIR')) return null;
-      throw error;
-    }
-  }
-
   private hashesOf(node: ResolvedNode): Promise<Record<string, string>> {
     return this.hashCache.getOrCompute(versionOf(node), async () => {
       try {
@@ -568,6 +537,45 @@ export class LocalTarget implements Target {
       if (isCode(error, 'ENOENT')) return null;
       throw error;
     }
+  }
+}
+
+// The generators below are module functions, not closures made per read: each closure of a
+// generator function has a prototype of its own, so the generators it makes have a map of
+// their own too, and every optimized `for await` over them deoptimized once a job and was
+// compiled again (--trace-deopt: "wrong map" at folderEntries' loop, each transfer).
+
+/** The walked nodes, lstat'ed a run of STAT_BATCH at a time (see SYNC_STAT_RUN_MS); those that vanished or changed kind are left out. */
+async function* resolvedNodes(walk: AsyncIterable<{ nodes: WalkNode[] }>): AsyncGenerator<ResolvedNode> {
+  let statSync = fastPathOn('sync-lstat');
+  for await (const { nodes } of walk) {
+    for (let i = 0; i < nodes.length; i += STAT_BATCH) {
+      const run = nodes.slice(i, i + STAT_BATCH);
+      if (statSync) {
+        const start = performance.now();
+        const resolved = run.map((node) => statNodeSync(node));
+        if (performance.now() - start > SYNC_STAT_RUN_MS) statSync = false;
+        for (const node of resolved) if (node !== null) yield node;
+      } else {
+        for (const node of await Promise.all(run.map((node) => statNode(node)))) if (node !== null) yield node;
+      }
+    }
+  }
+}
+
+async function* only(entry: Entry): AsyncGenerator<Entry> {
+  yield entry;
+}
+
+/** lstat of a walked node; null when it vanished or turned into something else meanwhile. */
+async function statNode(node: WalkNode): Promise<ResolvedNode | null> {
+  try {
+    const stat = await lstat(node.absolutePath, { bigint: true });
+    if (node.isFolder ? !stat.isDirectory() : !stat.isFile()) return null;
+    return { relativePath: node.relativePath, absolutePath: node.absolutePath, stat, isFolder: node.isFolder };
+  } catch (error) {
+    if (isCode(error, 'ENOENT', 'ENOTDIR')) return null;
+    throw error;
   }
 }
 
