@@ -7,6 +7,7 @@ import type { SecretStore } from './keychain/port.js';
 import { ACCESS_KEY_ACCOUNT } from './keychain/port.js';
 import type { JobService } from './jobs/types.js';
 import { createJobService } from './jobs/service.js';
+import { idleCollectionFor } from './idle-collection.js';
 import { registerTransferExecutors } from './jobs/executors.js';
 import { registerCheckExecutor } from './jobs/check-job.js';
 import type { Target, Trash } from './target.js';
@@ -72,6 +73,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
     concurrency: config.jobConcurrency,
     retentionMs: config.jobRetentionMs,
     accessKey,
+    queueListener: idleCollectionFor(process.env),
   });
   registerTransferExecutors(jobs, { targets, secrets: options.secrets, limits: config.limits, accessKey });
   registerVerifyExecutor(jobs, { targets, accessKey });

@@ -70,6 +70,31 @@ describe('job service', () => {
     expect(file.params).toEqual({ n: 1 });
   });
 
+  it('tells its queue listener when a job starts, and when the last running job ends with none to start', async () => {
+    const told: string[] = [];
+    const service = makeService({ concurrency: 1, queueListener: { busy: () => told.push('busy'), idle: () => told.push('idle') } });
+    const gates = [gate(), gate()];
+    let runs = 0;
+    service.register('upload', async () => {
+      await gates[runs++]!.opened;
+      return emptyReport();
+    });
+    await service.start();
+    const first = await service.submit(request());
+    const second = await service.submit(request());
+    await waitFor(() => runs === 1);
+    expect(told).toEqual(['busy']);
+    // the first ends while the second waits: the second starts, and the queue is not idle
+    gates[0]!.open();
+    await waitFor(() => runs === 2);
+    expect(statusOf(service, first.ticket_number)).toBe('succeeded');
+    expect(told).toEqual(['busy', 'busy']);
+    gates[1]!.open();
+    await waitStatus(service, second.ticket_number, 'succeeded');
+    await waitFor(() => told.length === 3);
+    expect(told).toEqual(['busy', 'busy', 'idle']);
+  });
+
   it('never runs more than `concurrency` jobs at once, in FIFO order', async () => {
     const service = makeService({ concurrency: 2 });
     const gates = new Map<string, ReturnType<typeof gate>>();

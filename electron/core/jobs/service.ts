@@ -9,6 +9,7 @@ import { TEMP_SUFFIX, writeFileAtomic } from './atomic-file.js';
 import { Bandwidth } from './bandwidth.js';
 import { endingOf, StoppedWithReport } from './outcome.js';
 import { journalFileOf, ResumeJournal } from './resume-journal.js';
+import type { QueueIdleListener } from '../idle-collection.js';
 import { emptyReport, type JobExecutionContext, type JobExecutor, type JobService, type RetryParams, type SubmitJob } from './types.js';
 
 export interface JobServiceOptions {
@@ -27,6 +28,8 @@ export interface JobServiceOptions {
   pruneIntervalMs?: number;
   /** how long close() waits for aborted executors to return (default 10 s) */
   closeTimeoutMs?: number;
+  /** told when the last running job ends with none to start, and when a job starts (idle-collection.ts) */
+  queueListener?: QueueIdleListener | null;
 }
 
 /** What `<ticket>.json` holds. Tokens appear only as sha256 digests. */
@@ -424,9 +427,11 @@ class FileJobService implements JobService {
       }
       this.queue.splice(index, 1);
       this.runningRecords.add(record);
+      this.options.queueListener?.busy();
       record.settled = this.run(record).finally(() => {
         this.runningRecords.delete(record);
         this.pump();
+        if (this.runningRecords.size === 0) this.options.queueListener?.idle();
       });
     }
   }
