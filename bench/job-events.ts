@@ -1,6 +1,7 @@
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { isFinishedStatus, type Job } from '../shared/api.js';
 import type { FerryProcess } from '../test/support/ferry-process.js';
+import { IDLE_DELAY_MS } from '../electron/core/idle-collection.js';
 
 /**
  * A server's job events (GET /api_v1/jobs/events/), as the app follows its jobs: the moment a
@@ -60,3 +61,13 @@ export class JobEvents {
   }
 }
 
+
+/**
+ * Waits out the server's collection after its queue falls idle (electron/core/idle-collection.ts):
+ * a row times the reference tool right after Ferry's job, and on 2 cores a full collection of
+ * the server's heap (~30–60 ms of CPU) inside the reference's run would be charged to it. On a
+ * person's machine the idle time between transfers absorbs it.
+ */
+export function afterIdleCollection(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, IDLE_DELAY_MS + 200));
+}

@@ -16,7 +16,7 @@ import type { ResourceSummary } from '../shared/api.js';
 import { startFerryProcess } from '../test/support/ferry-process.js';
 import { startApacheWebdav, type ApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { makeMixedFolder } from './data.js';
-import { JobEvents } from './job-events.js';
+import { afterIdleCollection, JobEvents } from './job-events.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -101,7 +101,9 @@ for (const row of args.rows!.split(',')) {
       const start = performance.now();
       const body = JSON.stringify({ source_target_name: 'local', source_resource_id: sourceId });
       await waitFor((await api<{ ticket_number: string }>('api_v1/targets/webdav/resources/', { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update', 'service-destination-token': token }, body })).ticket_number);
-      console.log(`webdav ${round}: ${((performance.now() - start) / 1000).toFixed(3)} s (server CPU ${((await cpuSeconds()) - cpuBefore).toFixed(2)} s); peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
+      const seconds = (performance.now() - start) / 1000;
+      await afterIdleCollection();
+      console.log(`webdav ${round}: ${seconds.toFixed(3)} s (server CPU ${((await cpuSeconds()) - cpuBefore).toFixed(2)} s); peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
     }
     continue;
   }
@@ -124,6 +126,7 @@ for (const row of args.rows!.split(',')) {
       await waitFor((await api<{ ticket_number: string }>(url, { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update' }, body })).ticket_number);
     }
     const ferry = (performance.now() - start) / 1000;
+    await afterIdleCollection();
     const cpu = (await cpuSeconds()) - cpuBefore;
     if (threadsBefore) console.log(`  threads: ${threadDelta(threadsBefore, await threadSeconds())}`);
     let reference = '';

@@ -17,7 +17,7 @@ import { makeIncompressibleFolder, makeManyFiles, makeMixedFolder, writeIncompre
 import { startRcloneWebdav } from '../test/webdav/rclone-webdav.js';
 import { apacheUnavailableReason, startApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { renderChart } from './chart.js';
-import { JobEvents } from './job-events.js';
+import { afterIdleCollection, JobEvents } from './job-events.js';
 import { startLatencyProxy } from '../test/support/latency-proxy.js';
 import { Latency } from '../test/emulators/shared/latency.js';
 import { startOsfEmulator } from '../test/emulators/osf/emulator.js';
@@ -477,10 +477,12 @@ async function main(): Promise<void> {
           const files = job.progress.files_done;
           if (files !== expectedFiles) throw new Error(`upload: the job wrote ${files} files, the bag holds ${expectedFiles}`);
         }, async () => {
+          await afterIdleCollection();
           await rm(uploads, { recursive: true, force: true });
           await mkdir(uploads, { recursive: true });
           n++;
         });
+        await afterIdleCollection();
         const written = (await readdir(uploads, { recursive: true, withFileTypes: true })).filter((dirent) => dirent.isFile() && dirent.name !== PROVENANCE_RECORD).length;
         if (written !== expectedFiles) throw new Error(`upload: ${written} files on disk after the last run, the bag holds ${expectedFiles}`);
         const unzipDir = path.join(root, 'unzipped');
@@ -525,6 +527,7 @@ async function main(): Promise<void> {
       for (let round = 0; round < runs; round++) {
         await fresh();
         ferryLocal.push(await timed(() => transferAndWait(from.server, 'local', intoId, { target: 'local', id: sourceId }, from.server.accessKey)));
+        await afterIdleCollection();
         await check(path.join(into, 'Transfer'), 'local → local');
         rcloneLocal.push(await timed(() => rcloneCopy(source, rcloneOut)));
         await check(rcloneOut, 'rclone copy');
@@ -552,6 +555,7 @@ async function main(): Promise<void> {
           for (let round = 0; round < runs; round++) {
             await clear();
             ferryTimes.push(await timed(() => transferAndWait(from.server, 'webdav', null, { target: 'local', id: sourceId }, token)));
+            await afterIdleCollection();
             await check(path.join(dav.dataDir, 'Transfer'), `local → WebDAV (${dav.name})`);
             await clear();
             rcloneTimes.push(await timed(() => rcloneCopy(source, 'dav:Transfer', env)));
@@ -570,6 +574,7 @@ async function main(): Promise<void> {
             for (let round = 0; round < runs; round++) {
               await fresh();
               backTimes.push(await timed(() => transferAndWait(from.server, 'local', intoId, { target: 'webdav', id: davSourceId, token }, from.server.accessKey)));
+              await afterIdleCollection();
               await check(path.join(into, 'Transfer'), 'WebDAV → local');
               rcloneBack.push(await timed(() => rcloneCopy('dav:Transfer', rcloneOut, env)));
               await check(rcloneOut, 'rclone copy from WebDAV');
@@ -593,9 +598,11 @@ async function main(): Promise<void> {
         const job = await uploadAndWait(from.server, await topLevelId(from.server, 'local', 'Stored'), storedZip);
         if (job.progress.files_done !== fileCount) throw new Error(`stored ZIP upload: ${job.progress.files_done} files written of ${fileCount}`);
       }, async () => {
+        await afterIdleCollection();
         await rm(uploads, { recursive: true, force: true });
         await mkdir(uploads);
       });
+      await afterIdleCollection();
       await check(uploads, 'stored ZIP upload');
       const unzipDir = path.join(root, 'unzipped-stored');
       const unzip = await medianOf(() => command('unzip', ['-q', '-o', storedZip, '-d', unzipDir]), () => rm(unzipDir, { recursive: true, force: true }));
@@ -642,6 +649,7 @@ async function main(): Promise<void> {
       const viaFerry = async () => {
         await clear();
         ferryTimes.push(await timed(() => transferAndWait(viaRclone, 'rclone-dst', null, { target: 'rclone-src', id: remoteSourceId }, viaRclone.accessKey, events)));
+        await afterIdleCollection();
         await check('remote → remote (rclone job)');
       };
       const viaHand = async () => {
