@@ -298,27 +298,23 @@ export class WebdavTarget implements Target {
     const title = stat.basename;
     const open = (stat: FileStat) => async (): Promise<Readable> =>
       verifyAdvertised(await this.download(ctx, dav, stat.filename), { hashes: hashesFromChecksums((stat.props as Record<string, unknown> | undefined)?.checksums), size: stat.size }, { service: 'The WebDAV server', path: stat.filename });
-    if (stat.type === 'file') {
-      const entry = fileEntry(title, stat, open(stat));
-      return { title, root, entries: (async function* () { yield entry; })() };
+    if (stat.type === 'file') return { title, root, entries: onlyEntry(fileEntry(title, stat, open(stat))) };
+    return { title, root, entries: this.folderEntries(ctx, dav, stat, title, open) };
+  }
+
+  /**
+   * A folder's entries: itself, then what it holds, each folder before its contents. A method,
+   * not a generator closure made per read: each such closure has a prototype of its own, so
+   * its generators a map of their own, and the writer's optimized loop over a read's entries
+   * deoptimized once a job (local/local-target.ts resolvedNodes).
+   */
+  private async *folderEntries(ctx: TargetContext, dav: Dav, folder: FileStat, entryPath: string, open: (stat: FileStat) => Entry['open']): AsyncGenerator<Entry> {
+    yield folderEntry(entryPath, folder);
+    for (const child of await this.children(ctx, dav, folder.filename)) {
+      const childPath = `${entryPath}/${child.basename}`;
+      if (child.type === 'directory') yield* this.folderEntries(ctx, dav, child, childPath, open);
+      else yield fileEntry(childPath, child, open(child));
     }
-    const children = (dir: string) => this.children(ctx, dav, dir);
-    async function* entries(dir: string, prefix: string): AsyncIterable<Entry> {
-      for (const child of await children(dir)) {
-        const entryPath = `${prefix}/${child.basename}`;
-        if (child.type === 'directory') {
-          yield folderEntry(entryPath, child);
-          yield* entries(child.filename, entryPath);
-        } else {
-          yield fileEntry(entryPath, child, open(child));
-        }
-      }
-    }
-    async function* all(): AsyncIterable<Entry> {
-      yield folderEntry(title, stat);
-      yield* entries(stat.filename, title);
-    }
-    return { title, root, entries: all() };
   }
 
   async write(ctx: TargetContext, containerId: string | null, source: AsyncIterable<Entry>, options: WriteOptions): Promise<WriteOutcome> {
@@ -873,6 +869,10 @@ function nodeOf(stat: FileStat): ResourceNode {
     container: parent === '/' ? null : webdavId(parent),
     title: stat.basename,
   };
+}
+
+async function* onlyEntry(entry: Entry): AsyncGenerator<Entry> {
+  yield entry;
 }
 
 function fileEntry(entryPath: string, stat: FileStat, open: Entry['open']): Entry {
