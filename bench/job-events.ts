@@ -17,8 +17,8 @@ export class JobEvents {
   /**
    * The server's events, opened at the first call and kept for the server's life: the rows
    * that time a job from its POST to its end see the end as the app does. (Asked for every
-   * 10 ms, a 1.5 s transfer's answers cost the server ~0.1 s of its main thread, a seventh of
-   * its busy time, on the cores the reference tools get whole: docs/performance.md.)
+   * 10 ms, the answers cost a local → local transfer a sixth of the server's main thread in a
+   * CPU profile, on the cores the reference tools get whole: docs/performance.md.)
    */
   static of(server: FerryProcess): Promise<JobEvents> {
     let events = JobEvents.byServer.get(server);
