@@ -74,18 +74,24 @@ function usedHeapAndExternalBytes(): number {
 /**
  * V8's full collection for this process: the one `node --expose-gc` gives, if Ferry was started
  * so; else taken from a context made with that flag set for that moment only (the flag decides
- * what a new context's global holds, so no other context gets `gc`). Null where V8 refuses.
+ * what a new context's global holds, so no other context gets `gc`). Null where V8 refuses (a
+ * runtime whose V8 takes no flags once started): then nothing is collected, as before.
  */
 export function exposedCollector(): (() => void) | null {
   const given = (globalThis as { gc?: unknown }).gc;
   if (typeof given === 'function') return () => (given as () => void)();
   try {
     v8.setFlagsFromString('--expose-gc');
+  } catch {
+    return null;
+  }
+  try {
     const collect = vm.runInNewContext('gc') as unknown;
     return typeof collect === 'function' ? (collect as () => void) : null;
   } catch {
     return null;
   } finally {
+    // V8 took the flag a moment ago, so it takes this one
     v8.setFlagsFromString('--no-expose-gc');
   }
 }
