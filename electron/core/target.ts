@@ -533,3 +533,15 @@ export function fileOperations(...only: FileOperation[]): Record<FileOperation, 
   const on = (operation: FileOperation) => only.length === 0 || only.includes(operation);
   return { delete: on('delete'), rename: on('rename'), move: on('move'), create_folder: on('create_folder') };
 }
+
+/**
+ * The entries of a read of one file: that file's entry. A read's entries come from generators
+ * written at module level or as methods, like this one, never from a generator function
+ * written inside the call: each closure of a generator function gets a prototype of its own,
+ * so the generators it makes get a map of their own, and a job's optimized `for await` over
+ * them saw a new map at every job, deoptimized and was compiled again (docs/performance.md,
+ * "Optimized code kept across jobs").
+ */
+export async function* singleEntry(entry: Entry): AsyncGenerator<Entry> {
+  yield entry;
+}

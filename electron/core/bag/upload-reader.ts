@@ -254,12 +254,7 @@ interface ArchiveEntriesSource {
   isClosed: () => boolean;
 }
 
-/**
- * The archive's entries, each folder before what it holds. A module function, not a closure
- * made per upload: each closure of a generator function has a prototype of its own, so its
- * generators get a map of their own, and the job's optimized `for await` loops over them
- * deoptimized once an upload (see local-target.ts resolvedNodes).
- */
+/** The archive's entries, each folder before what it holds (a module generator, not a closure per upload: see singleEntry, target.ts). */
 async function* archiveEntries({ zip, readWhole, records, zipPrefix, folderTimes, hashesOf, isClosed }: ArchiveEntriesSource): AsyncGenerator<Entry> {
   const yielded = new Set<string>();
   const folder = (path: string): Entry => ({

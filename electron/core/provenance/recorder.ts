@@ -5,7 +5,7 @@ import { readWholeOf, withReadWhole } from '../jobs/whole-entry.js';
 import { watchedReads } from '../jobs/open-from.js';
 import { OrderedPipeline, pipelineLimits } from '../jobs/ordered-pipeline.js';
 import { FOLDER_SEPARATOR } from '../remote/flat-record.js';
-import type { Entry, StoredRecord, Target, TargetContext } from '../target.js';
+import { singleEntry, type Entry, type StoredRecord, type Target, type TargetContext } from '../target.js';
 import { formatDate } from '../time.js';
 import {
   appendEntry,
@@ -269,7 +269,7 @@ export class ProvenanceRecorder {
     const path = `${place.prefix}${PROVENANCE_FILE}`;
     const entry: Entry = { path, kind: 'file', size: bytes.length, mtime: new Date(), hashes: {}, open: async () => Readable.from([bytes]) };
     // the record is this job's: it replaces an earlier version (which it extends) whatever the duplicate setting
-    const outcome = await this.job.destination.write(ctx, place.rootId, single(entry), {
+    const outcome = await this.job.destination.write(ctx, place.rootId, singleEntry(entry), {
       duplicateAction: 'update',
       signal: ctx.signal,
       jobLabel: `Ferry ${this.job.action} ${this.job.ticket} (provenance)`,
@@ -379,10 +379,6 @@ async function findNode(target: Target, ctx: TargetContext, rootId: string, path
     id = next;
   }
   return id;
-}
-
-async function* single(entry: Entry): AsyncIterable<Entry> {
-  yield entry;
 }
 
 async function collect(stream: Readable): Promise<Buffer> {

@@ -15,6 +15,7 @@ import {
   type TargetInfo,
   type WriteOptions,
   type WriteOutcome,
+  singleEntry,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { writeBelowOneTopFolder } from '../../remote/flat-record.js';
@@ -228,7 +229,7 @@ export class DataverseTarget implements Target {
     if (parsed.kind === 'file') {
       const file = findFile(version, parsed.fileId);
       const root = fileNode(version, file);
-      return { title: root.title, root, entries: single(fileEntry(root.title, file, open(file))) };
+      return { title: root.title, root, entries: singleEntry(fileEntry(root.title, file, open(file))) };
     }
     let root: ResourceNode = datasetNode(version);
     let prefix = '';
@@ -761,8 +762,4 @@ function fileEntry(path: string, file: FileMetadata, open: Entry['open']): Entry
 
 function folderEntry(path: string): Entry {
   return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`${path} is a folder`)) };
-}
-
-async function* single(entry: Entry): AsyncIterable<Entry> {
-  yield entry;
 }

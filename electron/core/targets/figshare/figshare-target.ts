@@ -17,6 +17,7 @@ import {
   type WriteOptions,
   type StoredRecord,
   type WriteOutcome,
+  singleEntry,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { FLAT_RECORD_NAMING_RULES, flatName, writeBelowOneTopFolder } from '../../remote/flat-record.js';
@@ -215,7 +216,7 @@ export class FigshareTarget implements Target {
     if (parsed.kind === 'file') {
       const file = await this.api.file(ctx.token, parsed.article, parsed.fileId, ctx.signal);
       const entry = fileEntry(file.name, file, open(file));
-      return { title: file.name, root: fileNode(parsed.article, file), entries: (async function* () { yield entry; })() };
+      return { title: file.name, root: fileNode(parsed.article, file), entries: singleEntry(entry) };
     }
     const api = this.api;
     const unpacked = { target: this.info.name, service: 'figshare', signal: ctx.signal };

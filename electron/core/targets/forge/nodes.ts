@@ -26,9 +26,5 @@ export function folderEntry(path: string): Entry {
   return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`"${path}" is a folder.`)) };
 }
 
-/** The read of a single file: its one entry. */
-export async function* singleEntry(entry: Entry): AsyncGenerator<Entry> {
-  yield entry;
-}
 
 export const basename = (path: string) => path.slice(path.lastIndexOf('/') + 1);

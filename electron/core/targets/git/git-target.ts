@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { badRequest, notFound } from '../../errors.js';
-import { fullActions, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { fullActions, singleEntry, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { GIT_NAMING_RULES } from '../forge/entries.js';
 import { belowTop, plannedEntries } from '../../plan/write-plan.js';
 import { GIT_SHA1 } from '../forge/git-hash.js';
 import { GitHttp } from '../forge/git-http.js';
 import { pushEntries } from '../forge/git-push-write.js';
 import { cloneEntries, cloneFileEntry } from '../forge/clone-entries.js';
-import { basename, singleEntry } from '../forge/nodes.js';
+import { basename } from '../forge/nodes.js';
 import { ShallowClone } from '../forge/shallow-clone.js';
 import type { FlatItem } from '../forge/tree-builder.js';
 import { parseGitToken, type GitCredentials } from './credentials.js';

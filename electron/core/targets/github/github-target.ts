@@ -1,12 +1,12 @@
 import { badRequest, notFound } from '../../errors.js';
 import { normalizeTimestamp } from '../../time.js';
-import { fullActions, type DescriptiveMetadata, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { fullActions, singleEntry, type DescriptiveMetadata, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 import { createOctokit, gh, NOT_FOUND_HINT, type GithubClientOptions, type GithubOctokit } from './client.js';
 import { GIT_SHA1 } from '../forge/git-hash.js';
 import { decodeForgeId } from '../forge/ids.js';
 import { LFS_POINTER_MAX_BYTES, parseLfsPointer } from '../forge/lfs-pointer.js';
-import { basename, folderEntry, repositoryNode, singleEntry, treeItemNode } from '../forge/nodes.js';
+import { basename, folderEntry, repositoryNode, treeItemNode } from '../forge/nodes.js';
 import { allRepos, findItem, listTree, openBlob, readSmallBlob, repoById, walkTree, type Repo, type TreeItem } from './repo-tree.js';
 import { GITHUB_MAX_FILE_BYTES, GITHUB_WARN_FILE_BYTES, gitUrl, writeToGithub, type WriteLimits } from './github-write.js';
 import { GIT_NAMING_RULES } from '../forge/entries.js';

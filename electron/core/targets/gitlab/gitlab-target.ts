@@ -1,8 +1,8 @@
 import { badRequest, notFound } from '../../errors.js';
 import { normalizeTimestamp } from '../../time.js';
-import { fullActions, type DescriptiveMetadata, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
+import { fullActions, singleEntry, type DescriptiveMetadata, type Entry, type ListScope, type ReadResult, type ResourceInfo, type ResourceNode, type Target, type TargetContext, type WriteOptions, type WriteOutcome } from '../../target.js';
 import { decodeForgeId } from '../forge/ids.js';
-import { basename, folderEntry, repositoryNode, singleEntry, treeItemNode } from '../forge/nodes.js';
+import { basename, folderEntry, repositoryNode, treeItemNode } from '../forge/nodes.js';
 import { GitlabApi, NOT_FOUND_HINT, type GitlabApiOptions } from './gitlab-api.js';
 import { allProjects, branchOf, headFile, isFolder, openBlob, projectById, walkTree, type Project } from './project-tree.js';
 import { gitUrl, writeToGitlab } from './gitlab-write.js';

@@ -15,6 +15,7 @@ import {
   type TargetInfo,
   type WriteOptions,
   type WriteOutcome,
+  singleEntry,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import type { PipelineLimits } from '../../jobs/ordered-pipeline.js';
@@ -201,7 +202,7 @@ export class InvenioTarget implements Target {
     };
     if (parsed.kind === 'file') {
       const file = findFile(view.record, files, parsed.key);
-      return { title: file.key, root: fileNode(view.record.id, file), entries: single(fileEntry(file.key, file, open(file))) };
+      return { title: file.key, root: fileNode(view.record.id, file), entries: singleEntry(fileEntry(file.key, file, open(file))) };
     }
     const root = recordNode(view.record);
     const title = root.title;
@@ -484,8 +485,4 @@ function fileEntry(path: string, file: InvenioFile, open: Entry['open']): Entry 
 
 function folderEntry(path: string): Entry {
   return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`${path} is a folder`)) };
-}
-
-async function* single(entry: Entry): AsyncIterable<Entry> {
-  yield entry;
 }

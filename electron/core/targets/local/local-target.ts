@@ -31,7 +31,7 @@ import type {
   WriteOptions,
   WriteOutcome,
 } from '../../target.js';
-import { fileOperations, fullActions } from '../../target.js';
+import { fileOperations, fullActions, singleEntry } from '../../target.js';
 import { WINDOWS_FORBIDDEN_CHARACTERS, WINDOWS_RESERVED_BASENAMES, type NamingRules } from '../../plan/naming-rules.js';
 import { judgedEntries } from '../../plan/write-plan.js';
 import { DestinationTaken, renameNoReplace } from '../../operations/no-replace.js';
@@ -227,7 +227,7 @@ export class LocalTarget implements Target {
     const mode: EntryMode = { readAhead: fastPathOn('read-ahead'), direct: false };
     const entries = resolved.isFolder
       ? this.folderEntries(resolved, prefixLength, ctx.signal, mode)
-      : only(this.entryFor(resolved, title, mode));
+      : singleEntry(this.entryFor(resolved, title, mode));
     return {
       title,
       root,
@@ -540,12 +540,7 @@ export class LocalTarget implements Target {
   }
 }
 
-// The generators below are module functions, not closures made per read: each closure of a
-// generator function has a prototype of its own, so the generators it makes have a map of
-// their own too, and every optimized `for await` over them deoptimized once a job and was
-// compiled again (--trace-deopt: "wrong map" at folderEntries' loop, each transfer).
-
-/** The walked nodes, lstat'ed a run of STAT_BATCH at a time (see SYNC_STAT_RUN_MS); those that vanished or changed kind are left out. */
+/** The walked nodes, lstat'ed a run of STAT_BATCH at a time (see SYNC_STAT_RUN_MS); those that vanished or changed kind are left out. A module generator: see singleEntry (target.ts). */
 async function* resolvedNodes(walk: AsyncIterable<{ nodes: WalkNode[] }>): AsyncGenerator<ResolvedNode> {
   let statSync = fastPathOn('sync-lstat');
   for await (const { nodes } of walk) {
@@ -561,10 +556,6 @@ async function* resolvedNodes(walk: AsyncIterable<{ nodes: WalkNode[] }>): Async
       }
     }
   }
-}
-
-async function* only(entry: Entry): AsyncGenerator<Entry> {
-  yield entry;
 }
 
 /** lstat of a walked node; null when it vanished or turned into something else meanwhile. */

@@ -19,6 +19,7 @@ import {
   type TargetInfo,
   type WriteOptions,
   type WriteOutcome,
+  singleEntry,
 } from '../../target.js';
 import { OsfClient, type JsonApiResource, type OsfClientOptions } from './client.js';
 import { nodeId, parseOsfId } from './ids.js';
@@ -221,7 +222,7 @@ export class OsfTarget implements Target {
       if (!href) throw badRequest(`OSF gave no listing link for the folder '${root.title}'.`);
       return { title, root, entries: this.folderEntries(ctx, href, title, true) };
     }
-    return { title, root, entries: (async function* (self) { yield self.fileEntry(ctx, file, title); })(this) };
+    return { title, root, entries: singleEntry(this.fileEntry(ctx, file, title)) };
   }
 
   private async *nodeEntries(ctx: TargetContext, guid: string, prefix: string): AsyncIterable<Entry> {

@@ -22,6 +22,7 @@ import {
   type WriteOptions,
   type StoredRecord,
   type WriteOutcome,
+  singleEntry,
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { RemoteClient } from '../../remote/http.js';
@@ -298,16 +299,11 @@ export class WebdavTarget implements Target {
     const title = stat.basename;
     const open = (stat: FileStat) => async (): Promise<Readable> =>
       verifyAdvertised(await this.download(ctx, dav, stat.filename), { hashes: hashesFromChecksums((stat.props as Record<string, unknown> | undefined)?.checksums), size: stat.size }, { service: 'The WebDAV server', path: stat.filename });
-    if (stat.type === 'file') return { title, root, entries: onlyEntry(fileEntry(title, stat, open(stat))) };
+    if (stat.type === 'file') return { title, root, entries: singleEntry(fileEntry(title, stat, open(stat))) };
     return { title, root, entries: this.folderEntries(ctx, dav, stat, title, open) };
   }
 
-  /**
-   * A folder's entries: itself, then what it holds, each folder before its contents. A method,
-   * not a generator closure made per read: each such closure has a prototype of its own, so
-   * its generators a map of their own, and the writer's optimized loop over a read's entries
-   * deoptimized once a job (local/local-target.ts resolvedNodes).
-   */
+  /** A folder's entries: itself, then what it holds, each folder before its contents (a method, not a closure per read: see singleEntry, target.ts). */
   private async *folderEntries(ctx: TargetContext, dav: Dav, folder: FileStat, entryPath: string, open: (stat: FileStat) => Entry['open']): AsyncGenerator<Entry> {
     yield folderEntry(entryPath, folder);
     for (const child of await this.children(ctx, dav, folder.filename)) {
@@ -869,10 +865,6 @@ function nodeOf(stat: FileStat): ResourceNode {
     container: parent === '/' ? null : webdavId(parent),
     title: stat.basename,
   };
-}
-
-async function* onlyEntry(entry: Entry): AsyncGenerator<Entry> {
-  yield entry;
 }
 
 function fileEntry(entryPath: string, stat: FileStat, open: Entry['open']): Entry {
