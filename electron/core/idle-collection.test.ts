@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { COLLECT_AFTER_GROWTH_BYTES, exposedCollector, IdleCollection, idleCollectionFor } from './idle-collection.js';
 
 afterEach(() => {
@@ -21,8 +21,11 @@ function collection(delayMs = 100) {
 }
 
 describe('idle collection', () => {
-  it('collects once the queue has been idle for the delay, after a job that grew the heap', () => {
+  beforeEach(() => {
     vi.useFakeTimers();
+  });
+
+  it('collects once the queue has been idle for the delay, after a job that grew the heap', () => {
     const { idle, collections, grow } = collection();
     grow(COLLECT_AFTER_GROWTH_BYTES);
     idle.idle();
@@ -33,7 +36,6 @@ describe('idle collection', () => {
   });
 
   it('does not collect after a job that left less than the threshold', () => {
-    vi.useFakeTimers();
     const { idle, collections, grow } = collection();
     grow(COLLECT_AFTER_GROWTH_BYTES - 1);
     idle.idle();
@@ -42,7 +44,6 @@ describe('idle collection', () => {
   });
 
   it('a job that starts within the delay cancels it; the next idle queue collects', () => {
-    vi.useFakeTimers();
     const { idle, collections, grow } = collection();
     grow(2 * COLLECT_AFTER_GROWTH_BYTES);
     idle.idle();
@@ -56,7 +57,6 @@ describe('idle collection', () => {
   });
 
   it('measures growth from what the last collection left, not from the start', () => {
-    vi.useFakeTimers();
     const { idle, collections, grow } = collection();
     grow(COLLECT_AFTER_GROWTH_BYTES);
     idle.idle();
@@ -69,6 +69,9 @@ describe('idle collection', () => {
     expect(collections).toHaveLength(1);
   });
 
+});
+
+describe("the process's collector", () => {
   it("takes V8's own full collection in a process started without --expose-gc, and gives no other context gc", async () => {
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
     const collect = exposedCollector();
