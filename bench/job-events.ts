@@ -12,7 +12,6 @@ export class JobEvents {
   private static readonly byServer = new WeakMap<FerryProcess, Promise<JobEvents>>();
   private readonly ended = new Map<string, Job>();
   private readonly waiting = new Map<string, (job: Job) => void>();
-  private readonly abort = new AbortController();
 
   /**
    * The server's events, opened at the first call and kept for the server's life: the rows
@@ -26,9 +25,9 @@ export class JobEvents {
     return events;
   }
 
-  static async open(server: FerryProcess): Promise<JobEvents> {
+  private static async open(server: FerryProcess): Promise<JobEvents> {
     const events = new JobEvents();
-    const response = await fetch(new URL('api_v1/jobs/events/', server.url), { headers: { authorization: `Bearer ${server.accessKey}` }, signal: events.abort.signal });
+    const response = await fetch(new URL('api_v1/jobs/events/', server.url), { headers: { authorization: `Bearer ${server.accessKey}` } });
     if (response.status !== 200 || !response.body) throw new Error(`job events: HTTP ${response.status}`);
     void events.read(response.body as unknown as WebReadableStream<Uint8Array>).catch(() => undefined);
     return events;
@@ -38,10 +37,6 @@ export class JobEvents {
   end(ticket: string): Promise<Job> {
     const job = this.ended.get(ticket);
     return job ? Promise.resolve(job) : new Promise((resolve) => this.waiting.set(ticket, resolve));
-  }
-
-  close(): void {
-    this.abort.abort();
   }
 
   private async read(body: WebReadableStream<Uint8Array>): Promise<void> {

@@ -302,8 +302,8 @@ async function uploadAndWait(server: FerryProcess, containerId: string, zip: str
  * POSTs a transfer and waits for its job's end, from the server's job events; a job that
  * ends any other way than succeeded, or with a per-file error, stops the bench.
  */
-async function transferAndWait(server: FerryProcess, destination: string, containerId: string | null, source: { target: string; id: string; token?: string }, destinationToken: string, events?: JobEvents): Promise<Job> {
-  events ??= await JobEvents.of(server);
+async function transferAndWait(server: FerryProcess, destination: string, containerId: string | null, source: { target: string; id: string; token?: string }, destinationToken: string): Promise<Job> {
+  const events = await JobEvents.of(server);
   const url = new URL(`api_v1/targets/${destination}/resources/${containerId === null ? '' : `${encodeURIComponent(containerId)}/`}`, server.url);
   const response = await fetch(url, {
     method: 'POST',
@@ -645,10 +645,9 @@ async function main(): Promise<void> {
       };
       const ferryTimes: number[] = [];
       const byHand: number[] = [];
-      const events = await JobEvents.open(viaRclone);
       const viaFerry = async () => {
         await clear();
-        ferryTimes.push(await timed(() => transferAndWait(viaRclone, 'rclone-dst', null, { target: 'rclone-src', id: remoteSourceId }, viaRclone.accessKey, events)));
+        ferryTimes.push(await timed(() => transferAndWait(viaRclone, 'rclone-dst', null, { target: 'rclone-src', id: remoteSourceId }, viaRclone.accessKey)));
         await afterIdleCollection();
         await check('remote → remote (rclone job)');
       };
@@ -661,7 +660,6 @@ async function main(): Promise<void> {
       for (let round = 0; round < runs; round++) {
         for (const copy of round % 2 === 0 ? [viaFerry, viaHand] : [viaHand, viaFerry]) await copy();
       }
-      events.close();
       const ferry = median(ferryTimes);
       const reference = median(byHand);
       const perRound = ferryTimes.map((time, i) => (time / byHand[i]!).toFixed(2)).join(' ');
@@ -704,46 +702,38 @@ async function main(): Promise<void> {
           { name: 'InvenioRDM (emulator)', target: 'invenio', token: 'invenio-token', inFlight: INVENIO_IN_FLIGHT.files },
           { name: 'WebDAV (Apache mod_dav)', target: 'webdav', token: JSON.stringify({ url: dav.url, username: apache.username, password: apache.password }), inFlight: WEBDAV_IN_FLIGHT.files },
         ];
-        // the job's end from its events, as the app follows a job: asked for every 10 ms, the
-        // bench's polling cost the Ferry server ~1.3 s of CPU a WebDAV run (2.2–2.6 s without it) on
-        // the two cores it shares with Apache and the proxy (bench/README.md)
-        const events = await JobEvents.open(remote);
-        try {
-          for (const destination of destinations) {
-            const times: number[] = [];
-            const requests: number[] = [];
-            let most = 0;
-            let mean = 0;
-            let requestMs = 0;
-            let connections = 0;
-            for (let round = 0; round < runs; round++) {
-              latency.reset();
-              // a new top-level resource each round (a project, a draft, a folder): nothing to compare against
-              const job = await timedJob(() => transferAndWait(remote, destination.target, null, { target: 'local', id: smallId }, destination.token, events));
-              if (job.result.progress.files_done !== sizes.latencyFiles) throw new Error(`latency, ${destination.name}: ${job.result.progress.files_done} files written of ${sizes.latencyFiles}`);
-              times.push(job.seconds);
-              requests.push(latency.requests);
-              most = Math.max(most, latency.mostUnderWay);
-              mean = Math.max(mean, latency.averageUnderWay());
-              requestMs = Math.max(requestMs, latency.meanRequestMs());
-              connections = Math.max(connections, latency.connections);
-            }
-            const time = median(times);
-            const sent = median(requests);
-            const ideal = (sent / destination.inFlight) * (LATENCY_MS / 1000);
-            add({
-              name: `upload ${sizes.latencyFiles} small files to ${destination.name}, ${LATENCY_MS} ms a request`,
-              ferry_seconds: time,
-              reference: `ideal: requests ÷ ${destination.inFlight} × ${LATENCY_MS} ms`,
-              reference_seconds: ideal,
-              ratio: time / ideal,
-              goal: '≤ 1.2',
-              met: time <= 1.2 * ideal,
-              note: `${sent} requests, ${(sent / sizes.latencyFiles).toFixed(2)} a file; at most ${most} under way, ${mean.toFixed(1)} on average, each ${requestMs.toFixed(0)} ms on average; ${connections} connections; load ${os.loadavg()[0]!.toFixed(2)}`,
-            });
+        for (const destination of destinations) {
+          const times: number[] = [];
+          const requests: number[] = [];
+          let most = 0;
+          let mean = 0;
+          let requestMs = 0;
+          let connections = 0;
+          for (let round = 0; round < runs; round++) {
+            latency.reset();
+            // a new top-level resource each round (a project, a draft, a folder): nothing to compare against
+            const job = await timedJob(() => transferAndWait(remote, destination.target, null, { target: 'local', id: smallId }, destination.token));
+            if (job.result.progress.files_done !== sizes.latencyFiles) throw new Error(`latency, ${destination.name}: ${job.result.progress.files_done} files written of ${sizes.latencyFiles}`);
+            times.push(job.seconds);
+            requests.push(latency.requests);
+            most = Math.max(most, latency.mostUnderWay);
+            mean = Math.max(mean, latency.averageUnderWay());
+            requestMs = Math.max(requestMs, latency.meanRequestMs());
+            connections = Math.max(connections, latency.connections);
           }
-        } finally {
-          events.close();
+          const time = median(times);
+          const sent = median(requests);
+          const ideal = (sent / destination.inFlight) * (LATENCY_MS / 1000);
+          add({
+            name: `upload ${sizes.latencyFiles} small files to ${destination.name}, ${LATENCY_MS} ms a request`,
+            ferry_seconds: time,
+            reference: `ideal: requests ÷ ${destination.inFlight} × ${LATENCY_MS} ms`,
+            reference_seconds: ideal,
+            ratio: time / ideal,
+            goal: '≤ 1.2',
+            met: time <= 1.2 * ideal,
+            note: `${sent} requests, ${(sent / sizes.latencyFiles).toFixed(2)} a file; at most ${most} under way, ${mean.toFixed(1)} on average, each ${requestMs.toFixed(0)} ms on average; ${connections} connections; load ${os.loadavg()[0]!.toFixed(2)}`,
+          });
         }
       } finally {
         await dav.close();
