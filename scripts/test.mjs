@@ -35,6 +35,29 @@ function readJson(file) {
   }
 }
 
+/** "FAILED file › test: first line of the error" for each failed test in the reports given. */
+function failedTests(...reports) {
+  const firstLine = (message) => String(message ?? '').split('\n').find((line) => line.trim()) ?? '';
+  const lines = [];
+  for (const report of reports) {
+    // Vitest's JSON report: files, each with its tests (a file that failed to load has none).
+    for (const file of report?.testResults ?? []) {
+      const where = path.relative(process.cwd(), file.name ?? '');
+      const failed = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
+      for (const test of failed) lines.push(`FAILED ${where} › ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
+      if (file.status === 'failed' && failed.length === 0) lines.push(`FAILED ${where}: ${firstLine(file.message)}`);
+    }
+    // Playwright's JSON report: suites of specs, nested.
+    const specs = (suite) => [...(suite.specs ?? []), ...(suite.suites ?? []).flatMap(specs)];
+    for (const spec of (report?.suites ?? []).flatMap(specs)) {
+      if (spec.ok !== false) continue;
+      const error = spec.tests?.flatMap((test) => test.results ?? []).find((result) => result.error)?.error;
+      lines.push(`FAILED ${spec.file}:${spec.line} › ${spec.title}: ${firstLine(error?.message)}`);
+    }
+  }
+  return lines;
+}
+
 const counts = { passed: 0, failed: 0, skipped: 0 };
 const failures = [];
 const mustPass = (name, ok) => {
@@ -104,6 +127,8 @@ if (mustPass('log leaks', step('No key or token in any server log', 'node', ['sc
   rmSync(serverLogs, { recursive: true, force: true });
 } else console.log(`Server logs kept in ${serverLogs}`);
 
+// The failed tests by name, last, so the tail of a CI log says which test failed and why.
+for (const line of failedTests(vitest, slowPaths, readJson('test-results/playwright.json'))) console.log(line);
 console.log(failures.length ? `\nFailed: ${failures.join(', ')}` : '\nAll checks passed.');
 console.log(`tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
 process.exit(failures.length ? 1 : 0);
