@@ -109,12 +109,26 @@ export async function startOnFreePort(
   throw lastError;
 }
 
-/** SIGTERM, then SIGKILL after 5 s; resolves once the process has exited. */
+/**
+ * SIGTERM, then SIGKILL after 5 s; resolves once the process has exited. A child started with
+ * `detached: true` leads a process group of its own, and the whole group is signalled: a server
+ * that forks workers (PHP's built-in server with PHP_CLI_SERVER_WORKERS) would otherwise leave
+ * them running after the test.
+ */
 export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      // a negative pid is the group the child leads; there is none unless it was started detached
+      if (child.pid !== undefined) return process.kill(-child.pid, name);
+    } catch {
+      // no such group: the child alone
+    }
+    child.kill(name);
+  };
+  signal('SIGTERM');
+  const timer = setTimeout(() => signal('SIGKILL'), 5000);
   await exited;
   clearTimeout(timer);
 }

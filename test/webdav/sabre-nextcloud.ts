@@ -38,6 +38,8 @@ export async function startSabreNextcloud(): Promise<RealWebdav> {
       startOnFreePort('php -S (SabreDAV)', (port) =>
         spawn(PHP, ['-d', 'display_errors=0', '-d', 'post_max_size=0', '-d', 'upload_max_filesize=0', '-S', `127.0.0.1:${port}`, ROUTER], {
           stdio: ['ignore', 'ignore', 'pipe'],
+          // its own process group, which stopChild ends whole: PHP's workers outlive a parent killed alone
+          detached: true,
           env: { PATH: process.env.PATH, PHP_CLI_SERVER_WORKERS: '4', FERRY_DAV_ROOT: dataDir, FERRY_DAV_USER: username, FERRY_DAV_PASSWORD: password },
         }),
       ),
