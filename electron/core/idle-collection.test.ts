@@ -9,7 +9,7 @@ afterEach(() => {
 function collection(delayMs = 100) {
   let used = 100 * 1024 * 1024;
   const collections: number[] = [];
-  const idle = new IdleCollection({
+  const shared = new IdleCollection({
     collect: () => {
       collections.push(used);
       used = 100 * 1024 * 1024; // what the collection gave back
@@ -17,7 +17,7 @@ function collection(delayMs = 100) {
     usedBytes: () => used,
     delayMs,
   });
-  return { idle, collections, grow: (bytes: number) => (used += bytes) };
+  return { idle: shared.listenerFor(), shared, collections, grow: (bytes: number) => (used += bytes) };
 }
 
 describe('idle collection', () => {
@@ -56,6 +56,20 @@ describe('idle collection', () => {
     expect(collections).toHaveLength(1);
   });
 
+  it("waits for every queue of the process: one queue's end does not collect while another's job runs", () => {
+    const { idle: first, shared, collections, grow } = collection();
+    const second = shared.listenerFor();
+    grow(COLLECT_AFTER_GROWTH_BYTES);
+    first.busy();
+    second.busy();
+    first.idle();
+    vi.advanceTimersByTime(1000);
+    expect(collections).toHaveLength(0);
+    second.idle();
+    vi.advanceTimersByTime(100);
+    expect(collections).toHaveLength(1);
+  });
+
   it('measures growth from what the last collection left, not from the start', () => {
     const { idle, collections, grow } = collection();
     grow(COLLECT_AFTER_GROWTH_BYTES);
@@ -88,7 +102,7 @@ describe("the process's collector", () => {
 
   it('is off with the other memory settings (FERRY_MEMORY_SETTINGS=off)', () => {
     expect(idleCollectionFor({ FERRY_MEMORY_SETTINGS: 'off' })).toBeNull();
-    expect(idleCollectionFor({})).toBeInstanceOf(IdleCollection);
+    expect(idleCollectionFor({})).toEqual({ busy: expect.any(Function), idle: expect.any(Function) });
     expect(() => idleCollectionFor({ FERRY_MEMORY_SETTINGS: 'sometimes' })).toThrow(/FERRY_MEMORY_SETTINGS/);
   });
 });

@@ -33,13 +33,20 @@ export interface IdleCollectionOptions {
   delayMs?: number;
 }
 
-export class IdleCollection implements QueueIdleListener {
+/**
+ * One per process: the heap is the process's, so "nothing runs" means no queue of the process
+ * has a job running (tests run several cores in one process; a collection when one queue fell
+ * idle would pause another's job). Each queue tells through its own listener (listenerFor).
+ */
+export class IdleCollection {
   private timer: NodeJS.Timeout | null = null;
   private readonly collect: () => void;
   private readonly usedBytes: () => number;
   private readonly delayMs: number;
   /** what was in use right after the last collection (or at the start) */
   private baseline: number;
+  /** the queues with a job running */
+  private readonly busyQueues = new Set<QueueIdleListener>();
 
   constructor(options: IdleCollectionOptions) {
     this.collect = options.collect;
@@ -48,7 +55,22 @@ export class IdleCollection implements QueueIdleListener {
     this.baseline = this.usedBytes();
   }
 
-  idle(): void {
+  /** The listener for one job queue; the collection waits until every queue's last job has ended. */
+  listenerFor(): QueueIdleListener {
+    const queue: QueueIdleListener = {
+      busy: () => {
+        this.busyQueues.add(queue);
+        this.cancel();
+      },
+      idle: () => {
+        this.busyQueues.delete(queue);
+        if (this.busyQueues.size === 0) this.arm();
+      },
+    };
+    return queue;
+  }
+
+  private arm(): void {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -60,7 +82,7 @@ export class IdleCollection implements QueueIdleListener {
     this.timer.unref();
   }
 
-  busy(): void {
+  private cancel(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
@@ -96,11 +118,17 @@ export function exposedCollector(): (() => void) | null {
   }
 }
 
-let processCollector: (() => void) | null | undefined;
+let processCollection: IdleCollection | null | undefined;
 
-/** An idle collection for a job service of this process, or null when the memory settings are off or V8 gives no collector. */
-export function idleCollectionFor(env: NodeJS.ProcessEnv): IdleCollection | null {
+/**
+ * A job queue's listener on the process's one idle collection, or null when the memory
+ * settings are off or V8 gives no collector.
+ */
+export function idleCollectionFor(env: NodeJS.ProcessEnv): QueueIdleListener | null {
   if (!memorySettingsOn(env[MEMORY_SETTINGS_SWITCH])) return null;
-  if (processCollector === undefined) processCollector = exposedCollector();
-  return processCollector ? new IdleCollection({ collect: processCollector }) : null;
+  if (processCollection === undefined) {
+    const collect = exposedCollector();
+    processCollection = collect ? new IdleCollection({ collect }) : null;
+  }
+  return processCollection?.listenerFor() ?? null;
 }
