@@ -24,7 +24,7 @@ const { values: args } = parseArgs({
     rows: { type: 'string', default: 'transfer,stored' },
     env: { type: 'string', multiple: true },
     'node-arg': { type: 'string', multiple: true },
-    /** write the server's /proc/<pid>/smaps here at the end (what holds its memory) */
+    /** write the server's /proc/<pid>/smaps here as it was at the highest RSS seen (sampled every 20 ms): what held its memory at its peak; the sampling costs CPU, so time without it */
     smaps: { type: 'string' },
     /** write the server's output (stdout and stderr: --node-arg=--trace-gc lines) here at the end */
     output: { type: 'string' },
@@ -86,6 +86,16 @@ const threadDelta = (before: Map<string, { user: number; system: number }>, afte
     .sort((a, b) => b[1] + b[2] - (a[1] + a[2]))
     .map(([name, user, system]) => `${name} ${user.toFixed(2)}u+${system.toFixed(2)}s`)
     .join(', ');
+// the server's smaps at the highest RSS the sampler saw (its VmHWM moment, within 20 ms)
+let peakSmaps = { rssKiB: 0, text: '' };
+const smapsSampler = args.smaps
+  ? setInterval(() => {
+      void (async () => {
+        const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(await proc('status'))![1]);
+        if (rssKiB > peakSmaps.rssKiB) peakSmaps = { rssKiB, text: await proc('smaps') };
+      })().catch(() => undefined);
+    }, 20)
+  : null;
 const peakMiB = async () => Number(/VmHWM:\s+(\d+)/.exec(await proc('status'))![1]) / 1024;
 
 const sourceId = await topLevelId('Transfer');
@@ -142,7 +152,8 @@ for (const row of args.rows!.split(',')) {
     console.log(`${row} ${round}: ${ferry.toFixed(3)} s (server CPU ${cpu.toFixed(2)} s)${reference}; peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
   }
 }
-if (args.smaps) await writeFile(args.smaps, await proc('smaps'));
+if (smapsSampler) clearInterval(smapsSampler);
+if (args.smaps) await writeFile(args.smaps, peakSmaps.text);
 await dav?.stop();
 if (args.output) await writeFile(args.output, server.output());
 server.child.kill('SIGINT');
