@@ -26,5 +26,4 @@ export function folderEntry(path: string): Entry {
   return { path, kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error(`"${path}" is a folder.`)) };
 }
 
-
 export const basename = (path: string) => path.slice(path.lastIndexOf('/') + 1);
