@@ -6,6 +6,7 @@ import { Transform, type TransformCallback, type Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { SharedRing } from './shared-ring.js';
 import { poolSizeFrom } from './pool-size.js';
+import { isLent } from './read-buffers.js';
 
 /**
  * The algorithms Ferry computes from bytes, strongest first (the order a check picks one in);
@@ -330,7 +331,8 @@ export class StreamHasher {
   /** Resolves once the chunk may be reused by the caller (at once, or when a slot is free). */
   update(chunk: Buffer): Promise<void> | void {
     if (this.session) return this.session.update(chunk);
-    this.held.push(chunk);
+    // a chunk on loan goes back to its reader once written (read-buffers.ts): keep a copy
+    this.held.push(isLent(chunk) ? Buffer.from(chunk) : chunk);
     this.heldBytes += chunk.length;
     if (this.heldBytes <= this.inlineLimit || this.algorithms.length === 0 || !pool().available) return;
     this.session = pool().session(this.algorithms);

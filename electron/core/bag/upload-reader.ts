@@ -6,6 +6,8 @@ import { FerryError, isFerryError, tooLarge } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { validateBag, type BagFile, type ValidateBagOptions, type ValidatedBag } from './bag-validator.js';
 import { withReadWhole } from '../jobs/whole-entry.js';
+import { fastPathOn } from '../fast-paths.js';
+import { lendingReadStream, READ_BUFFER_BYTES } from '../read-buffers.js';
 import { ArchiveWindow, canReadWhole, describeZipError, openZipEntry, readZipEntryWhole, windowEntryReader, type RawEntryReader } from '../zip/zip-entry-stream.js';
 import { readOnWorkerOrHere } from '../jobs/file-write-workers.js';
 import { openArchive, type OpenedArchive } from '../zip/open-archive.js';
@@ -77,7 +79,6 @@ export async function openUploadZip(zipPath: string, limits: Limits, options: Up
     throw notAZip(error);
   }
   const { zip, base } = opened;
-  readInLargeChunks(zip);
   let handle: FileHandle | null = null;
   try {
     // the policy's limit on the count, before the directory is read
@@ -97,6 +98,7 @@ export async function openUploadZip(zipPath: string, limits: Limits, options: Up
     }
     // small entries are read whole (readZipEntryWhole) on a file worker thread, or else through one window on the file
     handle = await open(zipPath, 'r');
+    readInLargeChunks(zip, handle, base);
     const source: ArchiveSource = { zip, handle, readWhole: wholeEntryReader(zipPath, base, new ArchiveWindow(handle, fileSize, base)) };
     const bagRoot = findBagRoot(records);
     if (bagRoot === null) {
@@ -138,11 +140,19 @@ function wholeEntryReader(zipPath: string, base: number, window: ArchiveWindow):
 /** what an entry's stored bytes are read in: yauzl's stream reads in Node's default 16 KiB (a syscall and a chunk through every stream per 16 KiB) */
 const ENTRY_READ_BYTES = 1024 * 1024;
 
-/** Entry streams read ENTRY_READ_BYTES at a time (yauzl's reader passes its options to its Readable). */
-function readInLargeChunks(zip: yauzl.ZipFile): void {
-  const reader = (zip as unknown as { reader: { createReadStream(options: object): unknown } }).reader;
+/**
+ * Entry streams read ENTRY_READ_BYTES at a time (yauzl's reader passes its options to its
+ * Readable), or with fast path 'reused-read-buffers' from `handle` (the archive's, which
+ * starts `base` bytes into it) into lent buffers, which a stored entry's writer gives back.
+ */
+function readInLargeChunks(zip: yauzl.ZipFile, handle: FileHandle, base: number): void {
+  const reader = (zip as unknown as { reader: { createReadStream(options: { start: number; end: number; highWaterMark?: number }): unknown } }).reader;
   const create = reader.createReadStream.bind(reader);
-  reader.createReadStream = (options: object) => create({ highWaterMark: ENTRY_READ_BYTES, ...options });
+  // (a short range, a local header read through a reader without reads of its own, is not worth a loan)
+  reader.createReadStream = (options) =>
+    fastPathOn('reused-read-buffers') && options.end - options.start > READ_BUFFER_BYTES
+      ? lendingReadStream(handle, { start: base + options.start, end: base + options.end, close: false })
+      : create({ highWaterMark: ENTRY_READ_BYTES, ...options });
 }
 
 /** "" for a bag at the archive root, "<root>/" for a bag inside one top folder, null: no bag. */

@@ -48,6 +48,7 @@ import { WHOLE_FILE_MAX_BYTES, withReadWhole } from '../../jobs/whole-entry.js';
 import { keptThenRest } from '../../jobs/open-from.js';
 import { ReadAhead, READ_AHEAD_BYTES, READ_AHEAD_FILE_BYTES, READ_AHEAD_FILES } from './read-ahead.js';
 import { fastPathOn } from '../../fast-paths.js';
+import { lendingReadStream } from '../../read-buffers.js';
 import { readOnWorkerOrHere } from '../../jobs/file-write-workers.js';
 import { METADATA_FILE_MAX_BYTES, metadataAtTop } from '../../metadata/found-at-top.js';
 
@@ -662,5 +663,6 @@ function readableOf(bytes: Buffer): Readable {
 
 async function openNoFollow(absolutePath: string, start = 0): Promise<Readable> {
   const handle = await open(absolutePath, constants.O_RDONLY | NOFOLLOW);
+  if (fastPathOn('reused-read-buffers')) return lendingReadStream(handle, { start });
   return handle.createReadStream({ highWaterMark: READ_CHUNK, autoClose: true, start });
 }

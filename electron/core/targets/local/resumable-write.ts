@@ -24,6 +24,7 @@ import { crc32 } from '../../crc32.js';
 import { CancelledError } from '../../errors.js';
 import { HashingPassThrough } from '../../hashing.js';
 import { isShutdownAbort } from '../../jobs/service.js';
+import { giveBack } from '../../read-buffers.js';
 import type { Entry, KeptPartial, PartialFiles } from '../../target.js';
 
 /** Files at least this large are written resumably, when the job keeps partials: re-sending less is not worth a mark. */
@@ -132,6 +133,8 @@ async function writeFrom(file: ResumableFile, handle: FileHandle, kept: KeptPart
       await write;
       state.written += piece.length;
       state.crc = crc32(piece, state.crc);
+      // the last holder of these bytes (read-buffers.ts)
+      giveBack(chunk);
       if (performance.now() - state.markedAt >= MARK_EVERY_MS && !signal.aborted) await mark(file, handle, state);
     }
   };

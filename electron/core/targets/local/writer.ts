@@ -24,6 +24,7 @@ import type { Entry, ReadWhole, WriteOptions, WriteOutcome } from '../../target.
 import { SourceCheckFailed } from '../../jobs/source-check.js';
 import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { opensIndependently, readWholeOf } from '../../jobs/whole-entry.js';
+import { fileSink } from './file-sink.js';
 import { FileWorkerLost, fileWriteWorkers, type WrittenFileStat } from '../../jobs/file-write-workers.js';
 import { DurableMarks, durabilityBarrier } from './durable-marks.js';
 import { isResumable, writeResumable } from './resumable-write.js';
@@ -529,8 +530,8 @@ class Writer {
     }
     const hasher = upstream ?? new HashingPassThrough(this.params.algorithms);
     try {
-      // `flush` fsyncs before the stream closes its handle (autoClose).
-      const sink = handle.createWriteStream({ flush: replacing });
+      // a replacement is fsynced before the sink closes its handle
+      const sink = fileSink(handle, replacing);
       if (upstream) await pipeline(source, sink, { signal });
       else await pipeline(source, hasher, sink, { signal });
     } catch (error) {
