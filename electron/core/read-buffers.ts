@@ -8,11 +8,13 @@
 // tens of MiB at a time: the largest item of the server's memory at its peak.
 //
 // The invariant that makes it safe: a chunk is given back only by the last holder of its bytes,
-// once it no longer needs them (the local writer, when the chunk's write has finished), and
-// nothing between the reader and that holder keeps a lent chunk after passing it on (the one
-// that held chunks, StreamHasher, copies a lent chunk it keeps). A consumer that never gives a
-// chunk back loses nothing: the chunk is collected as any buffer is, and the next read borrows
-// a fresh one.
+// once it no longer needs them (the local writer when the chunk's write has finished:
+// targets/local/file-sink.ts and resumable-write.ts; an upload's request once its socket has
+// taken the chunk: remote/streamed-request.ts), and nothing between the reader and that holder
+// keeps a lent chunk after passing it on (the one that held chunks, StreamHasher, copies a lent
+// chunk it keeps; a consumer that splits a stream into parts copies: figshare's ExactReader).
+// A consumer that never gives a chunk back loses nothing: the chunk is collected as any buffer
+// is, and the next read borrows a fresh one.
 import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 

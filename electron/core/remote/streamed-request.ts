@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
+import { giveBack } from '../read-buffers.js';
 import type { Watchdog } from './body-guard.js';
 
 /**
@@ -69,8 +70,33 @@ export function sendStreamed(
       });
       resolve(response);
     });
-    body.pipe(request);
+    body.pipe(givingBackTo(request));
   });
+}
+
+/**
+ * The request as the body's pipe destination, each chunk given back to the reader that lent it
+ * (read-buffers.ts) once the socket has taken it: the request is the last holder of an
+ * upload's bytes. Backpressure is the request's: a chunk is written once the one before it
+ * has been taken.
+ */
+function givingBackTo(request: http.ClientRequest): Writable {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      request.write(chunk, (error) => {
+        giveBack(chunk);
+        callback(error ?? null);
+      });
+    },
+    final(callback) {
+      request.end(() => callback());
+    },
+  });
+  // a request that failed or closed takes no more (as pipe() stops writing to a destination
+  // that closed); its failure is the request's own 'error', which the caller hears
+  request.once('close', () => sink.destroy());
+  sink.on('error', () => undefined);
+  return sink;
 }
 
 /** what Node's fetch (undici) puts in User-Agent when the request has none */
