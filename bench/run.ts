@@ -505,6 +505,9 @@ async function main(): Promise<void> {
       const fileCount = spec.textFiles + spec.binaries;
       const label = `${fileCount} files, ${(transferBytes / MiB).toFixed(0)} MiB`;
       const sourceId = await topLevelId(from.server, 'local', 'Transfer');
+      // the server's high-water mark after each row: the memory row's note says which row reached it
+      const peaks: { row: string; bytes: number }[] = [];
+      const notePeak = async (row: string) => peaks.push({ row, bytes: await peakRssBytes(from.server.pid) });
       const check = async (folder: string, what: string) => {
         const found = await filesBelow(folder).catch(async () => {
           throw new Error(`${what}: nothing arrived at ${folder}; beside it: ${(await readdir(path.dirname(folder), { recursive: true }).catch(() => [])).slice(0, 10).join(', ')}`);
@@ -535,6 +538,7 @@ async function main(): Promise<void> {
       const local = median(ferryLocal);
       const rcloneLocalTime = median(rcloneLocal);
       add({ name: `transfer local → local (${label})`, ferry_seconds: local, reference: 'rclone copy', reference_seconds: rcloneLocalTime, ratio: local / rcloneLocalTime, goal: '≤ 1.0', met: local <= rcloneLocalTime });
+      await notePeak('local → local');
 
       // local → WebDAV, on Apache mod_dav and on rclone serve webdav, each against rclone copy to the same server
       const apache = await startApacheWebdav();
@@ -564,6 +568,7 @@ async function main(): Promise<void> {
           const ferry = median(ferryTimes);
           const reference = median(rcloneTimes);
           add({ name: `transfer local → WebDAV, ${dav.name} (${label})`, ferry_seconds: ferry, reference: 'rclone copy', reference_seconds: reference, ratio: ferry / reference, goal: '≤ 0.8', met: ferry <= 0.8 * reference });
+          await notePeak(`local → WebDAV, ${dav.name}`);
 
           if (dav.name === 'Apache mod_dav') {
             // WebDAV → local: the folder the last rclone copy left on the server, into fresh local folders
@@ -582,6 +587,7 @@ async function main(): Promise<void> {
             const back = median(backTimes);
             const reference = median(rcloneBack);
             add({ name: `transfer WebDAV (Apache) → local (${label})`, ferry_seconds: back, reference: 'rclone copy', reference_seconds: reference, ratio: back / reference, goal: '≤ 0.8', met: back <= 0.8 * reference });
+            await notePeak('WebDAV (Apache) → local');
           }
         }
       } finally {
@@ -607,11 +613,12 @@ async function main(): Promise<void> {
       const unzipDir = path.join(root, 'unzipped-stored');
       const unzip = await medianOf(() => command('unzip', ['-q', '-o', storedZip, '-d', unzipDir]), () => rm(unzipDir, { recursive: true, force: true }));
       add({ name: `upload a stored ZIP (zip -0, ${label}) until the job ends`, ferry_seconds: upload, reference: 'unzip', reference_seconds: unzip, ratio: upload / unzip, goal: '≤ 1.0', met: upload <= unzip });
+      await notePeak('stored ZIP');
 
       // one server ran every row of this group (local → local, to and from
       // WebDAV, the stored-ZIP uploads), one after the other: its high-water mark over them all
       const transferPeak = await peakRssBytes(from.server.pid);
-      add({ name: 'peak server RSS through the transfer rows', ferry_seconds: local, reference: 'limit 200 MB', reference_seconds: 0, ratio: transferPeak / MiB, goal: '< 200 MB', met: transferPeak < 200 * 1000 * 1000, note: `${(transferPeak / MiB).toFixed(0)} MiB peak (VmHWM)` });
+      add({ name: 'peak server RSS through the transfer rows', ferry_seconds: local, reference: 'limit 200 MB', reference_seconds: 0, ratio: transferPeak / MiB, goal: '< 200 MB', met: transferPeak < 200 * 1000 * 1000, note: `${(transferPeak / MiB).toFixed(0)} MiB peak (VmHWM), reached in ${peaks.find((peak) => peak.bytes === transferPeak)?.row ?? 'no row'}; after each row: ${peaks.map((peak) => (peak.bytes / MiB).toFixed(0)).join(', ')} MiB` });
     }
 
     // ---- remote → remote on one rclone engine: Ferry hands the copy to rclone (sync/copy as an
