@@ -37,7 +37,7 @@ export const FAST_PATHS = [
   'worker-reads',
   /** a small local file's read buffer moves to its file-write worker thread (a transfer), not a copy of it (jobs/file-write-workers.ts) */
   'moved-file-bytes',
-  /** a large local file is read into a few buffers the local writer gives back once written, not a fresh buffer a chunk (read-buffers.ts) */
+  /** a large local file (or stored ZIP entry) is read into a few buffers that the local writer, or an upload's request, gives back once written, not a fresh buffer a chunk (read-buffers.ts) */
   'reused-read-buffers',
 ] as const;
 

@@ -14,7 +14,7 @@ async function fileOf(bytes: Buffer, name = 'f.bin'): Promise<string> {
   return file;
 }
 
-/** Reads `file` through a lending stream; `keep` copies each chunk (a consumer done with it), and gives it back when `giveBackEach`. */
+/** Reads `file` through a lending stream, copying each chunk's bytes, and gives each chunk back when `giveBackEach`. */
 async function readAll(file: string, options: { start?: number; end?: number; giveBackEach: boolean }): Promise<{ bytes: Buffer; chunks: number; made: number }> {
   const made = readBufferCounts.made;
   const parts: Buffer[] = [];

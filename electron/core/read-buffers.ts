@@ -1,11 +1,11 @@
 // A large local file is read into a few buffers used again and again, not into a fresh buffer
 // per chunk (fast path 'reused-read-buffers', docs/performance.md).
 //
-// Why: a fresh chunk is fresh memory. On this Node every `read()` into a new 2 MiB buffer
-// faulted its pages in first (a 16 MiB file read at ~0.5 GB/s into new buffers against ~5 GB/s
-// into one used again, and the copy of each chunk into the hash workers' ring ran at ~1 GB/s
-// against ~4 GB/s), and the dead chunks then wait for V8 to collect the objects that own them,
-// tens of MiB at a time: the largest item of the server's memory at its peak.
+// Why: a fresh chunk is fresh memory. Its pages are faulted in by the first read into it, and
+// the chunk is slow to copy from (the hash workers' ring took ~0.6 GB/s of them in the server;
+// `bench/probe-read-buffers.ts`: a read into a new buffer ~0.6 GB/s, into one used again
+// ~18 GB/s), and the dead chunks wait for V8 to collect the objects that own them, tens of MiB
+// at a time: the largest item of the server's memory at its peak.
 //
 // The invariant that makes it safe: a chunk is given back only by the last holder of its bytes,
 // once it no longer needs them (the local writer when the chunk's write has finished:
@@ -20,7 +20,7 @@ import { Readable } from 'node:stream';
 
 /** Each chunk of a large file read so. */
 export const READ_BUFFER_BYTES = 1024 * 1024;
-/** Free buffers kept between reads (one read has about four out: read ahead, hashing, writing). */
+/** Free buffers kept between reads (a copy through the local writer has three out at once: read ahead, passing, being written). */
 const KEPT_FREE = 8;
 
 const free: ArrayBuffer[] = [];
