@@ -5,8 +5,7 @@
 // and its peak RSS so far. Extra server settings are passed through, so an on/off pair is two
 // runs of this (docs/performance.md, "Local → local, the stored ZIP and peak memory").
 // node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--output file] [--no-reference] [--threads]
-import { spawn, spawnSync } from 'node:child_process';
-import { openAsBlob } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { startFerryProcess } from '../test/support/ferry-process.js';
 import { startApacheWebdav, type ApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { makeMixedFolder } from './data.js';
 import { afterIdleCollection, JobEvents } from './job-events.js';
+import { postZip } from './post-zip.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -57,29 +57,6 @@ async function waitFor(ticket: string): Promise<void> {
   if (job.status !== 'succeeded') throw new Error(`job ${job.status}: ${job.error ?? 'a file failed'}`);
   if (job.report && job.report.failed_fixity.length + job.report.file_errors.length > 0) throw new Error('a file failed');
 }
-/**
- * POSTs the ZIP as multipart and returns the job's ticket: with curl, as the bench does (Node's
- * fetch of a FormData from openAsBlob took ~1 s to send 89 MiB over loopback where curl took
- * 0.2–0.3 s, and that time was the client's, on the cores the server needs); with fetch where
- * there is no curl.
- */
-async function postZip(url: string, zip: string): Promise<string> {
-  if (!curlAvailable) {
-    const form = new FormData();
-    form.set('service-file', await openAsBlob(zip), path.basename(zip));
-    return (await api<{ ticket_number: string }>(url, { method: 'POST', headers: { 'duplicate-file-action': 'update' }, body: form })).ticket_number;
-  }
-  const answer = await new Promise<string>((resolve, reject) => {
-    const child = spawn('curl', ['-sS', '-K', '-', '-F', `service-file=@${zip};type=application/zip`, '-H', 'duplicate-file-action: update', url], { stdio: ['pipe', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    // the keys go on curl's stdin, never its command line
-    child.stdin!.end(`header = "authorization: Bearer ${server.accessKey}"\nheader = "service-destination-token: ${server.accessKey}"\n`);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`upload: curl exited with ${code}`))));
-  });
-  return (JSON.parse(answer) as { ticket_number: string }).ticket_number;
-}
-const curlAvailable = spawnSync('curl', ['--version'], { stdio: 'ignore' }).status === 0;
 const proc = (name: string) => readFile(`/proc/${server.pid}/${name}`, 'utf8');
 const cpuSeconds = async () => {
   const fields = (await proc('stat')).split(') ')[1]!.split(' ');
@@ -151,7 +128,7 @@ for (const row of args.rows!.split(',')) {
     const threadsBefore = args.threads ? await threadSeconds() : null;
     const start = performance.now();
     if (row === 'stored') {
-      await waitFor(await postZip(new URL(url, server.url).href, storedZip));
+      await waitFor(await postZip(new URL(url, server.url).href, storedZip, server.accessKey, true));
     } else {
       const body = JSON.stringify({ source_target_name: 'local', source_resource_id: sourceId });
       await waitFor((await api<{ ticket_number: string }>(url, { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update' }, body })).ticket_number);

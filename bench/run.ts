@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, openAsBlob } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,7 @@ import { startRcloneWebdav } from '../test/webdav/rclone-webdav.js';
 import { apacheUnavailableReason, startApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { renderChart } from './chart.js';
 import { afterIdleCollection, JobEvents } from './job-events.js';
+import { curlAvailable, postZip } from './post-zip.js';
 import { startLatencyProxy } from '../test/support/latency-proxy.js';
 import { Latency } from '../test/emulators/shared/latency.js';
 import { startOsfEmulator } from '../test/emulators/osf/emulator.js';
@@ -191,7 +192,6 @@ async function topLevelId(server: FerryProcess, target: string, title: string): 
   return found.id;
 }
 
-const curlAvailable = spawnSync('curl', ['--version'], { stdio: 'ignore' }).status === 0;
 
 /**
  * GET .zip/ into a file. The client is curl when installed (as a person would download, and
@@ -257,36 +257,15 @@ async function timedListing(server: FerryProcess, pathname: string, expectedRows
   return { median: median(times), first: times[0]! };
 }
 
-/** POSTs a ZIP as multipart: with curl when installed (as for downloads), else fetch in this process. Returns the ticket. */
-async function postZip(server: FerryProcess, containerId: string, zip: string): Promise<string> {
-  const url = new URL(`api_v1/targets/local/resources/${encodeURIComponent(containerId)}/`, server.url);
-  if (args.client === 'curl' && curlAvailable) {
-    const answer = await new Promise<string>((resolve, reject) => {
-      const child = spawn('curl', ['-sS', '-K', '-', '-F', `service-file=@${zip};type=application/zip`, '-H', 'duplicate-file-action: update', '-w', '\n%{http_code}', url.href], { stdio: ['pipe', 'pipe', 'inherit'] });
-      let out = '';
-      child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-      child.stdin!.end(`header = "service-destination-token: ${server.accessKey}"\n`);
-      child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`upload: curl exited with ${code}`))));
-    });
-    const status = answer.slice(answer.lastIndexOf('\n') + 1);
-    if (status !== '202') throw new Error(`upload: HTTP ${status} ${answer}`);
-    return (JSON.parse(answer.slice(0, answer.lastIndexOf('\n'))) as { ticket_number: string }).ticket_number;
-  }
-  const form = new FormData();
-  form.set('service-file', await openAsBlob(zip), path.basename(zip));
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'service-destination-token': server.accessKey, 'duplicate-file-action': 'update' },
-    body: form,
-  });
-  if (response.status !== 202) throw new Error(`upload: HTTP ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { ticket_number: string }).ticket_number;
+/** POSTs a ZIP as multipart (post-zip.ts: with curl when installed, as for downloads, else fetch in this process). Returns the ticket. */
+async function postZipTo(server: FerryProcess, containerId: string, zip: string): Promise<string> {
+  return postZip(new URL(`api_v1/targets/local/resources/${encodeURIComponent(containerId)}/`, server.url).href, zip, server.accessKey, args.client === 'curl');
 }
 
 /** POSTs a ZIP and waits for its job's end, followed by the server's job events as the app follows it. */
 async function uploadAndWait(server: FerryProcess, containerId: string, zip: string): Promise<Job> {
   const events = await JobEvents.of(server);
-  const ticket = await postZip(server, containerId, zip);
+  const ticket = await postZipTo(server, containerId, zip);
   const job = await events.end(ticket);
   // completed_with_errors, failed, cancelled: some file did not arrive
   if (job.status !== 'succeeded') throw new Error(`upload job ${job.status}: ${job.error}`);

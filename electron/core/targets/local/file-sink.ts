@@ -3,15 +3,17 @@ import { Writable } from 'node:stream';
 import { giveBack } from '../../read-buffers.js';
 
 /**
- * Bytes into an open file, one chunk after another from its current offset; each chunk is
+ * Bytes into an open file, one chunk after another from its start; each chunk is
  * given back to the reader that lent it once its write has finished (read-buffers.ts): this is
  * the last holder of a file's bytes on their way from a reader. With `flush`, the file is
  * fsynced before it closes. Closes `handle` when it finishes or is destroyed.
  */
 export function fileSink(handle: FileHandle, flush: boolean): Writable {
+  let position = 0;
   return new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      writeWhole(handle, chunk).then(() => {
+      writeAllAt(handle, chunk, position).then(() => {
+        position += chunk.length;
         giveBack(chunk);
         callback();
       }, callback);
@@ -28,9 +30,7 @@ export function fileSink(handle: FileHandle, flush: boolean): Writable {
   });
 }
 
-async function writeWhole(handle: FileHandle, chunk: Buffer): Promise<void> {
-  for (let offset = 0; offset < chunk.length; ) {
-    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
-    offset += bytesWritten;
-  }
+/** All of `bytes` into the file at `position` (a write may take fewer bytes than it was given). */
+export async function writeAllAt(handle: FileHandle, bytes: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done, bytes.length - done, position + done)).bytesWritten;
 }

@@ -25,6 +25,7 @@ import { CancelledError } from '../../errors.js';
 import { HashingPassThrough } from '../../hashing.js';
 import { isShutdownAbort } from '../../jobs/service.js';
 import { giveBack } from '../../read-buffers.js';
+import { writeAllAt } from './file-sink.js';
 import type { Entry, KeptPartial, PartialFiles } from '../../target.js';
 
 /** Files at least this large are written resumably, when the job keeps partials: re-sending less is not worth a mark. */
@@ -128,7 +129,7 @@ async function writeFrom(file: ResumableFile, handle: FileHandle, kept: KeptPart
       at += chunk.length;
       const piece = chunk.subarray(skip);
       if (piece.length === 0) continue;
-      const write = writeAll(handle, piece, state.written);
+      const write = writeAllAt(handle, piece, state.written);
       state.pending = write;
       await write;
       state.written += piece.length;
@@ -197,8 +198,4 @@ async function abandon(file: ResumableFile, handle: FileHandle, state: { written
   await unlink(file.partial).catch(() => undefined);
   if (changed) return new PartialChanged();
   return file.signal.aborted ? new CancelledError() : error;
-}
-
-async function writeAll(handle: FileHandle, bytes: Buffer, position: number): Promise<void> {
-  for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done, bytes.length - done, position + done)).bytesWritten;
 }

@@ -24,7 +24,7 @@ import type { Entry, ReadWhole, WriteOptions, WriteOutcome } from '../../target.
 import { SourceCheckFailed } from '../../jobs/source-check.js';
 import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { opensIndependently, readWholeOf } from '../../jobs/whole-entry.js';
-import { fileSink } from './file-sink.js';
+import { fileSink, writeAllAt } from './file-sink.js';
 import { FileWorkerLost, fileWriteWorkers, type WrittenFileStat } from '../../jobs/file-write-workers.js';
 import { DurableMarks, durabilityBarrier } from './durable-marks.js';
 import { isResumable, writeResumable } from './resumable-write.js';
@@ -623,7 +623,7 @@ class Writer {
     const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
     let stat: BigIntStats;
     try {
-      for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done, bytes.length - done, done)).bytesWritten;
+      await writeAllAt(handle, bytes, 0);
       if (mtime) await handle.utimes(new Date(), mtime);
       // a replacement is on disk before the rename, so a crash cannot leave an empty file where data was
       if (replacing) await handle.sync();
