@@ -18,16 +18,19 @@ describe('processIsAlive', () => {
   });
 
   it.skipIf(!linux)('is false of a zombie, which kill(pid, 0) still finds', async () => {
-    // `true` ends at once; its parent, now `sleep`, never reaps it: a zombie for 5 s
-    const shell = spawn('sh', ['-c', 'true & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The child exits at once; its parent never waits for it: a zombie for 5 s. Perl (perl-base,
+    // essential in Debian) rather than sh, which reaps a finished background job on its own.
+    const parent = spawn('perl', ['-e', '$SIG{CHLD} = "DEFAULT"; $| = 1; my $pid = fork // die; exit 0 unless $pid; print "$pid\\n"; sleep 5'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     try {
-      const pid = Number((await new Promise<Buffer>((resolve) => shell.stdout.once('data', resolve))).toString().trim());
+      const pid = Number((await new Promise<Buffer>((resolve) => parent.stdout.once('data', resolve))).toString().trim());
       for (let i = 0; i < 100 && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8')); i++) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(readFileSync(`/proc/${pid}/status`, 'utf8')).toMatch(/^State:\s+Z/m);
       expect(() => process.kill(pid, 0)).not.toThrow();
       expect(processIsAlive(pid)).toBe(false);
     } finally {
-      shell.kill('SIGKILL');
+      parent.kill('SIGKILL');
     }
   });
 });
