@@ -1,14 +1,16 @@
 // Ad-hoc: the bench's local → local transfer, local → WebDAV (Apache mod_dav, `webdav`; no
-// reference) and stored-ZIP upload, each round followed by its reference (rclone copy, unzip),
+// reference), WebDAV → local (`webdav-back`, after `webdav`; no reference) and stored-ZIP upload,
+// each round followed by its reference (rclone copy, unzip),
 // on one server that runs the given rows one after the other
 // (as the bench's transfer group does), printing each round's time, the server's CPU seconds
 // and its peak RSS so far. Extra server settings are passed through, so an on/off pair is two
 // runs of this (docs/performance.md, "Local → local, the stored ZIP and peak memory").
-// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--output file] [--no-reference] [--threads]
+// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,webdav-back,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--output file] [--no-reference] [--threads] [--memory-log file]
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { ResourceSummary } from '../shared/api.js';
@@ -31,6 +33,8 @@ const { values: args } = parseArgs({
     'no-reference': { type: 'boolean', default: false },
     /** print each round's server CPU by thread (user + system seconds), from /proc/<pid>/task */
     threads: { type: 'boolean', default: false },
+    /** write the server's process.memoryUsage() every 5 ms to this file (bench/memory-log.mjs): which memory grew, and when */
+    'memory-log': { type: 'string' },
   },
 });
 const root = await mkdtemp(path.join(os.tmpdir(), 'ferry-probe-'));
@@ -40,7 +44,8 @@ await makeMixedFolder(source, { textFiles: 1200, maxTextBytes: 40 * 1024, binari
 const storedZip = path.join(root, 'stored.zip');
 await run('zip', ['-q', '-0', '-r', storedZip, 'Transfer'], workspace);
 const env = Object.fromEntries((args.env ?? []).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
-const server = await startFerryProcess({ dataDir: path.join(root, 'data'), workspace, built: true, env, nodeArgs: args['node-arg'] ?? [] });
+const memoryLog = args['memory-log'] ? { env: { FERRY_MEMORY_LOG: path.resolve(args['memory-log']) }, nodeArgs: [`--import=${pathToFileURL(path.resolve('bench/memory-log.mjs')).href}`] } : { env: {}, nodeArgs: [] };
+const server = await startFerryProcess({ dataDir: path.join(root, 'data'), workspace, built: true, env: { ...env, ...memoryLog.env }, nodeArgs: [...(args['node-arg'] ?? []), ...memoryLog.nodeArgs] });
 
 function run(cmd: string, argv: string[], cwd?: string): Promise<void> {
   return new Promise((resolve, reject) => spawn(cmd, argv, { cwd, stdio: 'ignore' }).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited with ${code}`)))));
@@ -101,7 +106,27 @@ const peakMiB = async () => Number(/VmHWM:\s+(\d+)/.exec(await proc('status'))![
 const sourceId = await topLevelId('Transfer');
 let dav: ApacheWebdav | null = null;
 for (const row of args.rows!.split(',')) {
-  if (row !== 'transfer' && row !== 'stored' && row !== 'webdav') throw new Error(`--rows: transfer, webdav or stored, not ${row}`);
+  if (row !== 'transfer' && row !== 'stored' && row !== 'webdav' && row !== 'webdav-back') throw new Error(`--rows: transfer, webdav, webdav-back or stored, not ${row}`);
+  if (row === 'webdav-back') {
+    // WebDAV (Apache) → local, of the folder the webdav row left there
+    if (!dav) throw new Error('--rows: webdav-back needs the webdav row before it');
+    const token = JSON.stringify({ url: dav.url, username: dav.username, password: dav.password });
+    const davSourceId = (await api<ResourceSummary[]>('api_v1/targets/webdav/resources/?container=None', { headers: { 'service-source-token': token } })).find((node) => node.title === 'Transfer')!.id;
+    const into = path.join(workspace, 'Back');
+    await mkdir(into, { recursive: true });
+    const intoId = await topLevelId('Back');
+    for (let round = 0; round < Number(args.rounds); round++) {
+      await rm(path.join(into, 'Transfer'), { recursive: true, force: true });
+      const cpuBefore = await cpuSeconds();
+      const start = performance.now();
+      const body = JSON.stringify({ source_target_name: 'webdav', source_resource_id: davSourceId });
+      await waitFor((await api<{ ticket_number: string }>(`api_v1/targets/local/resources/${encodeURIComponent(intoId)}/`, { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update', 'service-source-token': token }, body })).ticket_number);
+      const seconds = (performance.now() - start) / 1000;
+      await afterIdleCollection();
+      console.log(`webdav-back ${round}: ${seconds.toFixed(3)} s (server CPU ${((await cpuSeconds()) - cpuBefore).toFixed(2)} s); peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
+    }
+    continue;
+  }
   if (row === 'webdav') {
     dav ??= await startApacheWebdav();
     const token = JSON.stringify({ url: dav.url, username: dav.username, password: dav.password });
@@ -127,8 +152,11 @@ for (const row of args.rows!.split(',')) {
     const cpuBefore = await cpuSeconds();
     const threadsBefore = args.threads ? await threadSeconds() : null;
     const start = performance.now();
+    let answered = 0;
     if (row === 'stored') {
-      await waitFor(await postZip(new URL(url, server.url).href, storedZip, server.accessKey, true));
+      const ticket = await postZip(new URL(url, server.url).href, storedZip, server.accessKey, true);
+      answered = (performance.now() - start) / 1000;
+      await waitFor(ticket);
     } else {
       const body = JSON.stringify({ source_target_name: 'local', source_resource_id: sourceId });
       await waitFor((await api<{ ticket_number: string }>(url, { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update' }, body })).ticket_number);
@@ -147,7 +175,7 @@ for (const row of args.rows!.split(',')) {
       const seconds = (performance.now() - referenceStart) / 1000;
       reference = `, ${row === 'stored' ? 'unzip' : 'rclone copy'} ${seconds.toFixed(3)} s, ratio ${(ferry / seconds).toFixed(2)}`;
     }
-    console.log(`${row} ${round}: ${ferry.toFixed(3)} s (server CPU ${cpu.toFixed(2)} s)${reference}; peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
+    console.log(`${row} ${round}: ${ferry.toFixed(3)} s${answered ? ` (the upload answered at ${answered.toFixed(3)} s)` : ''} (server CPU ${cpu.toFixed(2)} s)${reference}; peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
   }
 }
 if (smapsSampler) clearInterval(smapsSampler);

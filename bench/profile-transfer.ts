@@ -12,6 +12,7 @@ import type { Job, ResourceSummary } from '../shared/api.js';
 import { startFerryProcess, type FerryProcess } from '../test/support/ferry-process.js';
 import { makeMixedFolder } from './data.js';
 import { JobEvents } from './job-events.js';
+import { postZip } from './post-zip.js';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, only: { type: 'string' }, source: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, 'trace-gc': { type: 'boolean', default: false }, 'node-arg': { type: 'string', multiple: true } } });
 const rounds = Number(args.rounds);
@@ -78,17 +79,14 @@ if (args.only !== 'transfer') {
   const stored = path.join(workspace, 'Stored');
   await mkdir(stored);
   const storedId = await topLevelId('Stored');
-  const { openAsBlob } = await import('node:fs');
   const unzipDir = path.join(root, 'unzipped');
   await measure('unzip (reference)', () => rm(unzipDir, { recursive: true, force: true }), () => new Promise((resolve) => spawn('unzip', ['-q', '-o', storedZip, '-d', unzipDir], { stdio: 'ignore' }).on('exit', resolve)));
   await measure('stored ZIP upload', async () => {
     await rm(stored, { recursive: true, force: true });
     await mkdir(stored);
   }, async () => {
-    const form = new FormData();
-    form.set('service-file', await openAsBlob(storedZip), 'stored.zip');
     const posted = performance.now();
-    const { ticket_number: ticket } = await api<{ ticket_number: string }>(`api_v1/targets/local/resources/${encodeURIComponent(storedId)}/`, { method: 'POST', headers: { 'duplicate-file-action': 'update' }, body: form });
+    const ticket = await postZip(new URL(`api_v1/targets/local/resources/${encodeURIComponent(storedId)}/`, server.url).href, storedZip, server.accessKey, true);
     const spooled = performance.now();
     await waitFor(ticket);
     console.log(`  (spooled in ${((spooled - posted) / 1000).toFixed(3)} s, job ${((performance.now() - spooled) / 1000).toFixed(3)} s)`);

@@ -93,15 +93,25 @@ function usedHeapAndExternalBytes(): number {
   return heapUsed + external;
 }
 
+/** V8's collection: a full one unless `{ type: 'minor' }` asks for the young generation only. */
+export type Collector = (options?: { type?: 'minor' | 'major' }) => void;
+
+let processCollector: Collector | null | undefined;
+
 /**
- * V8's full collection for this process: the one `node --expose-gc` gives, if Ferry was started
- * so; else taken from a context made with that flag set for that moment only (the flag decides
- * what a new context's global holds, so no other context gets `gc`). Null where V8 refuses (a
- * runtime whose V8 takes no flags once started): then nothing is collected, as before.
+ * V8's collector for this process: the one `node --expose-gc` gives, if Ferry was started so;
+ * else taken from a context made with that flag set for that moment only (the flag decides what
+ * a new context's global holds, so no other context gets `gc`). Null where V8 refuses (a runtime
+ * whose V8 takes no flags once started): then nothing is collected, as before. Taken once.
  */
-export function exposedCollector(): (() => void) | null {
+export function exposedCollector(): Collector | null {
+  if (processCollector === undefined) processCollector = takeCollector();
+  return processCollector;
+}
+
+function takeCollector(): Collector | null {
   const given = (globalThis as { gc?: unknown }).gc;
-  if (typeof given === 'function') return () => (given as () => void)();
+  if (typeof given === 'function') return given as Collector;
   try {
     v8.setFlagsFromString('--expose-gc');
   } catch {
@@ -109,7 +119,7 @@ export function exposedCollector(): (() => void) | null {
   }
   try {
     const collect = vm.runInNewContext('gc') as unknown;
-    return typeof collect === 'function' ? (collect as () => void) : null;
+    return typeof collect === 'function' ? (collect as Collector) : null;
   } catch {
     return null;
   } finally {

@@ -17,6 +17,7 @@
 // is, and the next read borrows a fresh one.
 import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import { doneWithBytes } from './young-collection.js';
 
 /** Each chunk of a large file read so. */
 export const READ_BUFFER_BYTES = 1024 * 1024;
@@ -47,13 +48,17 @@ export function isLent(chunk: Uint8Array): boolean {
 }
 
 /**
- * Gives `chunk`'s buffer back for the next read: only by the last holder of its bytes, once
- * it is done with them (see the invariant above). A chunk not on loan, or given back already,
- * is left alone.
+ * The last holder of `chunk`'s bytes is done with them (see the invariant above): a lent buffer
+ * goes back for the next read; any other chunk is garbage from now on, counted towards the next
+ * young collection (young-collection.ts). A buffer given back twice is still lent to one read at
+ * a time.
  */
 export function giveBack(chunk: Uint8Array): void {
   const buffer = chunk.buffer as ArrayBuffer;
-  if (!lent.delete(buffer)) return;
+  if (!lent.delete(buffer)) {
+    doneWithBytes(chunk.byteLength);
+    return;
+  }
   // a buffer moved to another thread meanwhile is empty (detached) here: never lent again
   if (free.length < KEPT_FREE && buffer.byteLength === READ_BUFFER_BYTES) free.push(buffer);
 }

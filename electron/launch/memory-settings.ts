@@ -1,6 +1,6 @@
 // The memory settings `ferry serve` starts its server process with (issue #18, docs/performance.md,
-// "Peak memory: the settings the server starts with"). Both are read only when a process starts
-// (V8 sizes its young generation when the heap is made; glibc reads MALLOC_ARENA_MAX at its first
+// "Peak memory: the settings the server starts with"). All are read only when a process starts
+// (V8 takes its flags when the heap is made; glibc reads MALLOC_ARENA_MAX at its first
 // allocation), so unlike a fast path they cannot be switched inside a running Ferry: the launcher
 // (`launch/relaunch.ts`) starts the server as a child with them. This module only decides.
 //
@@ -19,13 +19,29 @@ export const MEMORY_SETTINGS_SWITCH = 'FERRY_MEMORY_SETTINGS';
 export const SEMI_SPACE_MIB = 4;
 
 /**
+ * How far V8 lets its old generation grow past what its last full collection found live, in
+ * percent (left to itself, V8 picks a factor of up to 2 and more: a WebDAV transfer's heap went
+ * from ~30 to ~80 MB of mostly dead request objects before a full collection). With it and the
+ * young collection (core/young-collection.ts), the bench's transfer group peaked at 171–191 MiB
+ * in five runs against 183–196 before, the same session, local → local no slower
+ * (docs/performance.md, "Peak memory: finished chunks collected young, and the old generation
+ * kept closer").
+ */
+export const HEAP_GROWING_PERCENT = 30;
+
+/** V8's flags for the server: each added only where the user has not given that flag already. */
+export const V8_MEMORY_FLAGS: readonly { flag: string; given: RegExp }[] = [
+  { flag: `--max-semi-space-size=${SEMI_SPACE_MIB}`, given: /^--max[-_]semi[-_]space[-_]size(=|$)/ },
+  { flag: `--heap-growing-percent=${HEAP_GROWING_PERCENT}`, given: /^--heap[-_]growing[-_]percent(=|$)/ },
+];
+
+/**
  * glibc's malloc arenas: by default up to 8 per core, one per thread that allocates (worker
  * threads, libuv's pool), each keeping freed memory of its own. Alone, two took the local
  * transfers' and stored uploads' peak from 277–281 to 240 MiB (docs/performance.md).
  */
 export const MALLOC_ARENA_MAX = '2';
 
-const SEMI_SPACE_FLAG = /^--max[-_]semi[-_]space[-_]size(=|$)/;
 /** node's inspector: the launcher has taken its port, so a relaunched server could not listen */
 const INSPECTOR_FLAG = /^--inspect(-brk|-wait|-port)?(=|$)/;
 
@@ -46,7 +62,7 @@ export function memorySettingsOn(value: string | undefined): boolean {
 
 /**
  * How to start the server with the memory settings, or null when it should run here: the switch
- * is off, this process already has both (set by the user, or by the launcher that started it,
+ * is off, this process already has them all (set by the user, or by the launcher that started it,
  * so a relaunched server never relaunches again), or it runs under the inspector (the one a
  * developer attached to is the process they started). A setting the user gave, in node's
  * options or NODE_OPTIONS or the environment, is kept as given.
@@ -55,11 +71,11 @@ export function memoryRelaunch(execArgv: readonly string[], env: NodeJS.ProcessE
   if (!memorySettingsOn(env[MEMORY_SETTINGS_SWITCH])) return null;
   const nodeOptions = (env.NODE_OPTIONS ?? '').split(/\s+/);
   if ([...execArgv, ...nodeOptions].some((option) => INSPECTOR_FLAG.test(option))) return null;
-  const hasSemiSpace = [...execArgv, ...nodeOptions].some((option) => SEMI_SPACE_FLAG.test(option));
+  const missing = V8_MEMORY_FLAGS.filter(({ given }) => ![...execArgv, ...nodeOptions].some((option) => given.test(option))).map(({ flag }) => flag);
   const hasArenaMax = env.MALLOC_ARENA_MAX !== undefined;
-  if (hasSemiSpace && hasArenaMax) return null;
+  if (missing.length === 0 && hasArenaMax) return null;
   return {
-    execArgv: hasSemiSpace ? [...execArgv] : [`--max-semi-space-size=${SEMI_SPACE_MIB}`, ...execArgv],
+    execArgv: [...missing, ...execArgv],
     env: hasArenaMax ? { ...env } : { ...env, MALLOC_ARENA_MAX },
   };
 }
@@ -79,7 +95,7 @@ export function electronMemorySettings(args: readonly string[], env: NodeJS.Proc
   const hasArenaMax = env.MALLOC_ARENA_MAX !== undefined;
   if (hasJsFlags && hasArenaMax) return null;
   return {
-    args: hasJsFlags ? [...args] : [`--js-flags=--max-semi-space-size=${SEMI_SPACE_MIB}`, ...args],
+    args: hasJsFlags ? [...args] : [`--js-flags=${V8_MEMORY_FLAGS.map(({ flag }) => flag).join(' ')}`, ...args],
     env: hasArenaMax ? { ...env } : { ...env, MALLOC_ARENA_MAX },
   };
 }

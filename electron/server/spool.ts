@@ -9,6 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { badRequest, FerryError, tooLarge } from '../core/errors.js';
 import { looksLikeZip } from '../core/zip/central-directory.js';
+import { doneWithBytes } from '../core/young-collection.js';
 import { formatBytes } from '../../shared/format.js';
 
 export const FILE_FIELD = 'service-file';
@@ -88,6 +89,8 @@ export async function spoolUpload(
         throw badRequest(`Send the ZIP in the multipart field '${FILE_FIELD}', and no other file (got ${part.fieldname ? `'${shownName(part.fieldname)}'` : 'a file part without a name'}).`, 'missing_file');
       }
       if (spooled) throw badRequest(`Send exactly one file in '${FILE_FIELD}'.`);
+      // each chunk is garbage once written, a moment later: counted as done with now (young-collection.ts)
+      part.file.on('data', (chunk: Buffer) => doneWithBytes(chunk.length));
       // busboy only marks a file truncated at the END of its part, which a hostile body
       // never sends: stop at the limit itself
       part.file.once('limit', () => part.file.destroy(overLimit()));

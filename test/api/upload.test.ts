@@ -1,11 +1,12 @@
 // 4.5 / 4.6 over real HTTP with real ZIPs made by the system `zip`: plain ZIPs and bags,
 // ignore vs update, top-level uploads, bad bags, hostile archives and every refusal.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
 import type { Acknowledgement, Job, ResourceSummary } from '../../shared/api.js';
+import { YOUNG_COLLECTION_BYTES, youngCollectionCounts } from '../../electron/core/young-collection.js';
 import { expectApiError, findByPath, snapshotTree, startFerry, uploadForm, waitForJob, writeTree, zipFolder, type Ferry } from './harness.js';
 
 let ferry: Ferry;
@@ -91,6 +92,17 @@ describe('POST /api_v1/targets/<t>/resources/<id>/ (4.5)', () => {
     expect(await read('Data/new.txt')).toBe('new\n');
     expect(await read('Data/nested/n é.txt')).toBe('nested\n');
     expect(job.progress.files_done).toBe(2);
+  });
+
+  it("counts the body it receives towards a young collection, so the socket's dead chunks do not pile up (young-collection.ts)", async () => {
+    const big = randomBytes(3 * YOUNG_COLLECTION_BYTES);
+    const zip = await makeZip({ 'big.bin': big }, ['-0']);
+    const before = youngCollectionCounts.collections;
+    const job = await upload(await idOf('Data'), zip);
+    expect(job.status, job.error ?? '').toBe('succeeded');
+    expect((await readFile(path.join(ferry.workspace, 'Data/big.bin'))).equals(big)).toBe(true);
+    // the stored entry is read in lent buffers, given back: only the spool's count collects
+    expect(youngCollectionCounts.collections - before).toBeGreaterThanOrEqual(2);
   });
 
   it('writes the payload of a zipped bag (validated) and not its tag files', async () => {

@@ -129,7 +129,9 @@ export class RemoteClient {
       throwHttpErrors: true,
       redirect: 'manual',
       // retry options are given whole per request (kyRetry): ky would concatenate merged arrays
-      hooks: { afterResponse: [(_request, _options, response) => void options.onResponse?.(response)] },
+      // only when asked: ky hands each hook a clone of the response, a tee of its body that every
+      // chunk of a download then passes through (for nothing, with no hook to read it)
+      ...(options.onResponse ? { hooks: { afterResponse: [(_request: Request, _options: unknown, response: Response) => void options.onResponse?.(response)] } } : {}),
     });
     if (options.ratePerSecond === null) {
       this.throttled = (fn) => fn();

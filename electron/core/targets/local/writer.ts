@@ -24,6 +24,7 @@ import type { Entry, ReadWhole, WriteOptions, WriteOutcome } from '../../target.
 import { SourceCheckFailed } from '../../jobs/source-check.js';
 import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { opensIndependently, readWholeOf } from '../../jobs/whole-entry.js';
+import { giveBack } from '../../read-buffers.js';
 import { fileSink, writeAllAt } from './file-sink.js';
 import { FileWorkerLost, fileWriteWorkers, type WrittenFileStat } from '../../jobs/file-write-workers.js';
 import { DurableMarks, durabilityBarrier } from './durable-marks.js';
@@ -570,15 +571,20 @@ class Writer {
           chunks.push(chunk);
           held += chunk.length;
           if (held > SMALL_FILE_HOLD_BYTES) {
-            await handle.writeFile(Buffer.concat(chunks));
+            await writeHeld();
             chunks = [];
             held = 0;
           }
         }
       };
+      // the last holder of these chunks (read-buffers.ts): done with them once written
+      const writeHeld = async () => {
+        await handle.writeFile(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+        for (const chunk of chunks) giveBack(chunk);
+      };
       if (upstream) await pipeline(source, gather, { signal });
       else await pipeline(source, hasher, gather, { signal });
-      if (held > 0) await handle.writeFile(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      if (held > 0) await writeHeld();
       if (entry.mtime && !Number.isNaN(entry.mtime.getTime())) {
         await handle.utimes(new Date(), entry.mtime);
         timesSet = true;
