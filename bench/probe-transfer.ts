@@ -103,42 +103,42 @@ const smapsSampler = args.smaps
   : null;
 const peakMiB = async () => Number(/VmHWM:\s+(\d+)/.exec(await proc('status'))![1]) / 1024;
 
+/** One transfer round without a reference (the WebDAV rows): its time, the server's CPU for it and the peak so far. */
+async function timedTransfer(label: string, url: string, source: { source_target_name: string; source_resource_id: string }, tokens: Record<string, string>): Promise<void> {
+  const cpuBefore = await cpuSeconds();
+  const start = performance.now();
+  await waitFor((await api<{ ticket_number: string }>(url, { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update', ...tokens }, body: JSON.stringify(source) })).ticket_number);
+  const seconds = (performance.now() - start) / 1000;
+  await afterIdleCollection();
+  console.log(`${label}: ${seconds.toFixed(3)} s (server CPU ${((await cpuSeconds()) - cpuBefore).toFixed(2)} s); peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
+}
+
 const sourceId = await topLevelId('Transfer');
 let dav: ApacheWebdav | null = null;
+/** the credentials of the WebDAV server as a token */
+const davToken = (server: ApacheWebdav) => JSON.stringify({ url: server.url, username: server.username, password: server.password });
 for (const row of args.rows!.split(',')) {
   if (row !== 'transfer' && row !== 'stored' && row !== 'webdav' && row !== 'webdav-back') throw new Error(`--rows: transfer, webdav, webdav-back or stored, not ${row}`);
   if (row === 'webdav-back') {
     // WebDAV (Apache) → local, of the folder the webdav row left there
     if (!dav) throw new Error('--rows: webdav-back needs the webdav row before it');
-    const token = JSON.stringify({ url: dav.url, username: dav.username, password: dav.password });
+    const token = davToken(dav);
     const davSourceId = (await api<ResourceSummary[]>('api_v1/targets/webdav/resources/?container=None', { headers: { 'service-source-token': token } })).find((node) => node.title === 'Transfer')!.id;
     const into = path.join(workspace, 'Back');
     await mkdir(into, { recursive: true });
     const intoId = await topLevelId('Back');
     for (let round = 0; round < Number(args.rounds); round++) {
       await rm(path.join(into, 'Transfer'), { recursive: true, force: true });
-      const cpuBefore = await cpuSeconds();
-      const start = performance.now();
-      const body = JSON.stringify({ source_target_name: 'webdav', source_resource_id: davSourceId });
-      await waitFor((await api<{ ticket_number: string }>(`api_v1/targets/local/resources/${encodeURIComponent(intoId)}/`, { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update', 'service-source-token': token }, body })).ticket_number);
-      const seconds = (performance.now() - start) / 1000;
-      await afterIdleCollection();
-      console.log(`webdav-back ${round}: ${seconds.toFixed(3)} s (server CPU ${((await cpuSeconds()) - cpuBefore).toFixed(2)} s); peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
+      await timedTransfer(`webdav-back ${round}`, `api_v1/targets/local/resources/${encodeURIComponent(intoId)}/`, { source_target_name: 'webdav', source_resource_id: davSourceId }, { 'service-source-token': token });
     }
     continue;
   }
   if (row === 'webdav') {
     dav ??= await startApacheWebdav();
-    const token = JSON.stringify({ url: dav.url, username: dav.username, password: dav.password });
+    const token = davToken(dav);
     for (let round = 0; round < Number(args.rounds); round++) {
       for (const name of await readdir(dav.dataDir)) await rm(path.join(dav.dataDir, name), { recursive: true, force: true });
-      const cpuBefore = await cpuSeconds();
-      const start = performance.now();
-      const body = JSON.stringify({ source_target_name: 'local', source_resource_id: sourceId });
-      await waitFor((await api<{ ticket_number: string }>('api_v1/targets/webdav/resources/', { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update', 'service-destination-token': token }, body })).ticket_number);
-      const seconds = (performance.now() - start) / 1000;
-      await afterIdleCollection();
-      console.log(`webdav ${round}: ${seconds.toFixed(3)} s (server CPU ${((await cpuSeconds()) - cpuBefore).toFixed(2)} s); peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
+      await timedTransfer(`webdav ${round}`, 'api_v1/targets/webdav/resources/', { source_target_name: 'local', source_resource_id: sourceId }, { 'service-destination-token': token });
     }
     continue;
   }

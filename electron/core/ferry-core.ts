@@ -8,6 +8,7 @@ import { ACCESS_KEY_ACCOUNT } from './keychain/port.js';
 import type { JobService } from './jobs/types.js';
 import { createJobService } from './jobs/service.js';
 import { idleCollectionFor } from './idle-collection.js';
+import { startYoungCollection } from './young-collection.js';
 import { registerTransferExecutors } from './jobs/executors.js';
 import { registerCheckExecutor } from './jobs/check-job.js';
 import type { Target, Trash } from './target.js';
@@ -68,6 +69,7 @@ export async function createCore(config: FerryConfig, options: CoreOptions): Pro
   if (!options.targets) await localRoots.load();
   const rclone = config.rclone ? await startRcloneService(config.rclone, targets, options.secrets) : null;
 
+  startYoungCollection(process.env);
   const jobs = createJobService({
     dir: path.join(config.dataDir, 'jobs'),
     concurrency: config.jobConcurrency,

@@ -128,17 +128,24 @@ function takeCollector(): Collector | null {
   }
 }
 
-let processCollection: IdleCollection | null | undefined;
+/**
+ * The collector for the memory settings' collections (this one, young-collection.ts): V8's, or
+ * null when the settings are off (FERRY_MEMORY_SETTINGS=off) or V8 gives none. Throws, with the
+ * values it takes, on any other value of the switch.
+ */
+export function settingsCollector(env: NodeJS.ProcessEnv): Collector | null {
+  return memorySettingsOn(env[MEMORY_SETTINGS_SWITCH]) ? exposedCollector() : null;
+}
+
+let processCollection: IdleCollection | undefined;
 
 /**
  * A job queue's listener on the process's one idle collection, or null when the memory
  * settings are off or V8 gives no collector.
  */
 export function idleCollectionFor(env: NodeJS.ProcessEnv): QueueIdleListener | null {
-  if (!memorySettingsOn(env[MEMORY_SETTINGS_SWITCH])) return null;
-  if (processCollection === undefined) {
-    const collect = exposedCollector();
-    processCollection = collect ? new IdleCollection({ collect }) : null;
-  }
+  const collect = settingsCollector(env);
+  if (!collect) return null;
+  processCollection ??= new IdleCollection({ collect });
   return processCollection?.listenerFor() ?? null;
 }

@@ -7,10 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { exposedCollector } from './idle-collection.js';
 import { lendingReadStream, READ_BUFFER_BYTES } from './read-buffers.js';
 import { fileSink } from './targets/local/file-sink.js';
-import { YOUNG_COLLECTION_BYTES, YoungCollection, youngCollectionCounts } from './young-collection.js';
+import { startYoungCollection, YOUNG_COLLECTION_BYTES, YoungCollection, youngCollectionCounts } from './young-collection.js';
 
 const collector = exposedCollector();
 if (!collector) console.log('[young-collection] the real collections not run: this V8 gives no collector');
+// as the core starts it (ferry-core.ts)
+startYoungCollection({});
 
 describe('young collection', () => {
   it('collects the young generation once every YOUNG_COLLECTION_BYTES done with', () => {

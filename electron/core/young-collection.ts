@@ -13,9 +13,9 @@
 // `giveBack`: the local writer, an upload's request), and the upload spool for each chunk of the
 // body it receives (server/spool.ts).
 //
-// Switched off with the other memory settings: FERRY_MEMORY_SETTINGS=off.
-import { memorySettingsOn, MEMORY_SETTINGS_SWITCH } from '../launch/memory-settings.js';
-import { exposedCollector, type Collector } from './idle-collection.js';
+// Started with the core (ferry-core.ts); switched off with the other memory settings:
+// FERRY_MEMORY_SETTINGS=off.
+import { settingsCollector, type Collector } from './idle-collection.js';
 
 /** Bytes done with between two young collections. */
 export const YOUNG_COLLECTION_BYTES = 8 * 1024 * 1024;
@@ -41,22 +41,18 @@ export class YoungCollection {
 /** counts for tests and probes */
 export const youngCollectionCounts = { collections: 0 };
 
-let processCollection: YoungCollection | null | undefined;
+let processCollection: YoungCollection | null = null;
 
-function processYoungCollection(env: NodeJS.ProcessEnv): YoungCollection | null {
-  let on: boolean;
-  try {
-    on = memorySettingsOn(env[MEMORY_SETTINGS_SWITCH]);
-  } catch {
-    // a value the switch does not take stopped Ferry's start already (idle-collection.ts); never a write
-    on = false;
-  }
-  const collect = on ? exposedCollector() : null;
-  return collect ? new YoungCollection(collect) : null;
+/**
+ * Starts the process's young collection, as the core starts (ferry-core.ts, beside the idle
+ * collection); until then, and with the memory settings off, nothing is collected.
+ */
+export function startYoungCollection(env: NodeJS.ProcessEnv): void {
+  const collect = settingsCollector(env);
+  processCollection = collect ? new YoungCollection(collect) : null;
 }
 
 /** The process's holders: `bytes` of chunks are done with (see the top of this module). */
 export function doneWithBytes(bytes: number): void {
-  if (processCollection === undefined) processCollection = processYoungCollection(process.env);
   processCollection?.note(bytes);
 }
