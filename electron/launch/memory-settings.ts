@@ -29,10 +29,24 @@ export const SEMI_SPACE_MIB = 4;
  */
 export const HEAP_GROWING_PERCENT = 30;
 
-/** V8's flags for the server: each added only where the user has not given that flag already. */
+/**
+ * WebAssembly stays in V8's baseline compiler (Liftoff): no tier-up to TurboFan, neither when a
+ * function turns hot (dynamic tiering) nor eagerly. The WebAssembly in the server is the HTTP
+ * parser of Node's own fetch (undici's llhttp), and its tier-up compiles llhttp's large
+ * functions in background threads whose compiler zones took 15–25 MiB at once: heaptrack of
+ * the first WebDAV → local of a server (its 1,204 GETs are the first heavy use of fetch) put
+ * TurboFan's WebAssembly zones at the top of the peak. With both flags that row's peak was
+ * 174–186 MiB against 184–202, its time the same (docs/performance.md, "Peak memory: the HTTP
+ * parser's WebAssembly kept in the baseline compiler").
+ */
+export const WASM_BASELINE_FLAGS = ['--no-wasm-dynamic-tiering', '--no-wasm-tier-up'] as const;
+
+/** V8's flags for the server: each added only where the user has not given that flag (or its --no- form) already. */
 export const V8_MEMORY_FLAGS: readonly { flag: string; given: RegExp }[] = [
   { flag: `--max-semi-space-size=${SEMI_SPACE_MIB}`, given: /^--max[-_]semi[-_]space[-_]size(=|$)/ },
   { flag: `--heap-growing-percent=${HEAP_GROWING_PERCENT}`, given: /^--heap[-_]growing[-_]percent(=|$)/ },
+  { flag: WASM_BASELINE_FLAGS[0], given: /^--(no[-_])?wasm[-_]dynamic[-_]tiering(=|$)/ },
+  { flag: WASM_BASELINE_FLAGS[1], given: /^--(no[-_])?wasm[-_]tier[-_]up(=|$)/ },
 ];
 
 /**
