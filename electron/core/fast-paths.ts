@@ -39,6 +39,8 @@ export const FAST_PATHS = [
   'moved-file-bytes',
   /** a large local file (or stored ZIP entry) is read into a few buffers that the local writer, or an upload's request, gives back once written, not a fresh buffer a chunk (read-buffers.ts) */
   'reused-read-buffers',
+  /** a folder's new files go to one file-write worker thread while any is under way, and other folders' to the other (jobs/file-write-workers.ts) */
+  'folder-lanes',
 ] as const;
 
 export type FastPath = (typeof FAST_PATHS)[number];

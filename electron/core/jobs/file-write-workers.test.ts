@@ -87,6 +87,19 @@ describe('file-writing worker threads', () => {
     expect(await readFile(path.join(dir, 'many', 'f123.txt'), 'utf8')).toBe('file 123');
   });
 
+  it('writes the files of several folders asked for at once, and a failed file leaves its folder to the next', async () => {
+    // each folder's files go to one thread while any is under way (FolderLanes): the answers,
+    // failures included, let the folder go, so nothing asked later waits for good
+    const folders = ['a', 'b', 'c', 'd'];
+    for (const folder of folders) await mkdir(path.join(dir, folder));
+    const asked = folders.flatMap((folder) => Array.from({ length: 25 }, (_, i) => ({ file: path.join(dir, folder, `f${i}.txt`), text: `${folder} ${i}` })));
+    await Promise.all(asked.map(({ file, text }) => fileWriteWorkers().writeNewFile(file, Buffer.from(text), null, false)));
+    for (const { file, text } of asked) expect(await readFile(file, 'utf8')).toBe(text);
+    await expect(fileWriteWorkers().writeNewFile(path.join(dir, 'a', 'f0.txt'), Buffer.from('again'), null, false)).rejects.toMatchObject({ code: 'EEXIST' });
+    await fileWriteWorkers().writeNewFile(path.join(dir, 'a', 'after.txt'), Buffer.from('after'), null, false);
+    expect(await readFile(path.join(dir, 'a', 'after.txt'), 'utf8')).toBe('after');
+  });
+
   it('fsyncs files and folders, and reports a missing one', async () => {
     await writeFile(path.join(dir, 'b.txt'), 'b');
     await fileWriteWorkers().syncPaths([dir, path.join(dir, 'b.txt')]);

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { fastPathOn } from '../fast-paths.js';
 import { poolSizeFrom } from '../pool-size.js';
+import { FolderLanes } from './folder-lanes.js';
 
 // A small file's temporary written in ONE hop to a worker thread: open (O_EXCL|O_NOFOLLOW),
 // write, set its times, fsync when asked, fstat, close — and on any failure close and remove
@@ -206,7 +207,11 @@ interface Request {
   message: Record<string, unknown> & { id: number };
   transfer: ArrayBuffer[];
   waiting: Waiting;
+  /** the folder a new file is made in (see flush), or null */
+  folder: string | null;
 }
+
+
 
 /** Thrown when a worker thread stopped: the caller may fall back to writing on this thread. */
 export class FileWorkerLost extends Error {}
@@ -217,6 +222,8 @@ class FileWriteWorkers {
   private broken = false;
   /** asked this turn, not yet sent (see flush) */
   private readonly queue: Request[] = [];
+  /** the worker of each folder with new files under way (see flush) */
+  private readonly lanes = new FolderLanes<PoolWorker>();
 
   constructor(private readonly size: number) {}
 
@@ -242,7 +249,7 @@ class FileWriteWorkers {
     // buffer (a window on the ZIP) or of Node's shared pool, neither of which may move
     const moved = movable && bytes.byteOffset === 0 && fastPathOn('moved-file-bytes') ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer;
     const now = Date.now() / 1000;
-    const reply = await this.ask({ op: 'write', path, bytes: moved, length: bytes.length, atime: now, mtime: mtime === null ? null : mtime.getTime() / 1000, sync, placeAt }, [moved]);
+    const reply = await this.ask({ op: 'write', path, bytes: moved, length: bytes.length, atime: now, mtime: mtime === null ? null : mtime.getTime() / 1000, sync, placeAt }, [moved], folderOf(path));
     if (reply.error) throw asNodeError(reply.error, path);
     return { size: reply.size!, mtimeNs: reply.mtimeNs!, ino: reply.ino!, placeError: reply.placeError ? asNodeError(reply.placeError, path) : null };
   }
@@ -286,17 +293,20 @@ class FileWriteWorkers {
     if (reply.error) throw asNodeError(reply.error, '');
   }
 
-  private ask(message: Record<string, unknown>, transfer: ArrayBuffer[]): Promise<FromWorker> {
+  private ask(message: Record<string, unknown>, transfer: ArrayBuffer[], folder: string | null = null): Promise<FromWorker> {
     if (!this.available) return Promise.reject(new FileWorkerLost('the file-writing worker threads are not available'));
     return new Promise<FromWorker>((resolve, reject) => {
-      this.queue.push({ message: { ...message, id: this.nextId++ }, transfer, waiting: { resolve, reject } });
+      this.queue.push({ message: { ...message, id: this.nextId++ }, transfer, waiting: { resolve, reject }, folder });
       if (this.queue.length === 1) setImmediate(() => this.flush());
     });
   }
 
   /**
-   * What was asked in one turn of the event loop goes as one message: each message wakes a
-   * thread, and on a machine with few cores a wake-up is a context switch, per file.
+   * What was asked in one turn of the event loop goes as one message a worker: each message
+   * wakes a thread, and on a machine with few cores a wake-up is a context switch, per file.
+   * A new file goes to its folder's worker (FolderLanes, fast path 'folder-lanes'); anything
+   * else, and everything with the fast path off, to the least busy worker, so that a slow
+   * file (a large fsync) does not hold up the others.
    */
   private flush(): void {
     const batch = this.queue.splice(0);
@@ -306,14 +316,41 @@ class FileWriteWorkers {
       return;
     }
     const workers = (this.workers ??= Array.from({ length: this.size }, () => this.spawn()));
-    // the least busy worker: a slow file (a large fsync) does not hold up the others
-    const chosen = workers.reduce((best, w) => (w.waiting.size < best.waiting.size ? w : best));
-    if (chosen.waiting.size === 0) chosen.worker.ref();
-    for (const request of batch) chosen.waiting.set(request.message.id, request.waiting);
-    chosen.worker.postMessage(
-      batch.map((request) => request.message),
-      batch.flatMap((request) => request.transfer),
-    );
+    const load = new Map(workers.map((w) => [w, w.waiting.size]));
+    const leastBusy = () => workers.reduce((best, w) => (load.get(w)! < load.get(best)! ? w : best));
+    const byLane = fastPathOn('folder-lanes');
+    const sent = new Map<PoolWorker, Request[]>();
+    for (const request of batch) {
+      const folder = byLane ? request.folder : null;
+      const chosen = folder === null ? leastBusy() : this.lanes.take(folder, leastBusy);
+      if (folder !== null) request.waiting = this.leavingLane(folder, request.waiting);
+      load.set(chosen, load.get(chosen)! + 1);
+      const requests = sent.get(chosen);
+      if (requests) requests.push(request);
+      else sent.set(chosen, [request]);
+    }
+    for (const [chosen, requests] of sent) {
+      if (chosen.waiting.size === 0) chosen.worker.ref();
+      for (const request of requests) chosen.waiting.set(request.message.id, request.waiting);
+      chosen.worker.postMessage(
+        requests.map((request) => request.message),
+        requests.flatMap((request) => request.transfer),
+      );
+    }
+  }
+
+  /** `waiting`, which also counts its file off its folder's lane once answered. */
+  private leavingLane(folder: string, waiting: Waiting): Waiting {
+    return {
+      resolve: (message) => {
+        this.lanes.done(folder);
+        waiting.resolve(message);
+      },
+      reject: (error) => {
+        this.lanes.done(folder);
+        waiting.reject(error);
+      },
+    };
   }
 
   private spawn(): PoolWorker {
@@ -347,6 +384,12 @@ class FileWriteWorkers {
       void entry.worker.terminate();
     }
   }
+}
+
+/** The folder a file is made in: the path up to its last separator. */
+function folderOf(file: string): string {
+  const at = Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\'));
+  return at < 0 ? '' : file.slice(0, at);
 }
 
 /** An error as Node's fs would have thrown it (code, errno, syscall, path), so callers map it as one. */
