@@ -91,7 +91,11 @@ function arrivedFiles(report: JobReport, failed: readonly FailedFile[]): string[
     ...(report.already_done ?? []),
   ];
   const all = [...listed, ...failed.map((file) => file.path), ...(report.file_errors ?? []).map((file) => file.path)];
-  return listed.filter((candidate) => !all.some((other) => other.startsWith(`${candidate}/`)));
+  // every folder above a reported path, gathered once: a search of all the paths for each
+  // one grew with the square of the files
+  const holding = new Set<string>();
+  for (const path of all) for (let at = path.indexOf('/'); at >= 0; at = path.indexOf('/', at + 1)) holding.add(path.slice(0, at));
+  return listed.filter((candidate) => !holding.has(candidate));
 }
 
 /**
