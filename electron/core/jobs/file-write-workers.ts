@@ -211,8 +211,6 @@ interface Request {
   folder: string | null;
 }
 
-
-
 /** Thrown when a worker thread stopped: the caller may fall back to writing on this thread. */
 export class FileWorkerLost extends Error {}
 
