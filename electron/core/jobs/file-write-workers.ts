@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { fastPathOn } from '../fast-paths.js';
 import { poolSizeFrom } from '../pool-size.js';
@@ -247,7 +248,7 @@ class FileWriteWorkers {
     // buffer (a window on the ZIP) or of Node's shared pool, neither of which may move
     const moved = movable && bytes.byteOffset === 0 && fastPathOn('moved-file-bytes') ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer;
     const now = Date.now() / 1000;
-    const reply = await this.ask({ op: 'write', path, bytes: moved, length: bytes.length, atime: now, mtime: mtime === null ? null : mtime.getTime() / 1000, sync, placeAt }, [moved], folderOf(path));
+    const reply = await this.ask({ op: 'write', path, bytes: moved, length: bytes.length, atime: now, mtime: mtime === null ? null : mtime.getTime() / 1000, sync, placeAt }, [moved], dirname(path));
     if (reply.error) throw asNodeError(reply.error, path);
     return { size: reply.size!, mtimeNs: reply.mtimeNs!, ino: reply.ino!, placeError: reply.placeError ? asNodeError(reply.placeError, path) : null };
   }
@@ -382,12 +383,6 @@ class FileWriteWorkers {
       void entry.worker.terminate();
     }
   }
-}
-
-/** The folder a file is made in: the path up to its last separator. */
-function folderOf(file: string): string {
-  const at = Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\'));
-  return at < 0 ? '' : file.slice(0, at);
 }
 
 /** An error as Node's fs would have thrown it (code, errno, syscall, path), so callers map it as one. */

@@ -311,11 +311,11 @@ class ReportLookup {
   private readonly fixityFailed: ReadonlySet<string>;
 
   constructor(report: JobReport) {
-    // the first list that names a path decides, as the lists were asked in this order before
+    // a path in several lists takes the first of created, updated, ignored; its first error counts
     for (const path of report.resources_ignored) this.outcomes.set(path, 'ignored');
     for (const path of report.resources_updated) this.outcomes.set(path, 'updated');
     for (const path of report.resources_created) this.outcomes.set(path, 'created');
-    for (const { path, error } of [...report.file_errors].reverse()) this.errors.set(path, error);
+    for (const { path, error } of report.file_errors) if (!this.errors.has(path)) this.errors.set(path, error);
     this.fixityFailed = new Set(report.failed_fixity.map((failure) => failure.path));
   }
 
