@@ -1,3 +1,5 @@
+import { bodyStream } from './node-answer.js';
+
 /**
  * Lets go of an answer whose body the caller has no use for (a WebDAV server's `201 Created`
  * page after a PUT or a MOVE), so that its connection serves the next request: the body is
@@ -14,24 +16,20 @@
  * answer was already taken); its stream's own idle limit (remote/body-guard.ts) ends a stall.
  */
 export async function discardBody(response: Response, limit = 64 * 1024): Promise<void> {
-  const body = response.body;
-  if (!body || body.locked) return;
-  const reader = body.getReader();
+  if (!response.body || response.body.locked) return;
+  // the answer's own Node stream where it came over node:http (node-answer.ts)
+  const body = bodyStream(response);
+  let read = 0;
   try {
-    let read = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      read += value.byteLength;
+    for await (const chunk of body) {
+      read += (chunk as Uint8Array).byteLength;
       if (read > limit) {
         // a long answer: a new connection costs less than reading it
-        await reader.cancel();
+        body.destroy();
         return;
       }
     }
   } catch {
     // the body failed or was cut: nothing of it was wanted
-  } finally {
-    reader.releaseLock();
   }
 }

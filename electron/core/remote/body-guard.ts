@@ -1,4 +1,5 @@
 import { CancelledError, FerryError } from '../errors.js';
+import { guardNodeBody } from './node-answer.js';
 import { derivedSignal } from './retry-notice.js';
 
 /**
@@ -7,16 +8,37 @@ import { derivedSignal } from './retry-notice.js';
  * when the headers arrive, and a socket may stay open without a byte for hours.
  */
 
-/** An AbortSignal that fires after `idleMs` without a `touch()` while started. */
+// made once: an Error captures a stack when made, which cost more than the rest of a request
+const STALLED_REASON = new Error('stalled');
+
+/**
+ * A clock that fires after `idleMs` without a `touch()` while started: its listeners are called
+ * and its `signal` aborts. The AbortController is made only when `signal` is asked for (one
+ * costs more than a request over node:http's other objects), so a request that only listens
+ * (streamed-request.ts) makes none.
+ */
 export class Watchdog {
-  private readonly controller = new AbortController();
+  private controller: AbortController | null = null;
+  private readonly listeners = new Set<() => void>();
   private timer: NodeJS.Timeout | null = null;
   fired = false;
+  /** what the clock's running out is, as an error (the signal's reason): one for all, never shown (callers word a timeout themselves) */
+  readonly reason = STALLED_REASON;
 
   constructor(private readonly idleMs: number) {}
 
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.fired) this.controller.abort(this.reason);
+    }
     return this.controller.signal;
+  }
+
+  /** Calls `listener` once the clock runs out; the returned function stops that. */
+  onFire(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   start(): void {
@@ -28,7 +50,8 @@ export class Watchdog {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.fired = true;
-      this.controller.abort(new Error('stalled'));
+      this.controller?.abort(this.reason);
+      for (const listener of this.listeners) listener();
     }, this.idleMs);
   }
 
@@ -126,13 +149,16 @@ export class RemoteTimeout extends Error {
 /** `response` with its body guarded (guardBody): a stall or a break fails with a FerryError naming the service. */
 export function guardResponse(response: Response, idleMs: number, serviceName: string, signal?: AbortSignal): Response {
   if (!response.body) return response;
-  const body = guardBody(response.body, idleMs, {
+  const failures: BodyFailures = {
     stalled: () => new FerryError(504, 'upstream_unavailable', `${serviceName} stopped sending data part-way through an answer; try again later.`),
     broken: (error) =>
       signal?.aborted
         ? new CancelledError()
         : new FerryError(502, 'upstream_unavailable', `${serviceName} broke off the connection part-way through an answer (${describeNetworkError(error)}); try again later.`),
-  });
+  };
+  // an answer over node:http keeps its body a Node stream, guarded as one (node-answer.ts)
+  if (guardNodeBody(response, idleMs, failures)) return response;
+  const body = guardBody(response.body, idleMs, failures);
   const guarded = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   Object.defineProperty(guarded, 'url', { value: response.url });
   return guarded;

@@ -1,16 +1,20 @@
 import ky, { HTTPError, TimeoutError, type KyInstance, type Options as KyOptions } from 'ky';
 import pThrottle from 'p-throttle';
 import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { BodyInit } from 'undici-types';
 import { CancelledError, FerryError } from '../errors.js';
 import { describeNetworkError, guardResponse, Watchdog } from './body-guard.js';
+import { fastPathOn } from '../fast-paths.js';
+import { bodyStream } from './node-answer.js';
 import { sendStreamed } from './streamed-request.js';
 import { retryListener, retryNotice, retryReason, type RetryListener } from './retry-notice.js';
 
 /**
  * The HTTP client every remote target uses: ky (retries with backoff that honour
- * Retry-After, timeouts) plus p-throttle (a polite request rate).
+ * Retry-After, timeouts) plus p-throttle (a polite request rate). A request with a streamed
+ * body, and (fast path `direct-requests`) one with none, goes over `node:http` instead, through
+ * the same policy below (`attemptStreamed`); its answer's body stays a Node stream until read
+ * (node-answer.ts), and `stream()` hands that stream on as it is.
  *
  * Credentials, one rule: a token reaches only its own service's hosts — the API origin and
  * the `credentialOrigins` the target names (figshare's download host). Every other host
@@ -225,8 +229,7 @@ export class RemoteClient {
   /** The response body as a Node stream (downloads). */
   async stream(url: string, options: RequestOptions = {}): Promise<{ response: Response; body: Readable }> {
     const response = await this.request(url, options);
-    if (!response.body) return { response, body: Readable.from([]) };
-    return { response, body: Readable.fromWeb(response.body as unknown as WebReadableStream) };
+    return { response, body: bodyStream(response) };
   }
 
   private timeoutOf(options: RequestOptions): number {
@@ -247,6 +250,8 @@ export class RemoteClient {
     // the job this request is for, by its signal (retry-notice.ts); taken once, before the rate queue
     const listener = retryListener(options.signal);
     if (typeof body === 'function') return this.sendStreamed(target, method, body, options, gate, listener);
+    // a request without a body needs nothing of fetch: node:http, as a streamed upload (node-answer.ts)
+    if (body === undefined && json === undefined && fastPathOn('direct-requests')) return this.sendStreamed(target, method, null, options, gate, listener);
     const request = {};
     const notify = (notice: string | null) => listener(notice, request);
     let waited = false;
@@ -315,7 +320,7 @@ export class RemoteClient {
   private async sendStreamed(
     target: URL,
     method: string,
-    open: BodyFactory,
+    open: BodyFactory | null,
     options: RequestOptions,
     gate: <T>(fn: () => Promise<T>) => Promise<T>,
     listener: RetryListener,
@@ -324,7 +329,7 @@ export class RemoteClient {
     const notify = (notice: string | null) => listener(notice, request);
     const plan = retryPlan(method, options.retry);
     // a bare stream cannot be read twice: sent once, its failure is the caller's error
-    const limit = plan === 'never' || isOneShot(open) ? 0 : (this.options.retries ?? DEFAULT_RETRIES);
+    const limit = plan === 'never' || (open !== null && isOneShot(open)) ? 0 : (this.options.retries ?? DEFAULT_RETRIES);
     const idleMs = this.timeoutOf(options);
     let waited = false;
     /** waits before attempt `next`, having told the job why */
@@ -344,16 +349,16 @@ export class RemoteClient {
   private async attemptStreamed(
     target: URL,
     method: string,
-    open: BodyFactory,
+    open: BodyFactory | null,
     options: RequestOptions,
     gate: <T>(fn: () => Promise<T>) => Promise<T>,
     { plan, limit, idleMs, waitToRetry }: StreamedRetry,
   ): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       throwIfCancelled(options.signal);
-      const source = await open();
+      const source = open ? await open() : null;
       let sourceError: unknown = null;
-      source.once('error', (error) => (sourceError ??= error));
+      source?.once('error', (error) => (sourceError ??= error));
       // every chunk the network takes restarts the clock: a big upload is never cut off for
       // its size, only a pause (a server that stopped reading, or never answers) is
       const watchdog = new Watchdog(idleMs);
@@ -365,7 +370,7 @@ export class RemoteClient {
           return sendStreamed(target, method, this.headersFor(target, options), source, watchdog, options.signal);
         });
       } catch (error) {
-        source.destroy();
+        source?.destroy();
         if (sourceError) throw sourceError; // the bytes' own source failed: nothing the remote did
         if (options.signal?.aborted) throw new CancelledError();
         const failure = watchdog.fired ? this.timedOut(method) : this.unreachable(method, error);
@@ -382,12 +387,12 @@ export class RemoteClient {
         const wait = retryAfterMs(response.headers) ?? backoffMs(attempt);
         if (wait <= (this.options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS)) {
           await response.body?.cancel().catch(() => undefined);
-          source.destroy();
+          source?.destroy();
           await waitToRetry(response.status, wait, attempt + 1);
           continue;
         }
       }
-      source.destroy();
+      source?.destroy();
       return this.guarded(response, options);
     }
   }

@@ -3,10 +3,11 @@ import https from 'node:https';
 import { Readable, Writable } from 'node:stream';
 import { giveBack } from '../read-buffers.js';
 import type { Watchdog } from './body-guard.js';
+import { responseOf } from './node-answer.js';
 
 /**
- * One request whose body is a Node Readable, sent over `node:http(s)` as it is: the stream is
- * piped into the socket, with no web stream, `Request` or fetch machinery in between. An upload
+ * One request whose body is a Node Readable (or none: a GET, HEAD or DELETE, with the fast path
+ * `direct-requests`), sent over `node:http(s)` as it is: the stream is piped into the socket, with no web stream, `Request` or fetch machinery in between. An upload
  * is the one request Ferry keeps several of in flight for seconds each (WebDAV: 8), and the
  * objects fetch makes around a streamed body (the body turned into a web stream, its transform,
  * the request's signals and promises) lived long enough to die in V8's old generation, which
@@ -22,7 +23,7 @@ export function sendStreamed(
   target: URL,
   method: string,
   headers: Record<string, string>,
-  body: Readable,
+  body: Readable | null,
   watchdog: Watchdog,
   signal: AbortSignal | undefined,
 ): Promise<Response> {
@@ -30,8 +31,11 @@ export function sendStreamed(
   return new Promise<Response>((resolve, reject) => {
     const client = target.protocol === 'https:' ? https : http;
     // the User-Agent fetch sends on every other request (undici's default), so a server that
-    // looks for one sees an upload as it sees the rest of Ferry's requests
-    const request = client.request(target, { method, headers: { 'user-agent': FETCH_USER_AGENT, ...headers } });
+    // looks for one sees an upload as it sees the rest of Ferry's requests; a request without a
+    // body (one fetch would have sent) asks for compression as fetch does, and its answer is
+    // inflated as fetch's is (node-answer.ts): the same bytes either way
+    const asFetchWould = body === null ? { 'accept-encoding': target.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate' } : {};
+    const request = client.request(target, { method, headers: { 'user-agent': FETCH_USER_AGENT, ...asFetchWould, ...headers } });
     let settled = false;
     const fail = (error: unknown) => {
       if (settled) return;
@@ -40,18 +44,13 @@ export function sendStreamed(
       reject(error);
     };
     // aborts reach the request until the answer's body is read, or the request failed
-    const abort = () => request.destroy(signal?.aborted ? signal.reason : watchdog.signal.reason);
+    const abort = () => request.destroy(signal?.aborted ? signal.reason : watchdog.reason);
+    const stopWatching = watchdog.onFire(abort);
     const stop = () => {
       signal?.removeEventListener('abort', abort);
-      watchdog.signal.removeEventListener('abort', abort);
+      stopWatching();
     };
     signal?.addEventListener('abort', abort, { once: true });
-    watchdog.signal.addEventListener('abort', abort, { once: true });
-    body.on('data', () => watchdog.touch());
-    body.on('error', (error) => {
-      request.destroy(error);
-      fail(error);
-    });
     request.on('error', fail);
     request.once('response', (answer) => {
       let response: Response;
@@ -69,6 +68,15 @@ export function sendStreamed(
         if (!request.writableFinished) request.destroy();
       });
       resolve(response);
+    });
+    if (!body) {
+      request.end();
+      return;
+    }
+    body.on('data', () => watchdog.touch());
+    body.on('error', (error) => {
+      request.destroy(error);
+      fail(error);
     });
     body.pipe(givingBackTo(request));
   });
@@ -101,20 +109,3 @@ function givingBackTo(request: http.ClientRequest): Writable {
 
 /** what Node's fetch (undici) puts in User-Agent when the request has none */
 const FETCH_USER_AGENT = 'node';
-
-// statuses a Response may not carry a body with (fetch's null body statuses)
-const NULL_BODY = new Set([101, 204, 205, 304]);
-
-/** The answer as a fetch Response (what the rest of RemoteClient reads), its body streamed. */
-function responseOf(answer: http.IncomingMessage, target: URL): Response {
-  const headers = new Headers();
-  const raw = answer.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-  const status = answer.statusCode ?? 502;
-  let body: ReadableStream<Uint8Array> | null = null;
-  if (NULL_BODY.has(status)) answer.resume();
-  else body = Readable.toWeb(answer) as unknown as ReadableStream<Uint8Array>;
-  const response = new Response(body, { status, statusText: answer.statusMessage ?? '', headers });
-  Object.defineProperty(response, 'url', { value: target.toString() });
-  return response;
-}

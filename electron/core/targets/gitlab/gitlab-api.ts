@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { FerryError, notFound } from '../../errors.js';
 import { RemoteClient, nextLink, type RequestOptions } from '../../remote/http.js';
+import { bodyStream } from '../../remote/node-answer.js';
 import { RateLimitBudget } from '../forge/rate-limit.js';
 
 /**
@@ -87,7 +87,7 @@ export class GitlabApi {
 
   async stream(url: string, options: RequestOptions = {}): Promise<Readable> {
     const response = await this.request(url, options);
-    return response.body ? Readable.fromWeb(response.body as unknown as WebReadableStream) : Readable.from([]);
+    return bodyStream(response);
   }
 }
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { FerryError } from '../../errors.js';
 import { RemoteClient, type RequestOptions } from '../../remote/http.js';
+import { bodyStream } from '../../remote/node-answer.js';
 import type { OsfNodeFields } from '../../metadata/osf.js';
 
 /**
@@ -167,7 +167,7 @@ export class OsfClient {
    */
   async download(wbUrl: string, name: string, token: string | null, signal?: AbortSignal): Promise<Readable> {
     const response = await this.fileServer(wbUrl).request(wbUrl, { token, signal });
-    const body = response.body ? Readable.fromWeb(response.body as unknown as WebReadableStream) : Readable.from([]);
+    const body = bodyStream(response);
     if (/text\/html/i.test(response.headers.get('content-type') ?? '')) {
       body.destroy();
       throw new FerryError(

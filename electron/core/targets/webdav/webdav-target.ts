@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createClient, type FileStat, type ResponseDataDetailed, type WebDAVClient } from 'webdav';
 import { CancelledError, FerryError, badRequest, conflict, notFound, throwIfAborted } from '../../errors.js';
 import { hashStream } from '../../hashing.js';
@@ -26,6 +25,7 @@ import {
 } from '../../target.js';
 import { isPerFileFailure } from '../../remote/file-failure.js';
 import { RemoteClient } from '../../remote/http.js';
+import { bodyStream } from '../../remote/node-answer.js';
 import { derivedSignal } from '../../remote/retry-notice.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
@@ -222,7 +222,7 @@ export class WebdavTarget implements Target {
 
   private async download(ctx: TargetContext, dav: Dav, remotePath: string): Promise<Readable> {
     const response = await this.bytesRequest(ctx, dav, remotePath, { method: 'GET' });
-    return response.body ? Readable.fromWeb(response.body as unknown as WebReadableStream) : Readable.from([]);
+    return bodyStream(response);
   }
 
   async *list(ctx: TargetContext, scope?: ListScope): AsyncIterable<ResourceNode> {
