@@ -6,9 +6,10 @@ import type { Watchdog } from './body-guard.js';
 import { responseOf } from './node-answer.js';
 
 /**
- * One request whose body is a Node Readable (or none: a GET, HEAD or DELETE, with the fast path
- * `direct-requests`), sent over `node:http(s)` as it is: the stream is piped into the socket, with no web stream, `Request` or fetch machinery in between. An upload
- * is the one request Ferry keeps several of in flight for seconds each (WebDAV: 8), and the
+ * One request whose body is a Node Readable (or none: a GET, HEAD or DELETE, with the fast
+ * path `direct-requests`), sent over `node:http(s)` as it is: the stream is piped into the
+ * socket, with no web stream, `Request` or fetch machinery in between. An upload is the one
+ * request Ferry keeps several of in flight for seconds each (WebDAV: 8), and the
  * objects fetch makes around a streamed body (the body turned into a web stream, its transform,
  * the request's signals and promises) lived long enough to die in V8's old generation, which
  * set the server's peak memory (docs/performance.md, "Peak memory…").
