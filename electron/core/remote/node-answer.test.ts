@@ -88,6 +88,7 @@ describe.each(WAYS)('a request without a body, %s', (_way, setting) => {
     expect((await readAll((await client.stream('file')).body)).toString()).toBe(text);
     expect(await client.json('listing')).toEqual({ text });
     expect(seen[0]!.headers['accept-encoding']).toBe('gzip, deflate');
+    expect(seen[0]!.headers.accept).toBe('*/*');
   });
 
   it('retries a GET the server answered 503 with Retry-After, and hands on the second answer', async () => {

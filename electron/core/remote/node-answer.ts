@@ -32,7 +32,7 @@ const heldBodies = new WeakMap<Response, HeldBody>();
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
 /** The answer as a fetch Response, its body streamed (held as a Node stream with `direct-requests`). */
-export function responseOf(answer: http.IncomingMessage, target: URL): Response {
+export function responseOf(answer: http.IncomingMessage, target: URL, method: string): Response {
   const headers = new Headers();
   const raw = answer.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
@@ -43,7 +43,8 @@ export function responseOf(answer: http.IncomingMessage, target: URL): Response 
     answer.resume();
     response = new Response(null, init);
   } else if (fastPathOn('direct-requests')) {
-    const held: HeldBody = { stream: decoded(answer, headers.get('content-encoding')) };
+    // a HEAD's answer has no body to inflate, whatever its headers say (as undici)
+    const held: HeldBody = { stream: method === 'HEAD' ? answer : decoded(answer, headers.get('content-encoding')) };
     response = new Response(lazyWebBody(held), init);
     heldBodies.set(response, held);
   } else {

@@ -35,7 +35,7 @@ export function sendStreamed(
     // looks for one sees an upload as it sees the rest of Ferry's requests; a request without a
     // body (one fetch would have sent) asks for compression as fetch does, and its answer is
     // inflated as fetch's is (node-answer.ts): the same bytes either way
-    const asFetchWould = body === null ? { 'accept-encoding': target.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate' } : {};
+    const asFetchWould = body === null ? { accept: '*/*', 'accept-encoding': target.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate' } : {};
     const request = client.request(target, { method, headers: { 'user-agent': FETCH_USER_AGENT, ...asFetchWould, ...headers } });
     let settled = false;
     const fail = (error: unknown) => {
@@ -56,7 +56,7 @@ export function sendStreamed(
     request.once('response', (answer) => {
       let response: Response;
       try {
-        response = responseOf(answer, target);
+        response = responseOf(answer, target, method);
       } catch (error) {
         // a status no Response can carry (below 200, above 599)
         request.destroy();
