@@ -106,6 +106,9 @@ interface StagedFile {
   out: Lists;
 }
 
+/** A new file for writing: never one that exists, never through a link. */
+const openNewFile = (file: string): Promise<FileHandle> => open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
+
 /** The entry's mtime, when it has a valid one. */
 const validMtime = (entry: Entry): Date | null => (entry.mtime && !Number.isNaN(entry.mtime.getTime()) ? entry.mtime : null);
 
@@ -528,7 +531,7 @@ class Writer {
     const upstream = source instanceof HashingPassThrough && source.addAlgorithms(this.params.algorithms) ? source : null;
     let handle;
     try {
-      handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
+      handle = await openNewFile(temporary);
     } catch (error) {
       source.destroy();
       throw error;
@@ -563,11 +566,10 @@ class Writer {
     const hasher = upstream ?? new HashingPassThrough(this.params.algorithms);
     const mtime = validMtime(entry);
     const gatherFirst = fastPathOn('gathered-small-files') && fileWriteWorkers().available;
-    const openTemporary = () => open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
     let handle: FileHandle | null = null;
     if (!gatherFirst) {
       try {
-        handle = await openTemporary();
+        handle = await openNewFile(temporary);
       } catch (error) {
         source.destroy();
         throw error;
@@ -591,7 +593,7 @@ class Writer {
       };
       // the last holder of these chunks (read-buffers.ts): done with them once written
       const writeHeld = async () => {
-        handle ??= await openTemporary();
+        handle ??= await openNewFile(temporary);
         await handle.writeFile(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
         for (const chunk of chunks) giveBack(chunk);
       };
@@ -607,7 +609,7 @@ class Writer {
         }
       }
       if (held > 0) await writeHeld();
-      handle ??= await openTemporary(); // an empty file
+      handle ??= await openNewFile(temporary); // an empty file
       if (mtime) await handle.utimes(new Date(), mtime);
       // a replacement is on disk before the rename, so a crash cannot leave an empty file where data was
       if (replacing) await handle.sync();
@@ -634,7 +636,7 @@ class Writer {
     const written = await this.writeOnWorker(temporary, bytes, mtime, replacing, placeAt, file.movable === true);
     if (written !== null) return { hashes: this.wantedHashes(hashes), bytes: size, ...written };
     if (bytes.length !== size) ({ bytes, hashes } = await readWhole(this.params.algorithms));
-    const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
+    const handle = await openNewFile(temporary);
     let stat: BigIntStats;
     try {
       await writeAllAt(handle, bytes, 0);
