@@ -96,7 +96,19 @@ if (args.only !== 'transfer') {
 server.child.kill('SIGINT');
 await server.exited;
 // the last collections: how big the JS heap got (the rest of the RSS is buffers, threads and code)
-if (args['trace-gc']) console.log(server.output().split('\n').filter((line) => /Mark-Compact|Scavenge/.test(line)).slice(-12).join('\n'));
+if (args['trace-gc']) {
+  const collections = server.output().split('\n').filter((line) => /Mark-Compact|Scavenge/.test(line));
+  console.log(collections.slice(-12).join('\n'));
+  // how many collections of each kind in each isolate (the main thread's and each worker's), and their pauses added up
+  const isolates = new Set(collections.map((line) => /^\[\d+:(0x[0-9a-f]+)\]/.exec(line)?.[1] ?? '?'));
+  for (const isolate of isolates) {
+    for (const kind of ['Scavenge', 'Mark-Compact']) {
+      const pauses = collections.filter((line) => line.includes(`:${isolate}]`) && line.includes(kind)).map((line) => Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(line)?.[1] ?? 0));
+      if (pauses.length > 0) console.log(`isolate ${isolate}: ${kind} ${pauses.length} collections, ${pauses.reduce((sum, ms) => sum + ms, 0).toFixed(0)} ms of pauses`);
+      if (process.env.FERRY_PROFILE_GC_LINES) for (const line of collections.filter((l) => l.includes(`:${isolate}]`) && l.includes(kind))) console.log(`  ${line}`);
+    }
+  }
+}
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 for (const name of await readdir(profileDir)) {
   const profile = JSON.parse(await readFile(path.join(profileDir, name), 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };

@@ -53,7 +53,7 @@ const only = new Set<string>(args.only ?? GROUPS);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`--only ${group}: expected one of ${GROUPS.join(', ')}`);
 const wanted = (group: Group) => only.has(group);
 /** rows each group adds */
-const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 6, rclone: 1, latency: 3, hashing: 1, listing: 2, api: 1, memory: 2 };
+const ROWS: Record<Group, number> = { download: 6, upload: 1, transfer: 6, rclone: 1, latency: 3, hashing: 1, listing: 2, api: 2, memory: 2 };
 
 const scale = Number(args.scale);
 /** the round trip added to every request of the latency rows (issue #18) */
@@ -347,6 +347,13 @@ async function requestsPerSecond(url: string, headers: Record<string, string> = 
   const result = await autocannon({ url, connections: 10, duration: sizes.cannonSeconds, headers });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors under load`);
   return result.requests.average;
+}
+
+/** The first answer of `url`, which must be a 200 (read to its end). */
+async function firstAnswer(url: string): Promise<void> {
+  const response = await fetch(url);
+  await response.arrayBuffer();
+  if (response.status !== 200) throw new Error(`${url}: HTTP ${response.status}`);
 }
 
 async function startBareFastify(): Promise<{ url: string; stop(): void }> {
@@ -795,6 +802,34 @@ async function main(): Promise<void> {
     } finally {
       bare.stop();
     }
+
+    // start until the first answer: `ferry serve` (its launcher, the server it relaunches with
+    // the memory settings, every route declared) against a bare Fastify process, interleaved;
+    // the desktop app's window waits for the same start
+    const ferryStarts: number[] = [];
+    const bareStarts: number[] = [];
+    const startCpu: number[] = [];
+    for (let round = 0; round < runs; round++) {
+      const ferry = await timedJob(async () => {
+        const { server: fresh } = await serve(`start-${round}`);
+        await firstAnswer(`${fresh.url}api_v1/targets/`);
+        return fresh;
+      });
+      ferryStarts.push(ferry.seconds);
+      startCpu.push(await cpuSeconds(ferry.result.pid));
+      ferry.result.child.kill('SIGINT');
+      await ferry.result.exited;
+      const reference = await timedJob(async () => {
+        const fresh = await startBareFastify();
+        await firstAnswer(`${fresh.url}api_v1/targets/`);
+        return fresh;
+      });
+      bareStarts.push(reference.seconds);
+      reference.result.stop();
+    }
+    const ferryStart = median(ferryStarts);
+    const bareStart = median(bareStarts);
+    add({ name: 'server start until its first answer (ferry serve)', ferry_seconds: ferryStart, reference: 'bare Fastify process', reference_seconds: bareStart, ratio: ferryStart / bareStart, goal: 'informational', met: null, note: `server CPU until then ${median(startCpu).toFixed(2)} s; per round ${ferryStarts.map((t) => t.toFixed(2)).join(', ')} s` });
 
     }
 

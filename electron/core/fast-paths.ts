@@ -45,6 +45,8 @@ export const FAST_PATHS = [
   'direct-requests',
   /** a small file from a streamed source (a download) is gathered whole, then written on a file-write worker thread in one hop (targets/local/writer.ts) */
   'gathered-small-files',
+  /** the server compiles each request validator and response serializer at its first use, not every one at the start (server/lazy-compilers.ts) */
+  'lazy-schemas',
 ] as const;
 
 export type FastPath = (typeof FAST_PATHS)[number];

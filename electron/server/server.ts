@@ -5,10 +5,12 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { fastPathOn } from '../core/fast-paths.js';
 import type { FerryCore } from '../core/ferry-core.js';
 import type { ServerContext } from './context.js';
 import { answerClientError, answerConnect, answerExpectationFailed, registerErrorHandling, sendError } from './errors.js';
 import { registerGate } from './gate.js';
+import { attachLazyCompilers, LazyCompilers } from './lazy-compilers.js';
 import { registerRenderer } from './renderer.js';
 import { registerAppRoutes } from './routes/app.js';
 import { registerCheckRoutes } from './routes/check.js';
@@ -73,6 +75,7 @@ const REDACTED_HEADERS = [
 ];
 
 export async function buildServer(core: FerryCore, options: ServerOptions): Promise<FastifyInstance> {
+  const compilers = new LazyCompilers();
   const app = Fastify({
     // No per-request child loggers (a measurable share of a small request's cost): the
     // only thing Ferry logs is an unexpected error, through one logger made here.
@@ -90,6 +93,8 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
     },
     bodyLimit: 1024 * 1024, // JSON bodies only; uploads stream through multipart with their own limit
     ajv: { customOptions: { formats: { binary: true } } },
+    // each validator and response serializer compiled at its first use, not all at the start (lazy-compilers.ts)
+    ...(fastPathOn('lazy-schemas') ? { schemaController: { compilersFactory: compilers.factory } } : {}),
     return503OnClosing: true,
     // idle sockets (opened and never used, or a body that stalls) are closed; not a total
     // request time, which a large upload or download may legitimately exceed
@@ -99,6 +104,7 @@ export async function buildServer(core: FerryCore, options: ServerOptions): Prom
     forceCloseConnections: true,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
   });
+  attachLazyCompilers(app, compilers);
   // A Keep-Alive header of our own replaces Node's (which would state the full time).
   const keepAliveHeader = `timeout=${advertisedKeepAlive(options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS)}`;
   app.server.prependListener('request', (_request, response: ServerResponse) => response.setHeader('keep-alive', keepAliveHeader));
