@@ -103,9 +103,11 @@ if (args['trace-gc']) {
   const isolates = new Set(collections.map((line) => /^\[\d+:(0x[0-9a-f]+)\]/.exec(line)?.[1] ?? '?'));
   for (const isolate of isolates) {
     for (const kind of ['Scavenge', 'Mark-Compact']) {
-      const pauses = collections.filter((line) => line.includes(`:${isolate}]`) && line.includes(kind)).map((line) => Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(line)?.[1] ?? 0));
-      if (pauses.length > 0) console.log(`isolate ${isolate}: ${kind} ${pauses.length} collections, ${pauses.reduce((sum, ms) => sum + ms, 0).toFixed(0)} ms of pauses`);
-      if (process.env.FERRY_PROFILE_GC_LINES) for (const line of collections.filter((l) => l.includes(`:${isolate}]`) && l.includes(kind))) console.log(`  ${line}`);
+      const lines = collections.filter((line) => line.includes(`:${isolate}]`) && line.includes(kind));
+      if (lines.length === 0) continue;
+      const pauses = lines.map((line) => Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(line)?.[1] ?? 0));
+      console.log(`isolate ${isolate}: ${kind} ${lines.length} collections, ${pauses.reduce((sum, ms) => sum + ms, 0).toFixed(0)} ms of pauses`);
+      if (process.env.FERRY_PROFILE_GC_LINES) for (const line of lines) console.log(`  ${line}`);
     }
   }
 }

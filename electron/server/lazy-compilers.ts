@@ -32,7 +32,7 @@ export class LazyCompilers {
     buildValidator: ((externalSchemas: unknown, options: unknown) => {
       const compile = this.ajvCompilers(externalSchemas, options);
       return (route: RouteSchema) => {
-        if (route.httpPart === 'headers') refuseUpperCaseHeaderNames(route.schema, route);
+        if (route.httpPart === 'headers') refuseUpperCaseHeaderNames(route);
         const compiled = this.once(() => compile(route));
         // Fastify reads `errors` after a refusal, and passes the parent (so that Ajv may replace
         // a coerced root value, a lone string where an array is asked for) only to a function
@@ -89,7 +89,7 @@ interface RouteSchema {
  * a header schema must name its headers in lower case already: one that does not is refused
  * when its route is declared, not left to match nothing.
  */
-function refuseUpperCaseHeaderNames(schema: unknown, route: RouteSchema): void {
+function refuseUpperCaseHeaderNames(route: RouteSchema): void {
   const names: string[] = [];
   const walk = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(walk);
@@ -102,7 +102,7 @@ function refuseUpperCaseHeaderNames(schema: unknown, route: RouteSchema): void {
       walk(value);
     }
   };
-  walk(schema);
+  walk(route.schema);
   const upper = names.filter((name) => name !== name.toLowerCase());
   if (upper.length > 0) throw new Error(`The headers schema of ${route.method} ${route.url} names ${upper.join(', ')}: write header names in lower case.`);
 }

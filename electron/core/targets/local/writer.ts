@@ -107,7 +107,7 @@ interface StagedFile {
 }
 
 /** A new file for writing: never one that exists, never through a link. */
-const openNewFile = (file: string): Promise<FileHandle> => open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
+const openNewFile = (file: string, mode = 0o644): Promise<FileHandle> => open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, mode);
 
 /** The entry's mtime, when it has a valid one. */
 const validMtime = (entry: Entry): Date | null => (entry.mtime && !Number.isNaN(entry.mtime.getTime()) ? entry.mtime : null);
@@ -801,7 +801,7 @@ async function readClaim(file: string): Promise<Claim | null> {
 /** Temp file + rename: a crash leaves the old claim or the new one, never half a name. */
 async function writeClaim(file: string, name: string, made = false): Promise<void> {
   const temporary = path.join(path.dirname(file), temporaryName());
-  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
+  const handle = await openNewFile(temporary, 0o600);
   try {
     await handle.writeFile(made ? `${name}\nmade` : name, 'utf8');
   } finally {
