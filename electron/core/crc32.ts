@@ -42,7 +42,7 @@ export function loadNativeCrc32(load: (id: string) => unknown, resolve: (id: str
 
 /**
  * In a packaged app the module resolves inside app.asar; electron-builder.yml unpacks it, and
- * a worker evaluated from a string is safer requiring the real file than relying on asar
+ * a compute thread (evaluated from a string) is safer requiring the real file than relying on asar
  * support in that thread. Outside a package the path is returned as is.
  */
 function unpackedPath(modulePath: string): string {
@@ -105,7 +105,7 @@ export function crc32With(implementation: Crc32Implementation): (bytes: Uint8Arr
 }
 
 /**
- * Absolute path to require the native module by (for worker threads evaluated from a
+ * Absolute path to require the native module by (for compute threads, evaluated from a
  * string, which have no module resolution of their own), or null when it does not load here.
  */
 export function fastCrc32ModulePath(): string | null {

@@ -3,7 +3,8 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import os from 'node:os';
 import { Transform, type TransformCallback, type Readable } from 'node:stream';
-import { Worker } from 'node:worker_threads';
+import { ComputeThreadLost, ComputeThreads, type ComputeThread } from './compute/compute-threads.js';
+import type { HashReply } from './compute/messages.js';
 import { SharedRing } from './shared-ring.js';
 import { poolSizeFrom } from './pool-size.js';
 import { isLent } from './read-buffers.js';
@@ -51,74 +52,46 @@ export class MultiHash {
 }
 
 // ---------------------------------------------------------------------------------------
-// The worker pool. The worker is a plain script evaluated from this string, so it needs no
-// file of its own next to the bundle (electron-vite puts all of main into one file).
-
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const { createHash } = require('node:crypto');
-const rings = new Map();
-const sessions = new Map();
-parentPort.on('message', (m) => {
-  if (m.op === 'update') {
-    const hashes = sessions.get(m.id);
-    const ring = rings.get(m.ring);
-    if (hashes && ring) {
-      const bytes = ring.subarray(m.offset, m.offset + m.length);
-      for (const hash of hashes.values()) hash.update(bytes);
-    }
-    parentPort.postMessage({ op: 'ack', ring: m.ring, slot: m.slot });
-  } else if (m.op === 'start') {
-    sessions.set(m.id, new Map(m.algorithms.map((algorithm) => [algorithm, createHash(algorithm)])));
-  } else if (m.op === 'digest') {
-    const hashes = sessions.get(m.id);
-    sessions.delete(m.id);
-    const hex = {};
-    if (hashes) for (const [algorithm, hash] of hashes) hex[algorithm] = hash.digest('hex');
-    parentPort.postMessage({ op: 'digest', id: m.id, hex: hashes ? hex : null });
-  } else if (m.op === 'drop') {
-    sessions.delete(m.id);
-  } else if (m.op === 'ring') {
-    rings.set(m.ring, Buffer.from(m.buffer));
-  }
-});
-`;
-
-type FromWorker = { op: 'ack'; ring: number; slot: number } | { op: 'digest'; id: number; hex: Record<string, string> | null };
+// The hash pool: compute threads (compute/compute-threads.ts) that hash what streams put in
+// their rings (compute/hash-work.ts does the hashing there).
 
 interface PoolWorker {
-  worker: Worker;
-  /** sessions with work outstanding on this worker: while any, the worker keeps the process alive */
-  busy: number;
+  thread: ComputeThread;
   /** rings this worker has been given */
   rings: Set<number>;
 }
 
 class HashWorkerPool {
+  private readonly threads: ComputeThreads<HashReply>;
   private workers: PoolWorker[] | null = null;
   private readonly rings = new Map<number, SharedRing>();
   private readonly freeRings: SharedRing[] = [];
   private readonly digests = new Map<number, { expect: number; got: Record<string, string>; resolve(value: Record<string, string>): void; reject(error: Error): void }>();
   private nextId = 1;
   private nextRing = 1;
-  private broken = false;
 
-  constructor(private readonly size: number) {}
-
-  get available(): boolean {
-    return !this.broken && this.size > 0;
+  constructor(size: number) {
+    this.threads = new ComputeThreads<HashReply>({ name: 'ferry-hash', size, onMessage: (_thread, message) => this.answered(message), onLost: (error) => this.lost(error) });
   }
 
-  /** A session hashing one stream's bytes with `algorithms`, each on its own worker where possible. */
-  session(algorithms: readonly string[]): WorkerHashSession {
+  get available(): boolean {
+    return this.threads.available;
+  }
+
+  /**
+   * A session hashing one stream's bytes with `algorithms`, each on its own worker where
+   * possible; null when the threads cannot be had (the caller hashes on its own thread).
+   */
+  session(algorithms: readonly string[]): WorkerHashSession | null {
     const workers = this.start();
+    if (workers === null) return null;
     // Each algorithm goes to the least busy worker not already given one of this stream's;
     // with more algorithms than workers, some share one (it hashes each slot for all of them).
     const groups = new Map<PoolWorker, string[]>();
     for (const algorithm of algorithms) {
       const unused = workers.filter((w) => !groups.has(w));
       const candidates = unused.length > 0 ? unused : workers;
-      const chosen = candidates.reduce((best, w) => (w.busy < best.busy ? w : best));
+      const chosen = candidates.reduce((best, w) => (w.thread.busy < best.thread.busy ? w : best));
       groups.set(chosen, [...(groups.get(chosen) ?? []), algorithm]);
     }
     const ring = this.freeRings.pop() ?? this.newRing();
@@ -135,7 +108,7 @@ class HashWorkerPool {
   share(worker: PoolWorker, ring: SharedRing): void {
     if (worker.rings.has(ring.id)) return;
     worker.rings.add(ring.id);
-    worker.worker.postMessage({ op: 'ring', ring: ring.id, buffer: ring.view.buffer });
+    worker.thread.post({ kind: 'hash', op: 'ring', ring: ring.id, buffer: ring.view.buffer as SharedArrayBuffer });
   }
 
   /** Back to the free list once the workers have read all of it (an aborted stream's acks may still be coming). */
@@ -148,56 +121,38 @@ class HashWorkerPool {
     return new Promise((resolve, reject) => this.digests.set(id, { expect: count, got: {}, resolve, reject }));
   }
 
-  hold(worker: PoolWorker): void {
-    if (worker.busy++ === 0) worker.worker.ref();
-  }
-
-  letGo(worker: PoolWorker): void {
-    if (--worker.busy === 0) worker.worker.unref();
-  }
-
-  private start(): PoolWorker[] {
-    if (this.workers) return this.workers;
-    this.workers = Array.from({ length: this.size }, () => this.spawn());
+  private start(): PoolWorker[] | null {
+    if (this.workers) return this.threads.available ? this.workers : null;
+    const threads = this.threads.start();
+    if (threads === null) return null;
+    this.workers = threads.map((thread) => ({ thread, rings: new Set<number>() }));
     return this.workers;
   }
 
-  private spawn(): PoolWorker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'ferry-hash' });
-    const entry: PoolWorker = { worker, busy: 0, rings: new Set() };
-    worker.on('message', (message: FromWorker) => {
-      if (message.op === 'ack') {
-        this.rings.get(message.ring)?.release(message.slot);
-        return;
-      }
-      const waiting = this.digests.get(message.id);
-      if (!waiting) return;
-      if (message.hex === null) {
-        this.digests.delete(message.id);
-        waiting.reject(new Error('a hash was lost by its worker thread'));
-        return;
-      }
-      Object.assign(waiting.got, message.hex);
-      if (--waiting.expect === 0) {
-        this.digests.delete(message.id);
-        waiting.resolve(waiting.got);
-      }
-    });
-    worker.on('error', () => this.fail());
-    worker.on('exit', () => this.fail());
-    // unref'd once its listeners are on: adding a 'message' listener refs it again (file-write-workers.ts spawn)
-    worker.unref();
-    return entry;
+  private answered(message: HashReply): void {
+    if (message.op === 'ack') {
+      this.rings.get(message.ring)?.release(message.slot);
+      return;
+    }
+    const waiting = this.digests.get(message.id);
+    if (!waiting) return;
+    if (message.hex === null) {
+      this.digests.delete(message.id);
+      waiting.reject(new Error('a hash was lost by its worker thread'));
+      return;
+    }
+    Object.assign(waiting.got, message.hex);
+    if (--waiting.expect === 0) {
+      this.digests.delete(message.id);
+      waiting.resolve(waiting.got);
+    }
   }
 
-  /** A worker died: streams still hashing fail; later streams hash on the calling thread. */
-  private fail(): void {
-    if (this.broken) return;
-    this.broken = true;
-    for (const waiting of this.digests.values()) waiting.reject(new Error('a hashing worker thread stopped unexpectedly'));
+  /** The threads are lost: streams still hashing fail; later streams hash on the calling thread. */
+  private lost(error: ComputeThreadLost): void {
+    for (const waiting of this.digests.values()) waiting.reject(error);
     this.digests.clear();
     for (const ring of this.rings.values()) ring.reset();
-    for (const worker of this.workers ?? []) void worker.worker.terminate();
   }
 }
 
@@ -214,9 +169,9 @@ export class WorkerHashSession {
     private readonly ring: SharedRing,
   ) {
     for (const { worker, algorithms } of groups) {
-      pool.hold(worker);
+      worker.thread.hold();
       pool.share(worker, ring);
-      worker.worker.postMessage({ op: 'start', id, algorithms });
+      worker.thread.post({ kind: 'hash', op: 'start', id, algorithms });
     }
   }
 
@@ -253,7 +208,7 @@ export class WorkerHashSession {
   async digest(): Promise<Record<string, string>> {
     if (this.slot >= 0) this.post();
     const result = this.pool.expectDigests(this.id, this.groups.length);
-    for (const { worker } of this.groups) worker.worker.postMessage({ op: 'digest', id: this.id });
+    for (const { worker } of this.groups) worker.thread.post({ kind: 'hash', op: 'digest', id: this.id });
     try {
       return await result;
     } finally {
@@ -264,7 +219,7 @@ export class WorkerHashSession {
   /** Forget this stream (it failed or was cancelled). */
   abort(): void {
     if (this.finished) return;
-    for (const { worker } of this.groups) worker.worker.postMessage({ op: 'drop', id: this.id });
+    for (const { worker } of this.groups) worker.thread.post({ kind: 'hash', op: 'drop', id: this.id });
     this.end();
   }
 
@@ -273,13 +228,13 @@ export class WorkerHashSession {
     this.slot = -1;
     if (this.filled === 0) return;
     this.ring.hand(slot, this.groups.length);
-    for (const { worker } of this.groups) worker.worker.postMessage({ op: 'update', id: this.id, ring: this.ring.id, slot, offset: slot * SLOT_BYTES, length: this.filled });
+    for (const { worker } of this.groups) worker.thread.post({ kind: 'hash', op: 'update', id: this.id, ring: this.ring.id, slot, offset: slot * SLOT_BYTES, length: this.filled });
   }
 
   private end(): void {
     if (this.finished) return;
     this.finished = true;
-    for (const { worker } of this.groups) this.pool.letGo(worker);
+    for (const { worker } of this.groups) worker.thread.letGo();
     this.pool.recycle(this.ring);
   }
 }
@@ -336,6 +291,8 @@ export class StreamHasher {
     this.heldBytes += chunk.length;
     if (this.heldBytes <= this.inlineLimit || this.algorithms.length === 0 || !pool().available) return;
     this.session = pool().session(this.algorithms);
+    // no threads after all (they could not start): the held bytes are hashed here at the end
+    if (this.session === null) return;
     return this.handOver(this.session);
   }
 
@@ -465,6 +422,7 @@ export async function hashFile(filePath: string, algorithms: readonly string[], 
       return await hashStream(handle.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false }), algorithms);
     }
     const session = pool().session(algorithms);
+    if (session === null) return await hashStream(handle.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false }), algorithms);
     let bytes = 0;
     try {
       for (;;) {

@@ -84,16 +84,29 @@ try {
 async function buildBundle(outfile) {
   // esbuild comes with tsx/vite/electron-vite, all devDependencies of the project
   const esbuild = await import('esbuild');
-  const built = esbuild.build({
-    entryPoints: [entry],
+  // the compute threads' script, embedded as the app's build embeds it (electron/core/compute/worker-source.ts)
+  const computeWorker = esbuild.build({
+    entryPoints: [join(here, '../../electron/core/compute/compute-worker.ts')],
     bundle: true,
+    write: false,
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    outfile,
-    sourcemap: 'inline',
     logLevel: 'silent',
   });
+  const built = computeWorker.then((worker) =>
+    esbuild.build({
+      entryPoints: [entry],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      outfile,
+      sourcemap: 'inline',
+      logLevel: 'silent',
+      define: { __FERRY_COMPUTE_WORKER__: JSON.stringify(worker.outputFiles[0].text) },
+    }),
+  );
   try {
     await built;
   } catch (error) {

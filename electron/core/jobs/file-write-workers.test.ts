@@ -167,9 +167,9 @@ describe('file-writing worker threads', () => {
     await pool.writeNewFile(path.join(dir, 'started.txt'), Buffer.from('the threads start'), null, false);
     const read = () => readOnWorkerOrHere(async (workers) => (await workers.readFile(file, 5, [])).bytes.toString(), async () => 'read here');
     expect(await read()).toBe(fastPathOn('worker-reads') ? 'bytes' : 'read here');
-    const threads = (pool as unknown as { workers: { worker: { terminate(): Promise<number> } }[] | null }).workers ?? [];
+    const threads = (pool as unknown as { workers: { thread: { worker: { terminate(): Promise<number> } } }[] | null }).workers ?? [];
     const pending = read();
-    const stopped = threads.map(({ worker }) => worker.terminate());
+    const stopped = threads.map(({ thread }) => thread.worker.terminate());
     expect(await pending).toBe('read here');
     await Promise.all(stopped);
     expect(pool.available).toBe(false);

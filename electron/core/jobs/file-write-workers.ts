@@ -1,173 +1,21 @@
 import { dirname } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { ComputeThreadLost, ComputeThreads, type ComputeThread } from '../compute/compute-threads.js';
+import type { FileReply, FileRequest, FromCompute, WorkerError } from '../compute/messages.js';
 import { fastPathOn } from '../fast-paths.js';
 import { poolSizeFrom } from '../pool-size.js';
 import { FolderLanes } from './folder-lanes.js';
 
-// A small file's temporary written in ONE hop to a worker thread: open (O_EXCL|O_NOFOLLOW),
-// write, set its times, fsync when asked, fstat, close — and on any failure close and remove
-// it — all synchronously there, one message each way. On the main thread every promise fs
-// call costs ~35 µs of synchronous work on top of its trip through libuv's pool, and a small
-// file took six of them in a row: for an upload of thousands of small files that, not the
-// disk, set the pace (a CPU profile of the bench upload: ~1 s of the event loop in
+// The file-write pool: a small file's temporary written, or a small local file or ZIP entry
+// read and hashed, in ONE hop on a compute thread of its own (compute/file-work.ts does the
+// work there). On the main thread every
+// promise fs call costs ~35 µs of synchronous work on top of its trip through libuv's pool, and
+// a small file took six of them in a row: for an upload of thousands of small files that, not
+// the disk, set the pace (a CPU profile of the bench upload: ~1 s of the event loop in
 // openFileHandle, writeBuffer, close, fstat and futimes for 3,000 files).
 //
 // A small local file is read (and hashed) in one hop the same way (fast path 'worker-reads'):
 // its open, read and close on the main thread cost a local → local transfer ~0.26 s of the
 // event loop a round of 1,200 files, its hashing ~0.04 s more.
-//
-// The worker is a plain script evaluated from this string, so it needs no file of its own
-// next to the bundle (electron-vite puts all of main into one file).
-
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const fs = require('node:fs');
-const { createHash } = require('node:crypto');
-const zlib = require('node:zlib');
-const FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW || 0);
-const described = (e) => ({ code: e && e.code, errno: e && e.errno, syscall: e && e.syscall, message: String(e && e.message) });
-function write(m) {
-  let fd = -1;
-  try {
-    fd = fs.openSync(m.path, FLAGS, 0o644);
-    const bytes = new Uint8Array(m.bytes, 0, m.length);
-    for (let done = 0; done < bytes.length; ) done += fs.writeSync(fd, bytes, done, bytes.length - done, done);
-    if (m.mtime !== null) fs.futimesSync(fd, m.atime, m.mtime);
-    if (m.sync) fs.fsyncSync(fd);
-    const s = fs.fstatSync(fd, { bigint: true });
-    fs.closeSync(fd);
-    fd = -1;
-    // put in place in the same hop when asked; a failed rename leaves the written temporary to the caller
-    let placeError = null;
-    if (m.placeAt !== null) {
-      try { fs.renameSync(m.path, m.placeAt); } catch (e) { placeError = described(e); }
-    }
-    return { id: m.id, size: s.size, mtimeNs: s.mtimeNs, ino: s.ino, placeError };
-  } catch (e) {
-    // only a file this call made is removed (an EEXIST from open is someone else's)
-    if (fd >= 0) {
-      try { fs.closeSync(fd); } catch {}
-      try { fs.unlinkSync(m.path); } catch {}
-    }
-    return { id: m.id, error: described(e) };
-  }
-}
-function read(m) {
-  // as targets/local/local-target.ts readSmallFileHere reads on the main thread: the whole
-  // file, at the start of an ArrayBuffer of its own (it moves to the asking thread); one read
-  // of the expected size plus a byte to notice growth, more only if it grew
-  let fd = -1;
-  try {
-    fd = fs.openSync(m.path, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0));
-    let buffer = Buffer.allocUnsafeSlow(m.expectedSize + 1);
-    let filled = 0;
-    for (;;) {
-      if (filled === buffer.length) {
-        const grown = Buffer.allocUnsafeSlow(buffer.length * 2);
-        buffer.copy(grown);
-        buffer = grown;
-      }
-      const got = fs.readSync(fd, buffer, filled, buffer.length - filled, filled);
-      filled += got;
-      // a regular file reads short only at its end
-      if (got === 0 || filled < buffer.length) break;
-    }
-    fs.closeSync(fd);
-    fd = -1;
-    const hashes = {};
-    const bytes = buffer.subarray(0, filled);
-    for (const algorithm of m.algorithms) hashes[algorithm] = createHash(algorithm).update(bytes).digest('hex');
-    return { id: m.id, bytes: buffer.buffer, length: filled, hashes };
-  } catch (e) {
-    if (fd >= 0) try { fs.closeSync(fd); } catch {}
-    return { id: m.id, error: described(e) };
-  }
-}
-function readFully(fd, buffer, at) {
-  let filled = 0;
-  while (filled < buffer.length) {
-    const got = fs.readSync(fd, buffer, filled, buffer.length - filled, at + filled);
-    if (got === 0) throw new Error('unexpected EOF');
-    filled += got;
-  }
-}
-function readZipEntry(m) {
-  // as zip-entry-stream.ts windowEntryReader reads it (local header, then the stored bytes,
-  // inflated when deflated), with the same messages; the caller checks size and CRC-32
-  let fd = -1;
-  try {
-    fd = fs.openSync(m.path, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0));
-    const size = fs.fstatSync(fd).size;
-    const header = Buffer.alloc(30);
-    if (m.headerAt + 30 > size) throw new Error('unexpected EOF');
-    readFully(fd, header, m.headerAt);
-    if (header.readUInt32LE(0) !== 0x04034b50) throw new Error('invalid local file header signature');
-    const dataAt = m.headerAt + 30 + header.readUInt16LE(26) + header.readUInt16LE(28);
-    if (dataAt + m.compressedSize > size) throw new Error('unexpected EOF');
-    let bytes = Buffer.allocUnsafeSlow(m.compressedSize);
-    readFully(fd, bytes, dataAt);
-    fs.closeSync(fd);
-    fd = -1;
-    if (m.method === 0) {
-      if (m.compressedSize !== m.uncompressedSize) throw new Error('its stored size and its size differ');
-    } else {
-      const inflated = zlib.inflateRawSync(bytes, { maxOutputLength: m.uncompressedSize + 1 });
-      // the bytes go back at the start of an ArrayBuffer of their own (movable)
-      if (inflated.byteOffset === 0 && inflated.buffer.byteLength === inflated.length) bytes = inflated;
-      else {
-        bytes = Buffer.allocUnsafeSlow(inflated.length);
-        inflated.copy(bytes);
-      }
-    }
-    const hashes = {};
-    for (const algorithm of m.algorithms) hashes[algorithm] = createHash(algorithm).update(bytes).digest('hex');
-    return { id: m.id, bytes: bytes.buffer, length: bytes.length, crc32: m.crc ? zlib.crc32(bytes) : null, hashes };
-  } catch (e) {
-    if (fd >= 0) try { fs.closeSync(fd); } catch {}
-    return { id: m.id, error: described(e) };
-  }
-}
-function sync(m) {
-  // fsync of each path (files or folders); the first failure is reported, the rest still synced
-  let error = null;
-  for (const path of m.paths) {
-    let fd = -1;
-    try {
-      fd = fs.openSync(path, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0));
-      fs.fsyncSync(fd);
-    } catch (e) {
-      error = error || described(e);
-    } finally {
-      if (fd >= 0) try { fs.closeSync(fd); } catch {}
-    }
-  }
-  return { id: m.id, error };
-}
-function renames(m) {
-  // each pair on its own: one that fails does not stop the others
-  const errors = m.pairs.map(([from, to]) => {
-    try {
-      fs.renameSync(from, to);
-      return null;
-    } catch (e) {
-      return described(e);
-    }
-  });
-  return { id: m.id, errors };
-}
-// The written bytes go back with the replies (transferred, not copied): this thread allocates
-// almost nothing of its own, so it would collect its garbage rarely, and the file buffers it
-// was handed would pile up dead in its memory (tens of MiB) until external-memory pressure
-// forced a collection. The main thread's frequent young collections free them at once. The
-// bytes read go to the asking thread the same way.
-const OPS = { write, read, readZipEntry, renames, sync };
-parentPort.on('message', (batch) => {
-  const replies = batch.map((m) => OPS[m.op](m));
-  const written = batch.filter((m) => m.op === 'write').map((m) => m.bytes);
-  const read = replies.filter((r) => r.bytes !== undefined).map((r) => r.bytes);
-  parentPort.postMessage(replies, written.concat(read));
-});
-`;
 
 /** What a worker needs of a ZIP entry's central-directory record to read it. */
 export interface ZipEntryShape {
@@ -184,50 +32,54 @@ export interface WrittenFileStat {
   ino: bigint;
 }
 
-interface WorkerError {
-  code?: string;
-  errno?: number;
-  syscall?: string;
-  message: string;
-}
-
-/** a reply: an error, or (for a write) the file's stat, or (for a read) its bytes and digests */
-type FromWorker = { id: number; error?: WorkerError | null; errors?: (WorkerError | null)[]; placeError?: WorkerError | null; bytes?: ArrayBuffer; length?: number; hashes?: Record<string, string>; crc32?: number | null } & Partial<WrittenFileStat>;
-
 interface Waiting {
-  resolve(message: FromWorker): void;
+  resolve(message: FileReply): void;
   reject(error: Error): void;
 }
 
 interface PoolWorker {
-  worker: Worker;
+  thread: ComputeThread;
   waiting: Map<number, Waiting>;
 }
 
 interface Request {
-  message: Record<string, unknown> & { id: number };
+  message: FileRequest;
   transfer: ArrayBuffer[];
   waiting: Waiting;
   /** the folder a new file is made in (see flush), or null */
   folder: string | null;
 }
 
-/** Thrown when a worker thread stopped: the caller may fall back to writing on this thread. */
-export class FileWorkerLost extends Error {}
+/** a request before the pool numbers it */
+type Unnumbered<T> = T extends unknown ? Omit<T, 'id'> : never;
+
+/**
+ * What was asked of the threads fails with this when they are lost (compute-threads.ts): the
+ * caller may do the work on this thread instead, as every later call does.
+ */
+export class FileWorkerLost extends ComputeThreadLost {}
 
 class FileWriteWorkers {
+  private readonly threads: ComputeThreads<Extract<FromCompute, { kind: 'files' }>>;
   private workers: PoolWorker[] | null = null;
+  private readonly byThread = new Map<ComputeThread, PoolWorker>();
   private nextId = 1;
-  private broken = false;
   /** asked this turn, not yet sent (see flush) */
   private readonly queue: Request[] = [];
   /** the worker of each folder with new files under way (see flush) */
   private readonly lanes = new FolderLanes<PoolWorker>();
 
-  constructor(private readonly size: number) {}
+  constructor(size: number) {
+    this.threads = new ComputeThreads({
+      name: 'ferry-file-write',
+      size,
+      onMessage: (thread, message) => this.answered(this.byThread.get(thread)!, message.replies),
+      onLost: (error) => this.lost(error),
+    });
+  }
 
   get available(): boolean {
-    return !this.broken && this.size > 0;
+    return this.threads.available;
   }
 
   /**
@@ -292,10 +144,10 @@ class FileWriteWorkers {
     if (reply.error) throw asNodeError(reply.error, '');
   }
 
-  private ask(message: Record<string, unknown>, transfer: ArrayBuffer[], folder: string | null = null): Promise<FromWorker> {
-    if (!this.available) return Promise.reject(new FileWorkerLost('the file-writing worker threads are not available'));
-    return new Promise<FromWorker>((resolve, reject) => {
-      this.queue.push({ message: { ...message, id: this.nextId++ }, transfer, waiting: { resolve, reject }, folder });
+  private ask(message: Unnumbered<FileRequest>, transfer: ArrayBuffer[], folder: string | null = null): Promise<FileReply> {
+    if (!this.available) return Promise.reject(new FileWorkerLost(this.threads.lost?.message ?? 'the file-writing threads are not available'));
+    return new Promise<FileReply>((resolve, reject) => {
+      this.queue.push({ message: { ...message, id: this.nextId++ } as FileRequest, transfer, waiting: { resolve, reject }, folder });
       if (this.queue.length === 1) setImmediate(() => this.flush());
     });
   }
@@ -310,11 +162,12 @@ class FileWriteWorkers {
   private flush(): void {
     const batch = this.queue.splice(0);
     if (batch.length === 0) return;
-    if (!this.available) {
-      for (const request of batch) request.waiting.reject(new FileWorkerLost('the file-writing worker threads are not available'));
+    const workers = this.started();
+    if (workers === null) {
+      const reason = this.threads.lost?.message ?? 'the file-writing threads are not available';
+      for (const request of batch) request.waiting.reject(new FileWorkerLost(reason));
       return;
     }
-    const workers = (this.workers ??= Array.from({ length: this.size }, () => this.spawn()));
     const load = new Map(workers.map((w) => [w, w.waiting.size]));
     const leastBusy = () => workers.reduce((best, w) => (load.get(w)! < load.get(best)! ? w : best));
     const byLane = fastPathOn('folder-lanes');
@@ -329,10 +182,12 @@ class FileWriteWorkers {
       else sent.set(chosen, [request]);
     }
     for (const [chosen, requests] of sent) {
-      if (chosen.waiting.size === 0) chosen.worker.ref();
-      for (const request of requests) chosen.waiting.set(request.message.id, request.waiting);
-      chosen.worker.postMessage(
-        requests.map((request) => request.message),
+      for (const request of requests) {
+        chosen.waiting.set(request.message.id, request.waiting);
+        chosen.thread.hold();
+      }
+      chosen.thread.post(
+        { kind: 'files', batch: requests.map((request) => request.message) },
         requests.flatMap((request) => request.transfer),
       );
     }
@@ -352,35 +207,31 @@ class FileWriteWorkers {
     };
   }
 
-  private spawn(): PoolWorker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'ferry-file-write' });
-    const entry: PoolWorker = { worker, waiting: new Map() };
-    worker.on('message', (replies: FromWorker[]) => {
-      for (const reply of replies) {
-        const waiting = entry.waiting.get(reply.id);
-        if (!waiting) continue;
-        entry.waiting.delete(reply.id);
-        waiting.resolve(reply);
-      }
-      if (entry.waiting.size === 0) worker.unref();
-    });
-    worker.on('error', () => this.fail());
-    worker.on('exit', () => this.fail());
-    // an idle worker never keeps the process alive: unref'd after its listeners are on, since
-    // adding a 'message' listener refs the worker's port again (a worker never asked anything
-    // then kept a process that had finished from exiting)
-    worker.unref();
-    return entry;
+  /** The pool's workers, its threads started at the first call; null once lost. */
+  private started(): PoolWorker[] | null {
+    if (this.workers) return this.threads.available ? this.workers : null;
+    const threads = this.threads.start();
+    if (threads === null) return null;
+    this.workers = threads.map((thread) => ({ thread, waiting: new Map() }));
+    for (const worker of this.workers) this.byThread.set(worker.thread, worker);
+    return this.workers;
   }
 
-  /** A worker died: what is waiting fails (FileWorkerLost); later writes go another way. */
-  private fail(): void {
-    if (this.broken) return;
-    this.broken = true;
-    for (const entry of this.workers ?? []) {
-      for (const waiting of entry.waiting.values()) waiting.reject(new FileWorkerLost('a file-writing worker thread stopped unexpectedly'));
-      entry.waiting.clear();
-      void entry.worker.terminate();
+  private answered(worker: PoolWorker, replies: readonly FileReply[]): void {
+    for (const reply of replies) {
+      const waiting = worker.waiting.get(reply.id);
+      if (!waiting) continue;
+      worker.waiting.delete(reply.id);
+      worker.thread.letGo();
+      waiting.resolve(reply);
+    }
+  }
+
+  /** The threads are lost: what waits fails (FileWorkerLost); later calls work on this thread. */
+  private lost(error: ComputeThreadLost): void {
+    for (const worker of this.workers ?? []) {
+      for (const waiting of worker.waiting.values()) waiting.reject(new FileWorkerLost(error.message));
+      worker.waiting.clear();
     }
   }
 }

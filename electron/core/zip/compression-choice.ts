@@ -70,8 +70,7 @@ export async function sampleCompressesOffThread(sample: Buffer): Promise<boolean
  * off, Huffman coding alone gets there, so deflate certainly beats the 0.95 store
  * threshold. Anything else is test-deflated at level 1.
  *
- * Self-contained on purpose (no name from outside but its parameters and built-ins): the
- * bag writer's worker threads run this very function from its source text.
+ * The bag writer's compute threads run this very function too (compute/bag-work.ts).
  */
 export function sampleDecision(sample: Uint8Array, deflate: (bytes: Uint8Array, options: { level: number }) => Uint8Array): boolean {
   const tinyFileBytes = 64; // too small to be worth a deflate stream's overhead

@@ -3,8 +3,8 @@
 // Info-ZIP extended timestamp in the central directory, data descriptors for entries whose
 // CRC and sizes are known only after their bytes, and ZIP64 fields only where needed.
 //
-// The local header of a file read whole is built on a worker thread with its data
-// (bag/bag-workers.ts, by writeLocalHeader's own text, with CRC and sizes filled in and no
+// The local header of a file read whole is built on a compute thread with its data
+// (compute/bag-work.ts, by writeLocalHeader, with CRC and sizes filled in and no
 // data-descriptor flag); this module builds the rest on the main thread. The one writer of
 // ZIP records in Ferry.
 
@@ -73,9 +73,8 @@ export function streamedLocalHeader(name: Buffer, method: number, dosTime: numbe
 
 /**
  * The one writer of a local file header (and its name) into `out` at `at`: for streamed
- * entries here, and on the bag workers for files read whole, whose source embeds this
- * function's text (bag-workers.ts). So it names nothing outside itself: literals only
- * (LOCAL_HEADER_BYTES is 30, version needed 2.0 as every entry Ferry writes is UTF-8-named).
+ * entries here, and on the compute threads for files read whole (compute/bag-work.ts).
+ * Version needed 2.0, as every entry Ferry writes is UTF-8-named.
  */
 export function writeLocalHeader(out: Buffer, at: number, flags: number, method: number, dosTime: number, dosDate: number, crc: number, compressedSize: number, size: number, name: Buffer): void {
   out.writeUInt32LE(0x04034b50, at);
