@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import os from 'node:os';
 import { Transform, type TransformCallback, type Readable } from 'node:stream';
-import { ComputeThreadLost, ComputeThreads, type ComputeThread } from './compute/compute-threads.js';
+import { ComputeThreadLost, computeThreads, computeThreadsAvailable, serveComputeKind, type ComputeThread, type ComputeThreadSet } from './compute/compute-threads.js';
 import type { HashReply } from './compute/messages.js';
 import { SharedRing } from './shared-ring.js';
 import { poolSizeFrom } from './pool-size.js';
@@ -52,8 +52,8 @@ export class MultiHash {
 }
 
 // ---------------------------------------------------------------------------------------
-// The hash pool: compute threads (compute/compute-threads.ts) that hash what streams put in
-// their rings (compute/hash-work.ts does the hashing there).
+// The hash pool: the compute threads (compute/compute-threads.ts) hash what streams put in
+// rings (compute/hash-work.ts does the hashing there).
 
 interface PoolWorker {
   thread: ComputeThread;
@@ -62,20 +62,22 @@ interface PoolWorker {
 }
 
 class HashWorkerPool {
-  private readonly threads: ComputeThreads<HashReply>;
-  private workers: PoolWorker[] | null = null;
+  /** the set `workers` are threads of */
+  private set: ComputeThreadSet | null = null;
+  private workers: PoolWorker[] = [];
   private readonly rings = new Map<number, SharedRing>();
   private readonly freeRings: SharedRing[] = [];
   private readonly digests = new Map<number, { expect: number; got: Record<string, string>; resolve(value: Record<string, string>): void; reject(error: Error): void }>();
   private nextId = 1;
   private nextRing = 1;
 
-  constructor(size: number) {
-    this.threads = new ComputeThreads<HashReply>({ name: 'ferry-hash', size, onMessage: (_thread, message) => this.answered(message), onLost: (error) => this.lost(error) });
+  /** `size`: how many of the compute threads this pool uses, 0 for none (streams are then hashed on the calling thread) */
+  constructor(private readonly size: number) {
+    serveComputeKind({ kind: 'hash', onMessage: (_thread, message) => this.answered(message), onLost: (error) => this.lost(error) });
   }
 
   get available(): boolean {
-    return this.threads.available;
+    return this.size > 0 && computeThreadsAvailable();
   }
 
   /**
@@ -121,11 +123,14 @@ class HashWorkerPool {
     return new Promise((resolve, reject) => this.digests.set(id, { expect: count, got: {}, resolve, reject }));
   }
 
+  /** This pool's share of the compute threads (started, or started again after a loss); null when there are none. */
   private start(): PoolWorker[] | null {
-    if (this.workers) return this.threads.available ? this.workers : null;
-    const threads = this.threads.start();
-    if (threads === null) return null;
-    this.workers = threads.map((thread) => ({ thread, rings: new Set<number>() }));
+    const set = this.size > 0 ? computeThreads() : null;
+    if (set === null) return null;
+    if (set !== this.set) {
+      this.set = set;
+      this.workers = set.threads.slice(0, this.size).map((thread) => ({ thread, rings: new Set<number>() }));
+    }
     return this.workers;
   }
 
@@ -148,7 +153,7 @@ class HashWorkerPool {
     }
   }
 
-  /** The threads are lost: streams still hashing fail; later streams hash on the calling thread. */
+  /** The threads are lost: streams still hashing fail (the next starts new threads). */
   private lost(error: ComputeThreadLost): void {
     for (const waiting of this.digests.values()) waiting.reject(error);
     this.digests.clear();
@@ -240,7 +245,8 @@ export class WorkerHashSession {
 }
 
 function poolSize(): number {
-  // One per algorithm Ferry usually computes (md5 + sha256), more only with cores to spare.
+  // One per algorithm Ferry usually computes (md5 + sha256), more only with cores to spare
+  // (as many as there are compute threads at most: see start)
   return poolSizeFrom(process.env.FERRY_HASH_WORKERS, 0, Math.min(4, Math.max(2, os.availableParallelism() - 1)));
 }
 

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { ComputeThreadLost, ComputeThreads, type ComputeThread } from '../compute/compute-threads.js';
+import { ComputeThreadLost, computeThreads, serveComputeKind, type ComputeThread } from '../compute/compute-threads.js';
 import type { BagBatchResult, BagReply } from '../compute/messages.js';
 import { LOCAL_HEADER_BYTES } from '../zip/zip-records.js';
 import { SharedRing } from '../shared-ring.js';
@@ -78,8 +78,7 @@ interface PoolWorker {
 }
 
 export class BagWorkerPool {
-  private readonly threads: ComputeThreads<BagReply>;
-  private readonly workers: PoolWorker[];
+  private readonly workers: PoolWorker[] = [];
   private readonly byThread = new Map<ComputeThread, PoolWorker>();
   private readonly batches = new Map<number, { worker: PoolWorker; resolve(value: BatchOutput): void; reject(error: Error): void }>();
   private readonly streams = new Map<number, LargeFileJob>();
@@ -91,21 +90,32 @@ export class BagWorkerPool {
   private nextRing = 1;
   broken: Error | null = null;
 
+  /** `size`: how many of the compute threads this pool uses (at least one) */
   constructor(size: number) {
-    this.threads = new ComputeThreads<BagReply>({
-      name: 'ferry-bag',
-      size: Math.max(1, size),
-      workerData: () => ({ crc32Module: fastCrc32ModulePath() }),
-      onMessage: (thread, message) => this.answered(this.byThread.get(thread)!, message),
+    serveComputeKind({
+      kind: 'bag',
+      onMessage: (thread, message) => {
+        const worker = this.byThread.get(thread);
+        if (worker) this.answered(worker, message);
+      },
       onLost: (error) => this.lost(error),
     });
-    // started at once: a pool is made for a download that is about to use it
-    this.workers = (this.threads.start() ?? []).map((thread) => ({ thread, pacing: 0, rings: new Set<number>() }));
-    for (const worker of this.workers) this.byThread.set(worker.thread, worker);
+    const set = computeThreads();
+    if (set === null) {
+      this.broken = new Error("The ZIP could not be made: Ferry's worker threads could not be started.");
+      return;
+    }
+    const crc32Module = fastCrc32ModulePath();
+    for (const thread of set.threads.slice(0, Math.max(1, size))) {
+      const worker: PoolWorker = { thread, pacing: 0, rings: new Set<number>() };
+      this.workers.push(worker);
+      this.byThread.set(thread, worker);
+      thread.post({ kind: 'bag', op: 'crc32', modulePath: crc32Module });
+    }
   }
 
   get size(): number {
-    return this.threads.size;
+    return this.workers.length;
   }
 
   /** Hashes, compresses and frames a batch of small files on the least busy worker. */

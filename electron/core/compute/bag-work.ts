@@ -1,11 +1,10 @@
 import crypto, { createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { workerData } from 'node:worker_threads';
 import zlib, { type DeflateRaw } from 'node:zlib';
 import { sampleDecision } from '../zip/compression-choice.js';
 import { FLAG_UTF8, LOCAL_HEADER_BYTES, writeLocalHeader } from '../zip/zip-records.js';
-import type { BagBatchResult, BagReply, BagRequest, ComputeWorkerData } from './messages.js';
+import type { BagBatchResult, BagReply, BagRequest } from './messages.js';
 
 // On a compute thread, for the bag pool (bag/bag-workers.ts): the CPU work of a bag
 // download — md5, sha256, CRC-32 and deflate of every byte.
@@ -17,20 +16,19 @@ import type { BagBatchResult, BagReply, BagRequest, ComputeWorkerData } from './
 type Crc32 = (bytes: Uint8Array, previous?: number) => number;
 
 /**
- * The fast CRC-32 (core/crc32.ts), required by the path the main thread loaded it from, else
- * zlib's. A chunk here is never empty, where Node 20's zlib.crc32 of some empty buffers would
- * drop the running value.
+ * The fast CRC-32 (core/crc32.ts) once the bag pool has said where the main thread loaded it
+ * from (op 'crc32'), else zlib's. A chunk here is never empty, where Node 20's zlib.crc32 of
+ * some empty buffers would drop the running value.
  */
-const crc32: Crc32 = (() => {
-  const modulePath = (workerData as ComputeWorkerData | null)?.crc32Module;
+let crc32: Crc32 = zlib.crc32;
+function useCrc32From(modulePath: string | null): void {
   try {
     // by its absolute path: a thread evaluated from a string resolves no package names
-    if (modulePath) return (createRequire(modulePath)(modulePath) as { crc32: Crc32 }).crc32;
+    if (modulePath) crc32 = (createRequire(modulePath)(modulePath) as { crc32: Crc32 }).crc32;
   } catch {
-    // zlib's, below
+    crc32 = zlib.crc32;
   }
-  return zlib.crc32;
-})();
+}
 
 // A small file is judged on its first 4 KiB (the entropy test costs ~2 ns a byte, a
 // quarter of deflating text, so a large sample would add a quarter to every text file);
@@ -204,6 +202,9 @@ const rings = new Map<number, SharedArrayBuffer>();
 
 export function answerBag(m: BagRequest, reply: (message: BagReply, transfer?: ArrayBuffer[]) => void): void {
   switch (m.op) {
+    case 'crc32':
+      useCrc32From(m.modulePath);
+      return;
     case 'batch':
       batch(m, reply);
       return;

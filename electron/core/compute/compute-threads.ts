@@ -1,36 +1,36 @@
+import os from 'node:os';
 import { Worker, type Transferable } from 'node:worker_threads';
-import type { ComputeWorkerData, FromCompute, ToCompute } from './messages.js';
+import { poolSizeFrom } from '../pool-size.js';
+import type { FromCompute, ToCompute } from './messages.js';
 import { computeWorkerSource } from './worker-source.js';
 
-// Ferry's one way of running work on other threads. Three pools use it — the file-write pool
-// (jobs/file-write-workers.ts), the hash pool (hashing.ts) and the bag pool
-// (bag/bag-workers.ts) — each with threads of its own: they are sized for different work
-// (the file-write threads wait on the kernel, the others on the CPU), and a hash's or a bag's
-// slot would otherwise queue behind a batch of file creations. What they share is here: the
-// one script every thread runs (compute-worker.ts), the one message type (messages.ts), when a
-// thread keeps the process alive, and what happens when a thread is lost.
+// Ferry's one set of threads for work off the event loop. Three pools share it — the
+// file-write pool (jobs/file-write-workers.ts), the hash pool (hashing.ts) and the bag pool
+// (bag/bag-workers.ts) — each choosing among the same threads by how much work each already
+// holds, whatever its kind. Every thread runs the one script (compute-worker.ts), takes the one
+// message type (messages.ts), keeps the process alive only while it holds work, and is lost
+// the same way.
 
-/** What a pool's threads were doing or were asked when their set was lost fails with this. */
+/** What a pool had asked of a set of threads that was lost fails with this. */
 export class ComputeThreadLost extends Error {}
 
-/** One compute thread of a set. */
+/** One compute thread. */
 export interface ComputeThread {
   post(message: ToCompute, transfer?: readonly Transferable[]): void;
   /** Work is outstanding on it: it keeps the process alive until as many letGo calls. */
   hold(): void;
   letGo(): void;
-  /** holds not yet let go */
+  /** holds not yet let go, by every pool */
   readonly busy: number;
 }
 
-export interface ComputeThreadsOptions<Reply extends FromCompute> {
-  /** the threads' name (seen in a debugger, and in /proc as the process's) */
-  name: string;
-  size: number;
-  /** what each thread is started with, asked when the set starts */
-  workerData?: () => ComputeWorkerData;
-  onMessage(thread: ComputeThread, message: Reply): void;
-  /** called once, when the set is lost: fail what waits on it */
+export type ComputeKind = FromCompute['kind'];
+
+/** The pool that takes the replies of one kind. */
+export interface ComputeClient<K extends ComputeKind> {
+  kind: K;
+  onMessage(thread: ComputeThread, message: Extract<FromCompute, { kind: K }>): void;
+  /** the set was lost: fail what waits on it */
   onLost(error: ComputeThreadLost): void;
 }
 
@@ -52,55 +52,42 @@ class Thread implements ComputeThread {
 }
 
 /**
- * One pool's set of compute threads, started together at their first use.
- *
- * The failure policy, the same for every pool: a thread that fails (an error thrown there, an
- * exit) or cannot start loses the whole set. `lost` then says why, every thread is terminated,
- * `onLost` is called once, and the set is never used again: the pool fails what was waiting
- * with a ComputeThreadLost, and works on its calling thread from then on or makes a new set
- * (each pool says which it does).
+ * Sets started in a process at most: after a loss the next work starts a fresh set, so one
+ * thread's crash does not leave the process without threads; a set that fails again and again
+ * (threads that cannot start at all) stops being replaced, and the pools work without one.
  */
-export class ComputeThreads<Reply extends FromCompute> {
-  private threads: Thread[] | null = null;
+export const MAX_THREAD_SETS = 3;
+
+/**
+ * One set of compute threads. The failure policy, one for every pool: a thread that fails (an
+ * error thrown there, an exit) or cannot start loses the whole set — `lost` then says why,
+ * every thread is terminated, and every pool's `onLost` is called once to fail what it was
+ * waiting for. A lost set is never used again (computeThreads() starts the next one).
+ */
+export class ComputeThreadSet {
+  readonly threads: readonly ComputeThread[];
   lost: ComputeThreadLost | null = null;
+  private readonly started: Thread[] = [];
 
-  constructor(private readonly options: ComputeThreadsOptions<Reply>) {}
-
-  get size(): number {
-    return this.options.size;
-  }
-
-  /** Threads there are, or will be at the first `start`. */
-  get available(): boolean {
-    return this.lost === null && this.options.size > 0;
-  }
-
-  /** The set's threads, started at the first call; null when there are none (lost, or size 0). */
-  start(): readonly ComputeThread[] | null {
-    if (!this.available) return null;
-    if (this.threads) return this.threads;
-    const started: Thread[] = [];
+  constructor(size: number) {
     try {
       const source = computeWorkerSource();
-      const workerData = this.options.workerData?.();
-      for (let i = 0; i < this.options.size; i++) started.push(this.spawn(source, workerData));
+      for (let i = 0; i < size; i++) this.started.push(this.spawn(source));
     } catch (error) {
-      this.threads = started;
-      this.lose(new ComputeThreadLost(`the ${this.options.name} threads could not start: ${(error as Error).message}`));
-      return null;
+      this.lose(new ComputeThreadLost(`Ferry's worker threads could not start: ${(error as Error).message}`));
     }
-    this.threads = started;
-    return started;
+    this.threads = this.started;
   }
 
-  private spawn(source: string, workerData: ComputeWorkerData | undefined): Thread {
-    const worker = new Worker(source, { eval: true, name: this.options.name, workerData });
+  private spawn(source: string): Thread {
+    const worker = new Worker(source, { eval: true, name: 'ferry-compute' });
+    threadsStarted++;
     const thread = new Thread(worker);
-    worker.on('message', (message: Reply) => {
-      if (this.lost === null) this.options.onMessage(thread, message);
+    worker.on('message', (message: FromCompute) => {
+      if (this.lost === null) (clients.get(message.kind) as ComputeClient<ComputeKind> | undefined)?.onMessage(thread, message);
     });
-    worker.on('error', (error) => this.lose(new ComputeThreadLost(`a ${this.options.name} thread failed: ${error.message}`)));
-    worker.on('exit', (code) => this.lose(new ComputeThreadLost(`a ${this.options.name} thread stopped (exit code ${code})`)));
+    worker.on('error', (error) => this.lose(new ComputeThreadLost(`a worker thread failed: ${error.message}`)));
+    worker.on('exit', (code) => this.lose(new ComputeThreadLost(`a worker thread stopped (exit code ${code})`)));
     // unref'd once its listeners are on: adding a 'message' listener refs the worker's port
     // again (a set never asked anything then kept a process that had finished from exiting)
     worker.unref();
@@ -110,7 +97,44 @@ export class ComputeThreads<Reply extends FromCompute> {
   private lose(error: ComputeThreadLost): void {
     if (this.lost) return;
     this.lost = error;
-    for (const thread of this.threads ?? []) void thread.worker.terminate();
-    this.options.onLost(error);
+    for (const thread of this.started) void thread.worker.terminate();
+    for (const client of clients.values()) client.onLost(error);
   }
+}
+
+const clients = new Map<ComputeKind, ComputeClient<ComputeKind>>();
+let current: ComputeThreadSet | null = null;
+let setsStarted = 0;
+let threadsStarted = 0;
+
+/** Threads this process has started, in every set (what a test counts). */
+export function computeThreadsStarted(): number {
+  return threadsStarted;
+}
+
+/** The pool that takes `client.kind`'s replies from now on (a pool made again replaces the last). */
+export function serveComputeKind<K extends ComputeKind>(client: ComputeClient<K>): void {
+  clients.set(client.kind, client as unknown as ComputeClient<ComputeKind>);
+}
+
+/**
+ * How many threads the set has: FERRY_COMPUTE_THREADS, by default one a core, at least two (a
+ * file's slow call, an fsync, then does not stall the rest) and at most four.
+ */
+export function computeThreadCount(): number {
+  return poolSizeFrom(process.env.FERRY_COMPUTE_THREADS, 1, Math.min(4, Math.max(2, os.availableParallelism())));
+}
+
+/** The process's compute threads, started at the first call; null when none can be had (see MAX_THREAD_SETS). */
+export function computeThreads(): ComputeThreadSet | null {
+  if (current && current.lost === null) return current;
+  if (setsStarted >= MAX_THREAD_SETS) return null;
+  setsStarted++;
+  current = new ComputeThreadSet(computeThreadCount());
+  return current.lost === null ? current : null;
+}
+
+/** Whether computeThreads() can still give threads (a set running, or one more may start). */
+export function computeThreadsAvailable(): boolean {
+  return (current !== null && current.lost === null) || setsStarted < MAX_THREAD_SETS;
 }

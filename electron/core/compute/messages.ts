@@ -138,6 +138,8 @@ export interface BagBatchResult {
 }
 
 export type BagRequest =
+  /** where to require the native CRC-32 from (core/crc32.ts), sent once to each thread; null: zlib's */
+  | { kind: 'bag'; op: 'crc32'; modulePath: string | null }
   /** `data` (transferred) holds the bytes of the files without a `path` */
   | { kind: 'bag'; op: 'batch'; id: number; data: ArrayBuffer | null; estimate: number; files: BagBatchFile[] }
   | { kind: 'bag'; op: 'ring'; ring: number; buffer: SharedArrayBuffer }
@@ -159,9 +161,3 @@ export type BagReply =
 
 export type ToCompute = { kind: 'files'; batch: FileRequest[] } | HashRequest | BagRequest;
 export type FromCompute = { kind: 'files'; replies: FileReply[] } | HashReply | BagReply;
-
-/** What a thread is started with. */
-export interface ComputeWorkerData {
-  /** a path to require the native CRC-32 by (crc32.ts), or null: zlib's */
-  crc32Module: string | null;
-}

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 //
 // The build (electron.vite.config.ts) bundles it once and puts the text in the bundle as
 // __FERRY_COMPUTE_WORKER__; run from the sources, it is bundled at its first use with
-// esbuild, a development dependency (~20 ms, once a process).
+// esbuild, a development dependency (~0.15 s, once a process).
 
 declare const __FERRY_COMPUTE_WORKER__: string | undefined;
 

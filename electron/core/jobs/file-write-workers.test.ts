@@ -157,23 +157,30 @@ describe('file-writing worker threads', () => {
     await expect(fileWriteWorkers().readFile(path.join(dir, 'link.txt'), 4, ['md5'])).rejects.toMatchObject({ code: 'ELOOP', syscall: 'open', path: path.join(dir, 'link.txt') });
   });
 
-  it('a read whose thread is lost is made on this thread instead, and so is every read after it (readOnWorkerOrHere)', async () => {
-    // a pool of its own: a lost pool stays lost for its process
+  it('a read whose threads are lost is made on this thread instead; the next read starts new threads, until MAX_THREAD_SETS sets were lost', async () => {
+    // threads of their own: the sets a process may start are counted
     vi.resetModules();
     const { fileWriteWorkers: freshPool, readOnWorkerOrHere } = await import('./file-write-workers.js');
+    const { computeThreads, MAX_THREAD_SETS } = await import('../compute/compute-threads.js');
     const file = path.join(dir, 'lost.txt');
     await writeFile(file, 'bytes');
     const pool = freshPool();
-    await pool.writeNewFile(path.join(dir, 'started.txt'), Buffer.from('the threads start'), null, false);
     const read = () => readOnWorkerOrHere(async (workers) => (await workers.readFile(file, 5, [])).bytes.toString(), async () => 'read here');
-    expect(await read()).toBe(fastPathOn('worker-reads') ? 'bytes' : 'read here');
-    const threads = (pool as unknown as { workers: { thread: { worker: { terminate(): Promise<number> } } }[] | null }).workers ?? [];
-    const pending = read();
-    const stopped = threads.map(({ thread }) => thread.worker.terminate());
-    expect(await pending).toBe('read here');
-    await Promise.all(stopped);
+    const onThreads = fastPathOn('worker-reads') ? 'bytes' : 'read here';
+    // each thread is first given a message that throws there (a batch that is no array), so it
+    // dies before it reaches the read posted after it: the read is in flight when the set is lost
+    const loseTheThreads = async (set: number) => {
+      for (const thread of computeThreads()!.threads) thread.post({ kind: 'files', batch: null as unknown as [] });
+      expect(await read(), `set ${set}`).toBe('read here');
+    };
+    for (let set = 1; set <= MAX_THREAD_SETS; set++) {
+      await pool.writeNewFile(path.join(dir, `started-${set}.txt`), Buffer.from('the threads start'), null, false);
+      expect(await read()).toBe(onThreads);
+      await loseTheThreads(set);
+    }
     expect(pool.available).toBe(false);
     expect(await read()).toBe('read here');
+    await expect(pool.writeNewFile(path.join(dir, 'after.txt'), Buffer.from('x'), null, false)).rejects.toBeInstanceOf(Error);
   });
 
   it('never keeps a process from exiting once its work is done, nor do the hash workers (a thread never asked anything included)', async () => {

@@ -1,17 +1,16 @@
 import { dirname } from 'node:path';
-import { ComputeThreadLost, ComputeThreads, type ComputeThread } from '../compute/compute-threads.js';
-import type { FileReply, FileRequest, FromCompute, WorkerError } from '../compute/messages.js';
+import { ComputeThreadLost, computeThreads, computeThreadsAvailable, serveComputeKind, type ComputeThread, type ComputeThreadSet } from '../compute/compute-threads.js';
+import type { FileReply, FileRequest, WorkerError } from '../compute/messages.js';
 import { fastPathOn } from '../fast-paths.js';
 import { poolSizeFrom } from '../pool-size.js';
 import { FolderLanes } from './folder-lanes.js';
 
 // The file-write pool: a small file's temporary written, or a small local file or ZIP entry
-// read and hashed, in ONE hop on a compute thread of its own (compute/file-work.ts does the
-// work there). On the main thread every
-// promise fs call costs ~35 µs of synchronous work on top of its trip through libuv's pool, and
-// a small file took six of them in a row: for an upload of thousands of small files that, not
-// the disk, set the pace (a CPU profile of the bench upload: ~1 s of the event loop in
-// openFileHandle, writeBuffer, close, fstat and futimes for 3,000 files).
+// read and hashed, in ONE hop on a compute thread (compute/file-work.ts does the work there).
+// On the main thread every promise fs call costs ~35 µs of synchronous work on top of its trip
+// through libuv's pool, and a small file took six of them in a row: for an upload of thousands
+// of small files that, not the disk, set the pace (a CPU profile of the bench upload: ~1 s of
+// the event loop in openFileHandle, writeBuffer, close, fstat and futimes for 3,000 files).
 //
 // A small local file is read (and hashed) in one hop the same way (fast path 'worker-reads'):
 // its open, read and close on the main thread cost a local → local transfer ~0.26 s of the
@@ -55,13 +54,14 @@ type Unnumbered<T> = T extends unknown ? Omit<T, 'id'> : never;
 
 /**
  * What was asked of the threads fails with this when they are lost (compute-threads.ts): the
- * caller may do the work on this thread instead, as every later call does.
+ * caller may do the work on this thread instead (the next call starts new threads).
  */
 export class FileWorkerLost extends ComputeThreadLost {}
 
 class FileWriteWorkers {
-  private readonly threads: ComputeThreads<Extract<FromCompute, { kind: 'files' }>>;
-  private workers: PoolWorker[] | null = null;
+  /** the set `workers` are threads of */
+  private set: ComputeThreadSet | null = null;
+  private workers: PoolWorker[] = [];
   private readonly byThread = new Map<ComputeThread, PoolWorker>();
   private nextId = 1;
   /** asked this turn, not yet sent (see flush) */
@@ -69,17 +69,13 @@ class FileWriteWorkers {
   /** the worker of each folder with new files under way (see flush) */
   private readonly lanes = new FolderLanes<PoolWorker>();
 
-  constructor(size: number) {
-    this.threads = new ComputeThreads({
-      name: 'ferry-file-write',
-      size,
-      onMessage: (thread, message) => this.answered(this.byThread.get(thread)!, message.replies),
-      onLost: (error) => this.lost(error),
-    });
+  /** `size`: how many of the compute threads this pool uses, 0 for none (it then works on the calling thread) */
+  constructor(private readonly size: number) {
+    serveComputeKind({ kind: 'files', onMessage: (thread, message) => this.answered(thread, message.replies), onLost: (error) => this.lost(error) });
   }
 
   get available(): boolean {
-    return this.threads.available;
+    return this.size > 0 && computeThreadsAvailable();
   }
 
   /**
@@ -145,7 +141,7 @@ class FileWriteWorkers {
   }
 
   private ask(message: Unnumbered<FileRequest>, transfer: ArrayBuffer[], folder: string | null = null): Promise<FileReply> {
-    if (!this.available) return Promise.reject(new FileWorkerLost(this.threads.lost?.message ?? 'the file-writing threads are not available'));
+    if (!this.available) return Promise.reject(new FileWorkerLost('the file-writing threads are not available'));
     return new Promise<FileReply>((resolve, reject) => {
       this.queue.push({ message: { ...message, id: this.nextId++ } as FileRequest, transfer, waiting: { resolve, reject }, folder });
       if (this.queue.length === 1) setImmediate(() => this.flush());
@@ -164,11 +160,11 @@ class FileWriteWorkers {
     if (batch.length === 0) return;
     const workers = this.started();
     if (workers === null) {
-      const reason = this.threads.lost?.message ?? 'the file-writing threads are not available';
-      for (const request of batch) request.waiting.reject(new FileWorkerLost(reason));
+      for (const request of batch) request.waiting.reject(new FileWorkerLost('the file-writing threads are not available'));
       return;
     }
-    const load = new Map(workers.map((w) => [w, w.waiting.size]));
+    // what each thread holds, of every pool's work
+    const load = new Map(workers.map((w) => [w, w.thread.busy]));
     const leastBusy = () => workers.reduce((best, w) => (load.get(w)! < load.get(best)! ? w : best));
     const byLane = fastPathOn('folder-lanes');
     const sent = new Map<PoolWorker, Request[]>();
@@ -207,17 +203,22 @@ class FileWriteWorkers {
     };
   }
 
-  /** The pool's workers, its threads started at the first call; null once lost. */
+  /** This pool's share of the compute threads (started, or started again after a loss); null when there are none. */
   private started(): PoolWorker[] | null {
-    if (this.workers) return this.threads.available ? this.workers : null;
-    const threads = this.threads.start();
-    if (threads === null) return null;
-    this.workers = threads.map((thread) => ({ thread, waiting: new Map() }));
-    for (const worker of this.workers) this.byThread.set(worker.thread, worker);
+    const set = this.size > 0 ? computeThreads() : null;
+    if (set === null) return null;
+    if (set !== this.set) {
+      this.set = set;
+      this.workers = set.threads.slice(0, this.size).map((thread) => ({ thread, waiting: new Map() }));
+      this.byThread.clear();
+      for (const worker of this.workers) this.byThread.set(worker.thread, worker);
+    }
     return this.workers;
   }
 
-  private answered(worker: PoolWorker, replies: readonly FileReply[]): void {
+  private answered(thread: ComputeThread, replies: readonly FileReply[]): void {
+    const worker = this.byThread.get(thread);
+    if (!worker) return;
     for (const reply of replies) {
       const waiting = worker.waiting.get(reply.id);
       if (!waiting) continue;
@@ -227,9 +228,9 @@ class FileWriteWorkers {
     }
   }
 
-  /** The threads are lost: what waits fails (FileWorkerLost); later calls work on this thread. */
+  /** The threads are lost: what waits fails (FileWorkerLost), and is done on the calling thread. */
   private lost(error: ComputeThreadLost): void {
-    for (const worker of this.workers ?? []) {
+    for (const worker of this.workers) {
       for (const waiting of worker.waiting.values()) waiting.reject(new FileWorkerLost(error.message));
       worker.waiting.clear();
     }
@@ -260,8 +261,8 @@ export async function readOnWorkerOrHere<T>(onWorker: (workers: FileWriteWorkers
 let shared: FileWriteWorkers | null = null;
 
 /**
- * The process's file-writing workers: FERRY_WRITE_WORKERS (0 writes on the calling thread),
- * by default two, so one file's slow call (an fsync) does not stall the rest.
+ * The process's file-writing pool: FERRY_WRITE_WORKERS of the compute threads (0 writes on
+ * the calling thread), by default two, so one file's slow call (an fsync) does not stall the rest.
  */
 export function fileWriteWorkers(): FileWriteWorkers {
   shared ??= new FileWriteWorkers(poolSizeFrom(process.env.FERRY_WRITE_WORKERS, 0, 2));
