@@ -7,7 +7,7 @@
 // runs of this (docs/performance.md, "Local → local, the stored ZIP and peak memory").
 // node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,webdav-back,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--output file] [--no-reference] [--threads] [--memory-log file]
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -35,6 +35,10 @@ const { values: args } = parseArgs({
     threads: { type: 'boolean', default: false },
     /** write the server's process.memoryUsage() every 5 ms to this file (bench/memory-log.mjs): which memory grew, and when */
     'memory-log': { type: 'string' },
+    /** print when the first and the last file of each round were made (their ctimes) against the round's start and end: the time before the first file and after the last */
+    timeline: { type: 'boolean', default: false },
+    /** run `sync` before each timed run (Ferry's and the reference's): neither starts with the other's unwritten data to flush */
+    'sync-before': { type: 'boolean', default: false },
   },
 });
 const root = await mkdtemp(path.join(os.tmpdir(), 'ferry-probe-'));
@@ -113,6 +117,18 @@ async function timedTransfer(label: string, url: string, source: { source_target
   console.log(`${label}: ${seconds.toFixed(3)} s (server CPU ${((await cpuSeconds()) - cpuBefore).toFixed(2)} s); peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
 }
 
+/** when the first and the last regular file below `folder` were made (ctime), in seconds from `startedAt`, and the end */
+async function timeline(folder: string, startedAt: number, endedAt: number): Promise<string> {
+  const times: number[] = [];
+  for (const name of await readdir(folder, { recursive: true })) {
+    const facts = await lstat(path.join(folder, name));
+    if (facts.isFile()) times.push(facts.ctimeMs);
+  }
+  times.sort((a, b) => a - b);
+  const at = (ms: number) => ((ms - startedAt) / 1000).toFixed(3);
+  return `${times.length} files, first at ${at(times[0]!)} s, half at ${at(times[times.length >> 1]!)} s, last at ${at(times[times.length - 1]!)} s, end at ${at(endedAt)} s`;
+}
+
 const sourceId = await topLevelId('Transfer');
 let dav: ApacheWebdav | null = null;
 /** the credentials of the WebDAV server as a token */
@@ -149,9 +165,11 @@ for (const row of args.rows!.split(',')) {
   for (let round = 0; round < Number(args.rounds); round++) {
     await rm(into, { recursive: true, force: true });
     await mkdir(into);
+    if (args['sync-before']) await run('sync', []);
     const cpuBefore = await cpuSeconds();
     const threadsBefore = args.threads ? await threadSeconds() : null;
     const start = performance.now();
+    const startedAt = Date.now();
     let answered = 0;
     if (row === 'stored') {
       const ticket = await postZip(new URL(url, server.url).href, storedZip, server.accessKey, true);
@@ -162,6 +180,8 @@ for (const row of args.rows!.split(',')) {
       await waitFor((await api<{ ticket_number: string }>(url, { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update' }, body })).ticket_number);
     }
     const ferry = (performance.now() - start) / 1000;
+    const endedAt = Date.now();
+    if (args.timeline) console.log(`  made: ${await timeline(into, startedAt, endedAt)}`);
     await afterIdleCollection();
     const cpu = (await cpuSeconds()) - cpuBefore;
     if (threadsBefore) console.log(`  threads: ${threadDelta(threadsBefore, await threadSeconds())}`);
@@ -169,10 +189,13 @@ for (const row of args.rows!.split(',')) {
     if (!args['no-reference']) {
       const out = path.join(root, 'reference');
       await rm(out, { recursive: true, force: true });
+      if (args['sync-before']) await run('sync', []);
       const referenceStart = performance.now();
+      const referenceStartedAt = Date.now();
       if (row === 'stored') await run('unzip', ['-q', '-o', storedZip, '-d', out]);
       else await run('rclone', ['copy', source, out, '--config', '/dev/null']);
       const seconds = (performance.now() - referenceStart) / 1000;
+      if (args.timeline) console.log(`  reference made: ${await timeline(out, referenceStartedAt, Date.now())}`);
       reference = `, ${row === 'stored' ? 'unzip' : 'rclone copy'} ${seconds.toFixed(3)} s, ratio ${(ferry / seconds).toFixed(2)}`;
     }
     console.log(`${row} ${round}: ${ferry.toFixed(3)} s${answered ? ` (the upload answered at ${answered.toFixed(3)} s)` : ''} (server CPU ${cpu.toFixed(2)} s)${reference}; peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
