@@ -617,7 +617,7 @@ function readSmallFile(absolutePath: string, expectedSize: number, algorithms: r
   );
 }
 
-/** On this thread. The file-write threads' `read` (jobs/file-write-workers.ts, a script without imports) reads the same way, synchronously: a change here goes there too. */
+/** On this thread. The compute threads' `read` (compute/file-work.ts) reads the same way, synchronously: a change here goes there too. */
 async function readSmallFileHere(absolutePath: string, expectedSize: number): Promise<Buffer> {
   const handle = await open(absolutePath, constants.O_RDONLY | NOFOLLOW);
   try {
