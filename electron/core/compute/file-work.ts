@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import zlib from 'node:zlib';
+import { readToEnd, wholeFileBuffer, withRoom } from '../whole-file-buffer.js';
 import type { FileReply, FileRequest, ReadRequest, ReadZipEntryRequest, RenamesRequest, SyncRequest, WorkerError, WriteRequest } from './messages.js';
 
 // On a compute thread, for the file-write pool (jobs/file-write-workers.ts): a small file's
@@ -62,18 +63,13 @@ function read(m: ReadRequest): FileReply {
   let fd = -1;
   try {
     fd = fs.openSync(m.path, READ_FLAGS);
-    let buffer = Buffer.allocUnsafeSlow(m.expectedSize + 1);
+    let buffer = wholeFileBuffer(m.expectedSize);
     let filled = 0;
     for (;;) {
-      if (filled === buffer.length) {
-        const grown = Buffer.allocUnsafeSlow(buffer.length * 2);
-        buffer.copy(grown);
-        buffer = grown;
-      }
+      buffer = withRoom(buffer, filled);
       const got = fs.readSync(fd, buffer, filled, buffer.length - filled, filled);
       filled += got;
-      // a regular file reads short only at its end
-      if (got === 0 || filled < buffer.length) break;
+      if (readToEnd(got, filled, buffer)) break;
     }
     fs.closeSync(fd);
     fd = -1;

@@ -51,6 +51,7 @@ import { fastPathOn } from '../../fast-paths.js';
 import { lendingReadStream } from '../../read-buffers.js';
 import { readOnWorkerOrHere } from '../../jobs/file-write-workers.js';
 import { METADATA_FILE_MAX_BYTES, metadataAtTop } from '../../metadata/found-at-top.js';
+import { readToEnd, wholeFileBuffer, withRoom } from '../../whole-file-buffer.js';
 
 export const LOCAL_HASH_ALGORITHMS = ['md5', 'sha256'] as const;
 /**
@@ -617,23 +618,17 @@ function readSmallFile(absolutePath: string, expectedSize: number, algorithms: r
   );
 }
 
-/** On this thread. The compute threads' `read` (compute/file-work.ts) reads the same way, synchronously: a change here goes there too. */
+/** On this thread, as the compute threads' `read` (compute/file-work.ts) reads synchronously (core/whole-file-buffer.ts). */
 async function readSmallFileHere(absolutePath: string, expectedSize: number): Promise<Buffer> {
   const handle = await open(absolutePath, constants.O_RDONLY | NOFOLLOW);
   try {
-    // One read of the size lstat gave (plus a byte to notice growth); more only if it grew.
-    let buffer = Buffer.allocUnsafeSlow(expectedSize + 1);
+    let buffer = wholeFileBuffer(expectedSize);
     let filled = 0;
     for (;;) {
-      if (filled === buffer.length) {
-        const grown = Buffer.allocUnsafeSlow(buffer.length * 2);
-        buffer.copy(grown);
-        buffer = grown;
-      }
+      buffer = withRoom(buffer, filled);
       const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
       filled += bytesRead;
-      // a regular file reads short only at its end
-      if (bytesRead === 0 || filled < buffer.length) break;
+      if (readToEnd(bytesRead, filled, buffer)) break;
     }
     return buffer.subarray(0, filled);
   } finally {
