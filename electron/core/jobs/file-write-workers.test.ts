@@ -170,8 +170,11 @@ describe('file-writing worker threads', () => {
     // each thread is first given a message that throws there (a batch that is no array), so it
     // dies before it reaches the read posted after it: the read is in flight when the set is lost
     const loseTheThreads = async (set: number) => {
-      for (const thread of computeThreads()!.threads) thread.post({ kind: 'files', batch: null as unknown as [] });
+      const threads = computeThreads()!;
+      for (const thread of threads.threads) thread.post({ kind: 'files', batch: null as unknown as [] });
       expect(await read(), `set ${set}`).toBe('read here');
+      // with worker-reads off the read waited on no thread: the set is lost before the next starts
+      await vi.waitFor(() => expect(threads.lost).not.toBeNull());
     };
     for (let set = 1; set <= MAX_THREAD_SETS; set++) {
       await pool.writeNewFile(path.join(dir, `started-${set}.txt`), Buffer.from('the threads start'), null, false);
