@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import os from 'node:os';
 import { Transform, type TransformCallback, type Readable } from 'node:stream';
-import { ComputeThreadLost, computeThreads, computeThreadsAvailable, serveComputeKind, type ComputeThread, type ComputeThreadSet } from './compute/compute-threads.js';
+import { ComputeShare, ComputeThreadLost, serveComputeKind, type ComputeThread } from './compute/compute-threads.js';
 import type { HashReply } from './compute/messages.js';
 import { SharedRing } from './shared-ring.js';
 import { poolSizeFrom } from './pool-size.js';
@@ -62,9 +62,7 @@ interface PoolWorker {
 }
 
 class HashWorkerPool {
-  /** the set `workers` are threads of */
-  private set: ComputeThreadSet | null = null;
-  private workers: PoolWorker[] = [];
+  private readonly threads: ComputeShare<PoolWorker>;
   private readonly rings = new Map<number, SharedRing>();
   private readonly freeRings: SharedRing[] = [];
   private readonly digests = new Map<number, { expect: number; got: Record<string, string>; resolve(value: Record<string, string>): void; reject(error: Error): void }>();
@@ -72,12 +70,13 @@ class HashWorkerPool {
   private nextRing = 1;
 
   /** `size`: how many of the compute threads this pool uses, 0 for none (streams are then hashed on the calling thread) */
-  constructor(private readonly size: number) {
+  constructor(size: number) {
+    this.threads = new ComputeShare(size, (thread) => ({ thread, rings: new Set<number>() }));
     serveComputeKind({ kind: 'hash', onMessage: (_thread, message) => this.answered(message), onLost: (error) => this.lost(error) });
   }
 
   get available(): boolean {
-    return this.size > 0 && computeThreadsAvailable();
+    return this.threads.available;
   }
 
   /**
@@ -85,7 +84,7 @@ class HashWorkerPool {
    * possible; null when the threads cannot be had (the caller hashes on its own thread).
    */
   session(algorithms: readonly string[]): WorkerHashSession | null {
-    const workers = this.start();
+    const workers = this.threads.started();
     if (workers === null) return null;
     // Each algorithm goes to the least busy worker not already given one of this stream's;
     // with more algorithms than workers, some share one (it hashes each slot for all of them).
@@ -121,17 +120,6 @@ class HashWorkerPool {
 
   expectDigests(id: number, count: number): Promise<Record<string, string>> {
     return new Promise((resolve, reject) => this.digests.set(id, { expect: count, got: {}, resolve, reject }));
-  }
-
-  /** This pool's share of the compute threads (started, or started again after a loss); null when there are none. */
-  private start(): PoolWorker[] | null {
-    const set = this.size > 0 ? computeThreads() : null;
-    if (set === null) return null;
-    if (set !== this.set) {
-      this.set = set;
-      this.workers = set.threads.slice(0, this.size).map((thread) => ({ thread, rings: new Set<number>() }));
-    }
-    return this.workers;
   }
 
   private answered(message: HashReply): void {

@@ -138,3 +138,47 @@ export function computeThreads(): ComputeThreadSet | null {
 export function computeThreadsAvailable(): boolean {
   return (current !== null && current.lost === null) || setsStarted < MAX_THREAD_SETS;
 }
+
+/**
+ * A pool's share of the compute threads: the first `size` threads of the running set, each
+ * with what the pool keeps for it (`make`), made again when a new set has replaced a lost one.
+ * `size` 0: the pool uses none and works on its calling thread.
+ */
+export class ComputeShare<W extends { thread: ComputeThread }> {
+  private set: ComputeThreadSet | null = null;
+  private workers: W[] = [];
+  private readonly byThread = new Map<ComputeThread, W>();
+
+  constructor(
+    private readonly size: number,
+    private readonly make: (thread: ComputeThread) => W,
+  ) {}
+
+  /** Whether this pool may have threads (it uses some, and computeThreads() can still give them). */
+  get available(): boolean {
+    return this.size > 0 && computeThreadsAvailable();
+  }
+
+  /** The share, started (or started again after a loss) at this call; null when there are none. */
+  started(): readonly W[] | null {
+    const set = this.size > 0 ? computeThreads() : null;
+    if (set === null) return null;
+    if (set !== this.set) {
+      this.set = set;
+      this.workers = set.threads.slice(0, this.size).map(this.make);
+      this.byThread.clear();
+      for (const worker of this.workers) this.byThread.set(worker.thread, worker);
+    }
+    return this.workers;
+  }
+
+  /** The share last started (what a lost set's pool fails), without starting one. */
+  get last(): readonly W[] {
+    return this.workers;
+  }
+
+  /** The pool's entry for `thread`, if it is one of the share's. */
+  of(thread: ComputeThread): W | undefined {
+    return this.byThread.get(thread);
+  }
+}

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { ComputeThreadLost, computeThreads, computeThreadsAvailable, serveComputeKind, type ComputeThread, type ComputeThreadSet } from '../compute/compute-threads.js';
+import { ComputeShare, ComputeThreadLost, serveComputeKind, type ComputeThread } from '../compute/compute-threads.js';
 import type { FileReply, FileRequest, WorkerError } from '../compute/messages.js';
 import { fastPathOn } from '../fast-paths.js';
 import { poolSizeFrom } from '../pool-size.js';
@@ -59,10 +59,7 @@ type Unnumbered<T> = T extends unknown ? Omit<T, 'id'> : never;
 export class FileWorkerLost extends ComputeThreadLost {}
 
 class FileWriteWorkers {
-  /** the set `workers` are threads of */
-  private set: ComputeThreadSet | null = null;
-  private workers: PoolWorker[] = [];
-  private readonly byThread = new Map<ComputeThread, PoolWorker>();
+  private readonly threads: ComputeShare<PoolWorker>;
   private nextId = 1;
   /** asked this turn, not yet sent (see flush) */
   private readonly queue: Request[] = [];
@@ -70,12 +67,13 @@ class FileWriteWorkers {
   private readonly lanes = new FolderLanes<PoolWorker>();
 
   /** `size`: how many of the compute threads this pool uses, 0 for none (it then works on the calling thread) */
-  constructor(private readonly size: number) {
+  constructor(size: number) {
+    this.threads = new ComputeShare(size, (thread) => ({ thread, waiting: new Map() }));
     serveComputeKind({ kind: 'files', onMessage: (thread, message) => this.answered(thread, message.replies), onLost: (error) => this.lost(error) });
   }
 
   get available(): boolean {
-    return this.size > 0 && computeThreadsAvailable();
+    return this.threads.available;
   }
 
   /**
@@ -158,7 +156,7 @@ class FileWriteWorkers {
   private flush(): void {
     const batch = this.queue.splice(0);
     if (batch.length === 0) return;
-    const workers = this.started();
+    const workers = this.threads.started();
     if (workers === null) {
       for (const request of batch) request.waiting.reject(new FileWorkerLost('the file-writing threads are not available'));
       return;
@@ -203,21 +201,8 @@ class FileWriteWorkers {
     };
   }
 
-  /** This pool's share of the compute threads (started, or started again after a loss); null when there are none. */
-  private started(): PoolWorker[] | null {
-    const set = this.size > 0 ? computeThreads() : null;
-    if (set === null) return null;
-    if (set !== this.set) {
-      this.set = set;
-      this.workers = set.threads.slice(0, this.size).map((thread) => ({ thread, waiting: new Map() }));
-      this.byThread.clear();
-      for (const worker of this.workers) this.byThread.set(worker.thread, worker);
-    }
-    return this.workers;
-  }
-
   private answered(thread: ComputeThread, replies: readonly FileReply[]): void {
-    const worker = this.byThread.get(thread);
+    const worker = this.threads.of(thread);
     if (!worker) return;
     for (const reply of replies) {
       const waiting = worker.waiting.get(reply.id);
@@ -230,7 +215,7 @@ class FileWriteWorkers {
 
   /** The threads are lost: what waits fails (FileWorkerLost), and is done on the calling thread. */
   private lost(error: ComputeThreadLost): void {
-    for (const worker of this.workers) {
+    for (const worker of this.threads.last) {
       for (const waiting of worker.waiting.values()) waiting.reject(new FileWorkerLost(error.message));
       worker.waiting.clear();
     }
