@@ -7,7 +7,7 @@
 // runs of this (docs/performance.md, "Local → local, the stored ZIP and peak memory").
 // node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,webdav-back,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--output file] [--no-reference] [--threads] [--memory-log file]
 import { spawn } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -39,6 +39,10 @@ const { values: args } = parseArgs({
     timeline: { type: 'boolean', default: false },
     /** run `sync` before each timed run (Ferry's and the reference's): neither starts with the other's unwritten data to flush */
     'sync-before': { type: 'boolean', default: false },
+    /** move each round's copies aside instead of removing them (all are removed at the end): no timed round makes files just after files were removed (ext4 without a journal scans past recently freed inodes, docs/performance.md) */
+    'keep-copies': { type: 'boolean', default: false },
+    /** leave the probe's folder in place at the end (its path is printed), for a series of probes none of which should follow another's removal */
+    leave: { type: 'boolean', default: false },
   },
 });
 const root = await mkdtemp(path.join(os.tmpdir(), 'ferry-probe-'));
@@ -50,6 +54,17 @@ await run('zip', ['-q', '-0', '-r', storedZip, 'Transfer'], workspace);
 const env = Object.fromEntries((args.env ?? []).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const memoryLog = args['memory-log'] ? { env: { FERRY_MEMORY_LOG: path.resolve(args['memory-log']) }, nodeArgs: [`--import=${pathToFileURL(path.resolve('bench/memory-log.mjs')).href}`] } : { env: {}, nodeArgs: [] };
 const server = await startFerryProcess({ dataDir: path.join(root, 'data'), workspace, built: true, env: { ...env, ...memoryLog.env }, nodeArgs: [...(args['node-arg'] ?? []), ...memoryLog.nodeArgs] });
+
+let keptCopies = 0;
+/** `folder` made empty: removed, or with --keep-copies moved aside (a rename frees no inode) */
+async function clear(folder: string): Promise<void> {
+  if (args['keep-copies']) {
+    await mkdir(path.join(root, 'kept'), { recursive: true });
+    await rename(folder, path.join(root, 'kept', String(keptCopies++))).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  } else await rm(folder, { recursive: true, force: true });
+}
 
 function run(cmd: string, argv: string[], cwd?: string): Promise<void> {
   return new Promise((resolve, reject) => spawn(cmd, argv, { cwd, stdio: 'ignore' }).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited with ${code}`)))));
@@ -110,10 +125,12 @@ const peakMiB = async () => Number(/VmHWM:\s+(\d+)/.exec(await proc('status'))![
 /** One transfer round without a reference (the WebDAV rows): its time, the server's CPU for it and the peak so far. */
 async function timedTransfer(label: string, url: string, source: { source_target_name: string; source_resource_id: string }, tokens: Record<string, string>): Promise<void> {
   const cpuBefore = await cpuSeconds();
+  const threadsBefore = args.threads ? await threadSeconds() : null;
   const start = performance.now();
   await waitFor((await api<{ ticket_number: string }>(url, { method: 'POST', headers: { 'content-type': 'application/json', 'duplicate-file-action': 'update', ...tokens }, body: JSON.stringify(source) })).ticket_number);
   const seconds = (performance.now() - start) / 1000;
   await afterIdleCollection();
+  if (threadsBefore) console.log(`  threads: ${threadDelta(threadsBefore, await threadSeconds())}`);
   console.log(`${label}: ${seconds.toFixed(3)} s (server CPU ${((await cpuSeconds()) - cpuBefore).toFixed(2)} s); peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
 }
 
@@ -144,7 +161,7 @@ for (const row of args.rows!.split(',')) {
     await mkdir(into, { recursive: true });
     const intoId = await topLevelId('Back');
     for (let round = 0; round < Number(args.rounds); round++) {
-      await rm(path.join(into, 'Transfer'), { recursive: true, force: true });
+      await clear(path.join(into, 'Transfer'));
       await timedTransfer(`webdav-back ${round}`, `api_v1/targets/local/resources/${encodeURIComponent(intoId)}/`, { source_target_name: 'webdav', source_resource_id: davSourceId }, { 'service-source-token': token });
     }
     continue;
@@ -153,7 +170,7 @@ for (const row of args.rows!.split(',')) {
     dav ??= await startApacheWebdav();
     const token = davToken(dav);
     for (let round = 0; round < Number(args.rounds); round++) {
-      for (const name of await readdir(dav.dataDir)) await rm(path.join(dav.dataDir, name), { recursive: true, force: true });
+      for (const name of await readdir(dav.dataDir)) await clear(path.join(dav.dataDir, name));
       await timedTransfer(`webdav ${round}`, 'api_v1/targets/webdav/resources/', { source_target_name: 'local', source_resource_id: sourceId }, { 'service-destination-token': token });
     }
     continue;
@@ -163,7 +180,7 @@ for (const row of args.rows!.split(',')) {
   const intoId = await topLevelId(path.basename(into));
   const url = `api_v1/targets/local/resources/${encodeURIComponent(intoId)}/`;
   for (let round = 0; round < Number(args.rounds); round++) {
-    await rm(into, { recursive: true, force: true });
+    await clear(into);
     await mkdir(into);
     if (args['sync-before']) await run('sync', []);
     const cpuBefore = await cpuSeconds();
@@ -188,7 +205,7 @@ for (const row of args.rows!.split(',')) {
     let reference = '';
     if (!args['no-reference']) {
       const out = path.join(root, 'reference');
-      await rm(out, { recursive: true, force: true });
+      await clear(out);
       if (args['sync-before']) await run('sync', []);
       const referenceStart = performance.now();
       const referenceStartedAt = Date.now();
@@ -207,4 +224,5 @@ await dav?.stop();
 if (args.output) await writeFile(args.output, server.output());
 server.child.kill('SIGINT');
 await server.exited;
-await rm(root, { recursive: true, force: true });
+if (args.leave) console.log(`left in place: ${root}`);
+else await rm(root, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 // The memory settings `ferry serve` starts its server process with (issue #18, docs/performance.md,
-// "Peak memory: the settings the server starts with"). All are read only when a process starts
+// "Peak memory: the settings the server starts with"), and on a machine of two cores one for V8's
+// optimizing compiler ("V8's optimizing compiler on two cores"). All are read only when a process starts
 // (V8 takes its flags when the heap is made; glibc reads MALLOC_ARENA_MAX at its first
 // allocation), so unlike a fast path they cannot be switched inside a running Ferry: the launcher
 // (`launch/relaunch.ts`) starts the server as a child with them. This module only decides.
@@ -7,6 +8,8 @@
 // FERRY_MEMORY_SETTINGS (read by the launcher, before the server starts):
 //   unset, "" or "on"   the settings below, each only where the user has not set it already
 //   "off"               the server runs in the launcher's own process, as Node started it
+
+import os from 'node:os';
 
 /** The switch's name, in the environment of `ferry serve`. */
 export const MEMORY_SETTINGS_SWITCH = 'FERRY_MEMORY_SETTINGS';
@@ -41,13 +44,41 @@ export const HEAP_GROWING_PERCENT = 30;
  */
 export const WASM_BASELINE_FLAGS = ['--no-wasm-dynamic-tiering', '--no-wasm-tier-up'] as const;
 
+/** Machines of at most this many cores get INTERRUPT_BUDGET. */
+export const FEW_CORES = 2;
+
+/**
+ * How much bytecode a function runs before V8 optimizes it with TurboFan, on a machine of
+ * FEW_CORES or fewer: four times V8 11.3's 67,584. TurboFan compiles on V8's platform threads,
+ * and through a server's first transfers (still warming up after three or four jobs of 1,200
+ * files) it took 0.5–0.8 s of CPU a local → local round there, beside the file-write threads and
+ * the main thread on two cores; with this 0.13–0.33 s, the round's CPU 14 % and its time 8 % less,
+ * the per-file functions still optimized within a job. With more cores the compiler runs on idle
+ * ones, and a function optimized later only costs: they keep V8's default (docs/performance.md,
+ * "V8's optimizing compiler on two cores").
+ */
+export const INTERRUPT_BUDGET = 4 * 67_584;
+
+interface V8Flag {
+  flag: string;
+  /** the user gave it already (or its --no- form): it is kept as given */
+  given: RegExp;
+}
+
 /** V8's flags for the server: each added only where the user has not given that flag (or its --no- form) already. */
-export const V8_MEMORY_FLAGS: readonly { flag: string; given: RegExp }[] = [
+export const V8_MEMORY_FLAGS: readonly V8Flag[] = [
   { flag: `--max-semi-space-size=${SEMI_SPACE_MIB}`, given: /^--max[-_]semi[-_]space[-_]size(=|$)/ },
   { flag: `--heap-growing-percent=${HEAP_GROWING_PERCENT}`, given: /^--heap[-_]growing[-_]percent(=|$)/ },
   { flag: WASM_BASELINE_FLAGS[0], given: /^--(no[-_])?wasm[-_]dynamic[-_]tiering(=|$)/ },
   { flag: WASM_BASELINE_FLAGS[1], given: /^--(no[-_])?wasm[-_]tier[-_]up(=|$)/ },
 ];
+
+const FEW_CORES_FLAGS: readonly V8Flag[] = [{ flag: `--interrupt-budget=${INTERRUPT_BUDGET}`, given: /^--interrupt[-_]budget(=|$)/ }];
+
+/** The V8 flags for a server on a machine of `cores` cores. */
+export function v8StartFlags(cores: number): readonly V8Flag[] {
+  return cores <= FEW_CORES ? [...V8_MEMORY_FLAGS, ...FEW_CORES_FLAGS] : V8_MEMORY_FLAGS;
+}
 
 /**
  * glibc's malloc arenas: by default up to 8 per core, one per thread that allocates (worker
@@ -81,11 +112,11 @@ export function memorySettingsOn(value: string | undefined): boolean {
  * developer attached to is the process they started). A setting the user gave, in node's
  * options or NODE_OPTIONS or the environment, is kept as given.
  */
-export function memoryRelaunch(execArgv: readonly string[], env: NodeJS.ProcessEnv): MemoryRelaunch | null {
+export function memoryRelaunch(execArgv: readonly string[], env: NodeJS.ProcessEnv, cores = os.availableParallelism()): MemoryRelaunch | null {
   if (!memorySettingsOn(env[MEMORY_SETTINGS_SWITCH])) return null;
   const nodeOptions = (env.NODE_OPTIONS ?? '').split(/\s+/);
   if ([...execArgv, ...nodeOptions].some((option) => INSPECTOR_FLAG.test(option))) return null;
-  const missing = V8_MEMORY_FLAGS.filter(({ given }) => ![...execArgv, ...nodeOptions].some((option) => given.test(option))).map(({ flag }) => flag);
+  const missing = v8StartFlags(cores).filter(({ given }) => ![...execArgv, ...nodeOptions].some((option) => given.test(option))).map(({ flag }) => flag);
   const hasArenaMax = env.MALLOC_ARENA_MAX !== undefined;
   if (missing.length === 0 && hasArenaMax) return null;
   return {
@@ -103,13 +134,13 @@ export function memoryRelaunch(execArgv: readonly string[], env: NodeJS.ProcessE
  * (renderers), so `npm start` (scripts/start.mjs) passes them when it starts Electron. A user's
  * own `--js-flags` is left as given (Electron takes one).
  */
-export function electronMemorySettings(args: readonly string[], env: NodeJS.ProcessEnv): { args: string[]; env: NodeJS.ProcessEnv } | null {
+export function electronMemorySettings(args: readonly string[], env: NodeJS.ProcessEnv, cores = os.availableParallelism()): { args: string[]; env: NodeJS.ProcessEnv } | null {
   if (!memorySettingsOn(env[MEMORY_SETTINGS_SWITCH])) return null;
   const hasJsFlags = args.some((arg) => /^--js-flags(=|$)/.test(arg));
   const hasArenaMax = env.MALLOC_ARENA_MAX !== undefined;
   if (hasJsFlags && hasArenaMax) return null;
   return {
-    args: hasJsFlags ? [...args] : [`--js-flags=${V8_MEMORY_FLAGS.map(({ flag }) => flag).join(' ')}`, ...args],
+    args: hasJsFlags ? [...args] : [`--js-flags=${v8StartFlags(cores).map(({ flag }) => flag).join(' ')}`, ...args],
     env: hasArenaMax ? { ...env } : { ...env, MALLOC_ARENA_MAX },
   };
 }

@@ -7,56 +7,69 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { electronMemorySettings, HEAP_GROWING_PERCENT, MALLOC_ARENA_MAX, memoryRelaunch, SEMI_SPACE_MIB, WASM_BASELINE_FLAGS } from '../../electron/launch/memory-settings.js';
+import { electronMemorySettings, FEW_CORES, HEAP_GROWING_PERCENT, INTERRUPT_BUDGET, MALLOC_ARENA_MAX, memoryRelaunch, SEMI_SPACE_MIB, WASM_BASELINE_FLAGS } from '../../electron/launch/memory-settings.js';
 import { builtCliAvailable, startFerryProcess, type FerryProcess } from '../support/ferry-process.js';
 
 const SEMI_SPACE = `--max-semi-space-size=${SEMI_SPACE_MIB}`;
 const HEAP_GROWING = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
 const WASM = [...WASM_BASELINE_FLAGS];
+const BUDGET = `--interrupt-budget=${INTERRUPT_BUDGET}`;
+/** the unit tests decide for a machine of two cores (BUDGET added), unless they say otherwise */
+const TWO = 2;
 
 describe('memoryRelaunch: which settings the server starts with', () => {
   it('adds every setting, in front of node options already given', () => {
-    expect(memoryRelaunch(['--import', 'tsx'], { PATH: '/bin' })).toEqual({
-      execArgv: [SEMI_SPACE, HEAP_GROWING, ...WASM, '--import', 'tsx'],
+    expect(memoryRelaunch(['--import', 'tsx'], { PATH: '/bin' }, TWO)).toEqual({
+      execArgv: [SEMI_SPACE, HEAP_GROWING, ...WASM, BUDGET, '--import', 'tsx'],
       env: { PATH: '/bin', MALLOC_ARENA_MAX },
     });
   });
 
   it('keeps a setting the user gave, in node options, NODE_OPTIONS or the environment', () => {
-    expect(memoryRelaunch(['--max-semi-space-size=16'], {})).toEqual({ execArgv: [HEAP_GROWING, ...WASM, '--max-semi-space-size=16'], env: { MALLOC_ARENA_MAX } });
-    expect(memoryRelaunch([], { NODE_OPTIONS: '--max_semi_space_size=8' })?.execArgv).toEqual([HEAP_GROWING, ...WASM]);
-    expect(memoryRelaunch(['--heap-growing-percent=60'], {})?.execArgv).toEqual([SEMI_SPACE, ...WASM, '--heap-growing-percent=60']);
+    expect(memoryRelaunch(['--max-semi-space-size=16'], {}, TWO)).toEqual({ execArgv: [HEAP_GROWING, ...WASM, BUDGET, '--max-semi-space-size=16'], env: { MALLOC_ARENA_MAX } });
+    expect(memoryRelaunch([], { NODE_OPTIONS: '--max_semi_space_size=8' }, TWO)?.execArgv).toEqual([HEAP_GROWING, ...WASM, BUDGET]);
+    expect(memoryRelaunch(['--heap-growing-percent=60'], {}, TWO)?.execArgv).toEqual([SEMI_SPACE, ...WASM, BUDGET, '--heap-growing-percent=60']);
     // the WebAssembly flags are kept as the user gave them, either way round (and no flag that only starts alike counts)
-    expect(memoryRelaunch(['--wasm-dynamic-tiering', '--wasm-tier-up-filter=3'], {})?.execArgv).toEqual([SEMI_SPACE, HEAP_GROWING, WASM[1], '--wasm-dynamic-tiering', '--wasm-tier-up-filter=3']);
-    expect(memoryRelaunch(['--no_wasm_tier_up'], {})?.execArgv).toEqual([SEMI_SPACE, HEAP_GROWING, WASM[0], '--no_wasm_tier_up']);
-    expect(memoryRelaunch([], { MALLOC_ARENA_MAX: '4' })).toEqual({ execArgv: [SEMI_SPACE, HEAP_GROWING, ...WASM], env: { MALLOC_ARENA_MAX: '4' } });
+    expect(memoryRelaunch(['--wasm-dynamic-tiering', '--wasm-tier-up-filter=3'], {}, TWO)?.execArgv).toEqual([SEMI_SPACE, HEAP_GROWING, WASM[1], BUDGET, '--wasm-dynamic-tiering', '--wasm-tier-up-filter=3']);
+    expect(memoryRelaunch(['--no_wasm_tier_up'], {}, TWO)?.execArgv).toEqual([SEMI_SPACE, HEAP_GROWING, WASM[0], BUDGET, '--no_wasm_tier_up']);
+    expect(memoryRelaunch([], { MALLOC_ARENA_MAX: '4' }, TWO)).toEqual({ execArgv: [SEMI_SPACE, HEAP_GROWING, ...WASM, BUDGET], env: { MALLOC_ARENA_MAX: '4' } });
+    // V8's compiler threshold as the user gave it
+    expect(memoryRelaunch(['--interrupt_budget=100000'], {}, TWO)?.execArgv).toEqual([SEMI_SPACE, HEAP_GROWING, ...WASM, '--interrupt_budget=100000']);
+  });
+
+  it('leaves V8\'s compiler threshold at its default on a machine of more cores than FEW_CORES', () => {
+    expect(memoryRelaunch([], {}, FEW_CORES + 1)?.execArgv).toEqual([SEMI_SPACE, HEAP_GROWING, ...WASM]);
+    expect(memoryRelaunch([SEMI_SPACE, HEAP_GROWING, ...WASM], { MALLOC_ARENA_MAX }, FEW_CORES + 1)).toBeNull();
+    expect(electronMemorySettings([], {}, FEW_CORES + 1)?.args).toEqual([`--js-flags=${[SEMI_SPACE, HEAP_GROWING, ...WASM].join(' ')}`]);
+    expect(memoryRelaunch([], {}, 1)?.execArgv).toEqual([SEMI_SPACE, HEAP_GROWING, ...WASM, BUDGET]);
   });
 
   it('starts nothing when all are in place, the switch is off, or under the inspector', () => {
-    expect(memoryRelaunch([SEMI_SPACE, HEAP_GROWING, ...WASM], { MALLOC_ARENA_MAX })).toBeNull();
-    expect(memoryRelaunch([SEMI_SPACE], { MALLOC_ARENA_MAX })).not.toBeNull();
-    expect(memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'off' })).toBeNull();
-    expect(memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'on' })).not.toBeNull();
+    expect(memoryRelaunch([SEMI_SPACE, HEAP_GROWING, ...WASM, BUDGET], { MALLOC_ARENA_MAX }, TWO)).toBeNull();
+    expect(memoryRelaunch([SEMI_SPACE, HEAP_GROWING, ...WASM], { MALLOC_ARENA_MAX }, TWO)).not.toBeNull();
+    expect(memoryRelaunch([SEMI_SPACE], { MALLOC_ARENA_MAX }, TWO)).not.toBeNull();
+    expect(memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'off' }, TWO)).toBeNull();
+    expect(memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'on' }, TWO)).not.toBeNull();
     // under the inspector the process the developer started serves (its port is taken)
-    expect(memoryRelaunch(['--inspect=9230'], {})).toBeNull();
-    expect(memoryRelaunch([], { NODE_OPTIONS: '--inspect-brk' })).toBeNull();
-    expect(memoryRelaunch(['--inspector-nonexistent-option'], {})).not.toBeNull();
+    expect(memoryRelaunch(['--inspect=9230'], {}, TWO)).toBeNull();
+    expect(memoryRelaunch([], { NODE_OPTIONS: '--inspect-brk' }, TWO)).toBeNull();
+    expect(memoryRelaunch(['--inspector-nonexistent-option'], {}, TWO)).not.toBeNull();
   });
 
   it('refuses a value of the switch it does not know, with the values it takes', () => {
-    expect(() => memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'no' })).toThrow(/FERRY_MEMORY_SETTINGS is 'no'; it takes "on" \(or nothing\) or "off"/);
+    expect(() => memoryRelaunch([], { FERRY_MEMORY_SETTINGS: 'no' }, TWO)).toThrow(/FERRY_MEMORY_SETTINGS is 'no'; it takes "on" \(or nothing\) or "off"/);
   });
 });
 
 describe('electronMemorySettings: the desktop app\'s Electron started with the same settings (npm start)', () => {
   it('puts V8\'s flag on Electron\'s command line and the arena limit in its environment', () => {
-    expect(electronMemorySettings(['--inspect'], { PATH: '/bin' })).toEqual({ args: [`--js-flags=${[SEMI_SPACE, HEAP_GROWING, ...WASM].join(' ')}`, '--inspect'], env: { PATH: '/bin', MALLOC_ARENA_MAX } });
+    expect(electronMemorySettings(['--inspect'], { PATH: '/bin' }, TWO)).toEqual({ args: [`--js-flags=${[SEMI_SPACE, HEAP_GROWING, ...WASM, BUDGET].join(' ')}`, '--inspect'], env: { PATH: '/bin', MALLOC_ARENA_MAX } });
   });
 
   it('leaves a user\'s own --js-flags and arena limit as given, and does nothing when off', () => {
-    expect(electronMemorySettings(['--js-flags=--expose-gc'], {})).toEqual({ args: ['--js-flags=--expose-gc'], env: { MALLOC_ARENA_MAX } });
-    expect(electronMemorySettings(['--js-flags=--expose-gc'], { MALLOC_ARENA_MAX: '8' })).toBeNull();
-    expect(electronMemorySettings([], { FERRY_MEMORY_SETTINGS: 'off' })).toBeNull();
+    expect(electronMemorySettings(['--js-flags=--expose-gc'], {}, TWO)).toEqual({ args: ['--js-flags=--expose-gc'], env: { MALLOC_ARENA_MAX } });
+    expect(electronMemorySettings(['--js-flags=--expose-gc'], { MALLOC_ARENA_MAX: '8' }, TWO)).toBeNull();
+    expect(electronMemorySettings([], { FERRY_MEMORY_SETTINGS: 'off' }, TWO)).toBeNull();
   });
 });
 
@@ -81,7 +94,9 @@ describe.skipIf(reason !== null)('node bin/ferry.js serve and its memory setting
     running = await startFerryProcess({ dataDir: path.join(dir, 'data'), workspace: path.join(dir, 'workspace'), built: true, env: { ...withoutSettings, ...env }, nodeArgs });
     return running;
   }
-  const nodeOptionsOf = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter((arg) => arg.startsWith('--max-semi-space-size') || arg.startsWith('--heap-growing-percent') || /^--no-wasm-/.test(arg));
+  const nodeOptionsOf = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter((arg) => arg.startsWith('--max-semi-space-size') || arg.startsWith('--heap-growing-percent') || /^--no-wasm-/.test(arg) || arg.startsWith('--interrupt-budget'));
+  /** this machine's: V8's compiler threshold only on few cores */
+  const budget = os.availableParallelism() <= FEW_CORES ? [BUDGET] : [];
   const arenaMaxOf = async (pid: number) => (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0').find((pair) => pair.startsWith('MALLOC_ARENA_MAX='));
   const parentOf = async (pid: number) => Number(/^PPid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1]);
 
@@ -89,7 +104,7 @@ describe.skipIf(reason !== null)('node bin/ferry.js serve and its memory setting
     const ferry = await serve({});
     expect(ferry.pid).not.toBe(ferry.child.pid);
     expect(await parentOf(ferry.pid)).toBe(ferry.child.pid);
-    expect(await nodeOptionsOf(ferry.pid)).toEqual([SEMI_SPACE, HEAP_GROWING, ...WASM]);
+    expect(await nodeOptionsOf(ferry.pid)).toEqual([SEMI_SPACE, HEAP_GROWING, ...WASM, ...budget]);
     expect(await arenaMaxOf(ferry.pid)).toBe(`MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX}`);
     const response = await fetch(new URL('api_v1/targets/', ferry.url), { headers: { authorization: `Bearer ${ferry.accessKey}` } });
     expect(response.status).toBe(200);
@@ -107,7 +122,7 @@ describe.skipIf(reason !== null)('node bin/ferry.js serve and its memory setting
 
   it('keeps the user\'s own semi-space size and adds only the others', async () => {
     const ferry = await serve({}, ['--max-semi-space-size=8']);
-    expect(await nodeOptionsOf(ferry.pid)).toEqual([HEAP_GROWING, ...WASM, '--max-semi-space-size=8']);
+    expect(await nodeOptionsOf(ferry.pid)).toEqual([HEAP_GROWING, ...WASM, ...budget, '--max-semi-space-size=8']);
     expect(await arenaMaxOf(ferry.pid)).toBe(`MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX}`);
   });
 
