@@ -127,6 +127,8 @@ class Writer {
   /** folders known to be real directories inside the root */
   private readonly knownFolders = new Set<string>();
   private readonly checkedParents = new Set<string>();
+  /** folders ensureFolder has made or checked, by their path relative to the container: each file of one costs a lookup, not a path.join a level */
+  private readonly ensuredFolders = new Map<string, string>();
   /** folders this write made, with the mtime their entry asked for (applied at the end) */
   private readonly folderTimes = new Map<string, Date>();
   private readonly madeFolders = new Set<string>();
@@ -688,6 +690,8 @@ class Writer {
    * An existing level must be a real directory (not a file, not a symlink).
    */
   private async ensureFolder(relative: string, out: Lists): Promise<string> {
+    const ensured = this.ensuredFolders.get(relative);
+    if (ensured !== undefined) return ensured;
     let current = this.containerAbsolute;
     let currentRelative = '';
     for (const segment of relative === '' ? [] : relative.split('/')) {
@@ -716,6 +720,7 @@ class Writer {
       this.checkedParents.add(current);
       await removeOrphanedTemporaries(current);
     }
+    this.ensuredFolders.set(relative, current);
     return current;
   }
 
@@ -745,7 +750,10 @@ class Writer {
   }
 
   private versionOf(absolute: string, stat: WrittenFileStat): FileVersion {
-    const relative = path.relative(this.params.rootRealPath, absolute).split(path.sep).join('/');
+    // every path this writer makes is path.join(containerAbsolute, …) of checked segments: below the root as written
+    const root = this.params.rootRealPath;
+    const below = absolute.startsWith(root + path.sep) ? absolute.slice(root.length + 1) : path.relative(root, absolute);
+    const relative = path.sep === '/' ? below : below.split(path.sep).join('/');
     return { path: relative, size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino };
   }
 }
