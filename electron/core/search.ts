@@ -1,6 +1,7 @@
 // Search for targets without an index of their own (a folder, the offline library, an
 // rclone remote): a name filter over list(), paged, and bounded so that a search of a huge
 // tree answers in bounded time and says it stopped early instead of walking on.
+import { foldName } from './name-fold.js';
 import type { ResourceNode, SearchPage, SearchQuery } from './target.js';
 
 /** Rows per page, for every target: the HTTP layer's `Link: rel="next"` follows from it. */
@@ -14,8 +15,8 @@ export const SEARCH_WALK_LIMIT = 200_000;
  * user types composed): "surv" matches "Survey.csv", "é" matches "Café".
  */
 export function nameMatcher(text: string): (title: string) => boolean {
-  const wanted = text.normalize('NFC').toLowerCase();
-  return (title) => title.normalize('NFC').toLowerCase().includes(wanted);
+  const wanted = foldName(text);
+  return (title) => foldName(title).includes(wanted);
 }
 
 export interface NameSearchOptions {

@@ -5,7 +5,8 @@ import { describeStoredFile, factsOfEntry } from '../file-facts.js';
 import { shownName } from '../zip/entry-name.js';
 import { judge, sharedAlgorithms } from '../jobs/check-compare.js';
 import { namingProblem } from './naming-rules.js';
-import { fold, WritePlan, type PlannedEntry } from './write-plan.js';
+import { foldName } from '../name-fold.js';
+import { WritePlan, type PlannedEntry } from './write-plan.js';
 
 // Duplicates resolved once, in the core, for every target (issue #22). A target's write()
 // honours two actions itself: `ignore` (leave an existing file) and `update` (replace it when
@@ -175,8 +176,8 @@ function renamed({ planned, taken }: Clash): PlannedEntry {
   // the entry's own last segment, and the stored name follows from it
   const entryName = planned.entry.path.slice(planned.entry.path.lastIndexOf('/') + 1);
   const prefix = storedName.slice(0, storedName.length - entryName.length);
-  const name = freeName(entryName, (candidate) => taken.has(fold(prefix + candidate)));
-  taken.add(fold(prefix + name));
+  const name = freeName(entryName, (candidate) => taken.has(foldName(prefix + candidate)));
+  taken.add(foldName(prefix + name));
   const path = planned.entry.path.slice(0, planned.entry.path.length - entryName.length) + name;
   const entry: Entry = { ...planned.entry, path };
   // a new name: nothing there to replace (`ignore` keeps one that appeared since the listing)
@@ -227,19 +228,19 @@ async function clashesOf(destination: Target, ctx: TargetContext, plan: WritePla
   for (const planned of plan.entries) {
     if (planned.storedAs === null || planned.storedAs === '') continue;
     const [folder, name] = split(planned.storedAs);
-    let names = plannedNames.get(fold(folder));
-    if (!names) plannedNames.set(fold(folder), (names = new Set()));
-    names.add(fold(name));
+    let names = plannedNames.get(foldName(folder));
+    if (!names) plannedNames.set(foldName(folder), (names = new Set()));
+    names.add(foldName(name));
   }
   const clashes: Clash[] = [];
   for (const planned of plan.entries) {
     if (planned.entry.kind !== 'file' || planned.storedAs === null) continue;
     const [folder, name] = split(planned.storedAs);
     const listed = await folders.children(folder);
-    const existing = listed?.get(fold(name));
+    const existing = listed?.get(foldName(name));
     if (!listed || !existing) continue;
     // one set per folder, shared by its clashes: a name one rename takes is taken for the next
-    const taken = plannedNames.get(fold(folder))!;
+    const taken = plannedNames.get(foldName(folder))!;
     for (const title of listed.keys()) taken.add(title);
     clashes.push({ planned, existing, taken });
   }
@@ -264,12 +265,12 @@ class DestinationFolders {
 
   /** The folder's children by folded title, or null when the folder does not exist there. */
   children(folder: string): Promise<Map<string, ResourceNode> | null> {
-    const key = fold(folder);
+    const key = foldName(folder);
     let children = this.listed.get(key);
     if (!children) {
       const [parent, name] = split(folder);
       children = this.children(parent).then((siblings) => {
-        const node = siblings?.get(fold(name));
+        const node = siblings?.get(foldName(name));
         return node?.kind === 'container' ? this.list(node.id) : null;
       });
       this.listed.set(key, children);
@@ -283,7 +284,7 @@ class DestinationFolders {
     const batches = this.target.listBatches?.(this.ctx, scope) ?? oneByOne(this.target.list(this.ctx, scope));
     for await (const batch of batches) {
       throwIfAborted(this.ctx.signal);
-      for (const node of batch) byName.set(fold(node.title), node);
+      for (const node of batch) byName.set(foldName(node.title), node);
     }
     return byName;
   }

@@ -1,5 +1,6 @@
 import type { DuplicateFileAction } from '../../../shared/api.js';
 import { badRequest, throwIfAborted } from '../errors.js';
+import { foldName } from '../name-fold.js';
 import type { Entry, WriteOptions } from '../target.js';
 import { shownName } from '../zip/entry-name.js';
 import { namingProblem, type NamingRules } from './naming-rules.js';
@@ -190,14 +191,14 @@ class FoldedNames {
 
   /** A flattened name `storedAs` of `path`: two files may not become one name. */
   addFlat(storedAs: string, path: string, service: string): void {
-    const key = fold(storedAs);
+    const key = foldName(storedAs);
     const earlier = this.seen.get(key);
     if (earlier) throw refused(`${shownName(earlier.path)} and ${shownName(path)} would both be stored as ${shownName(storedAs)} on ${service}, which keeps no folders inside a record (a folder's name is joined to the file's); rename one of them.`);
     this.seen.set(key, { path, kind: 'file', named: true });
   }
 
   private intern(path: string, kind: 'file' | 'folder', named: boolean): boolean {
-    const key = fold(path);
+    const key = foldName(path);
     const earlier = this.seen.get(key);
     if (!earlier) {
       this.seen.set(key, { path, kind, named });
@@ -212,7 +213,3 @@ class FoldedNames {
   }
 }
 
-/** One spelling for names a person or a case-insensitive system takes as one; the duplicate resolution compares by it too. */
-export function fold(path: string): string {
-  return path.normalize('NFC').toLowerCase();
-}

@@ -1,5 +1,6 @@
 import { formatBytes } from '../../../shared/format.js';
 import { badRequest, tooLarge } from '../errors.js';
+import { isAscii } from '../name-fold.js';
 import type { DirectoryTable } from './central-directory.js';
 import { unsafePathReason } from '../plan/safe-path.js';
 import { hasInvalidUtf8Name, shownName } from './entry-name.js';
@@ -268,11 +269,6 @@ class FoldedPaths {
     this.isFile = isFile;
     this.hashes = hashes;
   }
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
 }
 
 /** FNV-1a over the character codes, A–Z as a–z (the rest of a folded string is already lower case); a signed 32-bit value. */

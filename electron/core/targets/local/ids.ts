@@ -5,6 +5,7 @@
 
 import { notFound } from '../../errors.js';
 import { byteStringToBase64url } from '../../base64url.js';
+import { isAscii } from '../../name-fold.js';
 import { checkRelativePath } from './safe-path.js';
 
 const PREFIX = 'loc_';
@@ -31,11 +32,6 @@ export function childIdEncoder(folderPath: string): (name: string) => string {
     if (isAscii(name)) return head + byteStringToBase64url(carriedChars + name);
     return head + Buffer.concat([carried, Buffer.from(name, 'utf8')]).toString('base64url');
   };
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
 }
 
 /**

@@ -36,6 +36,7 @@ import type { FileVersion, HashCache } from './hash-cache.js';
 import { checkRelativePath, isInside, joinInside } from './safe-path.js';
 import { isCode, joinRelative } from './walk.js';
 import { processIsAlive } from '../../process-alive.js';
+import { foldName } from '../../name-fold.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const MAX_NAME_ATTEMPTS = 10_000;
@@ -758,10 +759,6 @@ class Writer {
   }
 }
 
-/** One key for names a case- or normalisation-insensitive disk takes as the same. */
-function foldName(name: string): string {
-  return name.normalize('NFC').toLowerCase();
-}
 
 function sameNameOnThisDisk(kind: 'file' | 'folder', destination: string, stored: string): string {
   return (

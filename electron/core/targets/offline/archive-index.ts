@@ -9,6 +9,7 @@ import { openArchive } from '../../zip/open-archive.js';
 import type { ResourceNode } from '../../target.js';
 import { NodeColumns, ROOT_CONTAINER } from '../../node-columns.js';
 import { writeByteStringAsBase64url } from '../../base64url.js';
+import { isAscii } from '../../name-fold.js';
 
 // What Ferry knows of one archive in the library, read from its central directory only:
 // listing never touches an entry's data. For a bag, the payload under data/ and the hashes
@@ -650,11 +651,6 @@ function buildTree(table: DirectoryTable, admitted: AdmittedEntries, prefix: str
   }
   tree.finish();
   return tree;
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
 }
 
 class Index implements ArchiveIndex {
