@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
+import { READ_AHEAD_BYTES, READ_AHEAD_FILES, ReadAhead } from './read-ahead.js';
 import { ctx, tempDir } from './test-helpers.js';
 
 // A folder read reads small files ahead of the consumer: the bytes must be the files',
@@ -166,4 +167,51 @@ it('reads ahead of what the consumer takes, not of how far it iterates (a planne
   }
   // the rest still give their files' bytes, taken in order
   for (const entry of entries.slice(0, -1)) expect((await bytesOf(await entry.open())).equals(files.get(entry.path)!)).toBe(true);
+});
+
+describe('ReadAhead: which reads start, and when', () => {
+  /** n files of `bytes` each (small unless said), registered in order; which have started */
+  function window(sizes: number[], large: ReadonlySet<number> = new Set()) {
+    const ahead = new ReadAhead();
+    const started: number[] = [];
+    const indexes = sizes.map((bytes, i) => ahead.add(bytes, () => started.push(i), !large.has(i)));
+    return { ahead, started, indexes };
+  }
+
+  it('starts the first READ_AHEAD_FILES at once, then one more for each file taken', () => {
+    const { ahead, started, indexes } = window(Array.from({ length: 40 }, () => 1000));
+    expect(indexes).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(started).toEqual(Array.from({ length: READ_AHEAD_FILES }, (_, i) => i));
+    ahead.taken(0);
+    expect(started.length).toBe(READ_AHEAD_FILES + 1);
+    ahead.taken(0); // again: nothing more
+    expect(started.length).toBe(READ_AHEAD_FILES + 1);
+  });
+
+  it('never starts a file passed without being taken, nor a large one, and keeps within READ_AHEAD_BYTES', () => {
+    const { ahead, started } = window(Array.from({ length: 60 }, (_, i) => (i === 25 ? READ_AHEAD_BYTES : 1000)), new Set([20]));
+    ahead.taken(30); // 16–30 passed: only those started before stay started
+    expect(started.filter((i) => i > 15 && i <= 30)).toEqual([]);
+    expect(started.slice(-READ_AHEAD_FILES)).toEqual(Array.from({ length: READ_AHEAD_FILES }, (_, i) => 31 + i));
+    // a file that fills the byte budget stops the window before it
+    const budget = window([1000, READ_AHEAD_BYTES, 1000]);
+    expect(budget.started).toEqual([0]);
+    budget.ahead.taken(0);
+    expect(budget.started).toEqual([0, 1]);
+    budget.ahead.taken(1);
+    expect(budget.started).toEqual([0, 1, 2]);
+    expect(window([1, 2, 3], new Set([1])).started).toEqual([0, 2]);
+  });
+
+  it('keeps its window right in a long read while the files passed are let go from its front', () => {
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+    const count = 5000;
+    const { ahead, started } = window(Array.from({ length: count }, () => 10));
+    for (let i = 0; i < 3000; i += 3) ahead.taken(i); // the furthest taken 2997; the front let go at 2499
+    expect(started).toEqual(range(0, 2997 + READ_AHEAD_FILES + 1));
+    ahead.taken(4000); // a jump: 3014–4000 passed without being read, the front let go again
+    expect(started.slice(-READ_AHEAD_FILES)).toEqual(range(4001, 4001 + READ_AHEAD_FILES));
+    for (let i = 4001; i < count; i++) ahead.taken(i);
+    expect(started).toEqual([...range(0, 2997 + READ_AHEAD_FILES + 1), ...range(4001, count)]);
+  });
 });

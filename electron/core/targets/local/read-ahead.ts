@@ -16,15 +16,20 @@ export const READ_AHEAD_BYTES = 4 * 1024 * 1024;
  * small file would otherwise wait in memory for their turn.
  */
 export class ReadAhead {
-  /** files not yet passed by the furthest taken, by index: their size and how to start their read (null: started, or large) */
-  private readonly waiting = new Map<number, { bytes: number; start: (() => void) | null }>();
-  private count = 0;
+  // Files by index - base: their size, and how to start their read (null: started, large, or
+  // passed by the furthest taken). Arrays, not a map: fill runs twice a file and looks at the
+  // next READ_AHEAD_FILES, which a map's iterator paid for with an entry array each.
+  private sizes: number[] = [];
+  private starts: ((() => void) | null)[] = [];
+  /** the index of sizes[0] and starts[0]: files passed long ago are dropped from the front */
+  private base = 0;
   private furthest = -1;
 
   /** Registers the next file of the read (its index is returned) and starts its read if it is near enough. */
   add(bytes: number, start: () => void, small: boolean): number {
-    const index = this.count++;
-    this.waiting.set(index, { bytes, start: small ? start : null });
+    const index = this.base + this.sizes.length;
+    this.sizes.push(bytes);
+    this.starts.push(small ? start : null);
     this.fill();
     return index;
   }
@@ -32,21 +37,29 @@ export class ReadAhead {
   /** The file at `index` was taken: the files after it may be read. */
   taken(index: number): void {
     if (index <= this.furthest) return;
+    // files passed without being taken are never read ahead
+    for (let i = Math.max(this.furthest + 1, this.base); i <= index; i++) this.starts[i - this.base] = null;
     this.furthest = index;
-    for (const key of this.waiting.keys()) {
-      if (key > index) break;
-      this.waiting.delete(key);
+    const passed = this.furthest + 1 - this.base;
+    if (passed >= 1024 && passed * 2 >= this.sizes.length) {
+      this.sizes = this.sizes.slice(passed);
+      this.starts = this.starts.slice(passed);
+      this.base += passed;
     }
     this.fill();
   }
 
   private fill(): void {
     let bytes = 0;
-    for (const [key, file] of this.waiting) {
-      bytes += file.bytes;
-      if (key > this.furthest + READ_AHEAD_FILES || bytes > READ_AHEAD_BYTES) return;
-      file.start?.();
-      file.start = null;
+    const last = Math.min(this.base + this.sizes.length - 1, this.furthest + READ_AHEAD_FILES);
+    for (let i = this.furthest + 1; i <= last; i++) {
+      bytes += this.sizes[i - this.base]!;
+      if (bytes > READ_AHEAD_BYTES) return;
+      const start = this.starts[i - this.base];
+      if (start) {
+        this.starts[i - this.base] = null;
+        start();
+      }
     }
   }
 }

@@ -376,7 +376,7 @@ class Writer {
 
   /** Writes one file into `folder` (made by ensureFolder); may run alongside other files. */
   private async writeFile(entry: Entry, destination: string, folder: string, out: Lists, signal: AbortSignal): Promise<void> {
-    const target = path.join(folder, destination.slice(destination.lastIndexOf('/') + 1));
+    const target = inFolder(folder, destination.slice(destination.lastIndexOf('/') + 1));
     // In a folder this write made, only this write can have put a file: no lstat (and no
     // ENOENT error object) per file of a fresh upload.
     const existing = this.madeFolders.has(folder) && !this.written.has(foldName(target)) ? null : await lstatOrNull(target);
@@ -394,7 +394,7 @@ class Writer {
 
     // a large file a job may resume goes to a name the job's next run finds (resumable-write.ts)
     const resumable = isResumable(entry, this.params.options.partials);
-    const temporary = path.join(folder, resumable ? keptPartialName(this.params.options.jobLabel, target) : temporaryName());
+    const temporary = inFolder(folder, resumable ? keptPartialName(this.params.options.jobLabel, target) : temporaryName());
     // A new file of an unstaged write needs nothing between its write and its rename: a
     // writer that can (a small file written on a worker thread) puts it in place in the same hop.
     const placeAt = existing === null && !this.beforeCommit ? target : null;
@@ -759,6 +759,15 @@ class Writer {
   }
 }
 
+
+/**
+ * `name` in `folder`, as path.join would give it without its normalising pass (~1 KB of strings
+ * a call, twice a file): `folder` is ensureFolder's absolute path, already normal, and `name`
+ * one segment checkRelativePath passed (or a temporary's name).
+ */
+function inFolder(folder: string, name: string): string {
+  return folder.endsWith(path.sep) ? folder + name : folder + path.sep + name;
+}
 
 function sameNameOnThisDisk(kind: 'file' | 'folder', destination: string, stored: string): string {
   return (
