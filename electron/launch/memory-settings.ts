@@ -52,7 +52,7 @@ export const FEW_CORES = 2;
  * FEW_CORES or fewer: four times V8 11.3's 67,584. TurboFan compiles on V8's platform threads,
  * and through a server's first transfers (still warming up after three or four jobs of 1,200
  * files) it took 0.5–0.8 s of CPU a local → local round there, beside the file-write threads and
- * the main thread on two cores; with this 0.13–0.33 s, the round's CPU 14 % and its time 8 % less,
+ * the main thread on two cores; with this 0.13–0.28 s, the round's CPU 14 % and its time 8 % less,
  * the per-file functions still optimized within a job. With more cores the compiler runs on idle
  * ones, and a function optimized later only costs: they keep V8's default (docs/performance.md,
  * "V8's optimizing compiler on two cores").
