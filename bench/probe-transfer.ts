@@ -7,7 +7,7 @@
 // runs of this (docs/performance.md, "Local → local, the stored ZIP and peak memory").
 // node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,webdav-back,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--output file] [--no-reference] [--threads] [--memory-log file]
 import { spawn } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,6 +19,7 @@ import { startApacheWebdav, type ApacheWebdav } from '../test/webdav/apache-webd
 import { makeMixedFolder } from './data.js';
 import { afterIdleCollection, JobEvents } from './job-events.js';
 import { postZip } from './post-zip.js';
+import { setAsideIn } from './set-aside.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -39,7 +40,7 @@ const { values: args } = parseArgs({
     timeline: { type: 'boolean', default: false },
     /** run `sync` before each timed run (Ferry's and the reference's): neither starts with the other's unwritten data to flush */
     'sync-before': { type: 'boolean', default: false },
-    /** move each round's copies aside instead of removing them (all are removed at the end): no timed round makes files just after files were removed (ext4 without a journal scans past recently freed inodes, docs/performance.md) */
+    /** move each round's copies aside instead of removing them (set-aside.ts; all are removed at the end) */
     'keep-copies': { type: 'boolean', default: false },
     /** leave the probe's folder in place at the end (its path is printed), for a series of probes none of which should follow another's removal */
     leave: { type: 'boolean', default: false },
@@ -55,15 +56,11 @@ const env = Object.fromEntries((args.env ?? []).map((pair) => [pair.slice(0, pai
 const memoryLog = args['memory-log'] ? { env: { FERRY_MEMORY_LOG: path.resolve(args['memory-log']) }, nodeArgs: [`--import=${pathToFileURL(path.resolve('bench/memory-log.mjs')).href}`] } : { env: {}, nodeArgs: [] };
 const server = await startFerryProcess({ dataDir: path.join(root, 'data'), workspace, built: true, env: { ...env, ...memoryLog.env }, nodeArgs: [...(args['node-arg'] ?? []), ...memoryLog.nodeArgs] });
 
-let keptCopies = 0;
-/** `folder` made empty: removed, or with --keep-copies moved aside (a rename frees no inode) */
+const setAside = setAsideIn(root);
+/** `folder` made empty: removed, or with --keep-copies moved aside (set-aside.ts) */
 async function clear(folder: string): Promise<void> {
-  if (args['keep-copies']) {
-    await mkdir(path.join(root, 'kept'), { recursive: true });
-    await rename(folder, path.join(root, 'kept', String(keptCopies++))).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
-  } else await rm(folder, { recursive: true, force: true });
+  if (args['keep-copies']) await setAside(folder);
+  else await rm(folder, { recursive: true, force: true });
 }
 
 function run(cmd: string, argv: string[], cwd?: string): Promise<void> {

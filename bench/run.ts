@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,6 +18,7 @@ import { startRcloneWebdav } from '../test/webdav/rclone-webdav.js';
 import { apacheUnavailableReason, startApacheWebdav } from '../test/webdav/apache-webdav.js';
 import { renderChart } from './chart.js';
 import { afterIdleCollection, JobEvents } from './job-events.js';
+import { setAsideIn } from './set-aside.js';
 import { curlAvailable, postZip } from './post-zip.js';
 import { startLatencyProxy } from '../test/support/latency-proxy.js';
 import { Latency } from '../test/emulators/shared/latency.js';
@@ -367,18 +368,11 @@ async function startBareFastify(): Promise<{ url: string; stop(): void }> {
 
 async function main(): Promise<void> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'ferry-bench-'));
-  // What a timed run made is moved aside before the next, not removed, and the file system
-  // synced: ext4 without a journal (this machine's disk) passes over every inode freed in the
-  // last minute (five more while its block is not written back) each time it makes a file, so a run right
-  // after a removal pays ~1 ms a file for the removal (docs/performance.md, "The bench's copies
-  // set aside"); a journaled disk, as people's are, does not. All go with `root` at the end.
-  let setAsideCount = 0;
+  // What a timed run made is moved aside before the next, not removed (set-aside.ts), and the
+  // file system synced; all go with `root` at the end.
+  const moveAside = setAsideIn(root);
   const setAside = async (folder: string) => {
-    await mkdir(path.join(root, 'set-aside'), { recursive: true });
-    await rename(folder, path.join(root, 'set-aside', String(setAsideCount++))).catch(async (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EXDEV') await rm(folder, { recursive: true, force: true });
-      else if (error.code !== 'ENOENT') throw error;
-    });
+    await moveAside(folder);
     await command('sync', ['-f', root]);
   };
   const rows: Row[] = [];

@@ -21,7 +21,7 @@ export class ReadAhead {
   // next READ_AHEAD_FILES, which a map's iterator paid for with an entry array each.
   private sizes: number[] = [];
   private starts: ((() => void) | null)[] = [];
-  /** the index of sizes[0] and starts[0]: files passed long ago are dropped from the front */
+  /** the index of sizes[0] and starts[0], never past furthest + 1: files passed long ago are dropped from the front */
   private base = 0;
   private furthest = -1;
 
@@ -38,7 +38,7 @@ export class ReadAhead {
   taken(index: number): void {
     if (index <= this.furthest) return;
     // files passed without being taken are never read ahead
-    for (let i = Math.max(this.furthest + 1, this.base); i <= index; i++) this.starts[i - this.base] = null;
+    for (let i = this.furthest + 1; i <= index; i++) this.starts[i - this.base] = null;
     this.furthest = index;
     const passed = this.furthest + 1 - this.base;
     if (passed >= 1024 && passed * 2 >= this.sizes.length) {

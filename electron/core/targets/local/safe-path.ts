@@ -23,6 +23,15 @@ export function isInside(base: string, candidate: string): boolean {
   return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
 }
 
+/**
+ * `name` in `folder`, as path.join would give it without its normalising pass (~1 KB of strings
+ * a call; the local writer makes two a file): `folder` an absolute path already normal (made by
+ * path.join or joinInside), `name` one segment checkRelativePath passed, or a name made here.
+ */
+export function inFolder(folder: string, name: string): string {
+  return folder.endsWith(path.sep) ? folder + name : folder + path.sep + name;
+}
+
 /** The absolute path of a checked relative path under `base` (its segments joined natively). */
 export function joinInside(base: string, relativePath: string): string {
   return relativePath === '' ? base : path.join(base, ...relativePath.split('/'));

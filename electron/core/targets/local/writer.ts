@@ -33,7 +33,7 @@ import { isResumable, writeResumable } from './resumable-write.js';
 import { keptPartialName } from '../../jobs/resume-journal.js';
 import { describePerFileError, PER_FILE_CODES, toFerryError } from './fs-errors.js';
 import type { FileVersion, HashCache } from './hash-cache.js';
-import { checkRelativePath, isInside, joinInside } from './safe-path.js';
+import { checkRelativePath, inFolder, isInside, joinInside } from './safe-path.js';
 import { isCode, joinRelative } from './walk.js';
 import { processIsAlive } from '../../process-alive.js';
 import { foldName } from '../../name-fold.js';
@@ -127,8 +127,7 @@ class Writer {
   private readonly containerAbsolute: string;
   /** folders known to be real directories inside the root */
   private readonly knownFolders = new Set<string>();
-  private readonly checkedParents = new Set<string>();
-  /** folders ensureFolder has made or checked, by their path relative to the container: each file of one costs a lookup, not a path.join a level */
+  /** folders ensureFolder has made or checked (and found inside the root), by their path relative to the container: each file of one costs a lookup, not a path.join a level */
   private readonly ensuredFolders = new Map<string, string>();
   /** folders this write made, with the mtime their entry asked for (applied at the end) */
   private readonly folderTimes = new Map<string, Date>();
@@ -714,13 +713,10 @@ class Writer {
       }
       this.knownFolders.add(current);
     }
-    if (!this.checkedParents.has(current)) {
-      // Defence in depth: whatever happened above, bytes only land inside the root.
-      const real = await realpath(current);
-      if (!isInside(this.params.rootRealPath, real)) throw badRequest(`'${relative}' would land outside the workspace; nothing was written there.`);
-      this.checkedParents.add(current);
-      await removeOrphanedTemporaries(current);
-    }
+    // Defence in depth: whatever happened above, bytes only land inside the root.
+    const real = await realpath(current);
+    if (!isInside(this.params.rootRealPath, real)) throw badRequest(`'${relative}' would land outside the workspace; nothing was written there.`);
+    await removeOrphanedTemporaries(current);
     this.ensuredFolders.set(relative, current);
     return current;
   }
@@ -757,16 +753,6 @@ class Writer {
     const relative = path.sep === '/' ? below : below.split(path.sep).join('/');
     return { path: relative, size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino };
   }
-}
-
-
-/**
- * `name` in `folder`, as path.join would give it without its normalising pass (~1 KB of strings
- * a call, twice a file): `folder` is ensureFolder's absolute path, already normal, and `name`
- * one segment checkRelativePath passed (or a temporary's name).
- */
-function inFolder(folder: string, name: string): string {
-  return folder.endsWith(path.sep) ? folder + name : folder + path.sep + name;
 }
 
 function sameNameOnThisDisk(kind: 'file' | 'folder', destination: string, stored: string): string {
