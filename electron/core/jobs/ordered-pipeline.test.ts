@@ -162,4 +162,50 @@ describe('OrderedPipeline', () => {
     // the task that was under way still reports, in order, through the one completion hook
     expect(reported).toEqual(['first']);
   });
+
+  it('runs work ahead (startAhead) within the limits and before later tasks of its key, with no result, and its failure not a hard one', async () => {
+    const reported: string[] = [];
+    const events: string[] = [];
+    const pipeline = new OrderedPipeline<string>({ files: 2, bytes: 1e9 }, (r) => reported.push(r));
+    const folder = gate();
+    await pipeline.startAhead('folder/', async () => {
+      events.push('ahead starts');
+      await folder.opened;
+      events.push('ahead ends');
+    });
+    await pipeline.start('a', 1, async () => (events.push('a'), 'a'));
+    await pipeline.start('folder/', 0, async () => (events.push('folder'), 'folder'));
+    // two running (the work ahead holds a place): a third waits for room
+    let thirdStarted = false;
+    const third = pipeline.start('b', 1, async () => ((thirdStarted = true), 'b'));
+    await tick();
+    expect(thirdStarted).toBe(false);
+    folder.open();
+    await third;
+    await pipeline.startAhead('x', async () => {
+      throw new Error('found again at its own turn');
+    });
+    await pipeline.start('c', 1, async () => 'c');
+    await pipeline.finish();
+    expect(events).toEqual(['ahead starts', 'a', 'ahead ends', 'folder']);
+    expect(reported).toEqual(['a', 'folder', 'b', 'c']);
+    expect(pipeline.stopped).toBe(false);
+  });
+
+  it('hands each entry to its preparation twice its files in flight ahead; one at a time, none', async () => {
+    async function* letters(): AsyncGenerator<string> {
+      yield* ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    }
+    for (const [files, firstTakenAfter] of [[2, 5], [1, 0]] as const) {
+      const prepared: string[] = [];
+      const pipeline = new OrderedPipeline<null>({ files, bytes: 1e9 }, () => undefined);
+      const taken: string[] = [];
+      for await (const letter of pipeline.withPreparation(letters(), async (next) => void prepared.push(next))) {
+        if (taken.length === 0) expect(prepared).toHaveLength(firstTakenAfter);
+        taken.push(letter);
+      }
+      expect(taken).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g']);
+      expect(prepared).toEqual(files > 1 ? taken : []);
+    }
+  });
 });

@@ -1,6 +1,7 @@
 import { CancelledError } from '../errors.js';
 import { fastPathOn } from '../fast-paths.js';
 import type { Entry } from '../target.js';
+import { withLookAhead } from './look-ahead.js';
 import { opensIndependently, WHOLE_FILE_MAX_BYTES } from './whole-entry.js';
 
 /**
@@ -82,6 +83,40 @@ export class OrderedPipeline<R> {
    * after any earlier task of its key) or, after a hard failure, was not started (false).
    */
   async start(key: string, bytes: number, task: () => Promise<R>): Promise<boolean> {
+    if (!(await this.room(bytes))) return false;
+    const index = this.results.push(null) - 1;
+    this.launch(key, bytes, async () => {
+      this.results[index] = { result: await task() };
+      this.flush();
+    });
+    return true;
+  }
+
+  /**
+   * Starts `task`, work done early for an entry still to come (its folder made or listed
+   * while the files before it are under way, so its own task finds it ready), as `start`
+   * does: within the limits, after any earlier task of its key. It has no result and its
+   * failure is not a hard failure: the entry it prepares meets the same failure at its own
+   * turn, and is reported there, in entry order.
+   */
+  async startAhead(key: string, task: () => Promise<void>): Promise<boolean> {
+    if (!(await this.room(0))) return false;
+    this.launch(key, 0, () => task().catch(() => undefined));
+    return true;
+  }
+
+  /**
+   * `entries` as a writer feeds them to this pipeline, each first handed to `prepare` twice as
+   * many entries ahead as the pipeline keeps in flight (about two round trips before its turn),
+   * where `prepare` starts what the entry will need with startAhead. One at a time there is
+   * nothing to overlap: `entries` as they are.
+   */
+  withPreparation<T>(entries: AsyncIterable<T>, prepare: (entry: T) => Promise<unknown>): AsyncIterable<T> {
+    return this.limits.files > 1 ? withLookAhead(entries, 2 * this.limits.files, prepare) : entries;
+  }
+
+  /** Waits until a task of `bytes` may start; false after a hard failure (a cancel throws). */
+  private async room(bytes: number): Promise<boolean> {
     if (this.signal?.aborted) this.onAbort();
     while (!this.failure && this.running.size > 0 && (this.running.size >= this.limits.files || this.runningBytes + bytes > this.limits.bytes)) {
       await Promise.race([...this.running, this.cancelled]);
@@ -90,20 +125,17 @@ export class OrderedPipeline<R> {
       if (this.failure.error instanceof CancelledError) throw this.failure.error;
       return false;
     }
-    const index = this.results.push(null) - 1;
+    return true;
+  }
+
+  private launch(key: string, bytes: number, task: () => Promise<void>): void {
     const before = this.lastOfKey.get(key);
     this.runningBytes += bytes;
     const run: Promise<void> = (before ?? Promise.resolve())
       .then(task)
-      .then(
-        (result) => {
-          this.results[index] = { result };
-          this.flush();
-        },
-        (error: unknown) => {
-          this.failure ??= { error };
-        },
-      )
+      .catch((error: unknown) => {
+        this.failure ??= { error };
+      })
       .finally(() => {
         this.runningBytes -= bytes;
         this.running.delete(run);
@@ -111,7 +143,6 @@ export class OrderedPipeline<R> {
       });
     this.running.add(run);
     this.lastOfKey.set(key, run);
-    return true;
   }
 
   /**

@@ -12,6 +12,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 export class Latency {
   /** requests received */
   requests = 0;
+  /** each request received, as `METHOD url`, in the order they arrived */
+  arrivals: string[] = [];
   /** requests received and not yet answered */
   underWay = 0;
   /** the most requests under way at once */
@@ -35,6 +37,7 @@ export class Latency {
     server.on('connection', () => this.connections++);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       this.requests++;
+      this.arrivals.push(`${req.method} ${req.url}`);
       this.account();
       this.underWay++;
       this.mostUnderWay = Math.max(this.mostUnderWay, this.underWay);
@@ -52,6 +55,7 @@ export class Latency {
   /** Starts counting afresh (a new measurement on the same servers). */
   reset(): void {
     this.requests = 0;
+    this.arrivals = [];
     this.connections = 0;
     this.mostUnderWay = this.underWay;
     this.area = 0;

@@ -49,6 +49,20 @@ describe('a parallel write to OSF (emulator, 100 ms a request)', () => {
     expect(latency.mostUnderWay).toBe(fastPathOn('parallel-writes') ? OSF_IN_FLIGHT.files : 1);
   });
 
+  it('makes a folder while the files before it are under way, not when its first file comes up', async () => {
+    const ahead = ['a', 'b'].flatMap((letter) => Array.from({ length: 12 }, (_, i) => ({ path: `Ahead/${letter.toUpperCase()}/${letter}${String(i).padStart(2, '0')}.txt`, content: letter })));
+    latency.reset();
+    const outcome = await f.target.write(f.ctx, nodeId(project.id), entries(ahead), writeOptions('ignore'));
+    expect(outcome.created).toEqual(['Ahead', 'Ahead/A', ...ahead.slice(0, 12).map((spec) => spec.path), 'Ahead/B', ...ahead.slice(12).map((spec) => spec.path)]);
+    const arrived = (pattern: RegExp) => latency.arrivals.findIndex((request) => pattern.test(request));
+    const folderB = arrived(/^PUT \S*kind=folder&name=B$/);
+    expect(folderB).toBeGreaterThan(0);
+    if (fastPathOn('parallel-writes')) {
+      // made twice the uploads in flight ahead of its first file: while A's files still go up
+      expect(folderB).toBeLessThan(arrived(/^PUT \S*kind=file&name=a08\.txt$/));
+    } else expect(folderB).toBeGreaterThan(arrived(/^PUT \S*kind=file&name=a11\.txt$/));
+  });
+
   it('stops at a cancel: nothing new starts, and only files OSF confirmed were told to the job, in entry order', async () => {
     const controller = new AbortController();
     const written: string[] = [];

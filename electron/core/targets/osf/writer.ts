@@ -69,6 +69,8 @@ export class OsfWriter {
   private readonly levels = new Map<string, Promise<Level>>();
   /** the folder levels that have their task on the pipeline */
   private readonly scheduled = new Set<string>();
+  /** the folder levels worked on ahead of their entries (prepare) */
+  private readonly prepared = new Set<string>();
   private readonly pipeline: OrderedPipeline<EntryResult>;
   /** made once, by the first upload that needs it (several may run at once) */
   private spoolDir: Promise<string> | null = null;
@@ -90,7 +92,7 @@ export class OsfWriter {
       else {
         await this.throughPipeline(async () => {
           this.levels.set('', Promise.resolve({ state: await this.destination(containerId), made: false }));
-          for await (const entry of entries) {
+          for await (const entry of this.pipeline.withPreparation(entries, (ahead) => this.prepare(ahead, ahead.path))) {
             if (this.pipeline.stopped) break;
             await this.writeEntry(entry, entry.path, entry.path);
           }
@@ -150,10 +152,11 @@ export class OsfWriter {
    */
   private async writeTopLevel(entries: AsyncIterable<Entry>, made: (record: NewRecord) => void): Promise<void> {
     let projectMade = false;
-    for await (const entry of entries) {
+    const below = (entry: Entry) => entry.path.split('/').slice(1).join('/');
+    for await (const entry of this.pipeline.withPreparation(entries, (ahead) => this.prepare(ahead, below(ahead)))) {
       if (this.pipeline.stopped) break;
       throwIfAborted(this.options.signal);
-      const [top, ...rest] = entry.path.split('/');
+      const [top] = entry.path.split('/');
       if (!projectMade) {
         projectMade = true;
         // the source's description and keywords, where a transfer carries them; the rest is said (metadata/osf.ts)
@@ -172,8 +175,9 @@ export class OsfWriter {
         const provider = await this.target.provider(this.ctx, node.id, 'osfstorage');
         this.levels.set('', Promise.resolve({ state: this.providerFolder(provider.record, provider.filesHref), made: false }));
       }
-      if (rest.length === 0) continue; // the top folder: the project itself
-      await this.writeEntry(entry, rest.join('/'), entry.path);
+      const relative = below(entry);
+      if (relative === '') continue; // the top folder: the project itself
+      await this.writeEntry(entry, relative, entry.path);
     }
   }
 
@@ -208,6 +212,26 @@ export class OsfWriter {
       } catch (error) {
         return this.perFile(reported, error);
       }
+    });
+  }
+
+  /**
+   * Work ahead for an entry still to come (OrderedPipeline.withPreparation): its folder found
+   * or made, and listed where it was there before, while the files before it are under way,
+   * so its first file does not hold a place in the pipeline waiting for it. Only once the
+   * destination is known (a new project is made at the first entry); a folder already under
+   * way is left to that.
+   */
+  private async prepare(entry: Entry, relative: string): Promise<void> {
+    if (relative === '' || !this.levels.has('')) return;
+    const segments = relative.split('/');
+    const key = (entry.kind === 'folder' ? segments : segments.slice(0, -1)).join('/');
+    if (key === '' || this.levels.has(key) || this.prepared.has(key)) return;
+    this.prepared.add(key);
+    const shown = entry.path.slice(0, entry.path.length - relative.length) + key;
+    await this.pipeline.startAhead(`${shown.toLowerCase()}/`, async () => {
+      const level = await this.level(key);
+      if (!level.made) await this.children(level.state);
     });
   }
 

@@ -28,14 +28,17 @@ for (const kind of REAL_WEBDAV_SERVERS) {
     it('deletes the folder it made, with what went into it', async () => {
       const target = createWebdavTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { retries: 0 });
       const token = JSON.stringify({ url: server.url, username: server.username, password: server.password });
+      // more files than the writer reads ahead of its pipeline (twice the files it keeps in
+      // flight), so the folder is made and files are written before the source fails
+      const names = Array.from({ length: 40 }, (_, i) => `Study/f${String(i).padStart(2, '0')}.txt`);
       async function* entries(): AsyncGenerator<Entry> {
         yield folder('Study');
-        yield file('Study/a.txt', 'a');
+        for (const name of names) yield file(name, 'a');
         // a hard failure of the job itself (not one file's): the source is gone
         throw new Error('the source disk went away');
       }
       // planned first, as a job does, so the target streams the failing source
-      const options = await withPlanOf(target, null, entriesFrom({ 'Study/': null, 'Study/a.txt': 'a' }));
+      const options = await withPlanOf(target, null, entriesFrom({ 'Study/': null, ...Object.fromEntries(names.map((name) => [name, 'a'])) }));
       const error = (await target.write(ctx(token), null, entries(), options).catch((e: unknown) => e)) as Error;
       expect(error.message).toMatch(/The new folder 'Study' was removed again, so nothing is left behind\.$/);
       expect((await readdir(server.dataDir)).filter((name) => name.startsWith('Study'))).toEqual([]);

@@ -90,6 +90,23 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       }
     });
 
+    it('makes a folder while the files before it are under way, not when its first file comes up', async () => {
+      const names = ['A', 'B'].flatMap((folder) => Array.from({ length: 20 }, (_, i) => `Ahead/${folder}/f${String(i).padStart(2, '0')}.txt`));
+      async function* entries(): AsyncIterable<Entry> {
+        for (const name of names) yield { path: name, kind: 'file', size: 2, mtime: null, hashes: {}, open: async () => Readable.from([Buffer.from('ab')]) };
+      }
+      proxy.latency.reset();
+      const outcome = await target.write(ctx(token), webdavId('/Into'), entries(), writeOptions());
+      expect(outcome.created).toEqual(names);
+      const arrived = (pattern: RegExp) => proxy.latency.arrivals.findIndex((request) => pattern.test(request));
+      const folderB = arrived(/^MKCOL \S*\/Ahead\/B\/?$/);
+      expect(folderB).toBeGreaterThan(0);
+      if (fastPathOn('parallel-writes')) {
+        // made twice the files in flight ahead of its first file: while A's files still go up
+        expect(folderB).toBeLessThan(arrived(/^PUT \S*\/Ahead\/A\/\S*f15\.txt$/));
+      } else expect(folderB).toBeGreaterThan(arrived(/^PUT \S*\/Ahead\/A\/\S*f19\.txt$/));
+    });
+
     it('keeps its declared number of requests under way, never more', async () => {
       async function* entries(): AsyncIterable<Entry> {
         for (let i = 0; i < 40; i++) {

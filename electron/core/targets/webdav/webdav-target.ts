@@ -356,14 +356,37 @@ export class WebdavTarget implements Target {
       if (!isPerFileFailure(error, options.signal)) throw error;
       return { path: entryPath, error: error.message };
     };
+    /** where `entry` goes: below `base`, a new top folder under the name it was made with */
+    const destinationOf = (entry: Entry, actualTop: string): string => {
+      const segments = entry.path.split('/');
+      if (containerId === null) segments[0] = actualTop; // the plan holds one top folder
+      return path.posix.join(base, ...segments);
+    };
+    // Work ahead for an entry still to come (OrderedPipeline.withPreparation): its folder made,
+    // or listed where it was there before, while the files before it are under way, so its
+    // first file does not hold a place in the pipeline waiting for an MKCOL or a PROPFIND.
+    // Only once the destination is known (a new top folder is made at the first entry).
+    const prepared = new Set<string>();
+    const prepare = async (entry: Entry): Promise<void> => {
+      if (containerId === null && !top) return;
+      const destination = destinationOf(entry, top?.actual ?? '');
+      const dir = entry.kind === 'folder' ? destination : path.posix.dirname(destination);
+      const listed = entry.kind === 'folder' || session.folders.has(dir);
+      const step = `${listed ? 'made' : 'listed'} ${dir}`;
+      if ((session.dirs.has(dir) && listed) || prepared.has(step)) return;
+      prepared.add(step);
+      await pipeline.startAhead(dir.toLowerCase(), async () => {
+        await this.ensureDir(ctx, dav, dir, session);
+        if (!listed) await this.folder(ctx, dav, dir, session);
+      });
+    };
     try {
-      for await (const entry of entries) {
+      for await (const entry of pipeline.withPreparation(entries, prepare)) {
         if (pipeline.stopped) break;
         throwIfAborted(options.signal);
-        const segments = entry.path.split('/');
         if (containerId === null) {
           if (!top) {
-            top = { actual: await this.newTopFolder(ctx, dav, segments[0] as string, session) };
+            top = { actual: await this.newTopFolder(ctx, dav, entry.path.split('/')[0]!, session) };
             options.onNewResource?.({ id: webdavId(`/${top.actual}`), title: top.actual });
             const folder = `/${top.actual}`;
             made({
@@ -373,9 +396,8 @@ export class WebdavTarget implements Target {
               remove: () => dav.client.deleteFile(folder, { signal: AbortSignal.timeout(30_000) }),
             });
           }
-          segments[0] = top.actual; // the plan holds one top folder
         }
-        const destination = path.posix.join(base, ...segments);
+        const destination = destinationOf(entry, top?.actual ?? '');
         if (entry.kind === 'folder') {
           await pipeline.start(destination.toLowerCase(), 0, async (): Promise<FileResult> => {
             try {
