@@ -63,6 +63,11 @@ interface Level {
 }
 
 
+/** The folder levels of an entry's path below the destination (`segments`): all of them for a folder, all but its name for a file. */
+function foldersOf(entry: Entry, segments: string[]): string[] {
+  return entry.kind === 'folder' ? segments : segments.slice(0, -1);
+}
+
 export class OsfWriter {
   private readonly outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
   /** each folder found or made (or being so), by its path below the destination ('' itself) */
@@ -190,7 +195,7 @@ export class OsfWriter {
     throwIfAborted(this.options.signal);
     const segments = relative.split('/');
     const prefix = reported.slice(0, reported.length - relative.length);
-    const folders = entry.kind === 'folder' ? segments : segments.slice(0, -1);
+    const folders = foldersOf(entry, segments);
     for (let depth = 1; depth <= folders.length; depth++) {
       const key = folders.slice(0, depth).join('/');
       if (this.scheduled.has(key)) continue;
@@ -224,8 +229,7 @@ export class OsfWriter {
    */
   private async prepare(entry: Entry, relative: string): Promise<void> {
     if (relative === '' || !this.levels.has('')) return;
-    const segments = relative.split('/');
-    const key = (entry.kind === 'folder' ? segments : segments.slice(0, -1)).join('/');
+    const key = foldersOf(entry, relative.split('/')).join('/');
     if (key === '' || this.levels.has(key) || this.prepared.has(key)) return;
     this.prepared.add(key);
     const shown = entry.path.slice(0, entry.path.length - relative.length) + key;
