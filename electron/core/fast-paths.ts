@@ -41,6 +41,8 @@ export const FAST_PATHS = [
   'reused-read-buffers',
   /** a folder's new files go to one file-write worker thread while any is under way, and other folders' to the other (jobs/file-write-workers.ts) */
   'folder-lanes',
+  /** a write to an InvenioRDM draft declares the keys of up to 16 new files in one `POST …/draft/files`, not one request a file (targets/invenio/invenio-target.ts) */
+  'declare-batches',
   /** a request without a body (GET, HEAD, DELETE) goes over node:http, not ky and fetch, and a download's answer stays a Node stream (remote/node-answer.ts) */
   'direct-requests',
   /** a small file from a streamed source (a download) is gathered whole, then written on a file-write worker thread in one hop (targets/local/writer.ts) */

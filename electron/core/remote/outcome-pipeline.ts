@@ -49,6 +49,11 @@ export class OutcomePipeline {
     return this.pipeline.startFile(entry, key, task);
   }
 
+  /** Work done early for files still to come (OrderedPipeline.startAhead): within the limits, no result, its failure not the write's. */
+  startAhead(key: string, task: () => Promise<void>): Promise<boolean> {
+    return this.pipeline.startAhead(key, task);
+  }
+
   /**
    * `declared` from the next file on, for a write whose limits depend on what the destination
    * turns out to allow (Dataverse: DATAVERSE_IN_FLIGHT); one at a time still with the

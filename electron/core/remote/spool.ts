@@ -2,11 +2,12 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CancelledError } from '../errors.js';
 import { HashingPassThrough } from '../hashing.js';
 import type { Entry } from '../target.js';
+import { readWholeOf } from '../jobs/whole-entry.js';
 
 /**
  * An entry's bytes copied once to a private temp file while hashed, for remotes that need
@@ -41,10 +42,22 @@ export async function spoolEntry(entry: Entry, signal?: AbortSignal): Promise<Sp
   };
 }
 
-/** Size and MD5 as the source reported them, or from a spooled copy (then dispose it). */
+/**
+ * Size and MD5 as the source reported them; else, for a small file its source offers whole
+ * (fast path `whole-small-files`), from its bytes read once into memory; else from a spooled
+ * copy (then dispose it). The whole file spares each small file a temp folder, a file written
+ * and read back and its removal, all before the file's first request (issue #18: InvenioRDM
+ * and figshare ask every file's MD5 before sending it).
+ */
 export async function sizeAndMd5(entry: Entry, signal?: AbortSignal): Promise<{ size: number; md5: string; open(): Promise<Readable>; dispose(): Promise<void> }> {
   if (entry.size !== null && entry.hashes.md5) {
     return { size: entry.size, md5: entry.hashes.md5.toLowerCase(), open: () => entry.open(), dispose: async () => undefined };
+  }
+  const readWhole = readWholeOf(entry);
+  if (readWhole) {
+    const { bytes, hashes } = await readWhole(['md5']);
+    // a Readable of one Buffer, made afresh for each attempt of the request that sends it
+    return { size: bytes.length, md5: hashes.md5!.toLowerCase(), open: async () => Readable.from([bytes]), dispose: async () => undefined };
   }
   const spooled = await spoolEntry(entry, signal);
   return { size: spooled.size, md5: spooled.md5, open: async () => spooled.open(), dispose: spooled.dispose };

@@ -140,8 +140,9 @@ export class InvenioApi {
     await this.client.request(`records/${id}/draft/actions/files-import`, { method: 'POST', token: this.account.token, signal }).then(discardBody);
   }
 
-  async initFile(id: string, key: string, signal?: AbortSignal): Promise<void> {
-    await this.client.request(`records/${id}/draft/files`, { method: 'POST', json: [{ key }], token: this.account.token, signal }).then(discardBody);
+  /** Declares `keys` in the draft, all or none (records-resources `init_files` runs in one unit of work). */
+  async initFiles(id: string, keys: readonly string[], signal?: AbortSignal): Promise<void> {
+    await this.client.request(`records/${id}/draft/files`, { method: 'POST', json: keys.map((key) => ({ key })), token: this.account.token, signal }).then(discardBody);
   }
 
   /** The bytes, streamed with their length; a PUT replaces the content, so it is retried. */

@@ -93,3 +93,55 @@ describe('a parallel write to InvenioRDM (emulator, 100 ms a request)', () => {
     expect(zenodo.info.concurrency?.files).toBe(1);
   });
 });
+
+/**
+ * `declare-batches`: new keys are declared up to 16 in one `POST …/draft/files`, their files
+ * then a PUT and a commit each; a key whose file never took it over is removed again, and a
+ * batch the instance refuses leaves each file to declare, and meet the refusal, itself. With
+ * the fast path off (FERRY_FAST_PATHS=-declare-batches) every file declares its own key.
+ */
+describe('declared keys in batches, on InvenioRDM (emulator, 100 ms a request)', () => {
+  const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`Run/m${String(i).padStart(2, '0')}.txt`, `many ${i}\n`.repeat(3 + i)]));
+  const declares = () => emulator!.state.requests.filter((request) => /^POST \/api\/records\/[^/]+\/draft\/files$/.test(request)).length;
+
+  it('declares the keys of 16 new files in one request, and commits each file with its MD5', async () => {
+    const { target } = await start();
+    const outcome = await target.write(ctx(TOKEN), null, entriesFrom({ 'Run/': null, ...many }), writeOptions());
+    expect(outcome.created).toEqual(Object.keys(many));
+    for (const [name, content] of Object.entries(many)) expect(outcome.stored?.get(name)).toMatchObject({ hashes: { md5: md5(content) } });
+    const draft = [...emulator!.state.records.values()][0]!;
+    expect(draft.files.every((file) => file.committed)).toBe(true);
+    expect(draft.files).toHaveLength(40);
+    expect(declares()).toBe(fastPathOn('declare-batches') ? 3 : 40);
+  });
+
+  it('removes the keys it declared ahead when the write stops before their files', async () => {
+    const { target } = await start();
+    const draft = emulator!.state.addRecord(1, 'Into', { 'there.txt': 'there' });
+    const controller = new AbortController();
+    let written = 0;
+    const write = target.write({ token: TOKEN, signal: controller.signal }, recordId(draft.id), entriesFrom(many), {
+      ...writeOptions(),
+      signal: controller.signal,
+      // cancelled with the first batch's files still to go
+      onFileWritten: () => ++written === 3 && controller.abort(),
+    });
+    await expect(write).rejects.toBeInstanceOf(CancelledError);
+    expect(written).toBeLessThan(16);
+    // only committed files stay: none of the keys declared for files that never went up
+    expect(draft.files.filter((file) => !file.committed).map((file) => file.key)).toEqual([]);
+    expect(draft.files.length).toBeGreaterThanOrEqual(1 + 3);
+  });
+
+  it('when the instance refuses a batch, each file declares its own key and reports its own refusal', async () => {
+    // the instance allows 5 files; Ferry is not told, so the batch of 12 is refused as a whole
+    const { target } = await start();
+    emulator!.state.options.maxFiles = 5;
+    const draft = emulator!.state.addRecord(1, 'Small', {});
+    const outcome = await target.write(ctx(TOKEN), recordId(draft.id), entriesFrom(files), writeOptions());
+    expect(outcome.created).toEqual(names.slice(0, 5));
+    expect(outcome.fileErrors).toEqual(names.slice(5).map((path) => ({ path, error: expect.stringMatching(/would result in 6 files \(max is 5\)/) })));
+    expect(draft.files.map((file) => [file.key, file.committed]).sort()).toEqual(names.slice(0, 5).map((name) => [name.replace('/', '__'), true]));
+  });
+});
+
