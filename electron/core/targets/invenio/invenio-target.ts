@@ -430,8 +430,9 @@ class DraftWriter {
   /**
    * Declares the batch's keys in one request, ahead on the pipeline, then starts their files,
    * each waiting for that answer. One key alone is declared by its file, as without batches.
-   * Declared is all or none: if the request fails, each file declares its own key, and meets
-   * (and reports) the failure itself.
+   * Declared is all or none: if the request fails, each file deletes its key (the answer may
+   * have been lost after the keys were declared) and declares it itself, meeting (and
+   * reporting) any refusal itself.
    */
   private async declareBatch(): Promise<void> {
     const batch = this.batch;
@@ -499,7 +500,10 @@ class DraftWriter {
       // a key is declared once per draft: a changed (or half-uploaded) file goes first
       if (existing) await this.api.deleteFile(this.draftId, key, signal);
       this.byKey.delete(key);
-      if (!(declared && (await declared))) await this.api.initFiles(this.draftId, [key], signal);
+      const batchAnswer = declared ? await declared : null;
+      // a batch whose answer was lost may still have declared the key: gone first (404 is fine)
+      if (batchAnswer === false) await this.api.deleteFile(this.draftId, key, signal);
+      if (batchAnswer !== true) await this.api.initFiles(this.draftId, [key], signal);
       // the key is this file's now: removed below if its upload fails
       this.declaredAhead.delete(key);
       let committed: InvenioFile;
