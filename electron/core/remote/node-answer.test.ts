@@ -91,6 +91,28 @@ describe.each(WAYS)('a request without a body, %s', (_way, setting) => {
     expect(seen[0]!.headers.accept).toBe('*/*');
   });
 
+  it("reads a JSON answer that starts with a byte order mark, and one in several chunks, as fetch's json() does", async () => {
+    const baseUrl = await serve((request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      if (request.url === '/marked') return response.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"Ålesund"}')]));
+      // a multi-byte character split across two chunks
+      const bytes = Buffer.from('{"name":"Ålesund","more":"ü"}');
+      response.write(bytes.subarray(0, 10), () => setTimeout(() => response.end(bytes.subarray(10)), 20));
+    });
+    const { client } = await clientWith(setting, baseUrl);
+    expect(await client.json('marked')).toEqual({ name: 'Ålesund' });
+    expect(await client.json('chunked')).toEqual({ name: 'Ålesund', more: 'ü' });
+  });
+
+  it('fails with a 502 sentence when the connection breaks part-way through a JSON answer', async () => {
+    const baseUrl = await serve((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '100000' });
+      response.write('{"files": [', () => setTimeout(() => response.socket?.destroy(), 20));
+    });
+    const { client } = await clientWith(setting, baseUrl);
+    await expect(client.json('listing')).rejects.toMatchObject({ status: 502, message: expect.stringMatching(/^Loopback broke off the connection part-way through an answer/) });
+  });
+
   it('retries a GET the server answered 503 with Retry-After, and hands on the second answer', async () => {
     let calls = 0;
     const baseUrl = await serve((_request, response) => {
