@@ -443,23 +443,14 @@ class DraftWriter {
       const keys = batch.map(({ key }) => key);
       let answered!: (ok: boolean) => void;
       declared = new Promise((resolve) => (answered = resolve));
-      try {
-        // its own key: behind the batch before it, beside the files still under way
-        const started = await this.pipeline.startAhead('\0declare', async () => {
-          try {
-            await this.api.initFiles(this.draftId, keys, this.options.signal);
-            for (const key of keys) this.declaredAhead.add(key);
-            answered(true);
-          } catch (error) {
-            answered(false);
-            throw error;
-          }
-        });
-        if (!started) return;
-      } catch (error) {
-        answered(false);
-        throw error;
-      }
+      // its own key: behind the batch before it, beside the files still under way; not started
+      // (a hard failure or a cancel came first), none of the batch's files start either
+      const started = await this.pipeline.startAhead('\0declare', async () => {
+        const ok = await this.api.initFiles(this.draftId, keys, this.options.signal).then(() => true, () => false);
+        if (ok) for (const key of keys) this.declaredAhead.add(key);
+        answered(ok);
+      });
+      if (!started) return;
     }
     for (const { entry, key } of batch) if (!(await this.startFile(entry, key, undefined, declared))) return;
   }
