@@ -43,6 +43,8 @@ export const FAST_PATHS = [
   'folder-lanes',
   /** a write to an InvenioRDM draft declares the keys of up to 16 new files in one `POST …/draft/files`, not one request a file (targets/invenio/invenio-target.ts) */
   'declare-batches',
+  /** a WebDAV file goes in one PUT straight onto its name, not a PUT to a temporary name and a MOVE, on a server known to write a PUT atomically (targets/webdav/server-traits.ts) */
+  'direct-puts',
   /** a request without a body (GET, HEAD, DELETE) goes over node:http, not ky and fetch, and a download's answer stays a Node stream (remote/node-answer.ts) */
   'direct-requests',
   /** a small file from a streamed source (a download) is gathered whole, then written on a file-write worker thread in one hop (targets/local/writer.ts) */

@@ -10,6 +10,7 @@ import { startFerryProcess, type FerryProcess } from '../support/ferry-process.j
 import { rcloneUnavailableReason, sshdUnavailableReason, startSftpServer, writeRcloneConfig, type SftpServer } from '../rclone/servers.js';
 import { apacheUnavailableReason, startApacheWebdav, type ApacheWebdav } from '../webdav/apache-webdav.js';
 import { freePort, stopChild, waitForPort } from '../webdav/process.js';
+import { isFerryTempName } from '../../electron/core/targets/webdav/temp-names.js';
 
 // Issue #18 part 5: `ferry serve` is SIGKILLed in the middle of a 1,000-file top-level
 // transfer, started again on the same data dir, and the job resumed. Counted from the
@@ -170,14 +171,23 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
     const first = await prepare(dir);
     ferries.push(first.ferry);
     const logLines = async () => (await readFile(dav!.accessLog, 'utf8').catch(() => '')).split('\n').filter(Boolean);
-    const moved = (lines: string[]) => lines.filter((line) => /^MOVE \S+ \S+ 201$/.test(line));
+    // a file is complete at the destination once Apache answered 201 to the request that put its
+    // bytes in place: its MOVE from a temporary name, or its one PUT onto its own name where Ferry
+    // knows Apache writes a PUT atomically (fast path direct-puts, targets/webdav/server-traits.ts)
+    const completedName = (line: string): string | null => {
+      const [method, target, destination, status] = line.split(' ');
+      if (status !== '201') return null;
+      if (method === 'MOVE') return path.posix.basename(decodeURIComponent(new URL(destination!).pathname));
+      const name = path.posix.basename(decodeURIComponent(target!));
+      return method === 'PUT' && !isFerryTempName(name) ? name : null;
+    };
+    const completed = (lines: string[]) => lines.map(completedName).filter((name): name is string => name !== null);
 
     const ticket = await transfer(first.ferry, 'webdav', token);
-    await until(async () => moved(await logLines()).length >= KILL_AFTER, `${KILL_AFTER} files moved into place`);
+    await until(async () => completed(await logLines()).length >= KILL_AFTER, `${KILL_AFTER} files in place`);
     await kill(first.ferry);
     const beforeRestart = await logLines();
-    // a file whose MOVE Apache answered 201 before the kill is complete at the destination
-    const completedBefore = new Set(moved(beforeRestart).map((line) => path.posix.basename(decodeURIComponent(new URL(line.split(' ')[2]!).pathname))));
+    const completedBefore = new Set(completed(beforeRestart));
     expect(completedBefore.size).toBeGreaterThanOrEqual(KILL_AFTER);
     expect(completedBefore.size).toBeLessThan(FILES);
 
@@ -193,21 +203,18 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
     const after = (await logLines()).slice(beforeRestart.length);
     const sentAgain = after.filter((line) => {
       const [method, target, destination] = line.split(' ');
-      const name = method === 'PUT' ? decodeURIComponent(target!).split('~').at(-1)! : method === 'MOVE' ? path.posix.basename(decodeURIComponent(destination!)) : null;
+      const name = method === 'PUT' ? path.posix.basename(decodeURIComponent(target!)).split('~').at(-1)! : method === 'MOVE' ? path.posix.basename(decodeURIComponent(destination!)) : null;
       return name !== null && completedBefore.has(name);
     });
     expect(sentAgain).toEqual([]);
     // a completed file is only looked at again when the kill lost its journal line (the last batch)
     const readAgain = after.filter((line) => line.startsWith('GET ') && completedBefore.has(path.posix.basename(decodeURIComponent(line.split(' ')[1]!))));
     expect(readAgain.length).toBeLessThanOrEqual(completedBefore.size - job.resumed!.files_already_done);
-    // every file moved into place exactly once over both runs
-    const moves = new Map<string, number>();
-    for (const line of moved(await logLines())) {
-      const name = path.posix.basename(decodeURIComponent(new URL(line.split(' ')[2]!).pathname));
-      moves.set(name, (moves.get(name) ?? 0) + 1);
-    }
-    expect(moves.size).toBe(FILES);
-    expect([...moves.values()].every((count) => count === 1)).toBe(true);
+    // every file put in place exactly once over both runs
+    const placed = new Map<string, number>();
+    for (const name of completed(await logLines())) placed.set(name, (placed.get(name) ?? 0) + 1);
+    expect(placed.size).toBe(FILES);
+    expect([...placed.values()].every((count) => count === 1)).toBe(true);
 
     // byte-exact, in the one folder the first run made; nothing else visible
     expect((await readdir(dav.dataDir)).filter((name) => !name.startsWith('.'))).toEqual(['Batch']);
@@ -215,7 +222,7 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
     const visible = (await readdir(path.join(dav.dataDir, 'Batch'), { recursive: true })).filter((name) => !path.basename(name).startsWith('.') && name.includes('.bin'));
     expect(visible).toHaveLength(FILES);
     console.log(
-      `resume-after-kill (WebDAV): killed after ${completedBefore.size} files moved; resumed with ${job.resumed!.files_already_done} already done; ` +
+      `resume-after-kill (WebDAV): killed after ${completedBefore.size} files in place; resumed with ${job.resumed!.files_already_done} already done; ` +
         `${after.filter((line) => line.startsWith('PUT ')).length} PUTs after the restart for ${FILES - completedBefore.size} files not yet complete`,
     );
   });

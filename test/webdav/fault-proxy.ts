@@ -15,6 +15,12 @@ export interface ProxyOptions {
    * `reset-upload`, which never lets the request reach it).
    */
   cutPutsAfterBytes?: number;
+  /**
+   * Whether to lose the server's answer to this request: the request reaches the server and is
+   * carried out, then the client's connection is dropped instead of answering (an answer lost
+   * on the way back, after the request landed).
+   */
+  loseAnswer?(method: string, path: string): boolean;
   /** sees each exchange that got an answer: what Ferry sent and what the server said */
   onExchange?(exchange: { method: string; path: string; headers: http.IncomingHttpHeaders; status: number; responseHeaders: http.IncomingHttpHeaders }): void;
 }
@@ -35,6 +41,11 @@ export async function startWebdavFaultProxy(upstreamUrl: string, plan: FaultPlan
     if (typeof destination === 'string' && destination.startsWith(proxyOrigin)) headers.destination = upstream.origin + destination.slice(proxyOrigin.length);
     const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
       options.onExchange?.({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, status: answer.statusCode ?? 0, responseHeaders: answer.headers });
+      if (options.loseAnswer?.(req.method ?? '', req.url ?? '')) {
+        answer.resume();
+        answer.on('end', () => req.socket.destroy());
+        return;
+      }
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });

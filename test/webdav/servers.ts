@@ -1,3 +1,4 @@
+import { fastPathOn } from '../../electron/core/fast-paths.js';
 import { apacheUnavailableReason, startApacheWebdav } from './apache-webdav.js';
 import type { RealWebdav } from './process.js';
 import { rcloneUnavailableReason, startRcloneWebdav } from './rclone-webdav.js';
@@ -16,14 +17,28 @@ export interface RealWebdavKind {
   ownerOfFiles?: string;
   /** what the server does with a modification time a client sends */
   keepsMtime: 'x-oc-mtime' | 'no';
+  /**
+   * whether Ferry recognises the server (by its OPTIONS answer) as Apache's mod_dav_fs, which
+   * writes every PUT atomically, so each file is one PUT onto its name, and refuses to set
+   * modification times (electron/core/targets/webdav/server-traits.ts; fast path `direct-puts`)
+   */
+  putsAtomically: boolean;
 }
 
 export const REAL_WEBDAV_SERVERS: RealWebdavKind[] = [
   // httpd refuses to serve as root: as root its workers run as nobody
-  { name: 'Apache mod_dav', unavailable: apacheUnavailableReason(), start: startApacheWebdav, ownerOfFiles: process.getuid?.() === 0 ? 'nobody' : undefined, keepsMtime: 'no' },
-  { name: 'rclone serve webdav', unavailable: rcloneUnavailableReason(), start: startRcloneWebdav, keepsMtime: 'no' },
-  { name: 'SabreDAV with Nextcloud rules', unavailable: sabreUnavailableReason(), start: startSabreNextcloud, keepsMtime: 'x-oc-mtime' },
+  { name: 'Apache mod_dav', unavailable: apacheUnavailableReason(), start: startApacheWebdav, ownerOfFiles: process.getuid?.() === 0 ? 'nobody' : undefined, keepsMtime: 'no', putsAtomically: true },
+  { name: 'rclone serve webdav', unavailable: rcloneUnavailableReason(), start: startRcloneWebdav, keepsMtime: 'no', putsAtomically: false },
+  { name: 'SabreDAV with Nextcloud rules', unavailable: sabreUnavailableReason(), start: startSabreNextcloud, keepsMtime: 'x-oc-mtime', putsAtomically: false },
 ];
+
+/**
+ * Whether a write to this server, in this process, uses what Ferry knows of it (the fast path
+ * may be off): each file one PUT onto its name, no PROPPATCH of modification times.
+ */
+export function sendsDirectPuts(kind: RealWebdavKind): boolean {
+  return kind.putsAtomically && fastPathOn('direct-puts');
+}
 
 for (const server of REAL_WEBDAV_SERVERS) {
   if (server.unavailable) console.warn(`[webdav tests] ${server.name} not run: ${server.unavailable}`);

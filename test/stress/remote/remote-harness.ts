@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { FINISHED_JOB_STATUSES, type Job } from '../../../shared/api.js';
 import { makeConfig, type FerryConfig } from '../../../electron/core/config.js';
+import { fastPathOn } from '../../../electron/core/fast-paths.js';
 import { createCore, type FerryCore } from '../../../electron/core/ferry-core.js';
 import { MemorySecretStore } from '../../../electron/core/keychain/memory.js';
 import type { Target } from '../../../electron/core/target.js';
@@ -217,8 +218,10 @@ export async function startRemote(name: string, shared: SharedServers = {}): Pro
         container: () => folder(unique('dest')),
         download: { request: { method: 'GET' }, body: { method: 'GET' } },
         upload: { request: { method: 'PUT' }, idempotent: true },
-        // the MOVE from the temp name: when its answer is lost, Ferry looks whether it happened
-        landing: { request: { method: 'MOVE' }, topLevel: false, idempotent: true },
+        // what puts a file's bytes in place: on Apache one PUT onto its name (fast path direct-puts:
+        // when its answer is lost, the PUT is sent again and its 412 told apart by the bytes), or
+        // else the MOVE from the temp name (when its answer is lost, Ferry looks whether it happened)
+        landing: { request: { method: fastPathOn('direct-puts') ? 'PUT' : 'MOVE' }, topLevel: false, idempotent: true },
         advertisesHash: false,
         // the Apache server belongs to whoever shares it
         close: () => proxy.close(),

@@ -10,7 +10,7 @@ import type { Entry, Target } from '../../target.js';
 import { Latency } from '../../../../test/emulators/shared/latency.js';
 import { startLatencyProxy, type LatencyProxy } from '../../../../test/support/latency-proxy.js';
 import type { RealWebdav } from '../../../../test/webdav/process.js';
-import { REAL_WEBDAV_SERVERS } from '../../../../test/webdav/servers.js';
+import { REAL_WEBDAV_SERVERS, sendsDirectPuts } from '../../../../test/webdav/servers.js';
 import { ctx, writeOptions } from '../../../../test/target-suite/test-entries.js';
 import { createWebdavTarget, webdavId } from './index.js';
 import { WEBDAV_IN_FLIGHT } from './webdav-target.js';
@@ -118,11 +118,12 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       const outcome = await target.write(ctx(token), webdavId('/Into'), entries(), writeOptions());
       expect(outcome.created).toHaveLength(40);
       expect(outcome.fileErrors).toEqual([]);
-      // each file a PUT and a MOVE; the folder a listing and a MKCOL
-      expect(proxy.latency.requests).toBeGreaterThanOrEqual(82);
+      // each file a PUT and a MOVE, or one PUT where the server writes PUTs atomically; the folder a listing and a MKCOL
+      expect(proxy.latency.requests).toBeGreaterThanOrEqual(40 * (sendsDirectPuts(kind) ? 1 : 2) + 2);
       expect(proxy.latency.mostUnderWay).toBe(fastPathOn('parallel-writes') ? WEBDAV_IN_FLIGHT.files : 1);
       // connections are kept for the next request (each PUT's and MOVE's answer read to its
-      // end, remote/answer-body.ts): 2,002 connections for 2,049 requests before, on the bench
+      // end, remote/answer-body.ts): 2,002 connections for 2,049 requests before, on the bench;
+      // the write's one OPTIONS among them
       expect(proxy.latency.connections).toBeLessThanOrEqual(WEBDAV_IN_FLIGHT.files + 4);
     });
   });

@@ -9,7 +9,8 @@ import type { Entry, Target } from '../../target.js';
 import { FaultPlan } from '../../../../test/emulators/shared/faults.js';
 import { startWebdavFaultProxy, type FaultProxy } from '../../../../test/webdav/fault-proxy.js';
 import type { RealWebdav } from '../../../../test/webdav/process.js';
-import { REAL_WEBDAV_SERVERS } from '../../../../test/webdav/servers.js';
+import { REAL_WEBDAV_SERVERS, sendsDirectPuts } from '../../../../test/webdav/servers.js';
+import { fastPathOn } from '../../fast-paths.js';
 import { collect, ctx, drain, writeOptions } from '../../../../test/target-suite/test-entries.js';
 import { webdavId } from './index.js';
 import { createWebdavTarget } from './index.js';
@@ -29,8 +30,9 @@ interface Sent {
   destinationName?: string;
   overwrite?: string;
   mtime?: string;
+  ifNoneMatch?: string;
   status: number;
-  /** set by the test: a PUT onto an existing file it expects to be replaced in place */
+  /** set by the test: a PUT onto the file's own name it expects (an update in place, or a server that writes PUTs atomically) */
   inPlace?: boolean;
 }
 
@@ -39,8 +41,11 @@ const ROWS: Record<string, (r: Sent) => boolean> = {
   // Depth 0 (one resource) or 1 (a folder's children); never infinity, which Apache refuses (403)
   PROPFIND: (r) => r.depth === '0' || r.depth === '1',
   GET: () => true,
-  // to a temporary name, which is then moved into place; or, an update on a server that gives
-  // files a stable id (oc:fileid), onto the file itself (see inPlace below)
+  // once a write, of the destination: what the server is (server-traits.ts)
+  OPTIONS: (r) => r.depth === undefined,
+  // to a temporary name, which is then moved into place; or onto the file itself: an update on a
+  // server that gives files a stable id (oc:fileid), or any file on a server that writes PUTs
+  // atomically, a new one with If-None-Match: * (see inPlace below)
   PUT: (r) => isFerryTempName(r.name) || r.inPlace === true,
   MOVE: (r) => isFerryTempName(r.name) && !isFerryTempName(r.destinationName ?? '') && (r.overwrite === 'F' || r.overwrite === 'T'),
   MKCOL: () => true,
@@ -92,6 +97,7 @@ for (const kind of REAL_WEBDAV_SERVERS) {
             destinationName: destination ? lastSegment(destination) : undefined,
             overwrite: headers.overwrite as string | undefined,
             mtime: headers['x-oc-mtime'] as string | undefined,
+            ifNoneMatch: headers['if-none-match'] as string | undefined,
             status,
           });
         },
@@ -104,8 +110,10 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       await server?.stop();
     });
 
+    const direct = sendsDirectPuts(kind);
     const check = (what: string) => {
       for (const r of sent) {
+        if (direct && r.method === 'PUT' && !isFerryTempName(r.name)) r.inPlace = true;
         const row = ROWS[r.method];
         expect(row, `${what}: ${r.method} ${r.path} is in no row of the table`).toBeDefined();
         expect(row!(r), `${what}: ${r.method} ${r.path} (depth ${r.depth}, overwrite ${r.overwrite}) breaks its row`).toBe(true);
@@ -130,45 +138,53 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       expect(check('download')).toEqual(['PROPFIND 0', 'PROPFIND 1', 'PROPFIND 1', 'GET', 'GET']);
     });
 
-    it('an upload into a container: the container once, each existing folder once, PUT to a temp name then MOVE', async () => {
+    it(direct ? 'an upload into a container: each existing folder listed once, the container too, one PUT onto each new name with If-None-Match: *' : 'an upload into a container: each existing folder listed once, the container too, PUT to a temp name then MOVE', async () => {
       sent = [];
       const outcome = await target.write(ctx(token), webdavId('/Project'), entries({ 'data': null, 'data/two.csv': 'c,d\n', 'data/three.csv': 'e,f\n', 'new': null, 'new/x.txt': 'x' }), writeOptions());
       expect(outcome.fileErrors).toEqual([]);
       const requests = check('upload into a container');
       const propfinds = requests.filter((r) => r.startsWith('PROPFIND'));
-      // the container (Depth 0), its children (Depth 1), data's children (Depth 1); 'new' was made by this write;
-      // then once per folder written to, for the server's record of what it stored (verify after write)
-      expect(propfinds).toEqual(['PROPFIND 0', 'PROPFIND 1', 'PROPFIND 1', 'PROPFIND 1', 'PROPFIND 1']);
+      // the container with its children (Depth 1: its own entry says it is a folder), data's children (Depth 1);
+      // 'new' was made by this write; then once per folder written to, for the server's record of what it stored (verify after write)
+      expect(propfinds).toEqual(['PROPFIND 1', 'PROPFIND 1', 'PROPFIND 1', 'PROPFIND 1']);
       expect([...outcome.stored!].map(([path, record]) => [path, 'size' in record ? record.size : record.unverifiable])).toEqual([
         ['data/two.csv', 4],
         ['data/three.csv', 4],
         ['new/x.txt', 1],
       ]);
+      expect(requests.filter((r) => r === 'OPTIONS')).toHaveLength(fastPathOn('direct-puts') ? 1 : 0);
       expect(requests.filter((r) => r === 'PUT')).toHaveLength(3);
-      expect(requests.filter((r) => r === 'MOVE')).toHaveLength(3);
+      expect(requests.filter((r) => r === 'MOVE')).toHaveLength(direct ? 0 : 3);
       expect(requests.filter((r) => r === 'MKCOL')).toHaveLength(1);
-      for (const put of sent.filter((r) => r.method === 'PUT')) expect(put.mtime).toBe(String(Date.parse('2022-02-02T02:02:02Z') / 1000));
+      for (const put of sent.filter((r) => r.method === 'PUT')) {
+        expect(put.mtime).toBe(String(Date.parse('2022-02-02T02:02:02Z') / 1000));
+        expect(isFerryTempName(put.name)).toBe(!direct);
+        // a new name, so nothing there may be replaced: the precondition on the PUT itself, or the MOVE's Overwrite: F
+        expect(put.ifNoneMatch).toBe(direct ? '*' : undefined);
+      }
       for (const move of sent.filter((r) => r.method === 'MOVE')) expect(move.overwrite).toBe('F');
       // PROPPATCH at most once per write: a server that refuses it is not asked again
-      expect(requests.filter((r) => r === 'PROPPATCH').length).toBe(kind.keepsMtime === 'x-oc-mtime' ? 0 : 1);
+      // (none where the server is known to refuse it: mod_dav_fs, server-traits.ts)
+      expect(requests.filter((r) => r === 'PROPPATCH').length).toBe(kind.keepsMtime === 'x-oc-mtime' || direct ? 0 : 1);
     });
 
     const fileIds = kind.name.includes('Nextcloud');
-    it(fileIds ? 'an update on a server with file ids: one PUT onto the file, which keeps its id' : 'an update: a changed file PUT to a temp name and MOVEd over it with Overwrite: T', async () => {
+    const inPlace = fileIds || direct;
+    it(inPlace ? 'an update on a server with file ids, or one that writes PUTs atomically: one PUT onto the file, without If-None-Match' : 'an update: a changed file PUT to a temp name and MOVEd over it with Overwrite: T', async () => {
       sent = [];
       const outcome = await target.write(ctx(token), webdavId('/Project'), entries({ 'readme.txt': 'read me, again' }), writeOptions('update'));
       expect(outcome.updated).toEqual(['readme.txt']);
-      for (const r of sent) if (r.method === 'PUT' && r.name === 'readme.txt') r.inPlace = fileIds;
+      for (const r of sent) if (r.method === 'PUT' && r.name === 'readme.txt') r.inPlace = inPlace;
       check('update');
-      if (fileIds) {
-        expect(sent.filter((r) => r.method === 'PUT').map((r) => r.name)).toEqual(['readme.txt']);
+      if (inPlace) {
+        expect(sent.filter((r) => r.method === 'PUT').map((r) => [r.name, r.ifNoneMatch])).toEqual([['readme.txt', undefined]]);
         expect(sent.filter((r) => r.method === 'MOVE')).toEqual([]);
       } else {
         expect(sent.filter((r) => r.method === 'MOVE').map((r) => r.overwrite)).toEqual(['T']);
       }
     });
 
-    it('a new top-level upload: the top level once, MKCOL, PUT and MOVE', async () => {
+    it(direct ? 'a new top-level upload: the top level once, MKCOL, one PUT a file' : 'a new top-level upload: the top level once, MKCOL, PUT and MOVE', async () => {
       sent = [];
       const outcome = await target.write(ctx(token), null, entries({ 'Project': null, 'Project/a.txt': 'a', 'Project/sub/b.txt': 'b' }), writeOptions());
       expect(outcome.newResource?.title).toBe('Project (2)');
@@ -176,6 +192,8 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       // the top level, then each folder written to once (verify after write)
       expect(requests.filter((r) => r.startsWith('PROPFIND'))).toEqual(['PROPFIND 1', 'PROPFIND 1', 'PROPFIND 1']);
       expect(requests.filter((r) => r === 'MKCOL')).toHaveLength(2);
+      expect(requests.filter((r) => r === 'PUT')).toHaveLength(2);
+      expect(requests.filter((r) => r === 'MOVE')).toHaveLength(direct ? 0 : 2);
     });
   });
 }

@@ -10,7 +10,7 @@ import type { Entry, Target } from '../../target.js';
 import { FaultPlan } from '../../../../test/emulators/shared/faults.js';
 import { startWebdavFaultProxy } from '../../../../test/webdav/fault-proxy.js';
 import type { RealWebdav } from '../../../../test/webdav/process.js';
-import { REAL_WEBDAV_SERVERS } from '../../../../test/webdav/servers.js';
+import { REAL_WEBDAV_SERVERS, sendsDirectPuts } from '../../../../test/webdav/servers.js';
 import { collect, ctx, drain, entriesFrom, md5, sha1, withPlanOf, writeOptions } from '../../../../test/target-suite/test-entries.js';
 import { sabreReason } from './dav-errors.js';
 import { createWebdavTarget, hashesFromChecksums, parseWebdavToken, webdavId } from './index.js';
@@ -319,7 +319,52 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       }
     });
 
-    it('deletes its temp file when the MOVE into place fails, and reports the file failed', async () => {
+    it('leaves a file that appeared at its name during the upload as it is, and reports the upload failed', async () => {
+      await mkdir(path.join(server.dataDir, 'Race'));
+      own(path.join(server.dataDir, 'Race'));
+      const theirs = path.join(server.dataDir, 'Race', 'a.txt');
+      // listed empty at the write's start; another client's file lands there before the bytes go
+      const entry: Entry = {
+        path: 'a.txt',
+        kind: 'file',
+        size: 5,
+        mtime: null,
+        hashes: {},
+        open: async () => {
+          await writeFile(theirs, 'their file');
+          own(theirs);
+          return Readable.from([Buffer.from('alpha')]);
+        },
+      };
+      const outcome = await target.write(ctx(token), webdavId('/Race'), one(entry), writeOptions());
+      expect(outcome.created).toEqual([]);
+      expect(outcome.fileErrors).toEqual([{ path: 'a.txt', error: "'a.txt' appeared on the server during the upload; it was left as it is." }]);
+      expect(await readFile(theirs, 'utf8')).toBe('their file');
+      expect(await ferryTempsOn(path.join(server.dataDir, 'Race'))).toEqual([]);
+    });
+
+    it('counts a file as written when the answer to its upload was lost after it landed', async () => {
+      await mkdir(path.join(server.dataDir, 'Lost'));
+      own(path.join(server.dataDir, 'Lost'));
+      let lost = 0;
+      // the first request that puts a.txt's bytes in place (its PUT, or the MOVE after a PUT to a temp name) lands, and its answer is lost
+      const finishing = sendsDirectPuts(kind) ? 'PUT' : 'MOVE';
+      const proxy = await startWebdavFaultProxy(server.url, new FaultPlan(), { loseAnswer: (method) => method === finishing && lost++ === 0 });
+      try {
+        const viaProxy = JSON.stringify({ url: proxy.url, username: server.username, password: server.password });
+        const outcome = await target.write(ctx(viaProxy), webdavId('/Lost'), entriesFrom({ 'a.txt': 'alpha' }), writeOptions());
+        // a PUT is tried again (and refused, 412: the name is taken, by its own bytes); a MOVE is not, its landing is looked for
+        expect(lost).toBe(sendsDirectPuts(kind) ? 2 : 1);
+        expect(outcome.fileErrors).toEqual([]);
+        expect(outcome.created).toEqual(['a.txt']);
+        expect(await readFile(path.join(server.dataDir, 'Lost', 'a.txt'), 'utf8')).toBe('alpha');
+        expect(await ferryTempsOn(path.join(server.dataDir, 'Lost'))).toEqual([]);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it.skipIf(sendsDirectPuts(kind))('deletes its temp file when the MOVE into place fails, and reports the file failed', async () => {
       await mkdir(path.join(server.dataDir, 'NoMove'));
       own(path.join(server.dataDir, 'NoMove'));
       const plan = new FaultPlan().add({ kind: 'status', method: 'MOVE', status: 503, times: Infinity });
@@ -330,6 +375,22 @@ for (const kind of REAL_WEBDAV_SERVERS) {
         expect(outcome.created).toEqual([]);
         expect(outcome.fileErrors).toEqual([{ path: 'a.txt', error: 'The WebDAV server failed with HTTP 503.' }]);
         expect(await readdir(path.join(server.dataDir, 'NoMove'))).toEqual([]);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it.skipIf(!sendsDirectPuts(kind))('writes each file with one PUT onto its name, and reports a file whose PUT fails, leaving nothing there', async () => {
+      await mkdir(path.join(server.dataDir, 'NoPut'));
+      own(path.join(server.dataDir, 'NoPut'));
+      const plan = new FaultPlan().add({ kind: 'status', method: 'PUT', status: 503, times: Infinity });
+      const proxy = await startWebdavFaultProxy(server.url, plan);
+      try {
+        const viaProxy = JSON.stringify({ url: proxy.url, username: server.username, password: server.password });
+        const outcome = await target.write(ctx(viaProxy), webdavId('/NoPut'), entriesFrom({ 'a.txt': 'alpha' }), writeOptions());
+        expect(outcome.created).toEqual([]);
+        expect(outcome.fileErrors).toEqual([{ path: 'a.txt', error: 'The WebDAV server failed with HTTP 503.' }]);
+        expect(await readdir(path.join(server.dataDir, 'NoPut'))).toEqual([]);
       } finally {
         await proxy.close();
       }

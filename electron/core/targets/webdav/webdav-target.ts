@@ -37,6 +37,8 @@ import { judgedEntries } from '../../plan/write-plan.js';
 import { discardBody } from '../../remote/answer-body.js';
 import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
+import { fastPathOn } from '../../fast-paths.js';
+import { traitsOf, UNKNOWN_SERVER, type ServerTraits } from './server-traits.js';
 
 export interface WebdavTargetOptions {
   /** retries of idempotent requests on 429/5xx and network errors (default 3) */
@@ -141,7 +143,8 @@ const WEBDAV_NAMING_RULES: NamingRules = {
  * RemoteClient (bytesRequest, move). Folders are containers, files items; the top level is
  * the children of the account's URL. Uploads go to a temporary name in the destination folder (temp-names.ts)
  * and are MOVEd into place, so a reader never sees half a file; a temp file is never
- * listed, and never outlives a failed or cancelled upload that can still reach the server.
+ * listed, and never outlives a failed or cancelled upload that can still reach the server. On a
+ * server that does the same itself for every PUT (server-traits.ts), a file is one PUT onto its name.
  * Every request and what each server does with it: docs/targets/webdav.md.
  *
  * `supported_hash_algorithms` lists md5 and sha1 because servers that store checksums
@@ -183,7 +186,7 @@ export class WebdavTarget implements Target {
     return { client, http, credentials };
   }
 
-  /** A request through RemoteClient (timeouts, retries, clear mid-body errors): a GET or PUT of file bytes, a MOVE. */
+  /** A request through RemoteClient (timeouts, retries, clear mid-body errors): a GET or PUT of file bytes, a MOVE, an OPTIONS. */
   private async bytesRequest(ctx: TargetContext, dav: Dav, remotePath: string, options: Parameters<RemoteClient['request']>[1], shownAs = remotePath, worded = WORDED_STATUSES): Promise<Response> {
     const url = new URL(encodeDavPath(remotePath), dav.http.baseUrl);
     const basic = Buffer.from(`${dav.credentials.username}:${dav.credentials.password}`).toString('base64');
@@ -247,10 +250,22 @@ export class WebdavTarget implements Target {
   }
 
   private async childrenWithTemps(ctx: TargetContext, dav: Dav, dir: string): Promise<FileStat[]> {
+    return (await this.listing(ctx, dav, dir)).children;
+  }
+
+  /** One PROPFIND Depth 1 of `dir`: the folder's own entry (null if the server gave none) and its children, sorted by name. */
+  private async listing(ctx: TargetContext, dav: Dav, dir: string): Promise<{ self: FileStat | null; children: FileStat[] }> {
     const result = await this.retrying(ctx, dir, (signal) =>
-      dav.client.getDirectoryContents(dir, { details: true, data: PROPFIND_BODY, signal }),
+      dav.client.getDirectoryContents(dir, { details: true, data: PROPFIND_BODY, signal, includeSelf: true }),
     );
-    return result.data.filter((stat) => stat.filename !== dir.replace(/\/$/, '')).sort((a, b) => a.basename.localeCompare(b.basename));
+    const own = dir === '/' ? '/' : dir.replace(/\/$/, '');
+    let self: FileStat | null = null;
+    const children: FileStat[] = [];
+    for (const stat of result.data) {
+      if (stat.filename === own || stat.basename === '') self ??= stat;
+      else children.push(stat);
+    }
+    return { self, children: children.sort((a, b) => a.basename.localeCompare(b.basename)) };
   }
 
   private stat(ctx: TargetContext, dav: Dav, remotePath: string): Promise<FileStat> {
@@ -323,20 +338,20 @@ export class WebdavTarget implements Target {
   private async writeInto(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions, made: (record: NewRecord) => void): Promise<WriteOutcome> {
     const dav = this.connect(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-    const session: WriteSession = { folders: new Map(), dirs: new Map([['/', Promise.resolve()]]), setMtime: 'untried', lostMtimes: new Set() };
+    const session: WriteSession = { folders: new Map(), dirs: new Map([['/', Promise.resolve()]]), setMtime: 'untried', lostMtimes: new Set(), traits: UNKNOWN_SERVER };
     const lostMtimes: string[] = [];
     /** destination → the entry's path, for each file created or updated */
     const written = new Map<string, string>();
-    let base: string;
+    const base = containerId === null ? '/' : parseWebdavId(containerId);
     let top: { actual: string } | null = null;
-    if (containerId === null) {
-      base = '/';
-    } else {
-      base = parseWebdavId(containerId);
-      const stat = await this.stat(ctx, dav, base);
-      if (stat.type !== 'directory') throw badRequest(`'${stat.basename}' is a file; upload into a folder.`);
-      session.dirs.set(base, Promise.resolve());
-    }
+    // the destination's listing, which the write needs first (a new top folder's name, or what
+    // the container holds), and what the server is (server-traits.ts), in the same round trip
+    // (both settled before anything is thrown: a write never ends with a request of its own under way)
+    const [opened, traits] = await Promise.allSettled([containerId === null ? this.folder(ctx, dav, '/', session) : this.openContainer(ctx, dav, base, session), this.traitsOf(ctx, dav, base)]);
+    if (opened.status === 'rejected') throw opened.reason;
+    if (traits.status === 'rejected') throw traits.reason;
+    session.traits = traits.value;
+    if (traits.value.refusesLastModified) session.setMtime = 'refused';
 
     // The top folder and names are settled here, in entry order; each entry is then a task on
     // the pipeline, several at a time. A file's task waits for its folder, made (or listed) once
@@ -497,12 +512,42 @@ export class WebdavTarget implements Target {
   }
 
   private async listForWrite(ctx: TargetContext, dav: Dav, dir: string): Promise<Map<string, FileStat>> {
+    return this.childrenForWrite(dav, await this.childrenWithTemps(ctx, dav, dir));
+  }
+
+  private async childrenForWrite(dav: Dav, listed: FileStat[]): Promise<Map<string, FileStat>> {
     const children = new Map<string, FileStat>();
-    for (const stat of await this.childrenWithTemps(ctx, dav, dir)) {
+    for (const stat of listed) {
       if (!isFerryTempName(stat.basename)) children.set(stat.basename, stat);
       else if (isAbandoned(stat.basename, stat.lastmod ? new Date(stat.lastmod) : null)) await this.removeTemp(dav, stat.filename);
     }
     return children;
+  }
+
+  /**
+   * The container of a write into one: a folder, listed once (PROPFIND Depth 1, whose first
+   * entry is the folder itself), its children kept for the write as `folder` keeps them. Where
+   * the listing does not show a folder (a file, a missing path, a refusal), a PROPFIND Depth 0
+   * says which, in its own words.
+   */
+  private async openContainer(ctx: TargetContext, dav: Dav, base: string, session: WriteSession): Promise<void> {
+    let failure: unknown = null;
+    try {
+      const listed = await this.listing(ctx, dav, base);
+      if (listed.self?.type === 'directory') {
+        const children = this.childrenForWrite(dav, listed.children);
+        session.folders.set(base, children);
+        session.dirs.set(base, children.then(() => undefined));
+        await children;
+        return;
+      }
+    } catch (error) {
+      if (error instanceof CancelledError) throw error;
+      failure = error;
+    }
+    const stat = await this.stat(ctx, dav, base);
+    if (stat.type !== 'directory') throw badRequest(`'${stat.basename}' is a file; upload into a folder.`);
+    throw failure ?? new FerryError(502, 'upstream_error', `The WebDAV server did not list '${base}' as a folder.`);
   }
 
   private async newTopFolder(ctx: TargetContext, dav: Dav, wanted: string, session: WriteSession): Promise<string> {
@@ -546,7 +591,9 @@ export class WebdavTarget implements Target {
     if (existing?.type === 'directory') throw conflict(`'${entry.path}' exists on the server as a folder.`);
     if (existing && options.duplicateAction === 'ignore') return 'ignored';
     if (!existing) {
-      await this.putThenMove(ctx, dav, { destination, entry, open: () => entry.open(), size: entry.size, overwrite: false }, session);
+      const upload: Upload = { destination, entry, open: () => entry.open(), size: entry.size, overwrite: false };
+      if (session.traits.atomicPuts) await this.putInPlace(ctx, dav, upload, session);
+      else await this.putThenMove(ctx, dav, upload, session);
       return 'created';
     }
     // update: replace only when the bytes differ — by the server's stored MD5 if it has
@@ -558,7 +605,7 @@ export class WebdavTarget implements Target {
       if (stored === incoming.md5) return 'ignored';
       const upload: Upload = { destination, entry, open: incoming.open, size: incoming.size, overwrite: true };
       const fileId = (existing.props as Record<string, unknown> | undefined)?.fileid;
-      if (fileId !== undefined && fileId !== null && fileId !== '') await this.putInPlace(ctx, dav, upload, session);
+      if (session.traits.atomicPuts || (fileId !== undefined && fileId !== null && fileId !== '')) await this.putInPlace(ctx, dav, upload, session);
       else await this.putThenMove(ctx, dav, upload, session);
       return 'updated';
     } finally {
@@ -627,29 +674,76 @@ export class WebdavTarget implements Target {
   }
 
   /**
-   * An update on a server that gives files a stable id (`oc:fileid`: Nextcloud, ownCloud):
-   * one PUT onto the file itself. Such a server writes a PUT to a part file of its own and
-   * renames it over the old one (apps/dav `File::put`), so no reader sees half a file, and
-   * the file keeps its id and with it its shares and comments; a MOVE over it
-   * deletes the old file first and the name gets a new id (Sabre's MOVE, as apps/dav
-   * `ChunkingPlugin::performMove` says).
+   * One PUT onto the file's own name, where the server writes a PUT to a temporary file of its
+   * own and renames it over the name once the body is complete, so no reader sees half a file
+   * and a cut or refused PUT leaves the name as it was:
+   * - an update on a server that gives files a stable id (`oc:fileid`: Nextcloud, ownCloud,
+   *   whose part file is apps/dav `File::put`'s): the file keeps its id and with it its shares
+   *   and comments, where a MOVE over it deletes the old file first and the name gets a new id
+   *   (Sabre's MOVE, as apps/dav `ChunkingPlugin::performMove` says);
+   * - a new file or an update on a server recognised as writing PUTs atomically (server-traits.ts,
+   *   fast path `direct-puts`): one request a file instead of a PUT and a MOVE.
+   * A new file goes with `If-None-Match: *` (RFC 9110 §13.1.2), so one that appeared since its
+   * folder was listed is left as it is (412), as the MOVE's `Overwrite: F` leaves it; a 412 for
+   * a retried PUT whose first try landed is told apart by the bytes (`landedEarlier`).
    */
   private async putInPlace(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession): Promise<void> {
-    const { destination, size } = upload;
+    const { destination, size, overwrite } = upload;
     const { wanted, mtime } = mtimeOf(upload.entry);
-    // no If-Match: a retried PUT whose first try landed would be refused, though the file holds
-    // these bytes (the MOVE path's Overwrite: T checks no version either)
-    const response = await this.bytesRequest(ctx, dav, destination, {
-      method: 'PUT',
-      body: async () => {
-        throwIfAborted(ctx.signal);
-        return upload.open();
-      },
-      headers: { 'content-type': 'application/octet-stream', ...(size !== null ? { 'content-length': String(size) } : {}), ...mtimeHeader(mtime) },
-    });
-    const accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
-    await discardBody(response);
+    let accepted = false;
+    try {
+      // no If-Match on an update: a retried PUT whose first try landed would be refused, though
+      // the file holds these bytes (the MOVE path's Overwrite: T checks no version either)
+      const response = await this.bytesRequest(ctx, dav, destination, {
+        method: 'PUT',
+        body: async () => {
+          throwIfAborted(ctx.signal);
+          return upload.open();
+        },
+        headers: {
+          'content-type': 'application/octet-stream',
+          ...(size !== null ? { 'content-length': String(size) } : {}),
+          ...mtimeHeader(mtime),
+          ...(overwrite ? {} : { 'if-none-match': '*' }),
+        },
+      });
+      accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
+      await discardBody(response);
+    } catch (error) {
+      if (overwrite || !isRefusedAs(error, 412)) throw error;
+      if (!(await this.landedEarlier(ctx, dav, upload))) {
+        throw conflict(`'${path.posix.basename(destination)}' appeared on the server during the upload; it was left as it is.`);
+      }
+    }
     await this.keepMtime(dav, upload, wanted, mtime, accepted, session);
+  }
+
+  /**
+   * After a new file's PUT was refused with 412 (the name is taken): whether what is there is
+   * this upload's own bytes, from an earlier try of the same PUT whose answer was lost. Only
+   * then does the file count as written; anything else at the name is someone else's file.
+   */
+  private async landedEarlier(ctx: TargetContext, dav: Dav, upload: Upload): Promise<boolean> {
+    const there = await this.statOrNull(ctx, dav, upload.destination);
+    if (there?.type !== 'file' || (upload.size !== null && there.size !== upload.size)) return false;
+    const [theirs, ours] = await Promise.all([this.md5Of(ctx, dav, upload.destination), hashStream(await upload.open(), ['md5'])]);
+    return theirs === ours.hashes.md5;
+  }
+
+  /**
+   * What this server is known to do (server-traits.ts), from one OPTIONS of `dir` a write. Any
+   * failure answers "nothing known": the write then takes the requests that are safe anywhere.
+   */
+  private async traitsOf(ctx: TargetContext, dav: Dav, dir: string): Promise<ServerTraits> {
+    if (!fastPathOn('direct-puts')) return UNKNOWN_SERVER;
+    try {
+      const response = await this.bytesRequest(ctx, dav, dir, { method: 'OPTIONS', retry: false }, dir, EVERY_FAILURE);
+      await discardBody(response);
+      return traitsOf({ server: response.headers.get('server'), dav: response.headers.get('dav') });
+    } catch (error) {
+      if (ctx.signal.aborted) throw new CancelledError();
+      return UNKNOWN_SERVER;
+    }
   }
 
   /** Where the PUT's X-OC-MTime was not accepted: a PROPPATCH, else the file is noted. */
@@ -755,7 +849,7 @@ export class WebdavTarget implements Target {
       await this.move(ctx, dav, source.filename, destination, to.overwrite, source.filename);
     } catch (error) {
       // 412: the name was taken between the check and the MOVE (Overwrite: F held)
-      if ((error as FerryError).status === 409 && /HTTP 412/.test((error as FerryError).message)) {
+      if (isRefusedAs(error, 412)) {
         throw conflict(`'${destination}' appeared on the WebDAV server meanwhile; nothing was replaced.`);
       }
       throw error;
@@ -783,7 +877,7 @@ export class WebdavTarget implements Target {
     try {
       await this.call(ctx, folder, (signal) => dav.client.createDirectory(folder, { signal }));
     } catch (error) {
-      if (error instanceof FerryError && /HTTP 405/.test(error.message)) throw taken();
+      if (isRefusedAs(error, 405)) throw taken();
       throw error;
     }
     return nodeOf({ filename: folder, basename: title, type: 'directory', size: 0, lastmod: '', etag: null });
@@ -838,6 +932,8 @@ interface WriteSession {
   setMtime: 'untried' | 'works' | 'refused' | Promise<boolean>;
   /** entries whose modification time the server did not keep (reported in entry order) */
   lostMtimes: Set<Entry>;
+  /** what the server is known to do (server-traits.ts): with atomic PUTs each file is one PUT onto its name */
+  traits: ServerTraits;
 }
 
 /** One entry's place in the outcome: its list, or its error. */
@@ -870,7 +966,12 @@ function lostMtimesNote(paths: string[]): string {
   const shown = paths.slice(0, 5).map((p) => `'${p}'`).join(', ');
   const more = paths.length > 5 ? ` and ${paths.length - 5} more` : '';
   const count = paths.length === 1 ? '1 file carries' : `${paths.length} files carry`;
-  return `The WebDAV server does not let clients set modification times (it ignored X-OC-MTime and refused a PROPPATCH of getlastmodified), so ${count} the time of the upload instead of ${paths.length === 1 ? 'its' : 'their'} own: ${shown}${more}.`;
+  return `The WebDAV server does not let clients set modification times (it ignored X-OC-MTime, and refuses a PROPPATCH of getlastmodified), so ${count} the time of the upload instead of ${paths.length === 1 ? 'its' : 'their'} own: ${shown}${more}.`;
+}
+
+/** Whether `error` is the server's refusal with `status` (toFerryError words 405/409/412/423 as conflicts naming it). */
+function isRefusedAs(error: unknown, status: number): boolean {
+  return error instanceof FerryError && error.status === 409 && error.message.includes(`(HTTP ${status}`);
 }
 
 /** A path below the account URL, each segment percent-encoded (relative, so the URL's own path stays). */
