@@ -21,6 +21,8 @@ export interface ProxyOptions {
    * on the way back, after the request landed).
    */
   loseAnswer?(method: string, path: string): boolean;
+  /** rewrites the server's answer to a request with this method (its body as text), as another server would have answered */
+  rewriteAnswer?: { method: string; rewrite(body: string): string };
   /** sees each exchange that got an answer: what Ferry sent and what the server said */
   onExchange?(exchange: { method: string; path: string; headers: http.IncomingHttpHeaders; status: number; responseHeaders: http.IncomingHttpHeaders }): void;
 }
@@ -44,6 +46,18 @@ export async function startWebdavFaultProxy(upstreamUrl: string, plan: FaultPlan
       if (options.loseAnswer?.(req.method ?? '', req.url ?? '')) {
         answer.resume();
         answer.on('end', () => req.socket.destroy());
+        return;
+      }
+      const rewriting = options.rewriteAnswer;
+      if (rewriting && rewriting.method === req.method) {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          const body = Buffer.from(rewriting.rewrite(Buffer.concat(chunks).toString('utf8')));
+          const { 'transfer-encoding': _chunked, ...headers } = answer.headers;
+          res.writeHead(answer.statusCode ?? 502, { ...headers, 'content-length': String(body.length) });
+          res.end(body);
+        });
         return;
       }
       res.writeHead(answer.statusCode ?? 502, answer.headers);

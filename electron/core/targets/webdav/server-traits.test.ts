@@ -5,36 +5,73 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RealWebdav } from '../../../../test/webdav/process.js';
 import { REAL_WEBDAV_SERVERS } from '../../../../test/webdav/servers.js';
-import { traitsOf } from './server-traits.js';
+import { createClient, type FileStat, type ResponseDataDetailed } from 'webdav';
+import { MOD_DAV_FS_NAMESPACE, modDavFsTraits, ServerRecognition, servedByModDavFs } from './server-traits.js';
 
 const PROPSET = '<http://apache.org/dav/propset/fs/1>';
 
-describe('what an OPTIONS answer tells of a WebDAV server (no server)', () => {
-  it('recognises mod_dav_fs on Apache httpd 2.4 or later, by its property set and its Server header', () => {
-    expect(traitsOf({ server: 'Apache/2.4.71 (Debian)', dav: `1,2, ${PROPSET}` }).atomicPuts).toBe(true);
-    expect(traitsOf({ server: 'Apache/2.4.62', dav: `1,2,${PROPSET}` }).atomicPuts).toBe(true);
-    expect(traitsOf({ server: 'Apache/3.0.0 (Unix)', dav: `1, 2, ${PROPSET}` }).atomicPuts).toBe(true);
+describe('what Ferry knows a WebDAV server by (no server)', () => {
+  it('takes Apache httpd 2.4 or later with mod_dav_fs loaded as a candidate for atomic PUTs, by its property set and its Server header', () => {
+    expect(modDavFsTraits({ server: 'Apache/2.4.71 (Debian)', dav: `1,2, ${PROPSET}` })).toEqual({ atomicPuts: true, refusesLastModified: true });
+    expect(modDavFsTraits({ server: 'Apache/2.4.62', dav: `1,2,${PROPSET}` })?.atomicPuts).toBe(true);
+    expect(modDavFsTraits({ server: 'Apache/3.0.0 (Unix)', dav: `1, 2, ${PROPSET}` })?.atomicPuts).toBe(true);
   });
 
-  it('knows that mod_dav_fs, of any version, refuses to set getlastmodified, and nothing of other servers', () => {
-    expect(traitsOf({ server: 'Apache/2.4.71 (Debian)', dav: `1,2, ${PROPSET}` }).refusesLastModified).toBe(true);
-    expect(traitsOf({ server: 'Apache', dav: `1,2, ${PROPSET}` }).refusesLastModified).toBe(true);
-    expect(traitsOf({ server: 'Apache/2.4.71 (Debian)', dav: '1,2' }).refusesLastModified).toBe(false);
-    expect(traitsOf({ server: null, dav: null })).toEqual({ atomicPuts: false, refusesLastModified: false });
-  });
-
-  it('recognises nothing else: another server, Apache 2.2, a hidden version, or Apache without mod_dav_fs (a proxy, mod_php)', () => {
-    // 2.2 has the property set but wrote a PUT in place
-    expect(traitsOf({ server: 'Apache/2.2.34 (Unix)', dav: `1,2, ${PROPSET}` }).atomicPuts).toBe(false);
+  it('knows that mod_dav_fs of any version refuses to set getlastmodified, but wrote PUTs in place before 2.4 (or may have: a hidden version)', () => {
+    expect(modDavFsTraits({ server: 'Apache/2.2.34 (Unix)', dav: `1,2, ${PROPSET}` })).toEqual({ atomicPuts: false, refusesLastModified: true });
     // ServerTokens Prod: the version is not told, so 2.2 cannot be ruled out
-    expect(traitsOf({ server: 'Apache', dav: `1,2, ${PROPSET}` }).atomicPuts).toBe(false);
-    // Apache in front of another DAV server (a proxy keeps the backend's headers; one without Server gets Apache's)
-    expect(traitsOf({ server: 'Apache/2.4.62 (Debian)', dav: '1, 2' }).atomicPuts).toBe(false);
-    expect(traitsOf({ server: 'Apache/2.4.62 (Debian)', dav: null }).atomicPuts).toBe(false);
-    expect(traitsOf({ server: 'nginx/1.22.1', dav: `1,2, ${PROPSET}` }).atomicPuts).toBe(false);
-    expect(traitsOf({ server: null, dav: '1, 2, 3, access-control, calendar-access' }).atomicPuts).toBe(false);
-    expect(traitsOf({ server: 'Apache-Coyote/1.1', dav: `1,2, ${PROPSET}` }).atomicPuts).toBe(false);
-    expect(traitsOf({ server: 'Apache/2.4.62', dav: `1,2, ${PROPSET}x` }).atomicPuts).toBe(false);
+    expect(modDavFsTraits({ server: 'Apache', dav: `1,2, ${PROPSET}` })).toEqual({ atomicPuts: false, refusesLastModified: true });
+  });
+
+  it('takes nothing else as a candidate: no property set (a proxied backend, mod_php), another server, a look-alike name or set', () => {
+    expect(modDavFsTraits({ server: 'Apache/2.4.62 (Debian)', dav: '1, 2' })).toBeNull();
+    expect(modDavFsTraits({ server: 'Apache/2.4.62 (Debian)', dav: null })).toBeNull();
+    expect(modDavFsTraits({ server: 'nginx/1.22.1', dav: `1,2, ${PROPSET}` })).toBeNull();
+    expect(modDavFsTraits({ server: null, dav: `1,2, ${PROPSET}` })).toBeNull();
+    expect(modDavFsTraits({ server: null, dav: '1, 2, 3, access-control, calendar-access' })).toBeNull();
+    expect(modDavFsTraits({ server: 'Apache-Coyote/1.1', dav: `1,2, ${PROPSET}` })).toBeNull();
+    expect(modDavFsTraits({ server: 'Apache/2.4.62', dav: `1,2, ${PROPSET}x` })).toBeNull();
+  });
+
+  it("sees mod_dav_fs's own live property on a file it stores, and nothing in an empty or missing one", () => {
+    expect(servedByModDavFs({ getcontentlength: 1, executable: 'F' })).toBe(true);
+    expect(servedByModDavFs({ executable: 'T' })).toBe(true);
+    // a server that does not know the property reports it empty in its 404 propstat
+    expect(servedByModDavFs({ executable: '' })).toBe(false);
+    expect(servedByModDavFs({ getcontentlength: 1 })).toBe(false);
+    expect(servedByModDavFs(undefined)).toBe(false);
+  });
+});
+
+describe("one write's recognition of its server", () => {
+  const apache = modDavFsTraits({ server: 'Apache/2.4.71 (Debian)', dav: `1,2, ${PROPSET}` });
+  const file = { type: 'file', props: { executable: 'F' } };
+
+  it('takes the traits once both steps hold, in either order', () => {
+    const first = new ServerRecognition();
+    first.sawFiles([file]);
+    expect(first.traits.atomicPuts).toBe(false);
+    first.candidateIs(apache);
+    expect(first.traits.atomicPuts).toBe(true);
+    expect(first.recognised).toBe(true);
+    const second = new ServerRecognition();
+    second.candidateIs(apache);
+    expect(second.open).toBe(true);
+    second.sawFiles([{ type: 'directory', props: {} }, { type: 'file', props: { executable: '' } }]);
+    expect(second.open).toBe(true);
+    expect(second.traits.atomicPuts).toBe(false);
+    second.sawFiles([file]);
+    expect(second.traits).toEqual({ atomicPuts: true, refusesLastModified: true });
+  });
+
+  it('recognises nothing without a candidate, however many files carry the property', () => {
+    const recognition = new ServerRecognition();
+    recognition.candidateIs(null);
+    recognition.sawFiles([file, file]);
+    recognition.servedHere();
+    expect(recognition.open).toBe(false);
+    expect(recognition.recognised).toBe(false);
+    expect(recognition.traits).toEqual({ atomicPuts: false, refusesLastModified: false });
   });
 });
 
@@ -63,11 +100,21 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       await server?.stop();
     });
 
-    it(`is ${kind.putsAtomically ? '' : 'not '}recognised as writing a PUT atomically, from its OPTIONS answer`, async () => {
-      const response = await fetch(server.url, { method: 'OPTIONS', headers: { authorization: `Basic ${Buffer.from(`${server.username}:${server.password}`).toString('base64')}` } });
+    it(`is ${kind.putsAtomically ? '' : 'not '}recognised as mod_dav_fs with atomic PUTs, from its OPTIONS answer and a file's properties`, async () => {
+      const authorization = `Basic ${Buffer.from(`${server.username}:${server.password}`).toString('base64')}`;
+      const response = await fetch(server.url, { method: 'OPTIONS', headers: { authorization } });
       await response.arrayBuffer();
       expect(response.ok).toBe(true);
-      expect(traitsOf({ server: response.headers.get('server'), dav: response.headers.get('dav') }).atomicPuts).toBe(kind.putsAtomically);
+      const candidate = modDavFsTraits({ server: response.headers.get('server'), dav: response.headers.get('dav') });
+      expect(candidate?.atomicPuts ?? false).toBe(kind.putsAtomically);
+      const file = path.join(server.dataDir, 'listed.txt');
+      await writeFile(file, 'x');
+      const listing = await createClient(server.url, { username: server.username, password: server.password }).stat('/listed.txt', {
+        details: true,
+        data: `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:a="${MOD_DAV_FS_NAMESPACE}"><d:prop><d:getcontentlength/><a:executable/></d:prop></d:propfind>`,
+      });
+      expect(servedByModDavFs((listing as ResponseDataDetailed<FileStat>).data.props as Record<string, unknown>)).toBe(kind.putsAtomically);
+      await rm(file);
     });
 
     it.skipIf(!kind.putsAtomically)('refuses a PROPPATCH of getlastmodified, as mod_dav_fs is known to', async () => {

@@ -380,6 +380,70 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       }
     });
 
+    it.skipIf(!sendsDirectPuts(kind))('keeps the temp name and MOVE where mod_dav_fs is loaded but does not store the files (no file shows its own property)', async () => {
+      // as an Apache whose location is another repository (mod_dav_svn, davrods) answers, with mod_dav_fs loaded beside it:
+      // the same OPTIONS, and no mod_dav_fs property on any file
+      await mkdir(path.join(server.dataDir, 'Other'));
+      await writeFile(path.join(server.dataDir, 'Other', 'there.txt'), 'already there');
+      own(path.join(server.dataDir, 'Other'));
+      const sent: string[] = [];
+      const proxy = await startWebdavFaultProxy(server.url, new FaultPlan(), {
+        rewriteAnswer: { method: 'PROPFIND', rewrite: (body) => body.replace(/<(\w+):executable[^>]*>[TF]<\/\1:executable>/g, '') },
+        onExchange: ({ method, path: p }) => sent.push(`${method} ${decodeURIComponent(p).split('/').pop()}`),
+      });
+      try {
+        const viaProxy = JSON.stringify({ url: proxy.url, username: server.username, password: server.password });
+        const outcome = await target.write(ctx(viaProxy), webdavId('/Other'), entriesFrom({ 'a.txt': 'alpha', 'b.txt': 'beta' }), writeOptions());
+        expect(outcome.created).toEqual(['a.txt', 'b.txt']);
+        expect(sent.filter((r) => r.startsWith('MOVE'))).toHaveLength(2);
+        expect(sent.filter((r) => r.startsWith('PUT')).every((r) => isFerryTempName(r.slice(4)))).toBe(true);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it.skipIf(!sendsDirectPuts(kind))('learns from the first file it wrote that mod_dav_fs stores the folder, and sends the rest as one PUT each', async () => {
+      await mkdir(path.join(server.dataDir, 'Fresh'));
+      own(path.join(server.dataDir, 'Fresh'));
+      const sent: string[] = [];
+      const proxy = await startWebdavFaultProxy(server.url, new FaultPlan(), { onExchange: ({ method, path: p }) => sent.push(`${method} ${decodeURIComponent(p).split('/').pop()}`) });
+      try {
+        const viaProxy = JSON.stringify({ url: proxy.url, username: server.username, password: server.password });
+        const files = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${String(i).padStart(2, '0')}.txt`, `file ${i}`]));
+        const writer = createWebdavTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { retries: 1, timeoutMs: 10_000 });
+        const outcome = await writer.write(ctx(viaProxy), webdavId('/Fresh'), entriesFrom(files), writeOptions());
+        expect(outcome.created).toEqual(Object.keys(files));
+        // an empty folder shows nothing: the files already under way go to a temp name, then one
+        // look at the first of them, and the rest straight onto their names
+        const moves = sent.filter((r) => r.startsWith('MOVE')).length;
+        expect(moves).toBeGreaterThanOrEqual(1);
+        expect(moves).toBeLessThan(12);
+        expect(sent.filter((r) => r.startsWith('PUT') && !isFerryTempName(r.slice(4)))).toHaveLength(12 - moves);
+        for (const [name, text] of Object.entries(files)) expect(await readFile(path.join(server.dataDir, 'Fresh', name), 'utf8')).toBe(text);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it.skipIf(!sendsDirectPuts(kind))('starts a write into a folder an earlier write found mod_dav_fs storing already knowing it (as the provenance record is written)', async () => {
+      const sent: string[] = [];
+      const proxy = await startWebdavFaultProxy(server.url, new FaultPlan(), { onExchange: ({ method, headers }) => sent.push(`${method}${headers.depth !== undefined ? ` ${headers.depth}` : ''}`) });
+      try {
+        const viaProxy = JSON.stringify({ url: proxy.url, username: server.username, password: server.password });
+        const writer = createWebdavTarget(makeConfig({ dataDir: '/nonexistent' }), new MemorySecretStore(), { retries: 1, timeoutMs: 10_000 });
+        // files only in subfolders: the new folder's own listing will show none
+        const first = await writer.write(ctx(viaProxy), null, entriesFrom({ 'Known/a/x.txt': 'x', 'Known/b/y.txt': 'y' }), writeOptions());
+        expect(first.fileErrors).toEqual([]);
+        sent.length = 0;
+        const second = await writer.write(ctx(viaProxy), first.newResource!.id, entriesFrom({ 'z.txt': 'z' }), writeOptions());
+        expect(second.created).toEqual(['z.txt']);
+        // the container listed (its entries: two folders), one PUT onto the name, its verification; no look, no MOVE
+        expect(sent.sort()).toEqual(['OPTIONS', 'PROPFIND 1', 'PROPFIND 1', 'PUT']);
+      } finally {
+        await proxy.close();
+      }
+    });
+
     it.skipIf(!sendsDirectPuts(kind))('writes each file with one PUT onto its name, and reports a file whose PUT fails, leaving nothing there', async () => {
       await mkdir(path.join(server.dataDir, 'NoPut'));
       own(path.join(server.dataDir, 'NoPut'));

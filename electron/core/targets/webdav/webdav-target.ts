@@ -38,7 +38,7 @@ import { discardBody } from '../../remote/answer-body.js';
 import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 import { fastPathOn } from '../../fast-paths.js';
-import { traitsOf, UNKNOWN_SERVER, type ServerTraits } from './server-traits.js';
+import { MOD_DAV_FS_NAMESPACE, modDavFsTraits, ServerRecognition, type ServerTraits } from './server-traits.js';
 
 export interface WebdavTargetOptions {
   /** retries of idempotent requests on 429/5xx and network errors (default 3) */
@@ -80,14 +80,15 @@ const EVERY_FAILURE = Array.from({ length: 200 }, (_, i) => 400 + i);
 
 /**
  * What Ferry asks for in each PROPFIND: the standard properties, plus the ownCloud/Nextcloud
- * ones that carry a stable file id, stored checksums and the creation time. Servers that do
- * not know a property just report it missing.
+ * ones that carry a stable file id, stored checksums and the creation time, and mod_dav_fs's
+ * `executable`, which shows that mod_dav_fs stores the files (server-traits.ts). Servers that
+ * do not know a property just report it missing.
  */
 const PROPFIND_BODY = `<?xml version="1.0" encoding="utf-8"?>
-<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">
+<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns" xmlns:a="${MOD_DAV_FS_NAMESPACE}">
   <d:prop>
     <d:getlastmodified/><d:getcontentlength/><d:getcontenttype/><d:getetag/><d:resourcetype/>
-    <oc:fileid/><oc:checksums/><nc:creation_time/>
+    <oc:fileid/><oc:checksums/><nc:creation_time/><a:executable/>
   </d:prop>
 </d:propfind>`;
 
@@ -163,6 +164,12 @@ export class WebdavTarget implements Target {
   };
 
   private readonly httpClients = new Map<string, RemoteClient>();
+  /**
+   * By server URL, the folders where a write saw that mod_dav_fs stores the files (step 2 of
+   * server-traits.ts), each the destination of that write: a later write into one of them or
+   * below starts knowing it, as a write's own evidence holds for all it writes. The newest 64.
+   */
+  private readonly modDavFsFolders = new Map<string, string[]>();
 
   constructor(private readonly options: WebdavTargetOptions = {}) {}
 
@@ -338,7 +345,7 @@ export class WebdavTarget implements Target {
   private async writeInto(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions, made: (record: NewRecord) => void): Promise<WriteOutcome> {
     const dav = this.connect(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-    const session: WriteSession = { folders: new Map(), dirs: new Map([['/', Promise.resolve()]]), setMtime: 'untried', lostMtimes: new Set(), traits: UNKNOWN_SERVER };
+    const session: WriteSession = { folders: new Map(), dirs: new Map([['/', Promise.resolve()]]), setMtime: 'untried', lostMtimes: new Set(), server: new ServerRecognition(), look: null, lookedAlone: false };
     const lostMtimes: string[] = [];
     /** destination → the entry's path, for each file created or updated */
     const written = new Map<string, string>();
@@ -347,11 +354,11 @@ export class WebdavTarget implements Target {
     // the destination's listing, which the write needs first (a new top folder's name, or what
     // the container holds), and what the server is (server-traits.ts), in the same round trip
     // (both settled before anything is thrown: a write never ends with a request of its own under way)
-    const [opened, traits] = await Promise.allSettled([containerId === null ? this.folder(ctx, dav, '/', session) : this.openContainer(ctx, dav, base, session), this.traitsOf(ctx, dav, base)]);
+    const [opened, candidate] = await Promise.allSettled([containerId === null ? this.folder(ctx, dav, '/', session) : this.openContainer(ctx, dav, base, session), this.candidateTraits(ctx, dav, base)]);
     if (opened.status === 'rejected') throw opened.reason;
-    if (traits.status === 'rejected') throw traits.reason;
-    session.traits = traits.value;
-    if (traits.value.refusesLastModified) session.setMtime = 'refused';
+    if (candidate.status === 'rejected') throw candidate.reason;
+    session.server.candidateIs(candidate.value);
+    if (this.modDavFsFolders.get(dav.credentials.url)?.some((folder) => base === folder || base.startsWith(`${folder}/`))) session.server.servedHere();
 
     // The top folder and names are settled here, in entry order; each entry is then a task on
     // the pipeline, several at a time. A file's task waits for its folder, made (or listed) once
@@ -435,13 +442,22 @@ export class WebdavTarget implements Target {
           }
         };
         // the same name twice (or two spellings a server may take for one) never at once
+        const looking = session.server.open && !session.lookedAlone;
         await pipeline.startFile(entry, destination.toLowerCase(), task);
+        if (looking) {
+          // a server that may be mod_dav_fs, no file seen yet: the first file goes alone, with
+          // its look (lookForModDavFs), so the files after it already go as that look says
+          session.lookedAlone = true;
+          await pipeline.drain();
+        }
       }
     } finally {
       // never return (or throw) while a request is under way
       await pipeline.drain();
     }
     await pipeline.finish();
+    const writtenInto = containerId === null ? (top ? `/${top.actual}` : null) : base;
+    if (session.server.recognised && writtenInto) this.rememberModDavFs(dav, writtenInto);
     outcome.stored = await this.storedRecords(ctx, dav, written);
     if (containerId === null) {
       if (!top) throw badRequest('The upload holds nothing: a new top-level folder needs one top folder.');
@@ -505,17 +521,19 @@ export class WebdavTarget implements Target {
   private folder(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<Map<string, FileStat>> {
     let children = session.folders.get(dir);
     if (!children) {
-      children = this.listForWrite(ctx, dav, dir);
+      children = this.listForWrite(ctx, dav, dir, session);
       session.folders.set(dir, children);
     }
     return children;
   }
 
-  private async listForWrite(ctx: TargetContext, dav: Dav, dir: string): Promise<Map<string, FileStat>> {
-    return this.childrenForWrite(dav, await this.childrenWithTemps(ctx, dav, dir));
+  private async listForWrite(ctx: TargetContext, dav: Dav, dir: string, session: WriteSession): Promise<Map<string, FileStat>> {
+    return this.childrenForWrite(dav, await this.childrenWithTemps(ctx, dav, dir), session);
   }
 
-  private async childrenForWrite(dav: Dav, listed: FileStat[]): Promise<Map<string, FileStat>> {
+  /** A listing made for a write, by name, Ferry's abandoned temp files swept; a file of it may show that mod_dav_fs stores them (server-traits.ts). */
+  private async childrenForWrite(dav: Dav, listed: FileStat[], session: WriteSession): Promise<Map<string, FileStat>> {
+    session.server.sawFiles(listed);
     const children = new Map<string, FileStat>();
     for (const stat of listed) {
       if (!isFerryTempName(stat.basename)) children.set(stat.basename, stat);
@@ -535,7 +553,7 @@ export class WebdavTarget implements Target {
     try {
       const listed = await this.listing(ctx, dav, base);
       if (listed.self?.type === 'directory') {
-        const children = this.childrenForWrite(dav, listed.children);
+        const children = this.childrenForWrite(dav, listed.children, session);
         session.folders.set(base, children);
         session.dirs.set(base, children.then(() => undefined));
         await children;
@@ -592,8 +610,11 @@ export class WebdavTarget implements Target {
     if (existing && options.duplicateAction === 'ignore') return 'ignored';
     if (!existing) {
       const upload: Upload = { destination, entry, open: () => entry.open(), size: entry.size, overwrite: false };
-      if (session.traits.atomicPuts) await this.putInPlace(ctx, dav, upload, session);
-      else await this.putThenMove(ctx, dav, upload, session);
+      if (session.server.traits.atomicPuts) await this.putInPlace(ctx, dav, upload, session);
+      else {
+        // the look comes before the time's PROPPATCH, which mod_dav_fs, once seen, is known to refuse
+        await this.putThenMove(ctx, dav, upload, session, () => this.lookForModDavFs(ctx, dav, destination, session));
+      }
       return 'created';
     }
     // update: replace only when the bytes differ — by the server's stored MD5 if it has
@@ -605,7 +626,7 @@ export class WebdavTarget implements Target {
       if (stored === incoming.md5) return 'ignored';
       const upload: Upload = { destination, entry, open: incoming.open, size: incoming.size, overwrite: true };
       const fileId = (existing.props as Record<string, unknown> | undefined)?.fileid;
-      if (session.traits.atomicPuts || (fileId !== undefined && fileId !== null && fileId !== '')) await this.putInPlace(ctx, dav, upload, session);
+      if (session.server.traits.atomicPuts || (fileId !== undefined && fileId !== null && fileId !== '')) await this.putInPlace(ctx, dav, upload, session);
       else await this.putThenMove(ctx, dav, upload, session);
       return 'updated';
     } finally {
@@ -628,9 +649,10 @@ export class WebdavTarget implements Target {
    * The file's modification time goes with the PUT as `X-OC-MTime` (Nextcloud, ownCloud:
    * answered `X-OC-MTime: accepted`); where it is not accepted, one PROPPATCH of
    * `getlastmodified` is tried, and a refusal stops further tries in this write. A file
-   * whose time could not be kept is reported in the outcome's notes.
+   * whose time could not be kept is reported in the outcome's notes. `placed` runs once the
+   * file is in place, before that.
    */
-  private async putThenMove(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession): Promise<void> {
+  private async putThenMove(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession, placed?: () => Promise<void>): Promise<void> {
     const { destination, size, overwrite } = upload;
     const temp = path.posix.join(path.posix.dirname(destination), tempNameFor(path.posix.basename(destination)));
     const { wanted, mtime } = mtimeOf(upload.entry);
@@ -670,6 +692,7 @@ export class WebdavTarget implements Target {
       }
       throw error;
     }
+    await placed?.();
     await this.keepMtime(dav, upload, wanted, mtime, accepted, session);
   }
 
@@ -730,20 +753,40 @@ export class WebdavTarget implements Target {
     return theirs === ours.hashes.md5;
   }
 
+  private rememberModDavFs(dav: Dav, folder: string): void {
+    const folders = (this.modDavFsFolders.get(dav.credentials.url) ?? []).filter((known) => known !== folder);
+    this.modDavFsFolders.set(dav.credentials.url, [...folders, folder].slice(-64));
+  }
+
   /**
-   * What this server is known to do (server-traits.ts), from one OPTIONS of `dir` a write. Any
-   * failure answers "nothing known": the write then takes the requests that are safe anywhere.
+   * What this server would be known to do once a file shows that mod_dav_fs stores it
+   * (server-traits.ts, step 1), from one OPTIONS of `dir` a write; null for any other server.
+   * Any failure answers null: the write then takes the requests that are safe anywhere.
    */
-  private async traitsOf(ctx: TargetContext, dav: Dav, dir: string): Promise<ServerTraits> {
-    if (!fastPathOn('direct-puts')) return UNKNOWN_SERVER;
+  private async candidateTraits(ctx: TargetContext, dav: Dav, dir: string): Promise<ServerTraits | null> {
+    if (!fastPathOn('direct-puts')) return null;
     try {
       const response = await this.bytesRequest(ctx, dav, dir, { method: 'OPTIONS', retry: false }, dir, EVERY_FAILURE);
       await discardBody(response);
-      return traitsOf({ server: response.headers.get('server'), dav: response.headers.get('dav') });
+      return modDavFsTraits({ server: response.headers.get('server'), dav: response.headers.get('dav') });
     } catch (error) {
       if (ctx.signal.aborted) throw new CancelledError();
-      return UNKNOWN_SERVER;
+      return null;
     }
+  }
+
+  /**
+   * Step 2 where no listing of the write showed a file (server-traits.ts): one PROPFIND Depth 0
+   * of the first file this write put in place, once a write, for mod_dav_fs's `executable`.
+   * The files after it go as its answer says. A failure of it proves nothing.
+   */
+  private async lookForModDavFs(ctx: TargetContext, dav: Dav, destination: string, session: WriteSession): Promise<void> {
+    if (!session.server.open) return;
+    session.look ??= this.statOrNull(ctx, dav, destination).then(
+      (stat) => session.server.sawFiles(stat ? [stat] : []),
+      () => undefined,
+    );
+    await session.look;
   }
 
   /** Where the PUT's X-OC-MTime was not accepted: a PROPPATCH, else the file is noted. */
@@ -784,6 +827,8 @@ export class WebdavTarget implements Target {
    * propstat is 403 or 409), so this only helps a server that allows it.
    */
   private async proppatchMtime(dav: Dav, destination: string, mtime: Date, session: WriteSession): Promise<boolean> {
+    // a server known to refuse it is not asked (mod_dav_fs: server-traits.ts)
+    if (session.server.traits.refusesLastModified) return false;
     // files written alongside each other wait for the first try's answer: still one refusal per write
     if (session.setMtime instanceof Promise && !(await session.setMtime)) return false;
     if (session.setMtime === 'refused') return false;
@@ -933,7 +978,11 @@ interface WriteSession {
   /** entries whose modification time the server did not keep (reported in entry order) */
   lostMtimes: Set<Entry>;
   /** what the server is known to do (server-traits.ts): with atomic PUTs each file is one PUT onto its name */
-  traits: ServerTraits;
+  server: ServerRecognition;
+  /** the one look (PROPFIND Depth 0) at a written file for the recognition's step 2, once asked */
+  look: Promise<void> | null;
+  /** the first file written while step 2 was open went alone (once a write) */
+  lookedAlone: boolean;
 }
 
 /** One entry's place in the outcome: its list, or its error. */
