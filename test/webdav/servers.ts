@@ -34,7 +34,8 @@ export const REAL_WEBDAV_SERVERS: RealWebdavKind[] = [
 
 /**
  * Whether a write to this server, in this process, uses what Ferry knows of it (the fast path
- * may be off): each file one PUT onto its name, no PROPPATCH of modification times.
+ * may be off): once the server is recognised, each file one PUT onto its name and no PROPPATCH
+ * of modification times.
  */
 export function sendsDirectPuts(kind: RealWebdavKind): boolean {
   return kind.putsAtomically && fastPathOn('direct-puts');

@@ -658,22 +658,9 @@ export class WebdavTarget implements Target {
     const { wanted, mtime } = mtimeOf(upload.entry);
     let accepted = false;
     try {
-      const response = await this.bytesRequest(ctx, dav, temp, {
-        method: 'PUT',
-        body: async () => {
-          throwIfAborted(ctx.signal);
-          return upload.open();
-        },
-        // no If-None-Match: the temp name is this upload's alone, and a retry must replace a first try that landed
-        headers: {
-          'content-type': 'application/octet-stream',
-          ...(size !== null ? { 'content-length': String(size) } : {}),
-          ...mtimeHeader(mtime),
-        },
-        // a refusal names the file the person asked for; the temp name ends with its name
-      }, destination);
-      accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
-      await discardBody(response);
+      // no If-None-Match: the temp name is this upload's alone, and a retry must replace a first
+      // try that landed; a refusal names the file the person asked for (the temp name ends with its name)
+      accepted = await this.putBytes(ctx, dav, upload, temp, {}, destination);
       try {
         await this.move(ctx, dav, temp, destination, overwrite, destination);
       } catch (error) {
@@ -711,27 +698,13 @@ export class WebdavTarget implements Target {
    * a retried PUT whose first try landed is told apart by the bytes (`landedEarlier`).
    */
   private async putInPlace(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession): Promise<void> {
-    const { destination, size, overwrite } = upload;
+    const { destination, overwrite } = upload;
     const { wanted, mtime } = mtimeOf(upload.entry);
     let accepted = false;
     try {
       // no If-Match on an update: a retried PUT whose first try landed would be refused, though
       // the file holds these bytes (the MOVE path's Overwrite: T checks no version either)
-      const response = await this.bytesRequest(ctx, dav, destination, {
-        method: 'PUT',
-        body: async () => {
-          throwIfAborted(ctx.signal);
-          return upload.open();
-        },
-        headers: {
-          'content-type': 'application/octet-stream',
-          ...(size !== null ? { 'content-length': String(size) } : {}),
-          ...mtimeHeader(mtime),
-          ...(overwrite ? {} : { 'if-none-match': '*' }),
-        },
-      });
-      accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
-      await discardBody(response);
+      accepted = await this.putBytes(ctx, dav, upload, destination, overwrite ? {} : { 'if-none-match': '*' });
     } catch (error) {
       if (overwrite || !isRefusedAs(error, 412)) throw error;
       if (!(await this.landedEarlier(ctx, dav, upload))) {
@@ -739,6 +712,29 @@ export class WebdavTarget implements Target {
       }
     }
     await this.keepMtime(dav, upload, wanted, mtime, accepted, session);
+  }
+
+  /**
+   * One PUT of the upload's bytes to `to` (retried by RemoteClient with the bytes opened
+   * afresh), its modification time as X-OC-MTime; whether the server accepted that time.
+   */
+  private async putBytes(ctx: TargetContext, dav: Dav, upload: Upload, to: string, headers: Record<string, string>, shownAs = to): Promise<boolean> {
+    const response = await this.bytesRequest(ctx, dav, to, {
+      method: 'PUT',
+      body: async () => {
+        throwIfAborted(ctx.signal);
+        return upload.open();
+      },
+      headers: {
+        'content-type': 'application/octet-stream',
+        ...(upload.size !== null ? { 'content-length': String(upload.size) } : {}),
+        ...mtimeHeader(mtimeOf(upload.entry).mtime),
+        ...headers,
+      },
+    }, shownAs);
+    const accepted = response.headers.get('x-oc-mtime')?.trim().toLowerCase() === 'accepted';
+    await discardBody(response);
+    return accepted;
   }
 
   /**
