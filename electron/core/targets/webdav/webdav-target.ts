@@ -358,7 +358,7 @@ export class WebdavTarget implements Target {
     if (opened.status === 'rejected') throw opened.reason;
     if (candidate.status === 'rejected') throw candidate.reason;
     session.server.candidateIs(candidate.value);
-    if (this.modDavFsFolders.get(dav.credentials.url)?.some((folder) => base === folder || base.startsWith(`${folder}/`))) session.server.servedHere();
+    if (this.knownModDavFs(dav, base)) session.server.servedHere();
 
     // The top folder and names are settled here, in entry order; each entry is then a task on
     // the pipeline, several at a time. A file's task waits for its folder, made (or listed) once
@@ -747,6 +747,11 @@ export class WebdavTarget implements Target {
     if (there?.type !== 'file' || (upload.size !== null && there.size !== upload.size)) return false;
     const [theirs, ours] = await Promise.all([this.md5Of(ctx, dav, upload.destination), hashStream(await upload.open(), ['md5'])]);
     return theirs === ours.hashes.md5;
+  }
+
+  /** Whether an earlier write saw mod_dav_fs storing `folder` or a folder above it (modDavFsFolders). */
+  private knownModDavFs(dav: Dav, folder: string): boolean {
+    return this.modDavFsFolders.get(dav.credentials.url)?.some((known) => folder === known || folder.startsWith(`${known}/`)) ?? false;
   }
 
   private rememberModDavFs(dav: Dav, folder: string): void {
