@@ -417,6 +417,12 @@ export interface WriteOptions {
   /** Set by the core's jobs: the entries, already judged whole (plan/write-plan.ts); `entries` yields the same, in order. */
   plan?: WritePlan;
   /**
+   * False where the caller reads no WriteOutcome.stored (the provenance record's own write): a
+   * writer that asks the destination for those records in requests of their own once the files
+   * are written (WebDAV's listings) leaves them out. Absent: wanted.
+   */
+  wantsStoredRecords?: boolean;
+  /**
    * Set by a job that can resume: where a writer that stages large files on this machine
    * (targets/local) records the part of a file it has made durable, so that a later run of
    * the job goes on from there rather than from byte 0 (jobs/journaled-entries.ts).

@@ -268,6 +268,8 @@ export class ProvenanceRecorder {
       duplicateAction: 'update',
       signal: ctx.signal,
       jobLabel: `Ferry ${this.job.action} ${this.job.ticket} (provenance)`,
+      // the record's write is not itself reported, so nothing reads the destination's record of it
+      wantsStoredRecords: false,
     });
     for (const error of outcome.fileErrors) notes.push(`The provenance record (${PROVENANCE_FILE}) could not be written: ${error.error}`);
   }

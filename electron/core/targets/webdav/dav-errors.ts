@@ -30,13 +30,18 @@ export async function reasonOf(response: { text?(): Promise<string> } | undefine
 }
 
 /** The webdav client's errors (`status`, `response`) and network failures → FerryError. */
+/** How a sentence names a path on the server. */
+export function shownName(remotePath: string): string {
+  return remotePath === '/' ? 'the top folder' : `'${remotePath}'`;
+}
+
 export function toFerryError(error: unknown, remotePath: string, reason: string | null = null): FerryError {
   if (error instanceof FerryError) return error;
   const status = (error as { status?: number }).status ?? (error as { response?: { status?: number } }).response?.status;
   const headers = (error as { response?: { headers?: { get?(name: string): string | null } } }).response?.headers;
   const retryAfterHeader = typeof headers?.get === 'function' ? headers.get('retry-after') : null;
   const retryAfter = retryAfterHeader && Number.isFinite(Number(retryAfterHeader)) ? Number(retryAfterHeader) : undefined;
-  const name = remotePath === '/' ? 'the top folder' : `'${remotePath}'`;
+  const name = shownName(remotePath);
   const because = reason ? `: ${reason.replace(/\.$/, '')}` : '';
   switch (status) {
     case undefined: {

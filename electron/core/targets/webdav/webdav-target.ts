@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { createClient, type FileStat, type ResponseDataDetailed, type WebDAVClient } from 'webdav';
+import { createClient, type FileStat, type WebDAVClient } from 'webdav';
 import { CancelledError, FerryError, badRequest, conflict, notFound, throwIfAborted } from '../../errors.js';
 import { hashStream } from '../../hashing.js';
 import { formatDate } from '../../time.js';
@@ -30,7 +30,8 @@ import { derivedSignal } from '../../remote/retry-notice.js';
 import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
-import { UNAUTHORIZED, reasonOf, toFerryError } from './dav-errors.js';
+import { UNAUTHORIZED, reasonOf, shownName, toFerryError } from './dav-errors.js';
+import { listingOf, statOf } from './multistatus.js';
 import { isAbandoned, isFerryTempName, MAX_NAME_BYTES, tempNameFor } from './temp-names.js';
 import type { NamingRules } from '../../plan/naming-rules.js';
 import { judgedEntries } from '../../plan/write-plan.js';
@@ -62,6 +63,8 @@ interface Dav {
   client: WebDAVClient;
   http: RemoteClient;
   credentials: WebdavCredentials;
+  /** the server URL's path, decoded ('/remote.php/dav/files/ana'; '/' for none), which the hrefs of its listings begin with */
+  basePath: string;
 }
 
 const DAV_MESSAGES = { unauthorized: UNAUTHORIZED };
@@ -190,7 +193,7 @@ export class WebdavTarget implements Target {
       });
       this.httpClients.set(credentials.url, http);
     }
-    return { client, http, credentials };
+    return { client, http, credentials, basePath: basePathOf(credentials.url) };
   }
 
   /** A request through RemoteClient (timeouts, retries, clear mid-body errors): a GET or PUT of file bytes, a MOVE, an OPTIONS. */
@@ -262,13 +265,11 @@ export class WebdavTarget implements Target {
 
   /** One PROPFIND Depth 1 of `dir`: the folder's own entry (null if the server gave none) and its children, sorted by name. */
   private async listing(ctx: TargetContext, dav: Dav, dir: string): Promise<{ self: FileStat | null; children: FileStat[] }> {
-    const result = await this.retrying(ctx, dir, (signal) =>
-      dav.client.getDirectoryContents(dir, { details: true, data: PROPFIND_BODY, signal, includeSelf: true }),
-    );
+    const listed = await this.retrying(ctx, dir, async (signal) => listingOf(await this.propfind(dav, dir === '/' ? '/' : `${dir.replace(/\/$/, '')}/`, '1', signal), dav.basePath, shownName(dir)));
     const own = dir === '/' ? '/' : dir.replace(/\/$/, '');
     let self: FileStat | null = null;
     const children: FileStat[] = [];
-    for (const stat of result.data) {
+    for (const stat of listed) {
       if (stat.filename === own || stat.basename === '') self ??= stat;
       else children.push(stat);
     }
@@ -276,10 +277,18 @@ export class WebdavTarget implements Target {
   }
 
   private stat(ctx: TargetContext, dav: Dav, remotePath: string): Promise<FileStat> {
-    return this.retrying(ctx, remotePath, async (signal) => {
-      const result = (await dav.client.stat(remotePath, { details: true, data: PROPFIND_BODY, signal })) as ResponseDataDetailed<FileStat>;
-      return result.data;
-    });
+    return this.retrying(ctx, remotePath, async (signal) => statOf(await this.propfind(dav, remotePath, '0', signal), dav.basePath, shownName(remotePath)));
+  }
+
+  /** The body of one PROPFIND of PROPFIND_BODY's properties (its errors the webdav client's, as each `call` maps them). */
+  private async propfind(dav: Dav, remotePath: string, depth: '0' | '1', signal: AbortSignal): Promise<string> {
+    const response = await dav.client.customRequest(remotePath, {
+      method: 'PROPFIND',
+      headers: { accept: 'text/plain,application/xml', depth, 'content-type': 'application/xml; charset=utf-8' },
+      data: PROPFIND_BODY,
+      signal,
+    } as Parameters<WebDAVClient['customRequest']>[1]);
+    return response.text();
   }
 
   private async statOrNull(ctx: TargetContext, dav: Dav, remotePath: string): Promise<FileStat | null> {
@@ -345,7 +354,7 @@ export class WebdavTarget implements Target {
   private async writeInto(ctx: TargetContext, containerId: string | null, entries: AsyncIterable<Entry>, options: WriteOptions, made: (record: NewRecord) => void): Promise<WriteOutcome> {
     const dav = this.connect(ctx);
     const outcome: WriteOutcome = { created: [], updated: [], ignored: [], fileErrors: [] };
-    const session: WriteSession = { folders: new Map(), dirs: new Map([['/', Promise.resolve()]]), setMtime: 'untried', lostMtimes: new Set(), server: new ServerRecognition(), look: null, lookedAlone: false };
+    const session: WriteSession = { folders: new Map(), dirs: new Map([['/', Promise.resolve()]]), setMtime: 'untried', lostMtimes: new Set(), server: new ServerRecognition(), look: null };
     const lostMtimes: string[] = [];
     /** destination → the entry's path, for each file created or updated */
     const written = new Map<string, string>();
@@ -442,14 +451,7 @@ export class WebdavTarget implements Target {
           }
         };
         // the same name twice (or two spellings a server may take for one) never at once
-        const looking = session.server.open && !session.lookedAlone;
         await pipeline.startFile(entry, destination.toLowerCase(), task);
-        if (looking) {
-          // a server that may be mod_dav_fs, no file seen yet: the first file goes alone, with
-          // its look (lookForModDavFs), so the files after it already go as that look says
-          session.lookedAlone = true;
-          await pipeline.drain();
-        }
       }
     } finally {
       // never return (or throw) while a request is under way
@@ -458,7 +460,7 @@ export class WebdavTarget implements Target {
     await pipeline.finish();
     const writtenInto = containerId === null ? (top ? `/${top.actual}` : null) : base;
     if (session.server.recognised && writtenInto) this.rememberModDavFs(dav, writtenInto);
-    outcome.stored = await this.storedRecords(ctx, dav, written);
+    if (options.wantsStoredRecords !== false) outcome.stored = await this.storedRecords(ctx, dav, written);
     if (containerId === null) {
       if (!top) throw badRequest('The upload holds nothing: a new top-level folder needs one top folder.');
       outcome.newResource = { id: webdavId(`/${top.actual}`), title: top.actual };
@@ -611,10 +613,7 @@ export class WebdavTarget implements Target {
     if (!existing) {
       const upload: Upload = { destination, entry, open: () => entry.open(), size: entry.size, overwrite: false };
       if (session.server.traits.atomicPuts) await this.putInPlace(ctx, dav, upload, session);
-      else {
-        // the look comes before the time's PROPPATCH, which mod_dav_fs, once seen, is known to refuse
-        await this.putThenMove(ctx, dav, upload, session, () => this.lookForModDavFs(ctx, dav, destination, session));
-      }
+      else await this.putThenMove(ctx, dav, upload, session, true);
       return 'created';
     }
     // update: replace only when the bytes differ — by the server's stored MD5 if it has
@@ -649,10 +648,10 @@ export class WebdavTarget implements Target {
    * The file's modification time goes with the PUT as `X-OC-MTime` (Nextcloud, ownCloud:
    * answered `X-OC-MTime: accepted`); where it is not accepted, one PROPPATCH of
    * `getlastmodified` is tried, and a refusal stops further tries in this write. A file
-   * whose time could not be kept is reported in the outcome's notes. `placed` runs once the
-   * file is in place, before that.
+   * whose time could not be kept is reported in the outcome's notes. `mayLook`: this file's
+   * temporary copy may be the one the recognition looks at (lookForModDavFs), before its MOVE.
    */
-  private async putThenMove(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession, placed?: () => Promise<void>): Promise<void> {
+  private async putThenMove(ctx: TargetContext, dav: Dav, upload: Upload, session: WriteSession, mayLook = false): Promise<void> {
     const { destination, size, overwrite } = upload;
     const temp = path.posix.join(path.posix.dirname(destination), tempNameFor(path.posix.basename(destination)));
     const { wanted, mtime } = mtimeOf(upload.entry);
@@ -661,6 +660,7 @@ export class WebdavTarget implements Target {
       // no If-None-Match: the temp name is this upload's alone, and a retry must replace a first
       // try that landed; a refusal names the file the person asked for (the temp name ends with its name)
       accepted = await this.putBytes(ctx, dav, upload, temp, {}, destination);
+      if (mayLook) await this.lookForModDavFs(ctx, dav, temp, session);
       try {
         await this.move(ctx, dav, temp, destination, overwrite, destination);
       } catch (error) {
@@ -679,7 +679,8 @@ export class WebdavTarget implements Target {
       }
       throw error;
     }
-    await placed?.();
+    // the look's answer comes before the time's PROPPATCH, which mod_dav_fs, once seen, is known to refuse
+    await session.look;
     await this.keepMtime(dav, upload, wanted, mtime, accepted, session);
   }
 
@@ -777,13 +778,17 @@ export class WebdavTarget implements Target {
   }
 
   /**
-   * Step 2 where no listing of the write showed a file (server-traits.ts): one PROPFIND Depth 0
-   * of the first file this write put in place, once a write, for mod_dav_fs's `executable`.
-   * The files after it go as its answer says. A failure of it proves nothing.
+   * Step 2 where no listing of the write showed a file (server-traits.ts): one PROPFIND Depth 0,
+   * once a write, of the temporary copy of the first file whose PUT was answered, for
+   * mod_dav_fs's `executable` (the copy is a file of the destination folder, stored as the file
+   * will be). That file's MOVE waits for the answer (it would take the copy away); the other
+   * files keep going meanwhile, by temp name and MOVE (right on every server), and wait for it
+   * only before their time's PROPPATCH, which mod_dav_fs refuses; files started after it go as
+   * it says. A failure of it proves nothing.
    */
-  private async lookForModDavFs(ctx: TargetContext, dav: Dav, destination: string, session: WriteSession): Promise<void> {
-    if (!session.server.open) return;
-    session.look ??= this.statOrNull(ctx, dav, destination).then(
+  private async lookForModDavFs(ctx: TargetContext, dav: Dav, temp: string, session: WriteSession): Promise<void> {
+    if (!session.server.open || session.look) return;
+    session.look = this.statOrNull(ctx, dav, temp).then(
       (stat) => session.server.sawFiles(stat ? [stat] : []),
       () => undefined,
     );
@@ -980,10 +985,8 @@ interface WriteSession {
   lostMtimes: Set<Entry>;
   /** what the server is known to do (server-traits.ts): with atomic PUTs each file is one PUT onto its name */
   server: ServerRecognition;
-  /** the one look (PROPFIND Depth 0) at a written file for the recognition's step 2, once asked */
+  /** the one look (PROPFIND Depth 0) at a file's temporary copy for the recognition's step 2, once asked (lookForModDavFs) */
   look: Promise<void> | null;
-  /** the first file written while step 2 was open went alone (once a write) */
-  lookedAlone: boolean;
 }
 
 /** One entry's place in the outcome: its list, or its error. */
@@ -1027,6 +1030,17 @@ function isRefusedAs(error: unknown, status: number): boolean {
 /** A path below the account URL, each segment percent-encoded (relative, so the URL's own path stays). */
 function encodeDavPath(remotePath: string): string {
   return remotePath.split('/').filter(Boolean).map(encodeURIComponent).join('/');
+}
+
+function basePathOf(url: string): string {
+  const { pathname } = new URL(url);
+  let decoded = pathname;
+  try {
+    decoded = decodeURIComponent(pathname);
+  } catch {
+    // not percent-encoded UTF-8: kept as it is
+  }
+  return decoded.replace(/\/+$/, '') || '/';
 }
 
 function nodeOf(stat: FileStat): ResourceNode {
