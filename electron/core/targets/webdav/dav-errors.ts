@@ -29,12 +29,12 @@ export async function reasonOf(response: { text?(): Promise<string> } | undefine
   }
 }
 
-/** The webdav client's errors (`status`, `response`) and network failures → FerryError. */
 /** How a sentence names a path on the server. */
 export function shownName(remotePath: string): string {
   return remotePath === '/' ? 'the top folder' : `'${remotePath}'`;
 }
 
+/** The webdav client's errors (`status`, `response`) and network failures → FerryError. */
 export function toFerryError(error: unknown, remotePath: string, reason: string | null = null): FerryError {
   if (error instanceof FerryError) return error;
   const status = (error as { status?: number }).status ?? (error as { response?: { status?: number } }).response?.status;

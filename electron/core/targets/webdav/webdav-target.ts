@@ -265,8 +265,9 @@ export class WebdavTarget implements Target {
 
   /** One PROPFIND Depth 1 of `dir`: the folder's own entry (null if the server gave none) and its children, sorted by name. */
   private async listing(ctx: TargetContext, dav: Dav, dir: string): Promise<{ self: FileStat | null; children: FileStat[] }> {
-    const listed = await this.retrying(ctx, dir, async (signal) => listingOf(await this.propfind(dav, dir === '/' ? '/' : `${dir.replace(/\/$/, '')}/`, '1', signal), dav.basePath, shownName(dir)));
     const own = dir === '/' ? '/' : dir.replace(/\/$/, '');
+    // a folder's URL with its trailing slash, as the webdav client sent it
+    const listed = await this.retrying(ctx, dir, async (signal) => listingOf(await this.propfind(dav, own === '/' ? '/' : `${own}/`, '1', signal), dav.basePath, shownName(dir)));
     let self: FileStat | null = null;
     const children: FileStat[] = [];
     for (const stat of listed) {
