@@ -88,6 +88,11 @@ describe('a PROPFIND Multi-Status read as FileStat rows', () => {
     expect(row!.props).toEqual({});
   });
 
+  it('a response the server could not describe (a status, no propstat) is no row', () => {
+    const xml = APACHE.replace('</D:multistatus>', '<D:response><D:href>/dav/f/broken-link</D:href><D:status>HTTP/1.1 500 Internal Server Error</D:status></D:response></D:multistatus>');
+    expect(listingOf(xml, '/dav', "'/f'").map((row) => row.basename)).toEqual(['f', 'file one.txt']);
+  });
+
   it('the server URL itself reads as /', () => {
     const xml = '<d:multistatus xmlns:d="DAV:"><d:response><d:href>/dav/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/></d:resourcetype></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response></d:multistatus>';
     expect(listingOf(xml, '/dav', 'the top folder').map((row) => [row.filename, row.basename, row.type])).toEqual([['/', '', 'directory']]);

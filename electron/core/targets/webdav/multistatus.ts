@@ -15,7 +15,7 @@ import { MOD_DAV_FS_NAMESPACE } from './server-traits.js';
  * wait for one another on the main thread (docs/performance.md, "PROPFIND answers read as they
  * are parsed"). Invariants:
  * - a property counts only from a propstat whose status is 2xx; a 404 propstat (a property
- *   the server does not have) leaves it absent;
+ *   the server does not have) leaves it absent, and a response with none is no row of a listing;
  * - a property is known by its namespace and name (PROPERTY_KEYS); values are the element's
  *   text, nested elements' text joined by spaces (Nextcloud's `oc:checksums`/`oc:checksum`);
  * - a row's `filename` is its href's path below the server URL's path, percent-decoded, with
@@ -151,9 +151,13 @@ function fileStatOf(response: DavResponse, basePath: string, what: string): File
   return stat;
 }
 
-/** `basePath`: the path of the server URL the target was given ('/dav'), which hrefs begin with. */
+/**
+ * The rows of a Depth 1 PROPFIND. `basePath`: the path of the server URL the target was given
+ * ('/dav'), which hrefs begin with. A response with no 2xx propstat (only a status of its own:
+ * a resource the server could not describe) is no row: nothing is known of it, not even its type.
+ */
 export function listingOf(xml: string, basePath: string, what: string): FileStat[] {
-  return parseResponses(xml, what).map((response) => fileStatOf(response, basePath, what));
+  return parseResponses(xml, what).flatMap((response) => (response.found ? [fileStatOf(response, basePath, what)] : []));
 }
 
 /**
