@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FerryError } from '../../errors.js';
-import { listingOf, statOf } from './multistatus.js';
+import { basePathOf, listingOf, statOf, statusesOf } from './multistatus.js';
 import { toFerryError } from './dav-errors.js';
 
 // Apache httpd 2.4 mod_dav_fs, as it answers PROPFIND_BODY (prefixes per response, the
@@ -108,6 +108,17 @@ describe('a PROPFIND Multi-Status read as FileStat rows', () => {
       thrown = error;
     }
     expect(toFerryError(thrown, '/gone').status).toBe(404);
+  });
+
+  it("a PROPPATCH's 207: each propstat's status, as Apache refuses getlastmodified and a server that sets it answers", () => {
+    const refused = '<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/a.txt</D:href><D:propstat><D:prop><D:getlastmodified/></D:prop><D:status>HTTP/1.1 409 Conflict</D:status></D:propstat></D:response></D:multistatus>';
+    expect(statusesOf(refused, "'/a.txt'")).toEqual([409]);
+    expect(statusesOf(refused.replace('409 Conflict', '200 OK'), "'/a.txt'")).toEqual([200]);
+  });
+
+  it("the server URL's path, decoded, without a trailing slash", () => {
+    expect(basePathOf('https://cloud.example.org/remote.php/dav/files/ana%20b/')).toBe('/remote.php/dav/files/ana b');
+    expect(basePathOf('http://127.0.0.1:8080')).toBe('/');
   });
 
   it('an answer that is no Multi-Status (a proxy error page, cut XML) is a sentence, not an empty listing', () => {

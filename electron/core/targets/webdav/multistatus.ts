@@ -36,13 +36,14 @@ const PROPERTY_KEYS: ReadonlyMap<string, string> = new Map([
 
 const DAV = 'DAV:';
 
-/** One `<response>`: its href, the 2xx properties by key, whether it is a collection, whether any propstat was 2xx, and its own status if it has no propstat. */
+/** One `<response>`: its href, the 2xx properties by key, whether it is a collection, whether any propstat was 2xx, its own status if it has no propstat, and every status it gave. */
 interface DavResponse {
   href: string;
   props: Record<string, string>;
   collection: boolean;
   found: boolean;
   status: number | null;
+  statuses: (number | null)[];
 }
 
 /** `HTTP/1.1 200 OK` → 200; null when unreadable */
@@ -69,7 +70,7 @@ function parseResponses(xml: string, what: string): DavResponse[] {
     if (open.length === 0 && name === `{${DAV}}multistatus`) sawMultistatus = true;
     open.push(name);
     const depth = open.length;
-    if (depth === 2 && name === `{${DAV}}response`) response = { href: '', props: {}, collection: false, found: false, status: null };
+    if (depth === 2 && name === `{${DAV}}response`) response = { href: '', props: {}, collection: false, found: false, status: null, statuses: [] };
     else if (!response) return;
     else if (depth === 3 && name === `{${DAV}}propstat`) propstat = { props: {}, collection: false, status: null };
     else if (depth === 3 && (name === `{${DAV}}href` || name === `{${DAV}}status`)) text = [];
@@ -92,12 +93,14 @@ function parseResponses(xml: string, what: string): DavResponse[] {
       text = null;
     } else if (depth === 4 && propstat && text && name === `{${DAV}}status`) {
       propstat.status = statusCode(text.join(''));
+      current.statuses.push(propstat.status);
       text = null;
     } else if (depth === 3 && text && name === `{${DAV}}href`) {
       current.href = text.join('').trim();
       text = null;
     } else if (depth === 3 && text && name === `{${DAV}}status`) {
       current.status = statusCode(text.join(''));
+      current.statuses.push(current.status);
       text = null;
     } else if (depth === 3 && propstat && name === `{${DAV}}propstat`) {
       if (propstat.status !== null && propstat.status >= 200 && propstat.status < 300) {
@@ -172,4 +175,27 @@ export function statOf(xml: string, basePath: string, what: string): FileStat {
     throw Object.assign(new Error(`HTTP ${status} inside the Multi-Status`), { status });
   }
   return fileStatOf(first, basePath, what);
+}
+
+/**
+ * Every status a Multi-Status gave (each propstat's and each bare response's): a PROPPATCH's 207
+ * says per property whether it was set (RFC 4918 §9.2). An unreadable status line reads as null.
+ */
+export function statusesOf(xml: string, what: string): (number | null)[] {
+  return parseResponses(xml, what).flatMap((response) => response.statuses);
+}
+
+/**
+ * The path of the server URL the target was given, percent-decoded, without a trailing slash
+ * ('/' for none): the hrefs of its listings begin with it (filenameOf).
+ */
+export function basePathOf(url: string): string {
+  const { pathname } = new URL(url);
+  let decoded = pathname;
+  try {
+    decoded = decodeURIComponent(pathname);
+  } catch {
+    // not percent-encoded UTF-8: kept as it is
+  }
+  return decoded.replace(/\/+$/, '') || '/';
 }

@@ -73,7 +73,7 @@ export function modDavFsTraits(answer: OptionsAnswer): ServerTraits | null {
   return { atomicPuts: major > 2 || (major === 2 && minor >= 4), refusesLastModified: true };
 }
 
-/** Step 2: whether a listed file's properties carry mod_dav_fs's own `executable` (as the `webdav` client gives them, namespace prefixes dropped). */
+/** Step 2: whether a listed file's properties carry mod_dav_fs's own `executable` (multistatus.ts keeps it only from mod_dav_fs's namespace). */
 export function servedByModDavFs(props: Record<string, unknown> | undefined): boolean {
   return props?.executable === 'T' || props?.executable === 'F';
 }

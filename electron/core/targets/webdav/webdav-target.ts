@@ -31,7 +31,7 @@ import { sizeAndMd5 } from '../../remote/spool.js';
 import { verifyAdvertised } from '../../remote/advertised-fixity.js';
 import { parseWebdavToken, type WebdavCredentials } from './credentials.js';
 import { UNAUTHORIZED, reasonOf, shownName, toFerryError } from './dav-errors.js';
-import { listingOf, statOf } from './multistatus.js';
+import { basePathOf, listingOf, statOf, statusesOf } from './multistatus.js';
 import { isAbandoned, isFerryTempName, MAX_NAME_BYTES, tempNameFor } from './temp-names.js';
 import type { NamingRules } from '../../plan/naming-rules.js';
 import { judgedEntries } from '../../plan/write-plan.js';
@@ -480,7 +480,9 @@ export class WebdavTarget implements Target {
     const byDir = new Map<string, [string, string][]>();
     for (const [destination, entryPath] of written) {
       const dir = path.posix.dirname(destination);
-      byDir.set(dir, [...(byDir.get(dir) ?? []), [destination, entryPath]]);
+      const files = byDir.get(dir);
+      if (files) files.push([destination, entryPath]);
+      else byDir.set(dir, [[destination, entryPath]]);
     }
     const records = new Map<string, StoredRecord>();
     const listings = new OrderedPipeline<void>(pipelineLimits(this.info.concurrency), () => undefined, ctx.signal);
@@ -851,9 +853,9 @@ export class WebdavTarget implements Target {
     const body = `<?xml version="1.0" encoding="utf-8"?><d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><d:getlastmodified>${mtime.toUTCString()}</d:getlastmodified></d:prop></d:set></d:propertyupdate>`;
     try {
       const response = await dav.client.customRequest(destination, { method: 'PROPPATCH', headers: { 'content-type': 'application/xml; charset=utf-8' }, data: body, signal: AbortSignal.timeout(this.options.timeoutMs ?? 60_000) } as Parameters<WebDAVClient['customRequest']>[1]);
-      const text = await response.text();
-      const statuses = [...text.matchAll(/<(?:[a-z]+:)?status>\s*HTTP\/[\d.]+\s+(\d{3})/gi)].map((m) => Number(m[1]));
-      return response.status === 207 && statuses.length > 0 && statuses.every((s) => s >= 200 && s < 300);
+      if (response.status !== 207) return false;
+      const statuses = statusesOf(await response.text(), shownName(destination));
+      return statuses.length > 0 && statuses.every((s) => s !== null && s >= 200 && s < 300);
     } catch {
       // a refusal of the method itself (405, 403, 501) is the same answer: not settable here
       return false;
@@ -1031,17 +1033,6 @@ function isRefusedAs(error: unknown, status: number): boolean {
 /** A path below the account URL, each segment percent-encoded (relative, so the URL's own path stays). */
 function encodeDavPath(remotePath: string): string {
   return remotePath.split('/').filter(Boolean).map(encodeURIComponent).join('/');
-}
-
-function basePathOf(url: string): string {
-  const { pathname } = new URL(url);
-  let decoded = pathname;
-  try {
-    decoded = decodeURIComponent(pathname);
-  } catch {
-    // not percent-encoded UTF-8: kept as it is
-  }
-  return decoded.replace(/\/+$/, '') || '/';
 }
 
 function nodeOf(stat: FileStat): ResourceNode {
