@@ -45,6 +45,8 @@ export const FAST_PATHS = [
   'declare-batches',
   /** a WebDAV file goes in one PUT straight onto its name, not a PUT to a temporary name and a MOVE, on a server known to write a PUT atomically (targets/webdav/server-traits.ts) */
   'direct-puts',
+  /** a WebDAV write lists each folder whose files are all written while its later files are under way, not every folder after the last file (remote/finished-folders.ts) */
+  'early-listings',
   /** a request without a body (GET, HEAD, DELETE) goes over node:http, not ky and fetch, and a download's answer stays a Node stream (remote/node-answer.ts) */
   'direct-requests',
   /** a small file from a streamed source (a download) is gathered whole, then written on a file-write worker thread in one hop (targets/local/writer.ts) */

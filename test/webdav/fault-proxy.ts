@@ -23,8 +23,12 @@ export interface ProxyOptions {
   loseAnswer?(method: string, path: string): boolean;
   /** rewrites the server's answer to a request with this method (its body as text), as another server would have answered */
   rewriteAnswer?: { method: string; rewrite(body: string): string };
-  /** sees each exchange that got an answer: what Ferry sent and what the server said */
-  onExchange?(exchange: { method: string; path: string; headers: http.IncomingHttpHeaders; status: number; responseHeaders: http.IncomingHttpHeaders }): void;
+  /**
+   * sees each exchange that got an answer: what Ferry sent and what the server said, and when,
+   * on one count of events at the proxy (`arrived`: the request reached it; `answered`: the
+   * server's answer did, so the server had done what was asked)
+   */
+  onExchange?(exchange: { method: string; path: string; headers: http.IncomingHttpHeaders; status: number; responseHeaders: http.IncomingHttpHeaders; arrived: number; answered: number }): void;
 }
 
 export interface FaultProxy {
@@ -37,12 +41,14 @@ export async function startWebdavFaultProxy(upstreamUrl: string, plan: FaultPlan
   const upstream = new URL(upstreamUrl);
   let proxyOrigin = '';
   const agent = new http.Agent({ keepAlive: false });
+  let events = 0;
   const server = http.createServer((req, res) => {
+    const arrived = ++events;
     const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: upstream.host };
     const destination = req.headers.destination;
     if (typeof destination === 'string' && destination.startsWith(proxyOrigin)) headers.destination = upstream.origin + destination.slice(proxyOrigin.length);
     const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
-      options.onExchange?.({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, status: answer.statusCode ?? 0, responseHeaders: answer.headers });
+      options.onExchange?.({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, status: answer.statusCode ?? 0, responseHeaders: answer.headers, arrived, answered: ++events });
       if (options.loseAnswer?.(req.method ?? '', req.url ?? '')) {
         answer.resume();
         answer.on('end', () => req.socket.destroy());

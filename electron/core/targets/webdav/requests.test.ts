@@ -32,6 +32,9 @@ interface Sent {
   mtime?: string;
   ifNoneMatch?: string;
   status: number;
+  /** when the request reached the proxy, and when the server's answer did (one count: see fault-proxy.ts) */
+  arrived: number;
+  answered: number;
   /** set by the test: a PUT onto the file's own name it expects (an update in place, or a server that writes PUTs atomically) */
   inPlace?: boolean;
 }
@@ -87,7 +90,7 @@ for (const kind of REAL_WEBDAV_SERVERS) {
       await writeFile(path.join(server.dataDir, 'Project/data/one.csv'), 'a,b\n1,2\n');
       if (kind.ownerOfFiles) execFileSync('chown', ['-R', kind.ownerOfFiles, server.dataDir]);
       proxy = await startWebdavFaultProxy(server.url, new FaultPlan(), {
-        onExchange: ({ method, path: p, headers, status }) => {
+        onExchange: ({ method, path: p, headers, status, arrived, answered }) => {
           const destination = typeof headers.destination === 'string' ? new URL(headers.destination).pathname : undefined;
           sent.push({
             method,
@@ -99,6 +102,8 @@ for (const kind of REAL_WEBDAV_SERVERS) {
             mtime: headers['x-oc-mtime'] as string | undefined,
             ifNoneMatch: headers['if-none-match'] as string | undefined,
             status,
+            arrived,
+            answered,
           });
         },
       });
@@ -209,6 +214,32 @@ for (const kind of REAL_WEBDAV_SERVERS) {
         expect(moves).toBeLessThanOrEqual(8);
       } else {
         expect(moves).toBe(12);
+      }
+    });
+
+    it(fastPathOn('early-listings') ? "each folder's record read once, after its last file, while the next folders' files are written" : "each folder's record read once, after its last file", async () => {
+      sent = [];
+      const folders = ['A', 'B', 'C'];
+      const files = Object.fromEntries(folders.flatMap((folder) => [[folder, null], ...Array.from({ length: 10 }, (_, i) => [`${folder}/f${i}.txt`, `${folder}${i}`])]));
+      const outcome = await target.write(ctx(token), webdavId('/Project'), entries(files), writeOptions());
+      expect(outcome.created).toHaveLength(30);
+      expect([...outcome.stored!.values()].map((record) => ('size' in record ? record.size : record.unverifiable))).toEqual(Array(30).fill(2));
+      check('folders written one after another');
+      const decoded = (p: string) => decodeURIComponent(new URL(p, 'http://x').pathname).replace(/\/+$/, '');
+      // a temporary name (PUT, then MOVE) is in the folder of the file it becomes
+      const folderOf = (r: Sent) => path.posix.dirname(decoded(r.path));
+      const writesTo = (folder: string) => sent.filter((r) => ['PUT', 'MOVE', 'PROPPATCH'].includes(r.method) && folderOf(r).endsWith(`/Project/${folder}`));
+      const listingsOf = (folder: string) => sent.filter((r) => r.method === 'PROPFIND' && r.depth === '1' && decoded(r.path).endsWith(`/Project/${folder}`));
+      for (const folder of folders) {
+        const [listing, ...more] = listingsOf(folder);
+        expect(more, `${folder} listed more than once`).toEqual([]);
+        // the listing reached the server only after it had done every request that put a file of the folder in place
+        const lastWrite = Math.max(...writesTo(folder).map((r) => r.answered));
+        expect(listing!.arrived, `${folder} listed before its last file was in place`).toBeGreaterThan(lastWrite);
+      }
+      if (fastPathOn('early-listings')) {
+        // A's record was asked while C's files were still being written
+        expect(listingsOf('A')[0]!.arrived).toBeLessThan(Math.max(...writesTo('C').map((r) => r.answered)));
       }
     });
   });

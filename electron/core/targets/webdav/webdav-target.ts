@@ -38,6 +38,7 @@ import { judgedEntries } from '../../plan/write-plan.js';
 import { discardBody } from '../../remote/answer-body.js';
 import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
+import { FinishedFolders } from '../../remote/finished-folders.js';
 import { fastPathOn } from '../../fast-paths.js';
 import { MOD_DAV_FS_NAMESPACE, modDavFsTraits, ServerRecognition, type ServerTraits } from './server-traits.js';
 
@@ -384,6 +385,10 @@ export class WebdavTarget implements Target {
       }
       if (result.entry && session.lostMtimes.has(result.entry)) lostMtimes.push(result.path);
     }, options.signal);
+    // the server's record of written files, from folders listed while the write goes on (finished-folders.ts)
+    const wantsRecords = options.wantsStoredRecords !== false;
+    const finished = wantsRecords && fastPathOn('early-listings') ? new FinishedFolders<[destination: string, entryPath: string]>() : null;
+    const recorded = new Map<string, StoredRecord>();
     const perFile = (entryPath: string, error: unknown): FileResult => {
       if (!isPerFileFailure(error, options.signal)) throw error;
       return { path: entryPath, error: error.message };
@@ -443,16 +448,29 @@ export class WebdavTarget implements Target {
         }
         const dir = path.posix.dirname(destination);
         const task = async (): Promise<FileResult> => {
+          let list: WrittenAs | null = null;
           try {
             await this.ensureDir(ctx, dav, dir, session);
             const existing = (await this.folder(ctx, dav, dir, session)).get(path.posix.basename(destination));
-            return { path: entry.path, entry, destination, list: await this.writeFile(ctx, dav, entry, destination, existing, options, session) };
+            list = await this.writeFile(ctx, dav, entry, destination, existing, options, session);
+            return { path: entry.path, entry, destination, list };
           } catch (error) {
             return { ...perFile(entry.path, error), entry };
+          } finally {
+            finished?.ended(dir, list !== null && list !== 'ignored' ? [destination, entry.path] : null);
           }
         };
+        if (finished) {
+          for (const { folder, files } of finished.takeFinished()) {
+            // a listing that fails or never starts records nothing: its files are listed after the write
+            await pipeline.startAhead(`listed ${folder}`, async () => {
+              for (const [entryPath, record] of await this.recordsOf(ctx, dav, folder, files)) recorded.set(entryPath, record);
+            });
+          }
+          finished.starting(dir);
+        }
         // the same name twice (or two spellings a server may take for one) never at once
-        await pipeline.startFile(entry, destination.toLowerCase(), task);
+        if (!(await pipeline.startFile(entry, destination.toLowerCase(), task))) finished?.ended(dir, null);
       }
     } finally {
       // never return (or throw) while a request is under way
@@ -461,7 +479,7 @@ export class WebdavTarget implements Target {
     await pipeline.finish();
     const writtenInto = containerId === null ? (top ? `/${top.actual}` : null) : base;
     if (session.server.recognised && writtenInto) this.rememberModDavFs(dav, writtenInto);
-    if (options.wantsStoredRecords !== false) outcome.stored = await this.storedRecords(ctx, dav, written);
+    if (wantsRecords) outcome.stored = await this.storedRecords(ctx, dav, written, recorded);
     if (containerId === null) {
       if (!top) throw badRequest('The upload holds nothing: a new top-level folder needs one top folder.');
       outcome.newResource = { id: webdavId(`/${top.actual}`), title: top.actual };
@@ -472,41 +490,34 @@ export class WebdavTarget implements Target {
 
   /**
    * The server's record of each file written (its size, and its checksums where it keeps them:
-   * oc:checksums on Nextcloud/ownCloud; webdav.md), from one PROPFIND Depth 1 per folder
-   * written to once the write is done, as many at once as the write keeps files in flight
-   * (one after another they would be a round trip each): the job verifies each file against it.
+   * oc:checksums on Nextcloud/ownCloud; webdav.md): `recorded` holds those of folders listed
+   * while the write went on; the rest come from one PROPFIND Depth 1 per folder written to once
+   * the write is done, as many at once as the write keeps files in flight (one after another
+   * they would be a round trip each). The job verifies each file against it.
    */
-  private async storedRecords(ctx: TargetContext, dav: Dav, written: ReadonlyMap<string, string>): Promise<Map<string, StoredRecord>> {
+  private async storedRecords(ctx: TargetContext, dav: Dav, written: ReadonlyMap<string, string>, recorded: ReadonlyMap<string, StoredRecord>): Promise<Map<string, StoredRecord>> {
     const byDir = new Map<string, [string, string][]>();
     for (const [destination, entryPath] of written) {
+      if (recorded.has(entryPath)) continue;
       const dir = path.posix.dirname(destination);
       const files = byDir.get(dir);
       if (files) files.push([destination, entryPath]);
       else byDir.set(dir, [[destination, entryPath]]);
     }
-    const records = new Map<string, StoredRecord>();
+    const records = new Map(recorded);
     const listings = new OrderedPipeline<void>(pipelineLimits(this.info.concurrency), () => undefined, ctx.signal);
     try {
       for (const [dir, files] of byDir) {
         if (listings.stopped) break;
         await listings.start(dir, 0, async () => {
-          let listed: Map<string, FileStat>;
+          let listed: [string, StoredRecord][];
           try {
-            listed = new Map((await this.childrenWithTemps(ctx, dav, dir)).map((stat) => [stat.basename, stat]));
+            listed = await this.recordsOf(ctx, dav, dir, files);
           } catch (error) {
             if (!isPerFileFailure(error, ctx.signal)) throw error;
-            for (const [, entryPath] of files) records.set(entryPath, { unverifiable: `the folder could not be listed after the write (${error.message.replace(/\.$/, '')}).` });
-            return;
+            listed = files.map(([, entryPath]) => [entryPath, { unverifiable: `the folder could not be listed after the write (${error.message.replace(/\.$/, '')}).` }]);
           }
-          for (const [destination, entryPath] of files) {
-            const stat = listed.get(path.posix.basename(destination));
-            records.set(
-              entryPath,
-              stat?.type === 'file'
-                ? { hashes: hashesFromChecksums((stat.props as Record<string, unknown> | undefined)?.checksums), size: stat.size }
-                : { unverifiable: 'the WebDAV server did not list the file in its folder after the write.' },
-            );
-          }
+          for (const [entryPath, record] of listed) records.set(entryPath, record);
         });
       }
     } finally {
@@ -514,8 +525,22 @@ export class WebdavTarget implements Target {
       await listings.drain();
     }
     await listings.finish();
-    // folder by folder, as one listing after another gave them
-    return new Map([...byDir.values()].flat().flatMap(([, entryPath]) => (records.has(entryPath) ? [[entryPath, records.get(entryPath)!] as const] : [])));
+    // in the order the files were written
+    return new Map([...written.values()].flatMap((entryPath) => (records.has(entryPath) ? [[entryPath, records.get(entryPath)!] as const] : [])));
+  }
+
+  /** What one listing of `dir`, taken after their writes, shows of `files` ([destination, entry path]). */
+  private async recordsOf(ctx: TargetContext, dav: Dav, dir: string, files: readonly [string, string][]): Promise<[string, StoredRecord][]> {
+    const listed = new Map((await this.childrenWithTemps(ctx, dav, dir)).map((stat) => [stat.basename, stat]));
+    return files.map(([destination, entryPath]) => {
+      const stat = listed.get(path.posix.basename(destination));
+      return [
+        entryPath,
+        stat?.type === 'file'
+          ? { hashes: hashesFromChecksums((stat.props as Record<string, unknown> | undefined)?.checksums), size: stat.size }
+          : { unverifiable: 'the WebDAV server did not list the file in its folder after the write.' },
+      ];
+    });
   }
 
   /**
@@ -610,7 +635,7 @@ export class WebdavTarget implements Target {
   }
 
   /** One file, `existing` being what its folder's listing holds under its name; says which list it goes to. */
-  private async writeFile(ctx: TargetContext, dav: Dav, entry: Entry, destination: string, existing: FileStat | undefined, options: WriteOptions, session: WriteSession): Promise<'created' | 'updated' | 'ignored'> {
+  private async writeFile(ctx: TargetContext, dav: Dav, entry: Entry, destination: string, existing: FileStat | undefined, options: WriteOptions, session: WriteSession): Promise<WrittenAs> {
     if (existing?.type === 'directory') throw conflict(`'${entry.path}' exists on the server as a folder.`);
     if (existing && options.duplicateAction === 'ignore') return 'ignored';
     if (!existing) {
@@ -993,7 +1018,9 @@ interface WriteSession {
 }
 
 /** One entry's place in the outcome: its list, or its error. */
-type FileResult = { path: string; entry?: Entry } & ({ list: 'created' | 'updated' | 'ignored'; destination: string; error?: undefined } | { error: string } | { folder: true; error?: undefined });
+/** which list of the outcome a file written (or left as it was) goes into */
+type WrittenAs = 'created' | 'updated' | 'ignored';
+type FileResult = { path: string; entry?: Entry } & ({ list: WrittenAs; destination: string; error?: undefined } | { error: string } | { folder: true; error?: undefined });
 
 interface Upload {
   destination: string;
