@@ -2,7 +2,7 @@ import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Entry } from '../target.js';
 import { JournaledEntries } from './journaled-entries.js';
 import { identityOf, ResumeJournal } from './resume-journal.js';
@@ -34,6 +34,34 @@ describe('resume journal', () => {
     journalFile = path.join(dir, 'job.journal');
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('gathers the lines after a batch for a while, and a flush writes them at once', async () => {
+    const journal = await ResumeJournal.open(journalFile);
+    const lines = async () => (await readFile(journalFile, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      journal.recordFile('a', '1:mtime:1');
+      // the first batch goes at once
+      for (let i = 0; i < 1000 && (await lines()) < 1; i++) await turns(1);
+      expect(await lines()).toBe(1);
+      journal.recordFile('b', '1:mtime:2');
+      journal.recordFile('c', '1:mtime:3');
+      await turns(50);
+      // the next one waits for its gathering time (a timer that, faked, never fires by itself)
+      expect(await lines()).toBe(1);
+      await journal.flush();
+      expect(await lines()).toBe(3);
+    } finally {
+      vi.useRealTimers();
+      await journal.close();
+    }
+    const reopened = await ResumeJournal.open(journalFile);
+    expect(['a', 'b', 'c'].map((p, i) => reopened.has(p, `1:mtime:${i + 1}`))).toEqual([true, true, true]);
+    await reopened.close();
+  });
 
   it('names a file by size and its strongest hash, else its mtime, else not at all', () => {
     expect(identityOf(file('a', 3, { md5: 'AB', sha256: 'cd' }))).toBe('3:sha256:cd');

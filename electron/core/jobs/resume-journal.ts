@@ -173,13 +173,14 @@ export class ResumeJournal {
 
   private async drain(): Promise<void> {
     try {
-      for (let first = true; this.pending.length > 0; first = false) {
-        if (!first && this.flushes === 0) await this.gather();
+      while (this.pending.length > 0) {
         const batch = this.pending.join('');
         this.pending = [];
         this.handle ??= await open(this.file, 'a', 0o600);
         await this.handle.write(batch);
         await this.handle.datasync();
+        // the lines that come meanwhile wait for the next batch (none came: the drain ends)
+        if (this.flushes === 0) await this.gather();
       }
     } catch (error) {
       // a journal that cannot be written only costs a resumed run some re-sending
