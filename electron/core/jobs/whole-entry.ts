@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { fastPathOn } from '../fast-paths.js';
 import type { Entry, ReadWhole } from '../target.js';
 
@@ -25,4 +26,19 @@ export function withReadWhole<T extends Entry>(entry: T, readWhole: ReadWhole): 
 /** See Entry.opensIndependently. */
 export function opensIndependently(entry: Entry): boolean {
   return entry.opensIndependently === true;
+}
+
+/**
+ * The entry's bytes for a writer that sends a stream (a remote upload's request body): a small
+ * file read whole and passed on as one chunk, so its checks and digests (the job's fixity
+ * check, the provenance record) come from that read, hashed where it was read (a local file:
+ * on a file worker thread), not from a chain of hashing streams made for each file on the main
+ * thread; any other file, its own open(). A file that fails its check is refused here, before
+ * a byte is sent (its stream would have failed at its end).
+ */
+export async function openWhole(entry: Entry): Promise<Readable> {
+  const readWhole = readWholeOf(entry);
+  if (!readWhole) return entry.open();
+  const { bytes } = await readWhole([]);
+  return Readable.from([bytes], { objectMode: false });
 }

@@ -183,4 +183,26 @@ describe('an answer over node:http', () => {
     expect(await second.text()).toBe('the bytes');
     expect((await readAll(bodyStream(second))).length).toBe(0);
   });
+
+  it("reads its held body with each of a Response's own methods, and says when it was used", async () => {
+    const baseUrl = await serve((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{"a":[1,2]}'));
+    const { client } = await clientWith('', baseUrl);
+    const read = async (how: (response: Response) => Promise<unknown>) => {
+      const response = await client.request('x');
+      expect(response).toBeInstanceOf(Response);
+      expect(response.bodyUsed).toBe(false);
+      const value = await how(response);
+      expect(response.bodyUsed).toBe(true);
+      return value;
+    };
+    expect(await read((r) => r.json())).toEqual({ a: [1, 2] });
+    expect(await read((r) => r.text())).toBe('{"a":[1,2]}');
+    expect(Buffer.from((await read((r) => r.arrayBuffer())) as ArrayBuffer).toString()).toBe('{"a":[1,2]}');
+    expect(await ((await read((r) => r.blob())) as Blob).text()).toBe('{"a":[1,2]}');
+    expect(Buffer.from((await read(async (r) => (await r.body!.getReader().read()).value)) as Uint8Array).toString()).toBe('{"a":[1,2]}');
+    const response = await client.request('y');
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(() => response.clone()).toThrow(/cannot be cloned/);
+    await response.body?.cancel();
+  });
 });

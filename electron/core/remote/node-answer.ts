@@ -45,7 +45,7 @@ export function responseOf(answer: http.IncomingMessage, target: URL, method: st
   } else if (fastPathOn('direct-requests')) {
     // a HEAD's answer has no body to inflate, whatever its headers say (as undici)
     const held: HeldBody = { stream: method === 'HEAD' ? answer : decoded(answer, headers.get('content-encoding')) };
-    response = new Response(lazyWebBody(held), init);
+    response = new HeldAnswer(held, init);
     heldBodies.set(response, held);
   } else {
     response = new Response(Readable.toWeb(answer) as unknown as ReadableStream<Uint8Array>, init);
@@ -96,6 +96,49 @@ export function guardNodeBody(response: Response, idleMs: number, failures: Body
   if (!held) return false;
   if (held.stream) held.stream = new GuardedBody(held.stream, idleMs, failures);
   return true;
+}
+
+/**
+ * A Response whose body is held as a Node stream, its web stream made only when first asked
+ * for: most answers (a PUT's 201, a MOVE's) are taken as a Node stream or discarded, and a web
+ * ReadableStream made for each of them cost ~15 µs of the main thread an answer (and garbage).
+ * The reading methods the rest of Ferry (and the `webdav` client) call read that web stream,
+ * as a Response's own do.
+ */
+class HeldAnswer extends Response {
+  #web: ReadableStream<Uint8Array> | null = null;
+  readonly #held: HeldBody;
+
+  constructor(held: HeldBody, init: ResponseInit) {
+    super(null, init);
+    this.#held = held;
+  }
+
+  /** the body as a web stream, made at the first ask */
+  #body(): ReadableStream<Uint8Array> {
+    return (this.#web ??= lazyWebBody(this.#held));
+  }
+
+  /** the body as a plain Response's, to read it with that Response's own methods */
+  #read(): Response {
+    return new Response(this.#body(), { headers: this.headers });
+  }
+
+  // Response declares these as properties (lib.dom), so they are replaced on the prototype
+  // rather than overridden in the class body; each reads the held body as Response's own would.
+  static {
+    const reading = (read: (response: Response) => Promise<unknown>) => ({ configurable: true, value: function (this: HeldAnswer) { return read(this.#read()); } });
+    Object.defineProperties(HeldAnswer.prototype, {
+      body: { configurable: true, get(this: HeldAnswer) { return this.#body(); } },
+      bodyUsed: { configurable: true, get(this: HeldAnswer) { return this.#web?.locked ?? false; } },
+      arrayBuffer: reading((response) => response.arrayBuffer()),
+      blob: reading((response) => response.blob()),
+      formData: reading((response) => response.formData()),
+      json: reading((response) => response.json()),
+      text: reading((response) => response.text()),
+      clone: { configurable: true, value: () => { throw new TypeError('An answer whose body is held as a Node stream cannot be cloned.'); } },
+    });
+  }
 }
 
 /**

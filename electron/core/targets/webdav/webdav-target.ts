@@ -39,6 +39,7 @@ import { discardBody } from '../../remote/answer-body.js';
 import { OrderedPipeline, pipelineLimits, type PipelineLimits } from '../../jobs/ordered-pipeline.js';
 import { removedOnFailure, type NewRecord } from '../../remote/new-record.js';
 import { FinishedFolders } from '../../remote/finished-folders.js';
+import { openWhole } from '../../jobs/whole-entry.js';
 import { fastPathOn } from '../../fast-paths.js';
 import { MOD_DAV_FS_NAMESPACE, modDavFsTraits, ServerRecognition, type ServerTraits } from './server-traits.js';
 
@@ -639,7 +640,7 @@ export class WebdavTarget implements Target {
     if (existing?.type === 'directory') throw conflict(`'${entry.path}' exists on the server as a folder.`);
     if (existing && options.duplicateAction === 'ignore') return 'ignored';
     if (!existing) {
-      const upload: Upload = { destination, entry, open: () => entry.open(), size: entry.size, overwrite: false };
+      const upload: Upload = { destination, entry, open: () => openWhole(entry), size: entry.size, overwrite: false };
       if (session.server.traits.atomicPuts) await this.putInPlace(ctx, dav, upload, session);
       else await this.putThenMove(ctx, dav, upload, session, true);
       return 'created';
