@@ -1,4 +1,4 @@
-import { bodyStream } from './node-answer.js';
+import { bodyStream, holdsNodeBody } from './node-answer.js';
 
 /**
  * Lets go of an answer whose body the caller has no use for (a WebDAV server's `201 Created`
@@ -16,8 +16,8 @@ import { bodyStream } from './node-answer.js';
  * answer was already taken); its stream's own idle limit (remote/body-guard.ts) ends a stall.
  */
 export async function discardBody(response: Response, limit = 64 * 1024): Promise<void> {
-  if (!response.body || response.body.locked) return;
-  // the answer's own Node stream where it came over node:http (node-answer.ts)
+  // the answer's own Node stream where it came over node:http (node-answer.ts), without making its web stream
+  if (!holdsNodeBody(response) && (!response.body || response.body.locked)) return;
   const body = bodyStream(response);
   let read = 0;
   try {

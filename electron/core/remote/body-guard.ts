@@ -148,7 +148,6 @@ export class RemoteTimeout extends Error {
 
 /** `response` with its body guarded (guardBody): a stall or a break fails with a FerryError naming the service. */
 export function guardResponse(response: Response, idleMs: number, serviceName: string, signal?: AbortSignal): Response {
-  if (!response.body) return response;
   const failures: BodyFailures = {
     stalled: () => new FerryError(504, 'upstream_unavailable', `${serviceName} stopped sending data part-way through an answer; try again later.`),
     broken: (error) =>
@@ -156,8 +155,10 @@ export function guardResponse(response: Response, idleMs: number, serviceName: s
         ? new CancelledError()
         : new FerryError(502, 'upstream_unavailable', `${serviceName} broke off the connection part-way through an answer (${describeNetworkError(error)}); try again later.`),
   };
-  // an answer over node:http keeps its body a Node stream, guarded as one (node-answer.ts)
+  // an answer over node:http keeps its body a Node stream, guarded as one (node-answer.ts);
+  // asked first, as asking for `body` would make its web stream
   if (guardNodeBody(response, idleMs, failures)) return response;
+  if (!response.body) return response;
   const body = guardBody(response.body, idleMs, failures);
   const guarded = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   Object.defineProperty(guarded, 'url', { value: response.url });

@@ -87,6 +87,11 @@ export function bodyStream(response: Response): Readable {
   return response.body ? Readable.fromWeb(response.body as unknown as WebReadableStream) : Readable.from([]);
 }
 
+/** Whether `response` came over node:http with its body held as a Node stream (taken or not): asking it for `body` would make a web stream. */
+export function holdsNodeBody(response: Response): boolean {
+  return heldBodies.has(response);
+}
+
 /**
  * Guards a held Node body as body-guard.ts's `guardBody` guards a web one; false when
  * `response` holds none (the caller guards its web body instead).
