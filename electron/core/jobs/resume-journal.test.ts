@@ -52,14 +52,19 @@ describe('resume journal', () => {
       await turns(50);
       // the next one waits for its gathering time (a timer that, faked, never fires by itself)
       expect(await lines()).toBe(1);
+      // a line a resumed run cannot do without ends the gathering
+      journal.recordTop({ id: 'top-id', title: 'Top', from: 'Top' });
+      for (let i = 0; i < 1000 && (await lines()) < 4; i++) await turns(1);
+      expect(await lines()).toBe(4);
+      journal.recordFile('d', '1:mtime:4');
       await journal.flush();
-      expect(await lines()).toBe(3);
+      expect(await lines()).toBe(5);
     } finally {
       vi.useRealTimers();
       await journal.close();
     }
     const reopened = await ResumeJournal.open(journalFile);
-    expect(['a', 'b', 'c'].map((p, i) => reopened.has(p, `1:mtime:${i + 1}`))).toEqual([true, true, true]);
+    expect(['a', 'b', 'c', 'd'].map((p, i) => reopened.has(p, `1:mtime:${i + 1}`))).toEqual([true, true, true, true]);
     await reopened.close();
   });
 

@@ -4,6 +4,14 @@ import path from 'node:path';
 import type { EngineJob, Entry, KeptPartial } from '../target.js';
 
 /**
+ * How long the lines after a batch are gathered before the next one is written. A write of
+ * many small files to a server confirms one every few milliseconds, and each batch costs the
+ * main thread a write and an fdatasync (~0.1 ms); gathered, a 1,000-file write makes a few
+ * hundred batches, not one a file. A flush (the job's end, a pause) writes at once.
+ */
+const BATCH_GATHER_MS = 20;
+
+/**
  * What a job has finished, kept beside its `<ticket>.json` so that a run after a crash, a
  * restart or a cancel (POST /jobs/<ticket>/resume/) does not send those files again.
  *
@@ -24,14 +32,6 @@ import type { EngineJob, Entry, KeptPartial } from '../target.js';
  * it, and the job's end removes the file: removeKeptPartials). A torn last line (the crash came mid-write)
  * is ignored, and so is a line of a kind this reader does not know.
  */
-/**
- * How long the lines after a batch are gathered before the next one is written. A write of
- * many small files to a server confirms one every few milliseconds, and each batch costs the
- * main thread a write and an fdatasync (~0.1 ms); gathered, a 1,000-file write makes a few
- * hundred batches, not one a file. A flush (the job's end, a pause) writes at once.
- */
-const BATCH_GATHER_MS = 20;
-
 export class ResumeJournal {
   private readonly files = new Map<string, string>();
   private readonly partials = new Map<string, { identity: string; kept: KeptPartial }>();
@@ -123,17 +123,17 @@ export class ResumeJournal {
 
   recordPartial(path: string, identity: string, kept: KeptPartial): void {
     this.partials.set(path, { identity, kept });
-    this.append({ p: path, i: identity, n: kept.bytes, c: kept.crc32, at: kept.file });
+    this.append({ p: path, i: identity, n: kept.bytes, c: kept.crc32, at: kept.file }, true);
   }
 
   recordTop(top: JournaledTop): void {
     this.top = top;
-    this.append({ top });
+    this.append({ top }, true);
   }
 
   recordEngineJob(job: EngineJob): void {
     this.engine = job;
-    this.append({ engine: job });
+    this.append({ engine: job }, true);
   }
 
   /** Empties the journal: what it recorded is no longer there (the earlier run's resource was removed). */
@@ -166,8 +166,10 @@ export class ResumeJournal {
     this.handle = null;
   }
 
-  private append(record: object): void {
+  /** `urgent`: a line a resumed run cannot do without (the top it writes into, an engine's job, a kept part), written without gathering */
+  private append(record: object, urgent = false): void {
     this.pending.push(`${JSON.stringify(record)}\n`);
+    if (urgent) this.stopGathering?.();
     this.writing ??= this.drain();
   }
 

@@ -1018,9 +1018,9 @@ interface WriteSession {
   look: Promise<void> | null;
 }
 
-/** One entry's place in the outcome: its list, or its error. */
 /** which list of the outcome a file written (or left as it was) goes into */
 type WrittenAs = 'created' | 'updated' | 'ignored';
+/** One entry's place in the outcome: its list, or its error. */
 type FileResult = { path: string; entry?: Entry } & ({ list: WrittenAs; destination: string; error?: undefined } | { error: string } | { folder: true; error?: undefined });
 
 interface Upload {
