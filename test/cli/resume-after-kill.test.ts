@@ -349,7 +349,10 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
     osf = await startOsfEmulator();
     const user = osf.state.addUser('Resume Tester');
     const token = osf.state.addToken(user.id);
-    const first = await prepare(dir, ['--osf-api-url', osf.apiUrl]);
+    // OSF's documented budget (5 requests a second, Ferry's default) would make this 1,000-file
+    // transfer a matter of minutes; 40 a second still leaves hundreds of files for the kill to cut
+    const rate = { FERRY_OSF_RATE_PER_SECOND: '40' };
+    const first = await prepare(dir, ['--osf-api-url', osf.apiUrl], rate);
     ferries.push(first.ferry);
     const uploads = (from = 0) =>
       osf!.state.requests.slice(from).filter((request) => request.server === 'files' && request.method === 'PUT' && /[?&]kind=file\b/.test(request.url));
@@ -363,7 +366,7 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
     const completedBefore = new Set(stored().map((file) => file.name));
     expect(completedBefore.size).toBeLessThan(FILES);
 
-    const second = await startFerryProcess({ dataDir: first.dataDir, workspace: first.workspace, extraArgs: ['--osf-api-url', osf.apiUrl] });
+    const second = await startFerryProcess({ dataDir: first.dataDir, workspace: first.workspace, extraArgs: ['--osf-api-url', osf.apiUrl], env: rate });
     ferries.push(second);
     const job = await resumeAfterRestart(second, ticket, token);
     expect(job.status, job.error ?? '').toBe('succeeded');
