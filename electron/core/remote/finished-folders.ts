@@ -17,9 +17,9 @@
  *   listing a file.
  */
 export class FinishedFolders<F> {
-  private readonly folders = new Map<string, { underWay: number; ended: F[]; scattered: boolean }>();
+  /** each folder a file started in: its files under way, those ended written and not handed out, whether the entries left it, and came back */
+  private readonly folders = new Map<string, { underWay: number; ended: F[]; left: boolean; scattered: boolean }>();
   private current: string | null = null;
-  private readonly left = new Set<string>();
   private readonly finished: { folder: string; files: F[] }[] = [];
 
   /** A file of the write, in entry order, is about to start in `folder`. */
@@ -29,8 +29,9 @@ export class FinishedFolders<F> {
       this.current = folder;
     }
     let state = this.folders.get(folder);
-    if (!state) this.folders.set(folder, (state = { underWay: 0, ended: [], scattered: false }));
-    else if (this.left.delete(folder)) state.scattered = true;
+    if (!state) this.folders.set(folder, (state = { underWay: 0, ended: [], left: false, scattered: false }));
+    else if (state.left) state.scattered = true;
+    state.left = false;
     state.underWay++;
   }
 
@@ -49,13 +50,13 @@ export class FinishedFolders<F> {
   }
 
   private leave(folder: string): void {
-    this.left.add(folder);
+    this.folders.get(folder)!.left = true;
     this.settle(folder);
   }
 
   private settle(folder: string): void {
     const state = this.folders.get(folder)!;
-    if (state.scattered || state.underWay > 0 || state.ended.length === 0 || !this.left.has(folder)) return;
+    if (state.scattered || state.underWay > 0 || state.ended.length === 0 || !state.left) return;
     this.finished.push({ folder, files: state.ended.splice(0) });
   }
 }

@@ -26,7 +26,6 @@ interface HeldBody {
   stream: Readable | null;
 }
 
-const heldBodies = new WeakMap<Response, HeldBody>();
 
 // statuses a Response may not carry a body with (fetch's null body statuses)
 const NULL_BODY = new Set([101, 204, 205, 304]);
@@ -46,7 +45,6 @@ export function responseOf(answer: http.IncomingMessage, target: URL, method: st
     // a HEAD's answer has no body to inflate, whatever its headers say (as undici)
     const held: HeldBody = { stream: method === 'HEAD' ? answer : decoded(answer, headers.get('content-encoding')) };
     response = new HeldAnswer(held, init);
-    heldBodies.set(response, held);
   } else {
     response = new Response(Readable.toWeb(answer) as unknown as ReadableStream<Uint8Array>, init);
   }
@@ -78,7 +76,7 @@ function decoded(answer: Readable, contentEncoding: string | null): Readable {
  * nobody read it yet, else one made from its web body (an empty stream for none).
  */
 export function bodyStream(response: Response): Readable {
-  const held = heldBodies.get(response);
+  const held = HeldAnswer.heldOf(response);
   if (held) {
     const stream = held.stream ?? Readable.from([]);
     held.stream = null;
@@ -89,7 +87,7 @@ export function bodyStream(response: Response): Readable {
 
 /** Whether `response` came over node:http with its body held as a Node stream (taken or not): asking it for `body` would make a web stream. */
 export function holdsNodeBody(response: Response): boolean {
-  return heldBodies.has(response);
+  return HeldAnswer.heldOf(response) !== undefined;
 }
 
 /**
@@ -97,7 +95,7 @@ export function holdsNodeBody(response: Response): boolean {
  * `response` holds none (the caller guards its web body instead).
  */
 export function guardNodeBody(response: Response, idleMs: number, failures: BodyFailures): boolean {
-  const held = heldBodies.get(response);
+  const held = HeldAnswer.heldOf(response);
   if (!held) return false;
   if (held.stream) held.stream = new GuardedBody(held.stream, idleMs, failures);
   return true;
@@ -117,6 +115,11 @@ class HeldAnswer extends Response {
   constructor(held: HeldBody, init: ResponseInit) {
     super(null, init);
     this.#held = held;
+  }
+
+  /** what `response` holds when it is one of these */
+  static heldOf(response: Response): HeldBody | undefined {
+    return #held in response ? response.#held : undefined;
   }
 
   /** the body as a web stream, made at the first ask */

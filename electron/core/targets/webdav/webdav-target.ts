@@ -505,7 +505,7 @@ export class WebdavTarget implements Target {
       if (files) files.push([destination, entryPath]);
       else byDir.set(dir, [[destination, entryPath]]);
     }
-    const records = new Map(recorded);
+    const records = new Map<string, StoredRecord>();
     const listings = new OrderedPipeline<void>(pipelineLimits(this.info.concurrency), () => undefined, ctx.signal);
     try {
       for (const [dir, files] of byDir) {
@@ -527,7 +527,10 @@ export class WebdavTarget implements Target {
     }
     await listings.finish();
     // in the order the files were written
-    return new Map([...written.values()].flatMap((entryPath) => (records.has(entryPath) ? [[entryPath, records.get(entryPath)!] as const] : [])));
+    return new Map([...written.values()].flatMap((entryPath) => {
+      const record = recorded.get(entryPath) ?? records.get(entryPath);
+      return record ? [[entryPath, record] as const] : [];
+    }));
   }
 
   /** What one listing of `dir`, taken after their writes, shows of `files` ([destination, entry path]). */
