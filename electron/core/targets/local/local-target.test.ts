@@ -165,6 +165,8 @@ describe('LocalTarget reading', () => {
     const b = entries.find((entry) => entry.path === 'Data/sub/b.txt')!;
     expect(b).toMatchObject({ kind: 'file', size: 12 });
     expect(b.mtime).toBeInstanceOf(Date);
+    // each file opens on its own: a writer may stream a large one alongside the next
+    expect(entries.filter((entry) => entry.kind === 'file').every((entry) => entry.opensIndependently === true)).toBe(true);
     expect(Buffer.concat(await collect(await b.open())).toString()).toBe('bravo bravo\n');
     expect(entries.filter((entry) => entry.kind === 'file')).toHaveLength(AWKWARD.length + 2);
   });

@@ -433,6 +433,8 @@ export class LocalTarget implements Target {
       size: isFolder ? null : size,
       mtime: new Date(Number(node.stat.mtimeNs / 1_000_000n)),
       hashes: isFolder ? {} : { ...(this.hashCache.get(version) ?? {}) },
+      // each open() opens this entry's own file: a writer may stream it alongside the next ones
+      ...(isFolder ? {} : { opensIndependently: true }),
       open: async () => {
         if (isFolder) throw new Error(`'${entryPath}' is a folder; only files have bytes to open.`);
         try {

@@ -10,7 +10,7 @@ import type { StagedWriteOptions } from '../../jobs/staged-write.js';
 import { withPlanOf } from '../../../../test/target-suite/test-entries.js';
 import { encodeLocalId } from './ids.js';
 import { LocalTarget } from './local-target.js';
-import { claimFileName } from './writer.js';
+import { claimFileName, LARGE_FILES_IN_FLIGHT } from './writer.js';
 import { collect, ctx, entriesOf, tempDir, writeOptions } from './test-helpers.js';
 
 /** Every file below `dir`, relative, with its content. */
@@ -446,6 +446,47 @@ describe('LocalTarget writing', () => {
     expect(outcome.created).toEqual(['Run', 'Run/big.bin', 'Run/s0.txt', 'Run/s1.txt', 'Run/s2.txt', 'Run/s3.txt', 'Run/s4.txt']);
     expect((await readFile(path.join(root, 'Project', 'Run', 'big.bin'))).equals(big)).toBe(true);
     expect(await readFile(path.join(root, 'Project', 'Run', 's3.txt'), 'utf8')).toBe('s3');
+    expect(await partFiles(root)).toEqual([]);
+  });
+
+  it('streams LARGE_FILES_IN_FLIGHT large files side by side when their source reads entries independently; the next waits for one of them to end', async () => {
+    const sideBySide = LARGE_FILES_IN_FLIGHT;
+    const big = (i: number) => Buffer.alloc(2 * 1024 * 1024, `large-${i} `);
+    let running = 0;
+    let mostAtOnce = 0;
+    let allOpen!: () => void;
+    // written one after another they never would all be open: each then goes on after 1 s
+    const allSideBySideOpen = Promise.race([new Promise<void>((resolve) => (allOpen = resolve)), new Promise((resolve) => setTimeout(resolve, 1000))]);
+    async function* entries(): AsyncGenerator<Entry> {
+      yield { path: 'Run', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+      for (let i = 0; i <= sideBySide; i++) {
+        const bytes = big(i);
+        yield {
+          path: `Run/big-${i}.bin`,
+          kind: 'file',
+          size: bytes.length,
+          mtime: null,
+          hashes: {},
+          // each of the first ones ends only once all of them are open
+          open: async () => {
+            mostAtOnce = Math.max(mostAtOnce, ++running);
+            if (running === sideBySide) allOpen();
+            return Readable.from((async function* () {
+              yield bytes.subarray(0, 1024);
+              if (i < sideBySide) await allSideBySideOpen;
+              yield bytes.subarray(1024);
+              running--;
+            })());
+          },
+          opensIndependently: true,
+        } as Entry;
+      }
+    }
+    const outcome = await target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('update'));
+    expect(sideBySide).toBeGreaterThan(1);
+    expect(outcome.created).toEqual(['Run', ...Array.from({ length: sideBySide + 1 }, (_, i) => `Run/big-${i}.bin`)]);
+    expect(mostAtOnce).toBe(sideBySide);
+    for (let i = 0; i <= sideBySide; i++) expect((await readFile(path.join(root, 'Project', 'Run', `big-${i}.bin`))).equals(big(i))).toBe(true);
     expect(await partFiles(root)).toEqual([]);
   });
 });

@@ -75,6 +75,16 @@ const SMALL_FILES_IN_FLIGHT = 32;
 const SMALL_BYTES_IN_FLIGHT = 8 * 1024 * 1024;
 /** staged files renamed in one hop to a worker at commit */
 const RENAME_BATCH = 256;
+/**
+ * Large files written at once, each streamed alongside the small files, when their source
+ * reads each entry independently (Entry.opensIndependently). A folder whose large files come
+ * first (sorted names: `raw/` before `site-00/`) then copies two side by side while its small
+ * files follow, instead of one large file after another with every small one waiting behind
+ * the last. Two, not rclone's four (`--transfers 4`): each holds its own read buffers and hash
+ * ring (~5 MiB), and four were no faster on two cores (docs/performance.md, "Large files side
+ * by side").
+ */
+export const LARGE_FILES_IN_FLIGHT = 2;
 /** files up to this size may be written alongside others */
 const CONCURRENT_FILE_BYTES = 1024 * 1024;
 /** A temporary file written with an entry's bytes. */
@@ -216,8 +226,8 @@ class Writer {
     };
     const inFlight = new Map<string, Promise<void>>();
     let inFlightBytes = 0;
-    /** the one large file being written alongside small ones (see opensIndependently) */
-    let largeInFlight: Promise<void> | null = null;
+    /** the large files being written alongside small ones (see opensIndependently) */
+    const largeInFlight = new Set<Promise<void>>();
     // set from the tasks' callbacks
     let failure = null as { error: unknown } | null;
     try {
@@ -251,9 +261,9 @@ class Writer {
           merge();
           continue;
         }
-        // Large files one at a time (and a cancel stops them at once); small ones alongside
-        // each other, and an in-flight small file is finished rather than cut off by a
-        // cancel: every entry handed over before a cancel is written whole.
+        // Large files LARGE_FILES_IN_FLIGHT at a time (and a cancel stops them at once); small
+        // ones alongside each other, and an in-flight small file is finished rather than cut
+        // off by a cancel: every entry handed over before a cancel is written whole.
         const large = entry.size === null || entry.size > CONCURRENT_FILE_BYTES;
         if (large) {
           if (!opensIndependently(entry)) {
@@ -265,10 +275,10 @@ class Writer {
             merge();
             continue;
           }
-          // its source reads later entries independently: the small files after it are
-          // written while it streams (its hashing is on worker threads, theirs here), so a
-          // ZIP whose large files come first does not leave a core idle for their length
-          if (largeInFlight) await largeInFlight;
+          // its source reads later entries independently: the files after it are written
+          // while it streams (its hashing is on worker threads, theirs here), so a folder or
+          // a ZIP whose large files come first does not leave a core idle for their length
+          while (largeInFlight.size >= LARGE_FILES_IN_FLIGHT) await Promise.race(largeInFlight);
           if (failure) break;
         }
         // the same destination twice in one write (or two spellings one disk may take for the
@@ -283,11 +293,12 @@ class Writer {
           .finally(() => {
             inFlightBytes -= size;
             if (inFlight.get(key) === task) inFlight.delete(key);
+            largeInFlight.delete(task);
             slot.done = true;
             merge();
           });
         inFlight.set(key, task);
-        if (large) largeInFlight = task;
+        if (large) largeInFlight.add(task);
         while (inFlight.size >= SMALL_FILES_IN_FLIGHT || (inFlightBytes > SMALL_BYTES_IN_FLIGHT && inFlight.size > 0)) await Promise.race(inFlight.values());
       }
     } finally {
