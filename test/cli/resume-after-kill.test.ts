@@ -227,14 +227,17 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
     );
   });
 
-  it.skipIf(rcloneMissing !== null)('rclone server-side copy: the resumed job waits for the engine job that outlived Ferry', { timeout: 300_000 }, async () => {
+  it.skipIf(rcloneMissing !== null).each([
+    { files: 12, engineEnds: 'after the restart', title: 'waits for the engine job that outlived Ferry' },
+    { files: 4, engineEnds: 'before the restart', title: 'takes the result of the engine job that finished while Ferry was down, without copying again' },
+  ])('rclone server-side copy: the resumed job $title', { timeout: 300_000 }, async ({ files, engineEnds }) => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-resume-rclone-'));
     const left = path.join(dir, 'left');
     const right = path.join(dir, 'right');
     await mkdir(path.join(left, 'Run'), { recursive: true });
     await mkdir(right);
     const hashes = new Map<string, string>();
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < files; i++) {
       const bytes = randomBytes(1024 * 1024);
       hashes.set(nameOf(i), sha256(bytes));
       await writeFile(path.join(left, 'Run', nameOf(i)), bytes);
@@ -276,6 +279,7 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
     const copying = await copies();
     expect(copying).toHaveLength(1);
     expect(copying[0]!.finished, 'the engine job outlived Ferry').toBe(false);
+    if (engineEnds === 'before the restart') await until(async () => (await rc<{ finished: boolean }>('job/status', { jobid: copying[0]!.id })).finished, 'the engine job to finish');
 
     const second = await startFerryProcess({ dataDir, workspace, env });
     ferries.push(second);
@@ -283,8 +287,8 @@ describe('a transfer killed with SIGKILL resumes without sending a completed fil
     expect(job.status, job.error ?? '').toBe('succeeded');
     expect(job.resumed).toEqual({ files_already_done: 0, from: null });
     expect(job.report?.new_resource?.title).toBe('Run');
-    expect(job.report?.resources_created).toHaveLength(13); // Run and its 12 files
-    // no second copy was started: the resumed job waited for the one that was running
+    expect(job.report?.resources_created).toHaveLength(files + 1); // Run and its files
+    // no second copy was started: the resumed job followed the one the first run started
     expect((await copies()).map((status) => status.id)).toEqual([copying[0]!.id]);
     expect(await readdir(right)).toEqual(['Run']);
     for (const [name, hash] of hashes) expect(sha256(await readFile(path.join(right, 'Run', name))), name).toBe(hash);

@@ -87,11 +87,11 @@ export async function serverSideCopy(
   options.onProgress({ files: 0, bytes: 0 }, { files: files.length, bytes: totalBytes });
 
   const client = destination.rcClient;
-  const running = await stillRunning(destination, options.resume?.engineJob ?? null);
-  const group = running?.group ?? `ferry-${randomBytes(8).toString('hex')}`;
+  const earlier = await earlierJobToFollow(destination, options.resume?.engineJob ?? null);
+  const group = earlier?.group ?? `ferry-${randomBytes(8).toString('hex')}`;
   let jobid: number;
-  if (running) {
-    jobid = running.jobid;
+  if (earlier) {
+    jobid = earlier.jobid;
   } else {
     const config = { IgnoreExisting: options.duplicateAction === 'ignore', CheckSum: options.duplicateAction === 'update' && common.length > 0 };
     // `_async` answers at once; a cancel meanwhile is seen by the loop below, which stops the
@@ -174,10 +174,17 @@ export async function serverSideCopy(
  * finished. Anything else (another engine, an rcd restarted since, a finished job) is null:
  * the copy is started again, and skips what already arrived.
  */
-async function stillRunning(target: RcloneTarget, job: EngineJob | null): Promise<EngineJob | null> {
+/**
+ * The engine job an earlier run of this job started, when the engine still knows it and it is
+ * worth following: still running, or finished without an error while Ferry was down (its
+ * result is then checked by the listings as any copy's is; copying again would only repeat its
+ * checks). A job that failed, or one the engine no longer knows (rcd restarted, or its finished
+ * jobs expired: `--rc-job-expire-duration`), is copied again: rclone skips what already arrived.
+ */
+async function earlierJobToFollow(target: RcloneTarget, job: EngineJob | null): Promise<EngineJob | null> {
   if (!job || job.engine !== target.rcClient.endpoint.url) return null;
   const status = await target.rcClient.call<JobStatus & { group?: string }>('job/status', { jobid: job.jobid }, AbortSignal.timeout(10_000)).catch(() => null);
-  return status && !status.finished && status.group === job.group ? job : null;
+  return status && status.group === job.group && (!status.finished || status.success) ? job : null;
 }
 
 /** `job/stop`, then wait until rclone says the job has finished (its transfers really ended). */
