@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -65,6 +65,45 @@ describe('resume journal', () => {
     }
     const reopened = await ResumeJournal.open(journalFile);
     expect(['a', 'b', 'c', 'd'].map((p, i) => reopened.has(p, `1:mtime:${i + 1}`))).toEqual([true, true, true, true]);
+    await reopened.close();
+  });
+
+  it("writes a line a resumed run cannot do without while the last batch's sync still hangs (a kill keeps it); a flush waits for every sync", async () => {
+    const probe = await open(path.join(dir, 'probe'), 'w');
+    const fileHandle = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
+    await probe.close();
+    const held: (() => void)[] = [];
+    // a busy disk: each fdatasync takes until the test lets it go
+    const sync = vi.spyOn(fileHandle, 'datasync').mockImplementation(() => new Promise<void>((resolve) => held.push(resolve)));
+    const journal = await ResumeJournal.open(journalFile);
+    const lines = async () => (await readFile(journalFile, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    const soon = async (condition: () => Promise<boolean>) => {
+      for (let i = 0; i < 1000 && !(await condition()); i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    try {
+      journal.recordFile('a', '1:mtime:1');
+      await soon(async () => held.length === 1);
+      expect(await lines()).toBe(1);
+      journal.recordEngineJob({ engine: 'http://127.0.0.1:5572/', jobid: 7, group: 'ferry-1' });
+      await soon(async () => (await lines()) === 2);
+      expect(await lines()).toBe(2);
+      let flushed = false;
+      const flushing = journal.flush().then(() => (flushed = true));
+      await soon(async () => held.length === 2);
+      expect(flushed).toBe(false);
+      held[0]!();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(flushed).toBe(false);
+      held[1]!();
+      await flushing;
+      expect(flushed).toBe(true);
+    } finally {
+      sync.mockRestore();
+      for (const release of held) release();
+      await journal.close();
+    }
+    const reopened = await ResumeJournal.open(journalFile);
+    expect(reopened.engineJob).toEqual({ engine: 'http://127.0.0.1:5572/', jobid: 7, group: 'ferry-1' });
     await reopened.close();
   });
 

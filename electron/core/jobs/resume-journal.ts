@@ -4,10 +4,11 @@ import path from 'node:path';
 import type { EngineJob, Entry, KeptPartial } from '../target.js';
 
 /**
- * How long the lines after a batch are gathered before the next one is written. A write of
- * many small files to a server confirms one every few milliseconds, and each batch costs the
- * main thread a write and an fdatasync (~0.1 ms); gathered, a 1,000-file write makes a few
- * hundred batches, not one a file. A flush (the job's end, a pause) writes at once.
+ * How long the lines after a batch are gathered (while it is fdatasync'd) before the next one
+ * is written. A write of many small files to a server confirms one every few milliseconds, and
+ * each batch costs the main thread a write and an fdatasync (~0.1 ms); gathered, a 1,000-file
+ * write makes a few hundred batches, not one a file. A flush (the job's end, a pause) and an
+ * urgent line write at once.
  */
 const BATCH_GATHER_MS = 20;
 
@@ -19,9 +20,12 @@ const BATCH_GATHER_MS = 20;
  * onFileWritten), keyed by its path as the source names it and the source's identity of it
  * (size and a hash, or size and mtime). So a file half-written at a crash is never in the
  * journal, and a source file changed since is sent again. Lines are appended in batches,
- * each batch fdatasync'd before the next, the next gathered for BATCH_GATHER_MS after it: a
- * crash loses at most the lines of the last batch and of those few milliseconds, and a lost
- * line only means that file is sent once more (or looked at again).
+ * each batch fdatasync'd while the next is gathered for BATCH_GATHER_MS: a kill of Ferry
+ * loses only lines not yet written (a line written is in the file whatever happens to the
+ * process), a power loss at most those not yet synced, and a lost line only means that file
+ * is sent once more (or looked at again): no line depends on another being there. An urgent
+ * line (see append) is written without waiting for the last batch's sync, which on a busy
+ * disk can take seconds.
  *
  * One JSON object a line: `{"f": path, "i": identity}` for a file, `{"top": {...}}` for the
  * new top-level resource a top-level write made (a resumed run writes into it), `{"engine":
@@ -45,6 +49,10 @@ export class ResumeJournal {
   private stopGathering: (() => void) | null = null;
   /** flushes waiting: no batch is gathered meanwhile */
   private flushes = 0;
+  /** an urgent line waits in `pending` */
+  private urgentWaiting = false;
+  /** ends the wait for the last batch's sync early (an urgent line came) */
+  private wakeForUrgent: (() => void) | null = null;
 
   private constructor(private readonly file: string) {}
 
@@ -169,21 +177,36 @@ export class ResumeJournal {
   /** `urgent`: a line a resumed run cannot do without (the top it writes into, an engine's job, a kept part), written without gathering */
   private append(record: object, urgent = false): void {
     this.pending.push(`${JSON.stringify(record)}\n`);
-    if (urgent) this.stopGathering?.();
+    if (urgent) {
+      this.urgentWaiting = true;
+      this.stopGathering?.();
+      this.wakeForUrgent?.();
+    }
     this.writing ??= this.drain();
   }
 
   private async drain(): Promise<void> {
+    const syncs: Promise<void>[] = [];
     try {
       while (this.pending.length > 0) {
         const batch = this.pending.join('');
         this.pending = [];
+        this.urgentWaiting = false;
         this.handle ??= await open(this.file, 'a', 0o600);
         await this.handle.write(batch);
-        await this.handle.datasync();
-        // the lines that come meanwhile wait for the next batch (none came: the drain ends)
-        if (this.flushes === 0) await this.gather();
+        const synced = this.handle.datasync();
+        synced.catch(() => undefined); // seen by the Promise.all below, which may come only after more batches
+        syncs.push(synced);
+        // the lines that come meanwhile wait for the next batch (none came: the drain ends),
+        // an urgent one only until the next turn
+        if (!this.urgentWaiting) {
+          const woken = new Promise<void>((resolve) => (this.wakeForUrgent = resolve));
+          await Promise.race([Promise.all([synced, this.flushes === 0 ? this.gather() : null]), woken]);
+          this.wakeForUrgent = null;
+        }
       }
+      // a flush resolves once every batch is synced
+      await Promise.all(syncs);
     } catch (error) {
       // a journal that cannot be written only costs a resumed run some re-sending
       this.failure ??= error;
