@@ -451,6 +451,7 @@ describe('LocalTarget writing', () => {
 
   it('streams LARGE_FILES_IN_FLIGHT large files side by side when their source reads entries independently; the next waits for one of them to end', async () => {
     const sideBySide = LARGE_FILES_IN_FLIGHT;
+    expect(sideBySide).toBeGreaterThan(1);
     const big = (i: number) => Buffer.alloc(2 * 1024 * 1024, `large-${i} `);
     let running = 0;
     let mostAtOnce = 0;
@@ -483,7 +484,6 @@ describe('LocalTarget writing', () => {
       }
     }
     const outcome = await target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('update'));
-    expect(sideBySide).toBeGreaterThan(1);
     expect(outcome.created).toEqual(['Run', ...Array.from({ length: sideBySide + 1 }, (_, i) => `Run/big-${i}.bin`)]);
     expect(mostAtOnce).toBe(sideBySide);
     for (let i = 0; i <= sideBySide; i++) expect((await readFile(path.join(root, 'Project', 'Run', `big-${i}.bin`))).equals(big(i))).toBe(true);

@@ -169,13 +169,8 @@ export async function serverSideCopy(
 }
 
 /**
- * The engine job an earlier run of this Ferry job started, when the same engine still runs it
- * (a remote rcd outlives a crash of Ferry): its number and stats group match, and it has not
- * finished. Anything else (another engine, an rcd restarted since, a finished job) is null:
- * the copy is started again, and skips what already arrived.
- */
-/**
- * The engine job an earlier run of this job started, when the engine still knows it and it is
+ * The engine job an earlier run of this Ferry job started (a remote rcd outlives a crash of
+ * Ferry), when the same engine still knows it by its number and stats group and it is
  * worth following: still running, or finished without an error while Ferry was down (its
  * result is then checked by the listings as any copy's is; copying again would only repeat its
  * checks). A job that failed, or one the engine no longer knows (rcd restarted, or its finished
