@@ -36,7 +36,7 @@ const { values: args } = parseArgs({
     threads: { type: 'boolean', default: false },
     /** write the server's process.memoryUsage() every 5 ms to this file (bench/memory-log.mjs): which memory grew, and when */
     'memory-log': { type: 'string' },
-    /** print when the first and the last file of each round were made (their ctimes) against the round's start and end: the time before the first file and after the last */
+    /** print when the files of each round were made (their ctimes: the first, each tenth, the last, and the large files') against the round's start and end: the time before the first file, after the last, and where the large ones fell */
     timeline: { type: 'boolean', default: false },
     /** run `sync` before each timed run (Ferry's and the reference's): neither starts with the other's unwritten data to flush */
     'sync-before': { type: 'boolean', default: false },
@@ -131,16 +131,20 @@ async function timedTransfer(label: string, url: string, source: { source_target
   console.log(`${label}: ${seconds.toFixed(3)} s (server CPU ${((await cpuSeconds()) - cpuBefore).toFixed(2)} s); peak RSS so far ${(await peakMiB()).toFixed(0)} MiB; load ${os.loadavg()[0]!.toFixed(2)}`);
 }
 
-/** when the first and the last regular file below `folder` were made (ctime), in seconds from `startedAt`, and the end */
+/** when the regular files below `folder` were made (ctime: the first, each tenth, the last, and those over 1 MiB), in seconds from `startedAt`, and the end */
 async function timeline(folder: string, startedAt: number, endedAt: number): Promise<string> {
   const times: number[] = [];
+  const large: number[] = [];
   for (const name of await readdir(folder, { recursive: true })) {
     const facts = await lstat(path.join(folder, name));
     if (facts.isFile()) times.push(facts.ctimeMs);
+    if (facts.isFile() && facts.size > 1024 * 1024) large.push(facts.ctimeMs);
   }
   times.sort((a, b) => a - b);
+  large.sort((a, b) => a - b);
   const at = (ms: number) => ((ms - startedAt) / 1000).toFixed(3);
-  return `${times.length} files, first at ${at(times[0]!)} s, half at ${at(times[times.length >> 1]!)} s, last at ${at(times[times.length - 1]!)} s, end at ${at(endedAt)} s`;
+  const tenth = (k: number) => at(times[Math.min(times.length - 1, Math.floor((times.length * k) / 10))]!);
+  return `${times.length} files, first at ${at(times[0]!)} s, tenths ${[1, 2, 3, 4, 5, 6, 7, 8, 9].map(tenth).join(' ')}, last at ${at(times[times.length - 1]!)} s, end at ${at(endedAt)} s; large files at ${large.map(at).join(' ')}`;
 }
 
 const sourceId = await topLevelId('Transfer');
