@@ -9,9 +9,9 @@ import type { FromCompute, ToCompute } from './messages.js';
 // node built-ins and small pure modules only (the ZIP record writer, the compression
 // sampler), so its bundle stays a few KiB and a thread starts in milliseconds.
 //
-// One message type each way (messages.ts); `kind` says which pool's work it is. A thread
-// serves one pool (compute/compute-threads.ts), so only one kind comes to any thread, but
-// the same script serves them all.
+// One message type each way (messages.ts); `kind` says which pool's work it is. The pools
+// share the threads (compute/compute-threads.ts), so any kind may come to any thread, and each
+// is answered in the order it arrived.
 
 const port = parentPort!;
 const reply = (message: FromCompute, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
