@@ -137,8 +137,9 @@ async function timeline(folder: string, startedAt: number, endedAt: number): Pro
   const large: number[] = [];
   for (const name of await readdir(folder, { recursive: true })) {
     const facts = await lstat(path.join(folder, name));
-    if (facts.isFile()) times.push(facts.ctimeMs);
-    if (facts.isFile() && facts.size > 1024 * 1024) large.push(facts.ctimeMs);
+    if (!facts.isFile()) continue;
+    times.push(facts.ctimeMs);
+    if (facts.size > 1024 * 1024) large.push(facts.ctimeMs);
   }
   times.sort((a, b) => a - b);
   large.sort((a, b) => a - b);

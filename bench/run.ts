@@ -19,7 +19,7 @@ import { apacheUnavailableReason, startApacheWebdav } from '../test/webdav/apach
 import { renderChart } from './chart.js';
 import { afterIdleCollection, JobEvents } from './job-events.js';
 import { setAsideIn } from './set-aside.js';
-import { fileCreationMicros, fileCreationNote } from './file-creation.js';
+import { fileCreationNote } from './file-creation.js';
 import { curlAvailable, postZip } from './post-zip.js';
 import { startLatencyProxy } from '../test/support/latency-proxy.js';
 import { Latency } from '../test/emulators/shared/latency.js';
@@ -467,7 +467,7 @@ async function main(): Promise<void> {
         await mkdir(uploads, { recursive: true });
         const uploadsId = await topLevelId(server, 'local', 'Uploads');
         const expectedFiles = sizes.textFiles + sizes.binaries;
-        const uploadCreation = fileCreationNote(fileCreationMicros(workspace));
+        const uploadCreation = fileCreationNote(workspace);
         const upload = await medianOf(async () => {
           const job = await uploadAndWait(server, uploadsId, out);
           const files = job.progress.files_done;
@@ -522,7 +522,7 @@ async function main(): Promise<void> {
       await fresh();
       const intoId = await topLevelId(from.server, 'local', 'Into');
       // where both copies make their files (the workspace and the bench's folder hold them both)
-      const localCreation = fileCreationNote(fileCreationMicros(from.workspace));
+      const localCreation = fileCreationNote(from.workspace);
       const ferryLocal: number[] = [];
       const rcloneLocal: number[] = [];
       for (let round = 0; round < runs; round++) {
@@ -598,7 +598,7 @@ async function main(): Promise<void> {
       await rm(storedZip, { force: true });
       await command('zip', ['-q', '-0', '-r', storedZip, 'Transfer'], from.workspace);
       const uploads = path.join(from.workspace, 'Stored');
-      const storedCreation = fileCreationNote(fileCreationMicros(from.workspace));
+      const storedCreation = fileCreationNote(from.workspace);
       const upload = await medianOf(async () => {
         const job = await uploadAndWait(from.server, await topLevelId(from.server, 'local', 'Stored'), storedZip);
         if (job.progress.files_done !== fileCount) throw new Error(`stored ZIP upload: ${job.progress.files_done} files written of ${fileCount}`);
@@ -715,7 +715,7 @@ async function main(): Promise<void> {
           let requestMs = 0;
           let connections = 0;
           // Apache makes a file a PUT on disk; the emulators keep theirs in memory
-          const serverCreation = destination.target === 'webdav' ? `; Apache's folder: ${fileCreationNote(fileCreationMicros(path.dirname(apache.dataDir)))}` : '';
+          const serverCreation = destination.target === 'webdav' ? `; Apache's folder: ${fileCreationNote(path.dirname(apache.dataDir))}` : '';
           for (let round = 0; round < runs; round++) {
             latency.reset();
             // a new top-level resource each round (a project, a draft, a folder): nothing to compare against
