@@ -449,6 +449,54 @@ describe('LocalTarget writing', () => {
     expect(await partFiles(root)).toEqual([]);
   });
 
+  it('writes the small files after more large files than may stream at once while the first ones stream: the next large one waits for its place, not the entries after it', async () => {
+    const large = LARGE_FILES_IN_FLIGHT + 2;
+    const big = (i: number) => Buffer.alloc(2 * 1024 * 1024, `large-${i} `);
+    const events: string[] = [];
+    let allSmallOpen!: () => void;
+    // the small files wait behind the large ones otherwise: each large one then ends after 1 s
+    const smallOpened = Promise.race([new Promise<void>((resolve) => (allSmallOpen = resolve)), new Promise((resolve) => setTimeout(resolve, 1000))]);
+    async function* entries(): AsyncGenerator<Entry> {
+      yield { path: 'Run', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+      for (let i = 0; i < large; i++) {
+        const bytes = big(i);
+        yield {
+          path: `Run/big-${i}.bin`,
+          kind: 'file',
+          size: bytes.length,
+          mtime: null,
+          hashes: {},
+          open: async () => Readable.from((async function* () {
+            yield bytes.subarray(0, 1024);
+            await smallOpened;
+            yield bytes.subarray(1024);
+            events.push(`big-${i} read`);
+          })()),
+          opensIndependently: true,
+        } as Entry;
+      }
+      for (let i = 0; i < 4; i++) {
+        yield {
+          path: `Run/s${i}.txt`,
+          kind: 'file',
+          size: 2,
+          mtime: null,
+          hashes: {},
+          open: async () => {
+            events.push(`s${i} opened`);
+            if (events.filter((event) => event.endsWith('opened')).length === 4) allSmallOpen();
+            return Readable.from([Buffer.from(`s${i}`)]);
+          },
+        };
+      }
+    }
+    const outcome = await target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('update'));
+    expect(outcome.created).toEqual(['Run', ...Array.from({ length: large }, (_, i) => `Run/big-${i}.bin`), 'Run/s0.txt', 'Run/s1.txt', 'Run/s2.txt', 'Run/s3.txt']);
+    expect(events.slice(0, 4)).toEqual(['s0 opened', 's1 opened', 's2 opened', 's3 opened']);
+    for (let i = 0; i < large; i++) expect((await readFile(path.join(root, 'Project', 'Run', `big-${i}.bin`))).equals(big(i))).toBe(true);
+    expect(await partFiles(root)).toEqual([]);
+  });
+
   it('streams LARGE_FILES_IN_FLIGHT large files side by side when their source reads entries independently; the next waits for one of them to end', async () => {
     const sideBySide = LARGE_FILES_IN_FLIGHT;
     expect(sideBySide).toBeGreaterThan(1);

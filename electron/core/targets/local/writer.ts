@@ -18,6 +18,7 @@ import { lstat, lutimes, mkdir, open, readdir, realpath, rename, rmdir, unlink, 
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import pLimit from 'p-limit';
 import { badRequest, CancelledError, throwIfAborted } from '../../errors.js';
 import { HashingPassThrough, hashStream } from '../../hashing.js';
 import type { Entry, ReadWhole, WriteOptions, WriteOutcome } from '../../target.js';
@@ -80,9 +81,10 @@ const RENAME_BATCH = 256;
  * reads each entry independently (Entry.opensIndependently). A folder whose large files come
  * first (sorted names: `raw/` before `site-00/`) then copies two side by side while its small
  * files follow, instead of one large file after another with every small one waiting behind
- * the last. Two, not rclone's four (`--transfers 4`): each holds its own read buffers and hash
- * ring (~5 MiB), and four were no faster on two cores (docs/performance.md, "Large files side
- * by side").
+ * the last; a third large file waits for a place of its own, not in the entry loop, so the
+ * small files after it start meanwhile. Two, not rclone's four (`--transfers 4`): each holds
+ * its own read buffers and hash ring (~5 MiB), and four were no faster on two cores
+ * (docs/performance.md, "Large files side by side").
  */
 export const LARGE_FILES_IN_FLIGHT = 2;
 /** files up to this size may be written alongside others */
@@ -226,8 +228,8 @@ class Writer {
     };
     const inFlight = new Map<string, Promise<void>>();
     let inFlightBytes = 0;
-    /** the large files being written alongside small ones (see opensIndependently) */
-    const largeInFlight = new Set<Promise<void>>();
+    /** the large files written alongside small ones (see opensIndependently), LARGE_FILES_IN_FLIGHT at a time */
+    const largePlace = pLimit(LARGE_FILES_IN_FLIGHT);
     // set from the tasks' callbacks
     let failure = null as { error: unknown } | null;
     try {
@@ -276,10 +278,8 @@ class Writer {
             continue;
           }
           // its source reads later entries independently: the files after it are written
-          // while it streams (its hashing is on worker threads, theirs here), so a folder or
-          // a ZIP whose large files come first does not leave a core idle for their length
-          while (largeInFlight.size >= LARGE_FILES_IN_FLIGHT) await Promise.race(largeInFlight);
-          if (failure) break;
+          // while it streams or waits for its place, so a folder or a ZIP whose large files
+          // come first does not leave a core idle for their length
         }
         // the same destination twice in one write (or two spellings one disk may take for the
         // same name, 'README.md' and 'readme.md'): the second waits for the first
@@ -287,18 +287,18 @@ class Writer {
         const before = inFlight.get(key);
         const size = large ? 0 : entry.size!;
         inFlightBytes += size;
+        const write = () => this.writeFile(entry, destination, folder, slot.out, large ? options.signal : NEVER);
+        // a large file whose place came after the write failed is not started
         const task: Promise<void> = (before ?? Promise.resolve())
-          .then(() => this.writeFile(entry, destination, folder, slot.out, large ? options.signal : NEVER))
+          .then(() => (large ? largePlace(() => (failure ? undefined : write())) : write()))
           .catch(onError)
           .finally(() => {
             inFlightBytes -= size;
             if (inFlight.get(key) === task) inFlight.delete(key);
-            largeInFlight.delete(task);
             slot.done = true;
             merge();
           });
         inFlight.set(key, task);
-        if (large) largeInFlight.add(task);
         while (inFlight.size >= SMALL_FILES_IN_FLIGHT || (inFlightBytes > SMALL_BYTES_IN_FLIGHT && inFlight.size > 0)) await Promise.race(inFlight.values());
       }
     } finally {
