@@ -5,7 +5,7 @@
 // (as the bench's transfer group does), printing each round's time, the server's CPU seconds
 // and its peak RSS so far. Extra server settings are passed through, so an on/off pair is two
 // runs of this (docs/performance.md, "Local → local, the stored ZIP and peak memory").
-// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,webdav-back,stored] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--output file] [--no-reference] [--threads] [--memory-log file]
+// node --import tsx bench/probe-transfer.ts [--rounds N] [--rows transfer,webdav,webdav-back,stored] [--texts N] [--binaries N] [--env NAME=VALUE …] [--node-arg=--flag …] [--smaps file] [--output file] [--no-reference] [--threads] [--memory-log file]
 import { spawn } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -25,6 +25,9 @@ const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
     rows: { type: 'string', default: 'transfer,stored' },
+    /** the mixed folder's small text files (the bench's 1,200) and 16 MiB random files (its 4): `--binaries 0` times the small files alone, `--texts 0` the large ones */
+    texts: { type: 'string', default: '1200' },
+    binaries: { type: 'string', default: '4' },
     env: { type: 'string', multiple: true },
     'node-arg': { type: 'string', multiple: true },
     /** write the server's /proc/<pid>/smaps here as it was at the highest RSS seen (sampled every 20 ms): what held its memory at its peak; the sampling costs CPU, so time without it */
@@ -49,7 +52,7 @@ const { values: args } = parseArgs({
 const root = await mkdtemp(path.join(os.tmpdir(), 'ferry-probe-'));
 const workspace = path.join(root, 'workspace');
 const source = path.join(workspace, 'Transfer');
-await makeMixedFolder(source, { textFiles: 1200, maxTextBytes: 40 * 1024, binaries: 4, binaryBytes: 16 * 1024 * 1024 }, 11);
+await makeMixedFolder(source, { textFiles: Number(args.texts), maxTextBytes: 40 * 1024, binaries: Number(args.binaries), binaryBytes: 16 * 1024 * 1024 }, 11);
 const storedZip = path.join(root, 'stored.zip');
 await run('zip', ['-q', '-0', '-r', storedZip, 'Transfer'], workspace);
 const env = Object.fromEntries((args.env ?? []).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
