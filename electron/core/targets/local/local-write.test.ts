@@ -28,6 +28,56 @@ async function partFiles(dir: string): Promise<string[]> {
   return ((await readdir(dir, { recursive: true })) as string[]).filter((name) => name.endsWith('.part'));
 }
 
+const runFolder: Entry = { path: 'Run', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+
+const bigFile = (i: number) => Buffer.alloc(2 * 1024 * 1024, `large-${i} `);
+
+/** A large file from a source that reads entries independently: its first KiB at once, the rest once `mayEnd()` settles. */
+function largeEntry(entryPath: string, bytes: Buffer, mayEnd: () => Promise<unknown>, told: { onOpen?: () => void; onEnd?: () => void } = {}): Entry {
+  return {
+    path: entryPath,
+    kind: 'file',
+    size: bytes.length,
+    mtime: null,
+    hashes: {},
+    opensIndependently: true,
+    open: async () => {
+      told.onOpen?.();
+      return Readable.from((async function* () {
+        yield bytes.subarray(0, 1024);
+        await mayEnd();
+        yield bytes.subarray(1024);
+        told.onEnd?.();
+      })());
+    },
+  };
+}
+
+/** `Run/s<i>.txt`, two bytes; `onOpen` is told when the writer opens it. */
+function smallEntry(i: number, onOpen: () => void): Entry {
+  return {
+    path: `Run/s${i}.txt`,
+    kind: 'file',
+    size: 2,
+    mtime: null,
+    hashes: {},
+    open: async () => {
+      onOpen();
+      return Readable.from([Buffer.from(`s${i}`)]);
+    },
+  };
+}
+
+/** A promise settled by `settle()`, or after `timeoutMs` when given (what a test waits for may then never come: it fails on what it saw instead of hanging). */
+function settledBy(timeoutMs?: number): { settled: () => Promise<void>; settle: () => void } {
+  let settle!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    settle = resolve;
+    if (timeoutMs !== undefined) setTimeout(resolve, timeoutMs).unref();
+  });
+  return { settled: () => promise, settle };
+}
+
 describe('LocalTarget writing', () => {
   let root: string;
   let cleanups: (() => Promise<void>)[];
@@ -408,38 +458,16 @@ describe('LocalTarget writing', () => {
 
   it('writes the small files after a large one while it streams, when its source reads entries independently; the report keeps entry order', async () => {
     const big = Buffer.alloc(3 * 1024 * 1024, 'large ');
-    let releaseLarge!: () => void;
-    const largeMayEnd = new Promise<void>((resolve) => (releaseLarge = resolve));
-    const smallWritten: string[] = [];
+    const largeMayEnd = settledBy();
+    const smallOpened: string[] = [];
     async function* entries(): AsyncGenerator<Entry> {
-      yield { path: 'Run', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
-      yield {
-        path: 'Run/big.bin',
-        kind: 'file',
-        size: big.length,
-        mtime: null,
-        hashes: {},
-        // the last chunk only once every small file after it has been opened
-        open: async () => Readable.from((async function* () {
-          yield big.subarray(0, 1024);
-          await largeMayEnd;
-          yield big.subarray(1024);
-        })()),
-        opensIndependently: true,
-      } as Entry;
+      yield runFolder;
+      // the last chunk only once every small file after it has been opened
+      yield largeEntry('Run/big.bin', big, largeMayEnd.settled);
       for (let i = 0; i < 5; i++) {
-        yield {
-          path: `Run/s${i}.txt`,
-          kind: 'file',
-          size: 2,
-          mtime: null,
-          hashes: {},
-          open: async () => {
-            smallWritten.push(`s${i}`);
-            if (smallWritten.length === 5) releaseLarge();
-            return Readable.from([Buffer.from(`s${i}`)]);
-          },
-        };
+        yield smallEntry(i, () => {
+          if (smallOpened.push(`s${i}`) === 5) largeMayEnd.settle();
+        });
       }
     }
     const outcome = await target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('update'));
@@ -451,90 +479,52 @@ describe('LocalTarget writing', () => {
 
   it('writes the small files after more large files than may stream at once while the first ones stream: the next large one waits for its place, not the entries after it', async () => {
     const large = LARGE_FILES_IN_FLIGHT + 2;
-    const big = (i: number) => Buffer.alloc(2 * 1024 * 1024, `large-${i} `);
     const events: string[] = [];
-    let allSmallOpen!: () => void;
+    let opened = 0;
     // the small files wait behind the large ones otherwise: each large one then ends after 1 s
-    const smallOpened = Promise.race([new Promise<void>((resolve) => (allSmallOpen = resolve)), new Promise((resolve) => setTimeout(resolve, 1000))]);
+    const smallOpened = settledBy(1000);
     async function* entries(): AsyncGenerator<Entry> {
-      yield { path: 'Run', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
-      for (let i = 0; i < large; i++) {
-        const bytes = big(i);
-        yield {
-          path: `Run/big-${i}.bin`,
-          kind: 'file',
-          size: bytes.length,
-          mtime: null,
-          hashes: {},
-          open: async () => Readable.from((async function* () {
-            yield bytes.subarray(0, 1024);
-            await smallOpened;
-            yield bytes.subarray(1024);
-            events.push(`big-${i} read`);
-          })()),
-          opensIndependently: true,
-        } as Entry;
-      }
+      yield runFolder;
+      for (let i = 0; i < large; i++) yield largeEntry(`Run/big-${i}.bin`, bigFile(i), smallOpened.settled, { onEnd: () => events.push(`big-${i} read`) });
       for (let i = 0; i < 4; i++) {
-        yield {
-          path: `Run/s${i}.txt`,
-          kind: 'file',
-          size: 2,
-          mtime: null,
-          hashes: {},
-          open: async () => {
-            events.push(`s${i} opened`);
-            if (events.filter((event) => event.endsWith('opened')).length === 4) allSmallOpen();
-            return Readable.from([Buffer.from(`s${i}`)]);
-          },
-        };
+        yield smallEntry(i, () => {
+          events.push(`s${i} opened`);
+          if (++opened === 4) smallOpened.settle();
+        });
       }
     }
     const outcome = await target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('update'));
     expect(outcome.created).toEqual(['Run', ...Array.from({ length: large }, (_, i) => `Run/big-${i}.bin`), 'Run/s0.txt', 'Run/s1.txt', 'Run/s2.txt', 'Run/s3.txt']);
+    // every small file was opened before any large one had been read to its end
     expect(events.slice(0, 4)).toEqual(['s0 opened', 's1 opened', 's2 opened', 's3 opened']);
-    for (let i = 0; i < large; i++) expect((await readFile(path.join(root, 'Project', 'Run', `big-${i}.bin`))).equals(big(i))).toBe(true);
+    for (let i = 0; i < large; i++) expect((await readFile(path.join(root, 'Project', 'Run', `big-${i}.bin`))).equals(bigFile(i))).toBe(true);
     expect(await partFiles(root)).toEqual([]);
   });
 
   it('streams LARGE_FILES_IN_FLIGHT large files side by side when their source reads entries independently; the next waits for one of them to end', async () => {
     const sideBySide = LARGE_FILES_IN_FLIGHT;
     expect(sideBySide).toBeGreaterThan(1);
-    const big = (i: number) => Buffer.alloc(2 * 1024 * 1024, `large-${i} `);
     let running = 0;
     let mostAtOnce = 0;
-    let allOpen!: () => void;
     // written one after another they never would all be open: each then goes on after 1 s
-    const allSideBySideOpen = Promise.race([new Promise<void>((resolve) => (allOpen = resolve)), new Promise((resolve) => setTimeout(resolve, 1000))]);
+    const allSideBySideOpen = settledBy(1000);
     async function* entries(): AsyncGenerator<Entry> {
-      yield { path: 'Run', kind: 'folder', size: null, mtime: null, hashes: {}, open: () => Promise.reject(new Error('folder')) };
+      yield runFolder;
       for (let i = 0; i <= sideBySide; i++) {
-        const bytes = big(i);
-        yield {
-          path: `Run/big-${i}.bin`,
-          kind: 'file',
-          size: bytes.length,
-          mtime: null,
-          hashes: {},
-          // each of the first ones ends only once all of them are open
-          open: async () => {
+        // each of the first ones ends only once all of them are open
+        yield largeEntry(`Run/big-${i}.bin`, bigFile(i), i < sideBySide ? allSideBySideOpen.settled : () => Promise.resolve(), {
+          onOpen: () => {
             mostAtOnce = Math.max(mostAtOnce, ++running);
-            if (running === sideBySide) allOpen();
-            return Readable.from((async function* () {
-              yield bytes.subarray(0, 1024);
-              if (i < sideBySide) await allSideBySideOpen;
-              yield bytes.subarray(1024);
-              running--;
-            })());
+            if (running === sideBySide) allSideBySideOpen.settle();
           },
-          opensIndependently: true,
-        } as Entry;
+          onEnd: () => running--,
+        });
       }
     }
     const outcome = await target.write(ctx(), encodeLocalId('Project'), entries(), writeOptions('update'));
     expect(outcome.created).toEqual(['Run', ...Array.from({ length: sideBySide + 1 }, (_, i) => `Run/big-${i}.bin`)]);
     expect(mostAtOnce).toBe(sideBySide);
-    for (let i = 0; i <= sideBySide; i++) expect((await readFile(path.join(root, 'Project', 'Run', `big-${i}.bin`))).equals(big(i))).toBe(true);
+    for (let i = 0; i <= sideBySide; i++) expect((await readFile(path.join(root, 'Project', 'Run', `big-${i}.bin`))).equals(bigFile(i))).toBe(true);
     expect(await partFiles(root)).toEqual([]);
   });
 });
