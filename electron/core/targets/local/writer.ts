@@ -267,19 +267,14 @@ class Writer {
         // ones alongside each other, and an in-flight small file is finished rather than cut
         // off by a cancel: every entry handed over before a cancel is written whole.
         const large = entry.size === null || entry.size > CONCURRENT_FILE_BYTES;
-        if (large) {
-          if (!opensIndependently(entry)) {
-            // a source that may need this stream read to its end before the next entry
-            await Promise.allSettled([...inFlight.values()]);
-            if (failure) break;
-            await this.writeFile(entry, destination, folder, slot.out, options.signal).catch(onError);
-            slot.done = true;
-            merge();
-            continue;
-          }
-          // its source reads later entries independently: the files after it are written
-          // while it streams or waits for its place, so a folder or a ZIP whose large files
-          // come first does not leave a core idle for their length
+        if (large && !opensIndependently(entry)) {
+          // a source that may need this stream read to its end before the next entry
+          await Promise.allSettled([...inFlight.values()]);
+          if (failure) break;
+          await this.writeFile(entry, destination, folder, slot.out, options.signal).catch(onError);
+          slot.done = true;
+          merge();
+          continue;
         }
         // the same destination twice in one write (or two spellings one disk may take for the
         // same name, 'README.md' and 'readme.md'): the second waits for the first
@@ -288,7 +283,10 @@ class Writer {
         const size = large ? 0 : entry.size!;
         inFlightBytes += size;
         const write = () => this.writeFile(entry, destination, folder, slot.out, large ? options.signal : NEVER);
-        // a large file whose place came after the write failed is not started
+        // Any other large file's source reads later entries independently: they are written
+        // while it streams or waits for its place (so a folder or a ZIP whose large files come
+        // first does not leave a core idle for their length); one whose place came after the
+        // write failed is not started.
         const task: Promise<void> = (before ?? Promise.resolve())
           .then(() => (large ? largePlace(() => (failure ? undefined : write())) : write()))
           .catch(onError)
