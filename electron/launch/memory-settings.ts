@@ -49,15 +49,17 @@ export const FEW_CORES = 2;
 
 /**
  * How much bytecode a function runs before V8 optimizes it with TurboFan, on a machine of
- * FEW_CORES or fewer: four times V8 11.3's 67,584. TurboFan compiles on V8's platform threads,
- * and through a server's first transfers (still warming up after three or four jobs of 1,200
- * files) it took 0.5–0.8 s of CPU a local → local round there, beside the file-write threads and
- * the main thread on two cores; with this 0.13–0.28 s, the round's CPU 14 % and its time 8 % less,
- * the per-file functions still optimized within a job. With more cores the compiler runs on idle
+ * FEW_CORES or fewer: sixteen times V8 11.3's 67,584. TurboFan compiles on V8's platform threads,
+ * beside the file-write threads and the main thread on two cores, and a transfer's per-file
+ * functions (async functions resumed a few times a file) gain little from it: at V8's default it
+ * took 0.5–0.8 s of CPU a local → local round while a server warmed up, at 4× 0.13–0.28 s, and at
+ * 16× a round's CPU is another ~12 % less, its time 6–10 % (the functions a listing of 100,000
+ * files or a download runs per row and per chunk are still optimized within their job; their
+ * rows and the API's requests a second did not move). With more cores the compiler runs on idle
  * ones, and a function optimized later only costs: they keep V8's default (docs/performance.md,
  * "V8's optimizing compiler on two cores").
  */
-export const INTERRUPT_BUDGET = 4 * 67_584;
+export const INTERRUPT_BUDGET = 16 * 67_584;
 
 interface V8Flag {
   flag: string;
