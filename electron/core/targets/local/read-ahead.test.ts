@@ -179,8 +179,9 @@ describe('ReadAhead: which reads start, and when', () => {
   }
 
   it('starts the first READ_AHEAD_FILES at once, then one more for each file taken', () => {
-    const { ahead, started, indexes } = window(Array.from({ length: 40 }, () => 1000));
-    expect(indexes).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    const count = READ_AHEAD_FILES + 24;
+    const { ahead, started, indexes } = window(Array.from({ length: count }, () => 1000));
+    expect(indexes).toEqual(Array.from({ length: count }, (_, i) => i));
     expect(started).toEqual(Array.from({ length: READ_AHEAD_FILES }, (_, i) => i));
     ahead.taken(0);
     expect(started.length).toBe(READ_AHEAD_FILES + 1);
@@ -189,10 +190,13 @@ describe('ReadAhead: which reads start, and when', () => {
   });
 
   it('never starts a file passed without being taken, nor a large one, and keeps within READ_AHEAD_BYTES', () => {
-    const { ahead, started } = window(Array.from({ length: 60 }, (_, i) => (i === 25 ? READ_AHEAD_BYTES : 1000)), new Set([20]));
-    ahead.taken(30); // 16–30 passed: only those started before stay started
-    expect(started.filter((i) => i > 15 && i <= 30)).toEqual([]);
-    expect(started.slice(-READ_AHEAD_FILES)).toEqual(Array.from({ length: READ_AHEAD_FILES }, (_, i) => 31 + i));
+    const n = READ_AHEAD_FILES;
+    // a large file and one small file as big as the byte budget, both among those passed
+    const { ahead, started } = window(Array.from({ length: 3 * n }, (_, i) => (i === n + 9 ? READ_AHEAD_BYTES : 1000)), new Set([n + 4]));
+    expect(started).toEqual(Array.from({ length: n }, (_, i) => i));
+    ahead.taken(2 * n - 2); // n … 2n−2 passed: only those started before stay started
+    expect(started.filter((i) => i >= n && i <= 2 * n - 2)).toEqual([]);
+    expect(started.slice(-n)).toEqual(Array.from({ length: n }, (_, i) => 2 * n - 1 + i));
     // a file that fills the byte budget stops the window before it
     const budget = window([1000, READ_AHEAD_BYTES, 1000]);
     expect(budget.started).toEqual([0]);

@@ -4,7 +4,7 @@
 /** Files up to this size are read whole, ahead of the consumer (see folderEntries). */
 export const READ_AHEAD_FILE_BYTES = 256 * 1024;
 /** At most this many entries, and bytes of small files, are held ahead of the consumer. */
-export const READ_AHEAD_FILES = 16;
+export const READ_AHEAD_FILES = 64;
 export const READ_AHEAD_BYTES = 4 * 1024 * 1024;
 
 /**

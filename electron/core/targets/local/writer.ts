@@ -725,7 +725,8 @@ class Writer {
     // Defence in depth: whatever happened above, bytes only land inside the root.
     const real = await realpath(current);
     if (!isInside(this.params.rootRealPath, real)) throw badRequest(`'${relative}' would land outside the workspace; nothing was written there.`);
-    await removeOrphanedTemporaries(current);
+    // a folder this write made holds nothing but what it writes: no one's temporaries to clear
+    if (!this.madeFolders.has(current)) await removeOrphanedTemporaries(current);
     this.ensuredFolders.set(relative, current);
     return current;
   }
