@@ -102,6 +102,35 @@ describe('RemoteClient retries', () => {
     expect(notes).toEqual([]);
   });
 
+  it('sends a request again at once on a new connection when a kept-alive one was closed under it, however many kept ones are', async () => {
+    // a server that closes every connection at its second request, as Apache drops idle
+    // kept-alive connections when its workers are busy: each kept connection is stale
+    const seen = new Map<unknown, number>();
+    let answered = 0;
+    server = createServer((request, response) => {
+      const count = (seen.get(request.socket) ?? 0) + 1;
+      seen.set(request.socket, count);
+      if (count > 1) return void request.socket.destroy();
+      answered++;
+      response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(server!.address() as AddressInfo).port}/`;
+    // fewer retries than kept connections: retrying on them, every attempt would meet a closed one
+    const api = new RemoteClient({ baseUrl, serviceName: 'Loopback', ratePerSecond: null, retries: 2, timeoutMs: 5000 });
+    const { signal } = new AbortController();
+    const warm = await Promise.all(Array.from({ length: 6 }, (_, i) => api.request(`warm-${i}`, { signal })));
+    await Promise.all(warm.map((response) => response.text()));
+    expect(answered).toBe(6);
+    const notes: (string | null)[] = [];
+    const response = await withRetryNotices(signal, (note) => notes.push(note), () => api.request('file.csv', { signal }));
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('ok');
+    expect(answered).toBe(7);
+    // sent again at once: no wait to tell the job of
+    expect(notes).toEqual([]);
+  });
+
   it('sends a bare stream once: a reset is the error, in a sentence, with no retry announced', async () => {
     const baseUrl = await serve((request) => void request.socket.resetAndDestroy());
     const notes: (string | null)[] = [];

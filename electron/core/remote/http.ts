@@ -6,7 +6,7 @@ import { CancelledError, FerryError } from '../errors.js';
 import { describeNetworkError, guardResponse, Watchdog } from './body-guard.js';
 import { fastPathOn } from '../fast-paths.js';
 import { bodyStream } from './node-answer.js';
-import { sendStreamed } from './streamed-request.js';
+import { sendStreamed, StaleConnection } from './streamed-request.js';
 import { retryListener, retryNotice, retryReason, type RetryListener } from './retry-notice.js';
 
 /**
@@ -354,6 +354,8 @@ export class RemoteClient {
     gate: <T>(fn: () => Promise<T>) => Promise<T>,
     { plan, limit, idleMs, waitToRetry }: StreamedRetry,
   ): Promise<Response> {
+    /** the next attempt goes on a connection of its own (after a StaleConnection) */
+    let fresh = false;
     for (let attempt = 1; ; attempt++) {
       throwIfCancelled(options.signal);
       const source = open ? await open() : null;
@@ -367,12 +369,20 @@ export class RemoteClient {
         watchdog.start();
         response = await gate(() => {
           watchdog.touch();
-          return sendStreamed(target, method, this.headersFor(target, options), source, watchdog, options.signal);
+          return sendStreamed(target, method, this.headersFor(target, options), source, watchdog, options.signal, fresh);
         });
       } catch (error) {
         source?.destroy();
         if (sourceError) throw sourceError; // the bytes' own source failed: nothing the remote did
         if (options.signal?.aborted) throw new CancelledError();
+        // a kept-alive connection the server closed as this went out: sent again at once on a
+        // new one, not counted as an attempt (a request that may be retried at all, once)
+        if (error instanceof StaleConnection && !watchdog.fired && plan === 'all' && limit > 0 && !fresh) {
+          fresh = true;
+          attempt -= 1;
+          continue;
+        }
+        fresh = false;
         const failure = watchdog.fired ? this.timedOut(method) : this.unreachable(method, error);
         // a timeout is not retried (as with ky): waiting that long again helps no one
         if (watchdog.fired || plan !== 'all' || attempt > limit) throw failure;

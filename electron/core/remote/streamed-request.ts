@@ -27,6 +27,8 @@ export function sendStreamed(
   body: Readable | null,
   watchdog: Watchdog,
   signal: AbortSignal | undefined,
+  /** on a connection of its own, not one kept alive by the agent (see StaleConnection) */
+  freshConnection = false,
 ): Promise<Response> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<Response>((resolve, reject) => {
@@ -36,7 +38,7 @@ export function sendStreamed(
     // body (one fetch would have sent) asks for compression as fetch does, and its answer is
     // inflated as fetch's is (node-answer.ts): the same bytes either way
     const asFetchWould = body === null ? { accept: '*/*', 'accept-encoding': target.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate' } : {};
-    const request = client.request(target, { method, headers: { 'user-agent': FETCH_USER_AGENT, ...asFetchWould, ...headers } });
+    const request = client.request(target, { method, headers: { 'user-agent': FETCH_USER_AGENT, ...asFetchWould, ...headers }, ...(freshConnection ? { agent: false } : {}) });
     let settled = false;
     const fail = (error: unknown) => {
       if (settled) return;
@@ -52,7 +54,8 @@ export function sendStreamed(
       stopWatching();
     };
     signal?.addEventListener('abort', abort, { once: true });
-    request.on('error', fail);
+    // once answered, a failure is the body's (node-answer.ts); before, on a kept-alive connection, it may be the server's close racing this request
+    request.on('error', (error) => fail(request.reusedSocket ? new StaleConnection(error) : error));
     request.once('response', (answer) => {
       let response: Response;
       try {
@@ -81,6 +84,22 @@ export function sendStreamed(
     });
     body.pipe(givingBackTo(request));
   });
+}
+
+/**
+ * A request that failed before any answer on a connection the agent had kept alive from an
+ * earlier one (Node's `reusedSocket`): the server closed that connection as the request went
+ * out — Apache closes idle kept-alive connections when its workers are busy, several at once
+ * (seen as bursts of "socket hang up" in the bench's WebDAV → local) — so it says nothing about
+ * the server being down, and another kept connection may be about to close the same way. The
+ * caller sends it again at once on a connection of its own (`freshConnection`), as Go's and
+ * Node's documentation advise (http.ClientRequest `reusedSocket`). `cause` is the socket's error.
+ */
+export class StaleConnection extends Error {
+  constructor(cause: unknown) {
+    super(`the kept-alive connection was closed by the server (${(cause as Error)?.message ?? 'network error'})`, { cause });
+    this.name = 'StaleConnection';
+  }
 }
 
 /**
