@@ -92,8 +92,8 @@ export function sendStreamed(
  * out — Apache closes idle kept-alive connections when its workers are busy, several at once
  * (seen as bursts of "socket hang up" in the bench's WebDAV → local) — so it says nothing about
  * the server being down, and another kept connection may be about to close the same way. The
- * caller sends it again at once on a connection of its own (`freshConnection`), as Go's and
- * Node's documentation advise (http.ClientRequest `reusedSocket`). `cause` is the socket's error.
+ * caller sends it again at once on a connection of its own (`freshConnection`), as Go's HTTP
+ * client does and Node's documentation of `reusedSocket` advises. `cause` is the socket's error.
  */
 export class StaleConnection extends Error {
   constructor(cause: unknown) {
