@@ -376,13 +376,13 @@ export class RemoteClient {
         if (sourceError) throw sourceError; // the bytes' own source failed: nothing the remote did
         if (options.signal?.aborted) throw new CancelledError();
         // a kept-alive connection the server closed as this went out: sent again at once on a
-        // new one, not counted as an attempt (a request that may be retried at all, once)
-        if (error instanceof StaleConnection && !watchdog.fired && plan === 'all' && limit > 0 && !fresh) {
-          fresh = true;
+        // new one, not counted as an attempt (only a request that may be retried at all, and
+        // never twice in a row)
+        fresh = !fresh && error instanceof StaleConnection && !watchdog.fired && plan === 'all' && limit > 0;
+        if (fresh) {
           attempt -= 1;
           continue;
         }
-        fresh = false;
         const failure = watchdog.fired ? this.timedOut(method) : this.unreachable(method, error);
         // a timeout is not retried (as with ky): waiting that long again helps no one
         if (watchdog.fired || plan !== 'all' || attempt > limit) throw failure;

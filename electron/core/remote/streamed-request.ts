@@ -54,7 +54,8 @@ export function sendStreamed(
       stopWatching();
     };
     signal?.addEventListener('abort', abort, { once: true });
-    // once answered, a failure is the body's (node-answer.ts); before, on a kept-alive connection, it may be the server's close racing this request
+    // once answered, a failure is the body's (node-answer.ts); before, on a kept-alive
+    // connection, it may be the server's close racing this request
     request.on('error', (error) => fail(request.reusedSocket ? new StaleConnection(error) : error));
     request.once('response', (answer) => {
       let response: Response;
